@@ -1,0 +1,37 @@
+//===- Passes.h - loom dialect passes ---------------------------*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Passes over the `loom` dialect and the pipelines built from them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
+#define LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class OpPassManager;
+namespace loom {
+
+#define GEN_PASS_DECL
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+
+/// Builds the import phase: checks a freshly imported module against the
+/// contract the later phases rely on.
+void buildImportPipeline(OpPassManager &pm);
+
+/// Registers `loom-import-pipeline` with the global pass registry.
+void registerLoomPipelines();
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H

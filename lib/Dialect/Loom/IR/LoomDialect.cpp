@@ -1,0 +1,28 @@
+//===- LoomDialect.cpp - The loom dialect ---------------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Registers the ops of the `loom` dialect and emits the TableGen'd op
+// definitions. The per-op behaviour (verifier, type inference, and later the
+// sharding rule, cost and VJP) lives in Ops/<Family>.cpp, one file per family.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+#include "loom/Dialect/Loom/IR/LoomOpsDialect.cpp.inc"
+
+void LoomDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"
+      >();
+}
+
+#define GET_OP_CLASSES
+#include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -1,0 +1,18 @@
+//===- InitAllDialects.cpp - Register every dialect Loom uses -------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/InitAllDialects.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::loom::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<LoomDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect>();
+}

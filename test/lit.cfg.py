@@ -1,0 +1,38 @@
+# -*- Python -*-
+#===- lit.cfg.py - Loom's lit configuration --------------------------------===#
+#
+# Tests run the tools this build made (loom-opt, loom-translate, ...) and the
+# FileCheck, not and count of LLVM 22, which Debian ships only under
+# /usr/lib/llvm-22/bin; the site config points llvm_tools_dir there.
+#
+#===----------------------------------------------------------------------===#
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Loom"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.loom_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "Unit", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%loom_src_root", config.loom_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# Loom's tools first, then LLVM 22's: never an unversioned FileCheck from PATH.
+tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["loom-opt", "loom-translate"], tool_dirs)
+
+# `cuda-build`: the CUDA runtime was compiled. Tests that need a GPU to run
+# will also require `cuda` (set when a device is visible).
+if config.loom_enable_cuda:
+    config.available_features.add("cuda-build")
