@@ -76,8 +76,7 @@ TEST_F(LoomOpsTest, MatmulTransposedLhsContractsItsRows) {
 
 TEST_F(LoomOpsTest, AddBroadcastsNumpyStyle) {
   auto args = makeFunction({f32({8, 1, 768}), f32({5, 1})});
-  auto add =
-      AddOp::create(builder, builder.getUnknownLoc(), args[0], args[1]);
+  auto add = AddOp::create(builder, builder.getUnknownLoc(), args[0], args[1]);
   EXPECT_EQ(add.getType(), f32({8, 5, 768}));
 }
 
@@ -121,9 +120,8 @@ TEST_F(LoomOpsTest, VerifierRejectsWrongDeclaredResultType) {
   state.addOperands({args[0], args[1]});
   state.addTypes(f32({3, 2}));
   Operation *op = builder.create(state);
-  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
   EXPECT_TRUE(failed(verify(op)));
 }
 

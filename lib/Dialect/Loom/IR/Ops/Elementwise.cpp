@@ -25,10 +25,9 @@ static LogicalResult inferBroadcastBinary(std::optional<Location> location,
   if (!lhsType || !rhsType)
     return emitOptionalError(location, "expects ranked tensor operands");
   if (lhsType.getElementType() != rhsType.getElementType())
-    return emitOptionalError(location,
-                             "expects operands of one element type, got ",
-                             lhsType.getElementType(), " and ",
-                             rhsType.getElementType());
+    return emitOptionalError(
+        location, "expects operands of one element type, got ",
+        lhsType.getElementType(), " and ", rhsType.getElementType());
   SmallVector<int64_t> shape;
   if (!OpTrait::util::getBroadcastedShape(lhsType.getShape(),
                                           rhsType.getShape(), shape))

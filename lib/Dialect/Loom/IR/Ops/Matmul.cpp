@@ -37,14 +37,15 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
 
   // C2.
   if (lhsType.getElementType() != rhsType.getElementType())
-    return emitOptionalError(location,
-                             "expects operands of one element type, got ",
-                             lhsType.getElementType(), " and ",
-                             rhsType.getElementType());
+    return emitOptionalError(
+        location, "expects operands of one element type, got ",
+        lhsType.getElementType(), " and ", rhsType.getElementType());
 
   // C3: after the optional transposes, lhs is [.., M, K] and rhs [.., K, N].
-  ArrayRef<int64_t> lhsShape = lhsType.getShape(), rhsShape = rhsType.getShape();
-  bool transLhs = adaptor.getTransposeLhs(), transRhs = adaptor.getTransposeRhs();
+  ArrayRef<int64_t> lhsShape = lhsType.getShape(),
+                    rhsShape = rhsType.getShape();
+  bool transLhs = adaptor.getTransposeLhs(),
+       transRhs = adaptor.getTransposeRhs();
   int64_t lhsKDim = transLhs ? lhsRank - 2 : lhsRank - 1;
   int64_t lhsMDim = transLhs ? lhsRank - 1 : lhsRank - 2;
   int64_t rhsKDim = transRhs ? rhsRank - 1 : rhsRank - 2;

@@ -1,0 +1,18 @@
+//===- Check.cpp - Checked CUDA runtime calls -----------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/CUDA/Check.h"
+
+namespace loom::runtime::cuda {
+
+std::string describeCudaError(cudaError_t error) {
+  std::string text = cudaGetErrorName(error);
+  text += ": ";
+  text += cudaGetErrorString(error);
+  return text;
+}
+
+} // namespace loom::runtime::cuda
