@@ -18,6 +18,8 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${LOOM_BUILD_DIR:-$root/build}
 export LOOM_BUILD_DIR=$build_dir
+# Loom's own code builds warning-free; a first configure here keeps it so.
+export LOOM_CMAKE_ARGS="-DLOOM_WERROR=ON ${LOOM_CMAKE_ARGS:-}"
 start=$SECONDS
 
 # A set-up or build failure still ends with the summary line CI reads.

@@ -22,8 +22,8 @@ include "mlir/IR/CommonAttrConstraints.td"
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Loom_Float : AnyTypeOf<[F64, F32, BF16, F16]>;
-def Loom_Integer : AnyTypeOf<[I64, I32, I1]>;
+def Loom_Float : AnyTypeOf<[F64, F32, BF16, F16], "f64, f32, bf16 or f16">;
+def Loom_Integer : AnyTypeOf<[I64, I32, I1], "i64, i32 or i1">;
 
 // Loom's cost model and layouts need every size at compile time, so tensors
 // are ranked with static shapes.
