@@ -12,6 +12,8 @@
 #define LOOM_DIALECT_LOOM_IR_LOOMOPS_H
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Interfaces/CostOpInterface.h"
+#include "loom/Interfaces/ShardingRuleOpInterface.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Behaviour of the elementwise ops, in the house order: verify, infer.
-// Binary ops share one broadcasting rule, inferBroadcastBinary.
+// Behaviour of the elementwise ops, in the house order: verify, infer,
+// sharding rule, cost. Binary ops share one broadcasting rule for types
+// (inferBroadcastBinary) and one for sharding (getPointwiseRule).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,17 @@ static LogicalResult inferBroadcastBinary(std::optional<Location> location,
   return success();
 }
 
+/// Returns the rule of a pointwise op: one parallel factor per result dim,
+/// absent from operands that broadcast along it.
+static OpShardingRule getPointwiseRule(Operation *op) {
+  OpShapes shapes = getGlobalShapes(op);
+  SmallVector<ArrayRef<int64_t>> operandShapes(shapes.operands.begin(),
+                                               shapes.operands.end());
+  return OpShardingRuleBuilder(op->getOperandTypes(), op->getResultTypes())
+      .addPointwise(operandShapes, shapes.results.front())
+      .build();
+}
+
 //===----------------------------------------------------------------------===//
 // AddOp
 //===----------------------------------------------------------------------===//
@@ -48,4 +60,13 @@ LogicalResult AddOp::inferReturnTypes(MLIRContext *context,
                                       SmallVectorImpl<Type> &inferred) {
   return inferBroadcastBinary(location, adaptor.getLhs(), adaptor.getRhs(),
                               inferred);
+}
+
+OpShardingRule AddOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost AddOp::getCost(const OpShapes &shapes) {
+  return getStreamingCost(getOperation(), shapes, OpClass::Elementwise,
+                          getNumElements(shapes.results[0]));
 }

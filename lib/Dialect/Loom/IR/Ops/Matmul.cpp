@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Behaviour of the matrix-product ops, in the house order: verify, infer.
+// Behaviour of the matrix-product ops, in the house order: verify, infer,
+// sharding rule, cost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,21 @@
 
 using namespace mlir;
 using namespace mlir::loom;
+
+namespace {
+/// The dims of M and K in lhs and of K and N in rhs, after the transposes.
+struct MatmulDims {
+  int64_t lhsM, lhsK, rhsK, rhsN;
+};
+} // namespace
+
+static MatmulDims getMatmulDims(int64_t lhsRank, int64_t rhsRank,
+                                bool transposeLhs, bool transposeRhs) {
+  return {transposeLhs ? lhsRank - 1 : lhsRank - 2,
+          transposeLhs ? lhsRank - 2 : lhsRank - 1,
+          transposeRhs ? rhsRank - 1 : rhsRank - 2,
+          transposeRhs ? rhsRank - 2 : rhsRank - 1};
+}
 
 //===----------------------------------------------------------------------===//
 // MatmulOp
@@ -46,10 +62,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
                     rhsShape = rhsType.getShape();
   bool transLhs = adaptor.getTransposeLhs(),
        transRhs = adaptor.getTransposeRhs();
-  int64_t lhsKDim = transLhs ? lhsRank - 2 : lhsRank - 1;
-  int64_t lhsMDim = transLhs ? lhsRank - 1 : lhsRank - 2;
-  int64_t rhsKDim = transRhs ? rhsRank - 1 : rhsRank - 2;
-  int64_t rhsNDim = transRhs ? rhsRank - 2 : rhsRank - 1;
+  MatmulDims dims = getMatmulDims(lhsRank, rhsRank, transLhs, transRhs);
+  int64_t lhsKDim = dims.lhsK, rhsKDim = dims.rhsK;
   if (lhsShape[lhsKDim] != rhsShape[rhsKDim])
     return emitOptionalError(
         location, "expects contracted dims of equal size, got lhs dim ",
@@ -63,8 +77,44 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
     return emitOptionalError(location,
                              "expects broadcast-compatible batch dims, got ",
                              lhsType, " and ", rhsType);
-  shape.push_back(lhsShape[lhsMDim]);
-  shape.push_back(rhsShape[rhsNDim]);
+  shape.push_back(lhsShape[dims.lhsM]);
+  shape.push_back(rhsShape[dims.rhsN]);
   inferred.push_back(RankedTensorType::get(shape, lhsType.getElementType()));
   return success();
+}
+
+OpShardingRule MatmulOp::getShardingRule() {
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+  ArrayRef<int64_t> rhs = getRhs().getType().getShape();
+  ArrayRef<int64_t> result = getType().getShape();
+  int64_t lhsRank = lhs.size(), rhsRank = rhs.size(), rank = result.size();
+  MatmulDims dims =
+      getMatmulDims(lhsRank, rhsRank, getTransposeLhs(), getTransposeRhs());
+  using Builder = OpShardingRuleBuilder;
+  Builder builder(getOperation()->getOperandTypes(),
+                  getOperation()->getResultTypes());
+
+  // Batch dims: parallel, absent from an operand that broadcasts along them.
+  auto batchDim = [&](ArrayRef<int64_t> shape, int64_t resultDim) -> int64_t {
+    int64_t dim = resultDim - (rank - static_cast<int64_t>(shape.size()));
+    return dim >= 0 && shape[dim] == result[resultDim] ? dim : Builder::kNoDim;
+  };
+  for (int64_t d = 0; d < rank - 2; ++d)
+    builder.addFactor({batchDim(lhs, d), batchDim(rhs, d)}, {d}, result[d]);
+
+  builder.addFactor({dims.lhsM, Builder::kNoDim}, {rank - 2}, lhs[dims.lhsM]);
+  builder.addFactor({Builder::kNoDim, dims.rhsN}, {rank - 1}, rhs[dims.rhsN]);
+  // Splitting K leaves each device a partial sum of the product.
+  builder.addFactor({dims.lhsK, dims.rhsK}, {Builder::kNoDim}, lhs[dims.lhsK],
+                    FactorKind::Reduction);
+  return builder.build();
+}
+
+OpCost MatmulOp::getCost(const OpShapes &shapes) {
+  ArrayRef<int64_t> lhs = shapes.operands[0];
+  MatmulDims dims = getMatmulDims(lhs.size(), shapes.operands[1].size(),
+                                  getTransposeLhs(), getTransposeRhs());
+  // One multiply-add per output element and contracted index.
+  double flops = 2.0 * getNumElements(shapes.results[0]) * lhs[dims.lhsK];
+  return getStreamingCost(getOperation(), shapes, OpClass::Gemm, flops);
 }

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Behaviour of the reductions, in the house order: verify, infer. All
-// reductions share one axes rule, inferReduction.
+// Behaviour of the reductions, in the house order: verify, infer, sharding
+// rule, cost. All reductions share one axes rule for types (inferReduction)
+// and one for sharding (getReductionRule).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,28 @@ static LogicalResult inferReduction(std::optional<Location> location,
   return success();
 }
 
+/// Returns the rule of a reduction of `input` over `axes`: kept dims are
+/// parallel; reduced dims are factors of kind `reducedKind` that appear only
+/// in the input (with keepdims the result holds them as size 1).
+static OpShardingRule getReductionRule(Operation *op, ArrayRef<int64_t> axes,
+                                       bool keepDims, FactorKind reducedKind) {
+  ArrayRef<int64_t> input =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+  OpShardingRuleBuilder builder(op->getOperandTypes(), op->getResultTypes());
+  int64_t resultDim = 0;
+  for (auto [dim, size] : llvm::enumerate(input)) {
+    int64_t inputDim = dim;
+    if (llvm::is_contained(axes, inputDim)) {
+      builder.addFactor({inputDim}, {OpShardingRuleBuilder::kNoDim}, size,
+                        reducedKind);
+      resultDim += keepDims;
+    } else {
+      builder.addFactor({inputDim}, {resultDim++}, size);
+    }
+  }
+  return builder.build();
+}
+
 //===----------------------------------------------------------------------===//
 // ReduceSumOp
 //===----------------------------------------------------------------------===//
@@ -57,4 +80,16 @@ LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *context,
                                             SmallVectorImpl<Type> &inferred) {
   return inferReduction(location, adaptor.getInput(), adaptor.getAxes(),
                         adaptor.getKeepdims(), inferred);
+}
+
+OpShardingRule ReduceSumOp::getShardingRule() {
+  // A split reduced dim leaves partial sums.
+  return getReductionRule(getOperation(), getAxes(), getKeepdims(),
+                          FactorKind::Reduction);
+}
+
+OpCost ReduceSumOp::getCost(const OpShapes &shapes) {
+  // One addition per input element (minus one per output, ignored).
+  return getStreamingCost(getOperation(), shapes, OpClass::Reduction,
+                          getNumElements(shapes.operands[0]));
 }

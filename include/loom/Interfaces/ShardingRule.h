@@ -1,0 +1,136 @@
+//===- ShardingRule.h - Factor-based sharding rules -------------*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A sharding rule says how an op's work may be divided, without naming a
+// mesh. Every dim of every operand and result is a product of *factors*
+// (usually one; none for a size-1 dim that broadcasts; several where a
+// reshape merges dims). Assigning mesh axes to a factor splits every dim it
+// appears in the same way, so one assignment fixes all operand and result
+// layouts at once. matmul [m, k] x [k, n] -> [m, n] has factors m, n
+// (parallel) and k (reduction: splitting it leaves partial sums).
+//
+// Rules print in one line, so a FileCheck file can cover every op:
+//
+//   ([a, c], [c, b]) -> ([a, b]) {a=4, b=16, c=8} reduction={c}
+//
+// A dim made of several factors prints as (h, d), major first; a dim with no
+// factor prints as 1.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_INTERFACES_SHARDINGRULE_H
+#define LOOM_INTERFACES_SHARDINGRULE_H
+
+#include "mlir/IR/TypeRange.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir {
+namespace loom {
+
+/// What splitting a factor over mesh axes means for the op.
+enum class FactorKind {
+  /// Every device computes its block independently.
+  Parallel,
+  /// The factor is summed over: a split leaves each device with a partial
+  /// sum of the results (a `partial` layout), resolved later by an
+  /// all-reduce or reduce-scatter.
+  Reduction,
+  /// The factor may not be split (e.g. the normalized dim of a softmax).
+  NeedReplication,
+  /// The op implements the split itself with its own communication (ring
+  /// attention over the key sequence, vocab-parallel cross-entropy).
+  OpPartitioned,
+};
+
+/// Returns the name a factor kind prints with ("parallel", ...).
+StringRef stringifyFactorKind(FactorKind kind);
+
+/// One factor: its size and kind.
+struct ShardingFactor {
+  int64_t size;
+  FactorKind kind;
+};
+
+/// The factors composing each dim of one tensor, major to minor.
+using TensorFactorMapping = SmallVector<SmallVector<int64_t, 1>>;
+
+/// The sharding rule of one op. Build it with OpShardingRuleBuilder.
+class OpShardingRule {
+public:
+  ArrayRef<ShardingFactor> getFactors() const { return factors; }
+  ArrayRef<TensorFactorMapping> getOperandMappings() const { return operands; }
+  ArrayRef<TensorFactorMapping> getResultMappings() const { return results; }
+
+  /// The factors of dim `dim` of operand `operand`, major to minor.
+  ArrayRef<int64_t> getOperandDimFactors(unsigned operand, unsigned dim) const {
+    return operands[operand][dim];
+  }
+  ArrayRef<int64_t> getResultDimFactors(unsigned result, unsigned dim) const {
+    return results[result][dim];
+  }
+
+  /// Returns the factor ids of the given kind, in order.
+  SmallVector<int64_t> getFactorsOfKind(FactorKind kind) const;
+
+  /// Checks the rule against tensor shapes: one mapping per tensor and per
+  /// dim, every factor id valid, and each dim's size equal to the product
+  /// of its factors' sizes (1 for a dim without factors). Returns an error
+  /// message, or an empty string if the rule is consistent.
+  std::string verify(ArrayRef<ArrayRef<int64_t>> operandShapes,
+                     ArrayRef<ArrayRef<int64_t>> resultShapes) const;
+
+  /// Prints the rule in its one-line form (see the file comment).
+  void print(raw_ostream &os) const;
+
+private:
+  friend class OpShardingRuleBuilder;
+  SmallVector<ShardingFactor> factors;
+  SmallVector<TensorFactorMapping> operands;
+  SmallVector<TensorFactorMapping> results;
+};
+
+raw_ostream &operator<<(raw_ostream &os, const OpShardingRule &rule);
+
+/// Builds an OpShardingRule factor by factor, in the manner of Shardy's rule
+/// builder: each added factor names the dim it occupies in each operand and
+/// result (or kNoDim), and is appended minor-most to that dim's factors.
+class OpShardingRuleBuilder {
+public:
+  /// Marks a tensor in which a factor does not appear.
+  static constexpr int64_t kNoDim = -1;
+
+  /// Starts a rule for tensors of the given ranks.
+  OpShardingRuleBuilder(ArrayRef<int64_t> operandRanks,
+                        ArrayRef<int64_t> resultRanks);
+  /// Starts a rule for an op's operand and result types (ranked tensors).
+  OpShardingRuleBuilder(TypeRange operandTypes, TypeRange resultTypes);
+
+  /// Adds a factor of `size` that occupies dim `operandDims[i]` of operand i
+  /// and `resultDims[j]` of result j (kNoDim where it is absent). Returns the
+  /// factor's id.
+  int64_t addFactor(ArrayRef<int64_t> operandDims, ArrayRef<int64_t> resultDims,
+                    int64_t size, FactorKind kind = FactorKind::Parallel);
+
+  /// Adds one parallel factor per dim of `resultShape`, the shape of every
+  /// result, aligned numpy-style with every operand: an operand dim of size 1
+  /// facing a larger result dim (a broadcast) gets no factor, as do missing
+  /// dims. For elementwise ops with broadcasting.
+  OpShardingRuleBuilder &addPointwise(ArrayRef<ArrayRef<int64_t>> operandShapes,
+                                      ArrayRef<int64_t> resultShape);
+
+  OpShardingRule build() { return std::move(rule); }
+
+private:
+  OpShardingRule rule;
+};
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_INTERFACES_SHARDINGRULE_H

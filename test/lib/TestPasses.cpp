@@ -1,0 +1,12 @@
+//===- TestPasses.cpp - Register the test-only passes ---------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestPasses.h"
+
+void mlir::loom::test::registerTestPasses() {
+  registerTestPrintCostsPass();
+  registerTestPrintShardingRulesPass();
+}

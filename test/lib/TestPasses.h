@@ -1,0 +1,29 @@
+//===- TestPasses.h - Test-only passes --------------------------*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Passes that expose analyses and interfaces to lit tests. They print; they
+// never change the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_TEST_LIB_TESTPASSES_H
+#define LOOM_TEST_LIB_TESTPASSES_H
+
+namespace mlir {
+namespace loom {
+namespace test {
+
+/// Registers every test pass with the global pass registry.
+void registerTestPasses();
+
+void registerTestPrintShardingRulesPass();
+void registerTestPrintCostsPass();
+
+} // namespace test
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_TEST_LIB_TESTPASSES_H
