@@ -35,11 +35,13 @@ namespace loom {
 
 /// What splitting a factor over mesh axes means for the op.
 enum class FactorKind {
-  /// Every device computes its block independently.
+  /// Every device computes its block independently. Results that lack the
+  /// factor are computed whole on every device.
   Parallel,
-  /// The factor is summed over: a split leaves each device with a partial
-  /// sum of the results (a `partial` layout), resolved later by an
-  /// all-reduce or reduce-scatter.
+  /// The op sums over the factor: a split leaves each result that lacks the
+  /// factor as a partial sum on each device (a `partial` layout, resolved
+  /// later by an all-reduce or reduce-scatter), while results that contain
+  /// it are split by it. matmul's K; the batch dims of a bias gradient.
   Reduction,
   /// The factor may not be split (e.g. the normalized dim of a softmax).
   NeedReplication,
