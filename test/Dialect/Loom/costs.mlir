@@ -35,3 +35,54 @@ func.func @reduce_sum(%x: tensor<8x16xf64>) -> tensor<8xf64> {
   %0 = loom.reduce_sum %x {axes = array<i64: 1>} : (tensor<8x16xf64>) -> tensor<8xf64>
   return %0 : tensor<8xf64>
 }
+
+// ===== Shape ops =====
+
+// A row-major reshape is a view: nothing read or written; the result is
+// 2*128*768 f32 = 786432 bytes.
+// CHECK-LABEL: @reshape loom.reshape:
+// CHECK-SAME: data_movement flops=0 read=0 written=0 output=786432
+func.func @reshape(%x: tensor<2x128x768xf32>) -> tensor<2x128x12x64xf32> {
+  %0 = loom.reshape %x : tensor<2x128x768xf32> to tensor<2x128x12x64xf32>
+  return %0 : tensor<2x128x12x64xf32>
+}
+
+// A copy: 4*8 bf16 read and written, 32*2 = 64 bytes each.
+// CHECK-LABEL: @transpose loom.transpose:
+// CHECK-SAME: data_movement flops=0 read=64 written=64 output=64
+func.func @transpose(%x: tensor<4x8xbf16>) -> tensor<8x4xbf16> {
+  %0 = loom.transpose %x {permutation = array<i64: 1, 0>} : (tensor<4x8xbf16>) -> tensor<8x4xbf16>
+  return %0 : tensor<8x4xbf16>
+}
+
+// Only the selected 4*8 f32 are read: 128 bytes, as many written.
+// CHECK-LABEL: @slice loom.slice:
+// CHECK-SAME: data_movement flops=0 read=128 written=128 output=128
+func.func @slice(%x: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  %0 = loom.slice %x {starts = array<i64: 0, 4>, limits = array<i64: 8, 12>, strides = array<i64: 2, 1>} : (tensor<8x16xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// Reads 4*8 f32 (128 bytes); writes all 4*11, zeros included (176 bytes).
+// CHECK-LABEL: @pad loom.pad:
+// CHECK-SAME: data_movement flops=0 read=128 written=176 output=176
+func.func @pad(%x: tensor<4x8xf32>) -> tensor<4x11xf32> {
+  %0 = loom.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, interior = array<i64: 0, 0>} : (tensor<4x8xf32>) -> tensor<4x11xf32>
+  return %0 : tensor<4x11xf32>
+}
+
+// Reads both f16 operands, 2*32*2 = 128 bytes; writes 8*8*2 = 128.
+// CHECK-LABEL: @concat loom.concat:
+// CHECK-SAME: data_movement flops=0 read=128 written=128 output=128
+func.func @concat(%a: tensor<4x8xf16>, %b: tensor<4x8xf16>) -> tensor<8x8xf16> {
+  %0 = loom.concat %a, %b {axis = 0 : i64} : (tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<8x8xf16>
+  return %0 : tensor<8x8xf16>
+}
+
+// Reads 8*8 i64 (512 bytes); writes (2*8 + 6*8)*8 = 512 over both results.
+// CHECK-LABEL: @split loom.split:
+// CHECK-SAME: data_movement flops=0 read=512 written=512 output=512
+func.func @split(%x: tensor<8x8xi64>) -> (tensor<2x8xi64>, tensor<6x8xi64>) {
+  %0:2 = loom.split %x {axis = 0 : i64, sizes = array<i64: 2, 6>} : (tensor<8x8xi64>) -> (tensor<2x8xi64>, tensor<6x8xi64>)
+  return %0#0, %0#1 : tensor<2x8xi64>, tensor<6x8xi64>
+}

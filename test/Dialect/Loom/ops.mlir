@@ -38,3 +38,46 @@ func.func @reduce_sum(%x: tensor<8x128x768xf64>) -> (tensor<f64>, tensor<8x1x1xf
   %1 = loom.reduce_sum %x {axes = array<i64: 1, 2>, keepdims} : (tensor<8x128x768xf64>) -> tensor<8x1x1xf64>
   return %0, %1 : tensor<f64>, tensor<8x1x1xf64>
 }
+
+// ===== Shape ops =====
+
+// Reshape names its result type; splitting and merging heads round-trip.
+// CHECK-LABEL: func.func @reshape
+func.func @reshape(%x: tensor<2x128x768xf32>, %t: tensor<8x1xi64>) -> (tensor<2x128x12x64xf32>, tensor<8xi64>) {
+  // CHECK: loom.reshape %{{.+}} : tensor<2x128x768xf32> to tensor<2x128x12x64xf32>
+  %0 = loom.reshape %x : tensor<2x128x768xf32> to tensor<2x128x12x64xf32>
+  // CHECK: loom.reshape %{{.+}} : tensor<8x1xi64> to tensor<8xi64>
+  %1 = loom.reshape %t : tensor<8x1xi64> to tensor<8xi64>
+  return %0, %1 : tensor<2x128x12x64xf32>, tensor<8xi64>
+}
+
+// Result dim i is input dim permutation[i].
+// CHECK-LABEL: func.func @transpose
+func.func @transpose(%x: tensor<2x128x12x64xbf16>) -> tensor<2x12x128x64xbf16> {
+  // CHECK: loom.transpose %{{.+}} {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x128x12x64xbf16>) -> tensor<2x12x128x64xbf16>
+  %0 = loom.transpose %x {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x128x12x64xbf16>) -> tensor<2x12x128x64xbf16>
+  return %0 : tensor<2x12x128x64xbf16>
+}
+
+// A strided slice and the pad that undoes it (its VJP): rows 1, 3, 5 of 7
+// come back to their places with interior and edge zeros.
+// CHECK-LABEL: func.func @slice_and_pad
+func.func @slice_and_pad(%x: tensor<7x768xf32>) -> (tensor<3x384xf32>, tensor<7x768xf32>) {
+  // CHECK: loom.slice %{{.+}} {limits = array<i64: 7, 768>, starts = array<i64: 1, 384>, strides = array<i64: 2, 1>} : (tensor<7x768xf32>) -> tensor<3x384xf32>
+  %0 = loom.slice %x {starts = array<i64: 1, 384>, limits = array<i64: 7, 768>, strides = array<i64: 2, 1>} : (tensor<7x768xf32>) -> tensor<3x384xf32>
+  // CHECK: loom.pad %{{.+}} {high = array<i64: 1, 0>, interior = array<i64: 1, 0>, low = array<i64: 1, 384>} : (tensor<3x384xf32>) -> tensor<7x768xf32>
+  %1 = loom.pad %0 {low = array<i64: 1, 384>, high = array<i64: 1, 0>, interior = array<i64: 1, 0>} : (tensor<3x384xf32>) -> tensor<7x768xf32>
+  return %0, %1 : tensor<3x384xf32>, tensor<7x768xf32>
+}
+
+// Concat and split are each other's VJP; one operand or one result is fine.
+// CHECK-LABEL: func.func @concat_and_split
+func.func @concat_and_split(%q: tensor<8x768xf16>, %k: tensor<8x256xf16>) -> (tensor<8x1024xf16>, tensor<8x768xf16>, tensor<8x256xf16>, tensor<8x768xf16>) {
+  // CHECK: loom.concat %{{.+}}, %{{.+}} {axis = 1 : i64} : (tensor<8x768xf16>, tensor<8x256xf16>) -> tensor<8x1024xf16>
+  %0 = loom.concat %q, %k {axis = 1 : i64} : (tensor<8x768xf16>, tensor<8x256xf16>) -> tensor<8x1024xf16>
+  // CHECK: loom.split %{{.+}} {axis = 1 : i64, sizes = array<i64: 768, 256>} : (tensor<8x1024xf16>) -> (tensor<8x768xf16>, tensor<8x256xf16>)
+  %1:2 = loom.split %0 {axis = 1 : i64, sizes = array<i64: 768, 256>} : (tensor<8x1024xf16>) -> (tensor<8x768xf16>, tensor<8x256xf16>)
+  // CHECK: loom.concat %{{.+}} {axis = 0 : i64} : (tensor<8x768xf16>) -> tensor<8x768xf16>
+  %2 = loom.concat %q {axis = 0 : i64} : (tensor<8x768xf16>) -> tensor<8x768xf16>
+  return %0, %1#0, %1#1, %2 : tensor<8x1024xf16>, tensor<8x768xf16>, tensor<8x256xf16>, tensor<8x768xf16>
+}

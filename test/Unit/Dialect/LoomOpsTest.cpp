@@ -125,4 +125,74 @@ TEST_F(LoomOpsTest, VerifierRejectsWrongDeclaredResultType) {
   EXPECT_TRUE(failed(verify(op)));
 }
 
+// ===== Shape ops =====
+
+TEST_F(LoomOpsTest, ReshapeTakesItsResultTypeAndChecksTheElementCount) {
+  auto args = makeFunction({f32({2, 128, 768})});
+  auto heads = ReshapeOp::create(builder, builder.getUnknownLoc(),
+                                 f32({2, 128, 12, 64}), args[0]);
+  EXPECT_TRUE(succeeded(verify(heads)));
+  auto wrong = ReshapeOp::create(builder, builder.getUnknownLoc(),
+                                 f32({2, 128, 12, 63}), args[0]);
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
+  EXPECT_TRUE(failed(verify(wrong)));
+}
+
+TEST_F(LoomOpsTest, TransposeInfersThePermutedShape) {
+  auto args = makeFunction({f32({2, 128, 12, 64})});
+  auto transpose = TransposeOp::create(builder, builder.getUnknownLoc(),
+                                       args[0], ArrayRef<int64_t>{0, 2, 1, 3});
+  EXPECT_EQ(transpose.getType(), f32({2, 12, 128, 64}));
+  // The inverse permutation, its VJP, restores the shape.
+  auto back = TransposeOp::create(builder, builder.getUnknownLoc(), transpose,
+                                  ArrayRef<int64_t>{0, 2, 1, 3});
+  EXPECT_EQ(back.getType(), args[0].getType());
+}
+
+TEST_F(LoomOpsTest, PadWithInteriorZerosUndoesAStridedSlice) {
+  // Rows 1, 4, 7 of 9 (stride 3); the VJP pads them back into place with
+  // low = start, interior = stride - 1 and the rest of the dim as high.
+  auto args = makeFunction({f32({9, 16})});
+  auto slice = SliceOp::create(
+      builder, builder.getUnknownLoc(), args[0], ArrayRef<int64_t>{1, 0},
+      ArrayRef<int64_t>{9, 16}, ArrayRef<int64_t>{3, 1});
+  EXPECT_EQ(slice.getType(), f32({3, 16}));
+  auto pad = PadOp::create(builder, builder.getUnknownLoc(), slice,
+                           ArrayRef<int64_t>{1, 0}, ArrayRef<int64_t>{1, 0},
+                           ArrayRef<int64_t>{2, 0});
+  EXPECT_EQ(pad.getType(), args[0].getType());
+}
+
+TEST_F(LoomOpsTest, ConcatAndSplitInvertEachOther) {
+  auto args = makeFunction({f32({8, 768}), f32({8, 256})});
+  auto concat = ConcatOp::create(builder, builder.getUnknownLoc(),
+                                 ValueRange{args[0], args[1]}, /*axis=*/1);
+  EXPECT_EQ(concat.getType(), f32({8, 1024}));
+  auto split = SplitOp::create(builder, builder.getUnknownLoc(), concat,
+                               /*axis=*/1, ArrayRef<int64_t>{768, 256});
+  ASSERT_EQ(split.getNumResults(), 2u);
+  EXPECT_EQ(split.getResult(0).getType(), args[0].getType());
+  EXPECT_EQ(split.getResult(1).getType(), args[1].getType());
+}
+
+TEST_F(LoomOpsTest, SplitInferenceReportsAWrongSumThroughDiagnostics) {
+  auto args = makeFunction({f32({4, 8})});
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  SmallVector<Type> inferred;
+  SplitOp::Properties properties;
+  properties.axis = builder.getI64IntegerAttr(1);
+  properties.sizes = builder.getDenseI64ArrayAttr({3, 4});
+  SplitOp::Adaptor adaptor(ValueRange{args[0]}, /*attrs=*/nullptr, properties);
+  LogicalResult result = SplitOp::inferReturnTypes(
+      &context, builder.getUnknownLoc(), adaptor, inferred);
+  EXPECT_TRUE(failed(result));
+  EXPECT_TRUE(inferred.empty());
+  EXPECT_EQ(message, "expects sizes adding up to 8 (the size of dim 1), got 7");
+}
+
 } // namespace
