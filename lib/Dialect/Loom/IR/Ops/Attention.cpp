@@ -101,10 +101,9 @@ checkAttentionOperands(std::optional<Location> location, Value query, Value key,
   // C7: the bottom-right-aligned causal mask would leave the first Sq - Skv
   // queries without any key.
   if (causal && q[2] > k[2])
-    return emitOptionalError(location,
-                             "expects no more queries than keys with causal, "
-                             "got ",
-                             q[2], " queries and ", k[2], " keys");
+    return emitOptionalError(
+        location, "expects no more queries than keys with causal, got ", q[2],
+        " queries and ", k[2], " keys");
 
   AttentionDims dims{q[0], q[1], k[1], q[2], k[2], q[3], v[3]};
 
@@ -233,8 +232,9 @@ static OpShardingRule getAttentionRule(Operation *op,
 /// Returns how many (query, key) pairs an attention block of `querySeq`
 /// queries and `kvSeq` keys computes: all of them, or with `causal` those
 /// the bottom-right-aligned mask keeps (j <= i + kvSeq - querySeq), which is
-/// what a block-skipping kernel computes. On a local block this is the work
-/// of a block on the diagonal, the largest a device gets.
+/// what a block-skipping kernel computes. A local block is counted as a
+/// whole problem: exact for batch and head splits, while the schedules of
+/// op-partitioned sequence splits (ring steps) are the cost model's to price.
 static double getAttendedPairs(int64_t querySeq, int64_t kvSeq, bool causal) {
   double sq = querySeq, skv = kvSeq;
   if (!causal)

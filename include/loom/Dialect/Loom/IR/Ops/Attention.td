@@ -33,8 +33,7 @@ defvar Loom_AttentionConstraints = [{
     - C7: with `causal`, `Sq <= Skv`, so every query attends at least one
       key.
     - C8: `mask` has rank at most 4 and broadcasts to `[B, Hq, Sq, Skv]`:
-      aligned at the last dim, each of its dims is 1 or the size it faces.
-}];
+      aligned at the last dim, each of its dims is 1 or the size it faces.}];
 
 def Loom_AttentionOp : Loom_Op<"attention", [Pure, InferTypeOpAdaptor]> {
   let summary = "fused scaled-dot-product attention";
@@ -75,7 +74,9 @@ def Loom_AttentionOp : Loom_Op<"attention", [Pure, InferTypeOpAdaptor]> {
     Cost: `2 * B * Hq * P * (D + Dv)` FLOPs for the two products, where `P`
     counts the (query, key) pairs attended: `Sq * Skv`, or with `causal`
     only the pairs the mask keeps (`S * (S + 1) / 2` for `Sq = Skv = S`), as
-    a block-skipping kernel computes. The softmax adds 5 FLOPs per pair
+    a block-skipping kernel computes (on local shapes, the block given is
+    counted as a whole problem; the schedules of op-partitioned sequence
+    splits are the cost model's to price). The softmax adds 5 FLOPs per pair
     (scale, max, subtract, exp, sum), 6 with a mask, and one division per
     output element. Operands are read and the result written once.
 
