@@ -86,3 +86,94 @@ func.func @split(%x: tensor<8x8xi64>) -> (tensor<2x8xi64>, tensor<6x8xi64>) {
   %0:2 = loom.split %x {axis = 0 : i64, sizes = array<i64: 2, 6>} : (tensor<8x8xi64>) -> (tensor<2x8xi64>, tensor<6x8xi64>)
   return %0#0, %0#1 : tensor<2x8xi64>, tensor<6x8xi64>
 }
+
+// ===== Transformer ops =====
+
+// A gather: no flops; reads the ids (2*8*8 = 128 bytes) and one 16-float row
+// per id (2*8*16*4 = 1024), writes the result (1024).
+// CHECK-LABEL: @embedding loom.embedding:
+// CHECK-SAME: data_movement flops=0 read=1152 written=1024 output=1024
+func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<2x8xi64>) -> tensor<2x8x16xf32> {
+  %0 = loom.embedding %table, %ids : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// A scatter-add: one addition per element of dy (256). Reads dy (1024),
+// ids (128) and the 256 table elements it updates (1024): 2176. Writes the
+// zeroed table (100*16*4 = 6400) and the updates (1024): 7424.
+// CHECK-LABEL: @embedding_grad loom.embedding_grad:
+// CHECK-SAME: data_movement flops=256 read=2176 written=7424 output=6400
+func.func @embedding_grad(%dy: tensor<2x8x16xf32>, %ids: tensor<2x8xi64>) -> tensor<100x16xf32> {
+  %0 = loom.embedding_grad %dy, %ids {vocab_size = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+  return %0 : tensor<100x16xf32>
+}
+
+// Causal self-attention, B*Hq = 16, Sq = Skv = 16, D = 32, Dv = 64, bf16:
+// P = 16*17/2 = 136 pairs, each 2*(32 + 64) + 5 = 197 flops, plus one
+// division per output element (16*64): 16*(136*197 + 1024) = 445056. Reads
+// q 8192, k 2048 and v 4096 elements (28672 bytes), writes 16384 (32768).
+// CHECK-LABEL: @attention_causal loom.attention:
+// CHECK-SAME: attention flops=445056 read=28672 written=32768 output=32768
+func.func @attention_causal(%q: tensor<2x8x16x32xbf16>, %k: tensor<2x2x16x32xbf16>, %v: tensor<2x2x16x64xbf16>) -> tensor<2x8x16x64xbf16> {
+  %0 = loom.attention %q, %k, %v {causal} : (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x64xbf16>) -> tensor<2x8x16x64xbf16>
+  return %0 : tensor<2x8x16x64xbf16>
+}
+
+// Cross-attention with a mask, Sq = 16, Skv = 24, f32: P = 16*24 = 384
+// pairs, each 192 + 5 + 1 (mask) = 198 flops: 16*(384*198 + 1024) =
+// 1232896. Reads q 32768, k 12288, v 24576 and mask 1536 bytes (71168),
+// writes 65536.
+// CHECK-LABEL: @attention_cross_mask loom.attention:
+// CHECK-SAME: attention flops=1232896 read=71168 written=65536 output=65536
+func.func @attention_cross_mask(%q: tensor<2x8x16x32xf32>, %k: tensor<2x2x24x32xf32>, %v: tensor<2x2x24x64xf32>, %m: tensor<16x24xf32>) -> tensor<2x8x16x64xf32> {
+  %0 = loom.attention %q, %k, %v, %m : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<16x24xf32>) -> tensor<2x8x16x64xf32>
+  return %0 : tensor<2x8x16x64xf32>
+}
+
+// Causal backward with Sq = 16 < Skv = 24 (bottom-right aligned): query i
+// attends i + 9 keys, P = 16*24 - 16*15/2 = 264 pairs, each
+// 2*(3*32 + 2*64) + 9 = 457 flops, plus 2 per element of out (2*16*64):
+// 16*(264*457 + 2048) = 1963136. Reads q 32768, k 12288, v 24576, out and
+// dout 65536 each (200704); writes dq, dk, dv (69632).
+// CHECK-LABEL: @attention_grad_causal loom.attention_grad:
+// CHECK-SAME: attention flops=1963136 read=200704 written=69632 output=69632
+func.func @attention_grad_causal(%q: tensor<2x8x16x32xf32>, %k: tensor<2x2x24x32xf32>, %v: tensor<2x2x24x64xf32>, %o: tensor<2x8x16x64xf32>, %do: tensor<2x8x16x64xf32>) -> tensor<2x8x16x32xf32> {
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %do {causal} : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>)
+  return %0#0 : tensor<2x8x16x32xf32>
+}
+
+// 1024 elements, D/2 = 4 frequencies, 16 position rows: 4 (inv_freq) +
+// 3*16*4 (angles, cos, sin) + 3*1024 = 3268. Reads and writes 4096 bytes.
+// CHECK-LABEL: @rope loom.rope:
+// CHECK-SAME: elementwise flops=3268 read=4096 written=4096 output=4096
+func.func @rope(%x: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %0 = loom.rope %x : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// [B, S] positions give 32 position rows: 4 + 3*32*4 + 3072 = 3460; the
+// positions add 32*8 bytes read.
+// CHECK-LABEL: @rope_positions loom.rope:
+// CHECK-SAME: elementwise flops=3460 read=4352 written=4096 output=4096
+func.func @rope_positions(%x: tensor<2x4x16x8xf32>, %p: tensor<2x16xi64>) -> tensor<2x4x16x8xf32> {
+  %0 = loom.rope %x, %p : (tensor<2x4x16x8xf32>, tensor<2x16xi64>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// 1600 logits, 16 positions: 4*1600 + 3*16 + 1 = 6449. Reads 6400 + 128
+// bytes, writes one f32.
+// CHECK-LABEL: @cross_entropy loom.cross_entropy:
+// CHECK-SAME: reduction flops=6449 read=6528 written=4 output=4
+func.func @cross_entropy(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>) -> tensor<f32> {
+  %0 = loom.cross_entropy %logits, %labels : (tensor<2x8x100xf32>, tensor<2x8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// 6*1600 + 16 + 1 = 9617. Reads logits, labels and dloss (6400 + 128 + 4),
+// writes the 6400-byte gradient.
+// CHECK-LABEL: @cross_entropy_grad loom.cross_entropy_grad:
+// CHECK-SAME: reduction flops=9617 read=6532 written=6400 output=6400
+func.func @cross_entropy_grad(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %dloss: tensor<f32>) -> tensor<2x8x100xf32> {
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<2x8x100xf32>, tensor<2x8xi64>, tensor<f32>) -> tensor<2x8x100xf32>
+  return %0 : tensor<2x8x100xf32>
+}

@@ -329,3 +329,324 @@ func.func @split_sum(%x: tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x4xf32>) 
   %0:2 = loom.split %x {axis = 1 : i64, sizes = array<i64: 3, 4>} : (tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x4xf32>)
   return %0#0, %0#1 : tensor<4x3xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// ===== Transformer ops =====
+
+// embedding C1: the table is [vocab, hidden].
+func.func @embedding_table_rank(%t: tensor<100xf32>, %ids: tensor<8xi64>) -> tensor<8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects a table of rank 2 [vocab, hidden], got 'tensor<100xf32>'}}
+  %0 = loom.embedding %t, %ids : (tensor<100xf32>, tensor<8xi64>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// embedding: ids must be integers (an ODS type constraint, not numbered).
+func.func @embedding_float_ids(%t: tensor<100x16xf32>, %ids: tensor<8xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of}}
+  %0 = loom.embedding %t, %ids : (tensor<100x16xf32>, tensor<8xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// embedding_grad C1: an empty vocabulary has no rows to accumulate into.
+func.func @embedding_grad_vocab(%dy: tensor<8x16xf32>, %ids: tensor<8xi64>) -> tensor<0x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects a positive vocab_size, got 0}}
+  %0 = loom.embedding_grad %dy, %ids {vocab_size = 0 : i64} : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<0x16xf32>
+  return %0 : tensor<0x16xf32>
+}
+
+// -----
+
+// embedding_grad C2: dy lacks the hidden dim.
+func.func @embedding_grad_rank(%dy: tensor<8xf32>, %ids: tensor<8xi64>) -> tensor<100x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects dy of rank 2 (rank of ids + 1), got 'tensor<8xf32>' and 'tensor<8xi64>'}}
+  %0 = loom.embedding_grad %dy, %ids {vocab_size = 100 : i64} : (tensor<8xf32>, tensor<8xi64>) -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
+}
+
+// -----
+
+// embedding_grad C3: dy has 4 positions, ids 8.
+func.func @embedding_grad_positions(%dy: tensor<4x16xf32>, %ids: tensor<8xi64>) -> tensor<100x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects the leading dims of dy to equal the shape of ids, got 'tensor<4x16xf32>' and 'tensor<8xi64>'}}
+  %0 = loom.embedding_grad %dy, %ids {vocab_size = 100 : i64} : (tensor<4x16xf32>, tensor<8xi64>) -> tensor<100x16xf32>
+  return %0 : tensor<100x16xf32>
+}
+
+// -----
+
+// attention C1: a query without a batch dim.
+func.func @attention_rank(%q: tensor<4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects query, key and value of rank 4, got 'tensor<4x8x16xf32>', 'tensor<1x2x8x16xf32>' and 'tensor<1x2x8x16xf32>'}}
+  %0 = loom.attention %q, %k, %v : (tensor<4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention C2: a key in another precision.
+func.func @attention_element_types(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects key of the query's element type 'f32', got 'f16'}}
+  %0 = loom.attention %q, %k, %v : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention C3: 8 keys but 6 values.
+func.func @attention_key_value(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x6x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects key and value to agree on [B, Hkv, Skv], got 'tensor<1x2x8x16xf32>' and 'tensor<1x2x6x16xf32>'}}
+  %0 = loom.attention %q, %k, %v : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x6x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention C4: two query sequences against one key sequence.
+func.func @attention_batch(%q: tensor<2x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects query and key of one batch size, got 2 and 1}}
+  %0 = loom.attention %q, %k, %v : (tensor<2x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %0 : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// attention C5: 4 query heads cannot share 3 key/value heads evenly.
+func.func @attention_groups(%q: tensor<1x4x8x16xf32>, %k: tensor<1x3x8x16xf32>, %v: tensor<1x3x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects the key/value head count 3 to be positive and divide the query head count 4}}
+  %0 = loom.attention %q, %k, %v : (tensor<1x4x8x16xf32>, tensor<1x3x8x16xf32>, tensor<1x3x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention C6: query and key head sizes differ (value's may).
+func.func @attention_head_size(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects query and key of one head size, got 16 and 8}}
+  %0 = loom.attention %q, %k, %v : (tensor<1x4x8x16xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention C7: with causal, the first 4 of 8 queries would attend no key.
+func.func @attention_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x4x16xf32>, %v: tensor<1x2x4x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects no more queries than keys with causal, got 8 queries and 4 keys}}
+  %0 = loom.attention %q, %k, %v {causal} : (tensor<1x4x8x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention C8: a mask with 4 rows cannot broadcast to 8 queries.
+func.func @attention_mask(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %m: tensor<4x8xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects a mask that broadcasts to the scores [1, 4, 8, 8], got 'tensor<4x8xf32>'}}
+  %0 = loom.attention %q, %k, %v, %m : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<4x8xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C1: a value without a batch dim.
+func.func @attention_grad_rank(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects query, key and value of rank 4, got 'tensor<1x4x8x16xf32>', 'tensor<1x2x8x16xf32>' and 'tensor<2x8x16xf32>'}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %o : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<2x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C2: the result gradient in another precision than the query.
+func.func @attention_grad_element_types(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xbf16>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects dout of the query's element type 'f32', got 'bf16'}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %do : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xbf16>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C3: 2 key heads but 1 value head.
+func.func @attention_grad_key_value(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x1x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects key and value to agree on [B, Hkv, Skv], got 'tensor<1x2x8x16xf32>' and 'tensor<1x1x8x16xf32>'}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %o : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C4: batch sizes 1 and 2.
+func.func @attention_grad_batch(%q: tensor<1x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects query and key of one batch size, got 1 and 2}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %o : (tensor<1x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C5: more key/value heads (8) than query heads (4).
+func.func @attention_grad_groups(%q: tensor<1x4x8x16xf32>, %k: tensor<1x8x8x16xf32>, %v: tensor<1x8x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects the key/value head count 8 to be positive and divide the query head count 4}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %o : (tensor<1x4x8x16xf32>, tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C6: head sizes 16 and 32.
+func.func @attention_grad_head_size(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x32xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects query and key of one head size, got 16 and 32}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %o : (tensor<1x4x8x16xf32>, tensor<1x2x8x32xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x32xf32>, tensor<1x2x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C7: causal with 8 queries over 2 keys.
+func.func @attention_grad_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x2x16xf32>, %v: tensor<1x2x2x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects no more queries than keys with causal, got 8 queries and 2 keys}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %o {causal} : (tensor<1x4x8x16xf32>, tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C8: a mask over the 2 key/value heads, not the 4 query heads.
+func.func @attention_grad_mask(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>, %m: tensor<1x2x8x8xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects a mask that broadcasts to the scores [1, 4, 8, 8], got 'tensor<1x2x8x8xf32>'}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %o, %m : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x2x8x8xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// attention_grad C9: out has the key/value head count, not the query's.
+func.func @attention_grad_out(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %do: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects out of the forward's result shape [1, 4, 8, 16], got 'tensor<1x2x8x16xf32>'}}
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %do : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// rope C1: the input needs batch and head dims.
+func.func @rope_rank(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects an input of rank 4 [B, H, S, D], got 'tensor<16x8xf32>'}}
+  %0 = loom.rope %x : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+// rope C2: an odd head size cannot be split into rotated halves.
+func.func @rope_odd(%x: tensor<2x4x16x7xf32>) -> tensor<2x4x16x7xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects an even head size, got 7}}
+  %0 = loom.rope %x : (tensor<2x4x16x7xf32>) -> tensor<2x4x16x7xf32>
+  return %0 : tensor<2x4x16x7xf32>
+}
+
+// -----
+
+// rope C3: positions are [B, S], not [S, B].
+func.func @rope_positions(%x: tensor<2x4x16x8xf32>, %p: tensor<16x2xi64>) -> tensor<2x4x16x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects positions of shape [2, 16] or [16], got 'tensor<16x2xi64>'}}
+  %0 = loom.rope %x, %p : (tensor<2x4x16x8xf32>, tensor<16x2xi64>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// rope C4: theta is the base of the frequencies' powers.
+func.func @rope_theta(%x: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects a positive theta, got 0.000000e+00}}
+  %0 = loom.rope %x {theta = 0.0 : f64} : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// cross_entropy C1: a scalar has no class dim.
+func.func @cross_entropy_rank(%logits: tensor<f32>, %labels: tensor<i64>) -> tensor<f32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects logits of rank >= 1 (classes last), got 'tensor<f32>'}}
+  %0 = loom.cross_entropy %logits, %labels : (tensor<f32>, tensor<i64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// cross_entropy C2: 7 labels per row for 8 positions.
+func.func @cross_entropy_labels(%logits: tensor<2x8x100xf32>, %labels: tensor<2x7xi64>) -> tensor<f32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects labels shaped like the logits without their last dim, got 'tensor<2x8x100xf32>' and 'tensor<2x7xi64>'}}
+  %0 = loom.cross_entropy %logits, %labels : (tensor<2x8x100xf32>, tensor<2x7xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// cross_entropy_grad C1: a scalar has no class dim.
+func.func @cross_entropy_grad_rank(%logits: tensor<f32>, %labels: tensor<i64>, %dloss: tensor<f32>) -> tensor<f32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects logits of rank >= 1 (classes last), got 'tensor<f32>'}}
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<f32>, tensor<i64>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// cross_entropy_grad C2: the labels keep the class dim.
+func.func @cross_entropy_grad_labels(%logits: tensor<8x100xf32>, %labels: tensor<8x100xi32>, %dloss: tensor<f32>) -> tensor<8x100xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects labels shaped like the logits without their last dim, got 'tensor<8x100xf32>' and 'tensor<8x100xi32>'}}
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<8x100xf32>, tensor<8x100xi32>, tensor<f32>) -> tensor<8x100xf32>
+  return %0 : tensor<8x100xf32>
+}
+
+// -----
+
+// cross_entropy_grad C3: the loss gradient is a scalar, not per position.
+func.func @cross_entropy_grad_dloss_rank(%logits: tensor<8x100xf32>, %labels: tensor<8xi64>, %dloss: tensor<8xf32>) -> tensor<8x100xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects a rank-0 dloss, got 'tensor<8xf32>'}}
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<8x100xf32>, tensor<8xi64>, tensor<8xf32>) -> tensor<8x100xf32>
+  return %0 : tensor<8x100xf32>
+}
+
+// -----
+
+// cross_entropy_grad C4: dloss in another precision than the logits.
+func.func @cross_entropy_grad_dloss_type(%logits: tensor<8x100xbf16>, %labels: tensor<8xi64>, %dloss: tensor<f32>) -> tensor<8x100xbf16> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects dloss of the logits' element type 'bf16', got 'f32'}}
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<8x100xbf16>, tensor<8xi64>, tensor<f32>) -> tensor<8x100xbf16>
+  return %0 : tensor<8x100xbf16>
+}

@@ -81,3 +81,67 @@ func.func @concat_and_split(%q: tensor<8x768xf16>, %k: tensor<8x256xf16>) -> (te
   %2 = loom.concat %q {axis = 0 : i64} : (tensor<8x768xf16>) -> tensor<8x768xf16>
   return %0, %1#0, %1#1, %2 : tensor<8x1024xf16>, tensor<8x768xf16>, tensor<8x256xf16>, tensor<8x768xf16>
 }
+
+// ===== Transformer ops =====
+
+// An embedding lookup appends the hidden dim to the ids' shape; its gradient
+// names the vocabulary size, which dy does not carry.
+// CHECK-LABEL: func.func @embedding
+func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<2x8xi64>, %id: tensor<i32>, %dy: tensor<2x8x16xf32>) -> (tensor<2x8x16xf32>, tensor<16xf32>, tensor<100x16xf32>) {
+  // CHECK: loom.embedding %{{.+}}, %{{.+}} : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+  %0 = loom.embedding %table, %ids : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+  // CHECK: loom.embedding %{{.+}}, %{{.+}} : (tensor<100x16xf32>, tensor<i32>) -> tensor<16xf32>
+  %1 = loom.embedding %table, %id : (tensor<100x16xf32>, tensor<i32>) -> tensor<16xf32>
+  // CHECK: loom.embedding_grad %{{.+}}, %{{.+}} {vocab_size = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+  %2 = loom.embedding_grad %dy, %ids {vocab_size = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+  return %0, %1, %2 : tensor<2x8x16xf32>, tensor<16xf32>, tensor<100x16xf32>
+}
+
+// Grouped-query self-attention with the causal flag and an explicit scale;
+// cross-attention (Sq != Skv) with a mask that broadcasts over batch and
+// heads.
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x8x16x32xbf16>, %k: tensor<2x2x16x32xbf16>, %v: tensor<2x2x16x64xbf16>, %kx: tensor<2x2x24x32xbf16>, %vx: tensor<2x2x24x64xbf16>, %mask: tensor<16x24xbf16>) -> (tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>) {
+  // CHECK: loom.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 1.250000e-01 : f64} : (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x64xbf16>) -> tensor<2x8x16x64xbf16>
+  %0 = loom.attention %q, %k, %v {causal, scale = 0.125 : f64} : (tensor<2x8x16x32xbf16>, tensor<2x2x16x32xbf16>, tensor<2x2x16x64xbf16>) -> tensor<2x8x16x64xbf16>
+  // CHECK: loom.attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x8x16x32xbf16>, tensor<2x2x24x32xbf16>, tensor<2x2x24x64xbf16>, tensor<16x24xbf16>) -> tensor<2x8x16x64xbf16>
+  %1 = loom.attention %q, %kx, %vx, %mask : (tensor<2x8x16x32xbf16>, tensor<2x2x24x32xbf16>, tensor<2x2x24x64xbf16>, tensor<16x24xbf16>) -> tensor<2x8x16x64xbf16>
+  return %0, %1 : tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>
+}
+
+// The attention gradient returns one gradient per float operand, each of its
+// operand's type; the mask is optional here too.
+// CHECK-LABEL: func.func @attention_grad
+func.func @attention_grad(%q: tensor<2x8x16x32xf32>, %k: tensor<2x2x24x32xf32>, %v: tensor<2x2x24x64xf32>, %o: tensor<2x8x16x64xf32>, %do: tensor<2x8x16x64xf32>, %mask: tensor<2x1x16x24xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>) {
+  // CHECK: loom.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal} : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>)
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %do {causal} : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>)
+  // CHECK: loom.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {scale = 2.500000e-01 : f64} : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x1x16x24xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>)
+  %1:3 = loom.attention_grad %q, %k, %v, %o, %do, %mask {scale = 0.25 : f64} : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x1x16x24xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>)
+  return %1#0, %0#1, %0#2 : tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>
+}
+
+// rope's default theta is elided; positions, a custom theta and the inverse
+// rotation (the VJP) print back.
+// CHECK-LABEL: func.func @rope
+func.func @rope(%x: tensor<2x4x16x8xf32>, %pos: tensor<2x16xi64>, %pos1: tensor<16xi32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) {
+  // CHECK: loom.rope %{{.+}} : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %0 = loom.rope %x : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  // CHECK: loom.rope %{{.+}}, %{{.+}} {theta = 5.000000e+05 : f64} : (tensor<2x4x16x8xf32>, tensor<2x16xi64>) -> tensor<2x4x16x8xf32>
+  %1 = loom.rope %x, %pos {theta = 500000.0 : f64} : (tensor<2x4x16x8xf32>, tensor<2x16xi64>) -> tensor<2x4x16x8xf32>
+  // CHECK: loom.rope %{{.+}}, %{{.+}} {inverse} : (tensor<2x4x16x8xf32>, tensor<16xi32>) -> tensor<2x4x16x8xf32>
+  %2 = loom.rope %x, %pos1 {inverse} : (tensor<2x4x16x8xf32>, tensor<16xi32>) -> tensor<2x4x16x8xf32>
+  return %0, %1, %2 : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
+}
+
+// The loss is rank 0; the default ignore_index (-100) is elided, another one
+// prints. The gradient has the logits' type.
+// CHECK-LABEL: func.func @cross_entropy
+func.func @cross_entropy(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %dloss: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<2x8x100xf32>) {
+  // CHECK: loom.cross_entropy %{{.+}}, %{{.+}} : (tensor<2x8x100xf32>, tensor<2x8xi64>) -> tensor<f32>
+  %0 = loom.cross_entropy %logits, %labels : (tensor<2x8x100xf32>, tensor<2x8xi64>) -> tensor<f32>
+  // CHECK: loom.cross_entropy %{{.+}}, %{{.+}} {ignore_index = 0 : i64} : (tensor<2x8x100xf32>, tensor<2x8xi64>) -> tensor<f32>
+  %1 = loom.cross_entropy %logits, %labels {ignore_index = 0 : i64} : (tensor<2x8x100xf32>, tensor<2x8xi64>) -> tensor<f32>
+  // CHECK: loom.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x8x100xf32>, tensor<2x8xi64>, tensor<f32>) -> tensor<2x8x100xf32>
+  %2 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<2x8x100xf32>, tensor<2x8xi64>, tensor<f32>) -> tensor<2x8x100xf32>
+  return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<2x8x100xf32>
+}

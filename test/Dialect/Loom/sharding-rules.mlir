@@ -173,3 +173,120 @@ func.func @split(%x: tensor<8x8xf32>) -> (tensor<8x1xf32>, tensor<8x7xf32>) {
   %0:2 = loom.split %x {axis = 1 : i64, sizes = array<i64: 1, 7>} : (tensor<8x8xf32>) -> (tensor<8x1xf32>, tensor<8x7xf32>)
   return %0#0, %0#1 : tensor<8x1xf32>, tensor<8x7xf32>
 }
+
+// ===== Transformer ops =====
+
+// The ids dims and H are parallel; the vocabulary V (d) is op-partitioned: a
+// device looks up only the ids among its rows, leaving a partial sum.
+// CHECK-LABEL: @embedding loom.embedding:
+// CHECK-SAME: ([d, c], [a, b]) -> ([a, b, c]) {a=2, b=8, c=16, d=100} op_partitioned={d}
+func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<2x8xi64>) -> tensor<2x8x16xf32> {
+  %0 = loom.embedding %table, %ids : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// A rank-0 id has no dims; only H and V remain.
+// CHECK-LABEL: @embedding_scalar_id loom.embedding:
+// CHECK-SAME: ([b, a], []) -> ([a]) {a=16, b=100} op_partitioned={b}
+func.func @embedding_scalar_id(%table: tensor<100x16xf32>, %id: tensor<i32>) -> tensor<16xf32> {
+  %0 = loom.embedding %table, %id : (tensor<100x16xf32>, tensor<i32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// The table gradient sums over positions (reduction a, b); H is parallel; V
+// appears only in the result, op-partitioned.
+// CHECK-LABEL: @embedding_grad loom.embedding_grad:
+// CHECK-SAME: ([a, b, c], [a, b]) -> ([d, c]) {a=2, b=8, c=16, d=100} reduction={a, b} op_partitioned={d}
+func.func @embedding_grad(%dy: tensor<2x8x16xf32>, %ids: tensor<2x8xi64>) -> tensor<100x16xf32> {
+  %0 = loom.embedding_grad %dy, %ids {vocab_size = 100 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<100x16xf32>
+  return %0 : tensor<100x16xf32>
+}
+
+// Grouped-query causal attention, 8 query heads over 2 key/value heads: the
+// query head dim is (hkv, g) = (b, c); Sq (d) and Skv (e) are op-partitioned
+// (global query offset, ring attention); D (f) needs replication.
+// CHECK-LABEL: @attention_causal_gqa loom.attention:
+// CHECK-SAME: ([a, (b, c), d, f], [a, b, e, f], [a, b, e, g]) -> ([a, (b, c), d, g]) {a=2, b=2, c=4, d=16, e=16, f=32, g=64} need_replication={f} op_partitioned={d, e}
+func.func @attention_causal_gqa(%q: tensor<2x8x16x32xf32>, %k: tensor<2x2x16x32xf32>, %v: tensor<2x2x16x64xf32>) -> tensor<2x8x16x64xf32> {
+  %0 = loom.attention %q, %k, %v {causal} : (tensor<2x8x16x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x64xf32>) -> tensor<2x8x16x64xf32>
+  return %0 : tensor<2x8x16x64xf32>
+}
+
+// Non-causal cross-attention: Sq (d) is parallel. A [Sq, Skv] mask carries
+// the sequence factors and broadcasts over batch and heads.
+// CHECK-LABEL: @attention_cross_mask loom.attention:
+// CHECK-SAME: ([a, (b, c), d, f], [a, b, e, f], [a, b, e, g], [d, e]) -> ([a, (b, c), d, g]) {a=2, b=2, c=4, d=16, e=24, f=32, g=64} need_replication={f} op_partitioned={e}
+func.func @attention_cross_mask(%q: tensor<2x8x16x32xf32>, %k: tensor<2x2x24x32xf32>, %v: tensor<2x2x24x64xf32>, %m: tensor<16x24xf32>) -> tensor<2x8x16x64xf32> {
+  %0 = loom.attention %q, %k, %v, %m : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<16x24xf32>) -> tensor<2x8x16x64xf32>
+  return %0 : tensor<2x8x16x64xf32>
+}
+
+// Multi-head attention (Hkv = Hq) with a per-head mask broadcast over the
+// queries: g (c) has size 1, and the mask's head dim is the compound (b, c).
+// CHECK-LABEL: @attention_mha_head_mask loom.attention:
+// CHECK-SAME: ([a, (b, c), d, f], [a, b, e, f], [a, b, e, g], [1, (b, c), 1, e]) -> ([a, (b, c), d, g]) {a=2, b=4, c=1, d=16, e=16, f=32, g=32} need_replication={f} op_partitioned={e}
+func.func @attention_mha_head_mask(%q: tensor<2x4x16x32xf32>, %k: tensor<2x4x16x32xf32>, %v: tensor<2x4x16x32xf32>, %m: tensor<1x4x1x16xf32>) -> tensor<2x4x16x32xf32> {
+  %0 = loom.attention %q, %k, %v, %m : (tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<1x4x1x16xf32>) -> tensor<2x4x16x32xf32>
+  return %0 : tensor<2x4x16x32xf32>
+}
+
+// Backward, non-causal, with a mask: out and dout map like the forward's
+// result. g (c), Sq (d) and Dv (g) are reductions: dkey and dvalue lack g
+// and Sq, dquery and dkey lack Dv, and each sums over what it lacks.
+// CHECK-LABEL: @attention_grad_mask loom.attention_grad:
+// CHECK-SAME: ([a, (b, c), d, f], [a, b, e, f], [a, b, e, g], [a, (b, c), d, g], [a, (b, c), d, g], [a, 1, d, e]) -> ([a, (b, c), d, f], [a, b, e, f], [a, b, e, g]) {a=2, b=2, c=4, d=16, e=24, f=32, g=64} reduction={c, d, g} need_replication={f} op_partitioned={e}
+func.func @attention_grad_mask(%q: tensor<2x8x16x32xf32>, %k: tensor<2x2x24x32xf32>, %v: tensor<2x2x24x64xf32>, %o: tensor<2x8x16x64xf32>, %do: tensor<2x8x16x64xf32>, %m: tensor<2x1x16x24xf32>) -> tensor<2x8x16x32xf32> {
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %do, %m : (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x1x16x24xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x24x32xf32>, tensor<2x2x24x64xf32>)
+  return %0#0 : tensor<2x8x16x32xf32>
+}
+
+// Backward, causal: Sq (d) becomes op-partitioned (the global query offset).
+// CHECK-LABEL: @attention_grad_causal loom.attention_grad:
+// CHECK-SAME: ([a, (b, c), d, f], [a, b, e, f], [a, b, e, g], [a, (b, c), d, g], [a, (b, c), d, g]) -> ([a, (b, c), d, f], [a, b, e, f], [a, b, e, g]) {a=2, b=2, c=4, d=16, e=16, f=32, g=64} reduction={c, g} need_replication={f} op_partitioned={d, e}
+func.func @attention_grad_causal(%q: tensor<2x8x16x32xf32>, %k: tensor<2x2x16x32xf32>, %v: tensor<2x2x16x64xf32>, %o: tensor<2x8x16x64xf32>, %do: tensor<2x8x16x64xf32>) -> tensor<2x8x16x32xf32> {
+  %0:3 = loom.attention_grad %q, %k, %v, %o, %do {causal} : (tensor<2x8x16x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>) -> (tensor<2x8x16x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x64xf32>)
+  return %0#0 : tensor<2x8x16x32xf32>
+}
+
+// Without positions, S (c) is op-partitioned: a device needs its rows'
+// global index. D (d) pairs i with i + D/2 and needs replication.
+// CHECK-LABEL: @rope loom.rope:
+// CHECK-SAME: ([a, b, c, d]) -> ([a, b, c, d]) {a=2, b=4, c=16, d=8} need_replication={d} op_partitioned={c}
+func.func @rope(%x: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %0 = loom.rope %x : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// With [B, S] positions, S is parallel and the positions split with it.
+// CHECK-LABEL: @rope_positions loom.rope:
+// CHECK-SAME: ([a, b, c, d], [a, c]) -> ([a, b, c, d]) {a=2, b=4, c=16, d=8} need_replication={d}
+func.func @rope_positions(%x: tensor<2x4x16x8xf32>, %p: tensor<2x16xi64>) -> tensor<2x4x16x8xf32> {
+  %0 = loom.rope %x, %p : (tensor<2x4x16x8xf32>, tensor<2x16xi64>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// [S] positions are shared by the batch: B is absent from them.
+// CHECK-LABEL: @rope_shared_positions loom.rope:
+// CHECK-SAME: ([a, b, c, d], [c]) -> ([a, b, c, d]) {a=2, b=4, c=16, d=8} need_replication={d}
+func.func @rope_shared_positions(%x: tensor<2x4x16x8xf32>, %p: tensor<16xi32>) -> tensor<2x4x16x8xf32> {
+  %0 = loom.rope %x, %p {inverse} : (tensor<2x4x16x8xf32>, tensor<16xi32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// The loss sums over positions (reduction a, b; divided by the global count)
+// and is vocab-parallel in V (c).
+// CHECK-LABEL: @cross_entropy loom.cross_entropy:
+// CHECK-SAME: ([a, b, c], [a, b]) -> ([]) {a=2, b=8, c=100} reduction={a, b} op_partitioned={c}
+func.func @cross_entropy(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>) -> tensor<f32> {
+  %0 = loom.cross_entropy %logits, %labels : (tensor<2x8x100xf32>, tensor<2x8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// The gradient keeps the positions (parallel) and V (op-partitioned); the
+// rank-0 dloss has no factor.
+// CHECK-LABEL: @cross_entropy_grad loom.cross_entropy_grad:
+// CHECK-SAME: ([a, b, c], [a, b], []) -> ([a, b, c]) {a=2, b=8, c=100} op_partitioned={c}
+func.func @cross_entropy_grad(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %dloss: tensor<f32>) -> tensor<2x8x100xf32> {
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<2x8x100xf32>, tensor<2x8xi64>, tensor<f32>) -> tensor<2x8x100xf32>
+  return %0 : tensor<2x8x100xf32>
+}

@@ -195,4 +195,106 @@ TEST_F(LoomOpsTest, SplitInferenceReportsAWrongSumThroughDiagnostics) {
   EXPECT_EQ(message, "expects sizes adding up to 8 (the size of dim 1), got 7");
 }
 
+// ===== Transformer ops =====
+
+TEST_F(LoomOpsTest, EmbeddingAppendsHiddenDimAndGradRestoresTable) {
+  auto i64 = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, builder.getI64Type());
+  };
+  auto args = makeFunction({f32({100, 16}), i64({2, 8}), f32({2, 8, 16})});
+  auto lookup =
+      EmbeddingOp::create(builder, builder.getUnknownLoc(), args[0], args[1]);
+  auto grad = EmbeddingGradOp::create(builder, builder.getUnknownLoc(), args[2],
+                                      args[1], /*vocab_size=*/100);
+  EXPECT_EQ(lookup.getType(), f32({2, 8, 16}));
+  EXPECT_EQ(grad.getType(), f32({100, 16}));
+  EXPECT_TRUE(succeeded(verify(lookup)));
+  EXPECT_TRUE(succeeded(verify(grad)));
+}
+
+TEST_F(LoomOpsTest, AttentionInfersGroupedQueryCrossAttentionShapes) {
+  // 8 query heads over 2 key/value heads; 16 queries attend 24 keys; the
+  // value head size (64) differs from the query/key one (32).
+  auto args = makeFunction({f32({2, 8, 16, 32}), f32({2, 2, 24, 32}),
+                            f32({2, 2, 24, 64}), f32({16, 24})});
+  auto attention = AttentionOp::create(builder, builder.getUnknownLoc(),
+                                       args[0], args[1], args[2], args[3],
+                                       /*causal=*/true, /*scale=*/FloatAttr());
+  EXPECT_EQ(attention.getType(), f32({2, 8, 16, 64}));
+  // Without a scale attribute the scale is 1 / sqrt(D).
+  EXPECT_NEAR(attention.getScaleOrDefault(), 0.17677669529663687, 1e-15);
+
+  auto grad = AttentionGradOp::create(builder, builder.getUnknownLoc(), args[0],
+                                      args[1], args[2], attention, attention,
+                                      /*mask=*/Value(), /*causal=*/true,
+                                      builder.getF64FloatAttr(0.5));
+  EXPECT_EQ(grad.getDquery().getType(), f32({2, 8, 16, 32}));
+  EXPECT_EQ(grad.getDkey().getType(), f32({2, 2, 24, 32}));
+  EXPECT_EQ(grad.getDvalue().getType(), f32({2, 2, 24, 64}));
+  EXPECT_DOUBLE_EQ(grad.getScaleOrDefault(), 0.5);
+  EXPECT_TRUE(succeeded(verify(attention)));
+  EXPECT_TRUE(succeeded(verify(grad)));
+}
+
+TEST_F(LoomOpsTest, AttentionRuleSplitsQueryHeadsWithKeyValueHeads) {
+  // The query head dim is (hkv, g) with hkv major, so splitting the
+  // key/value heads splits the query heads into matching blocks.
+  auto args = makeFunction(
+      {f32({2, 8, 16, 32}), f32({2, 2, 16, 32}), f32({2, 2, 16, 32})});
+  auto attention =
+      AttentionOp::create(builder, builder.getUnknownLoc(), args[0], args[1],
+                          args[2], /*mask=*/Value(), /*causal=*/false,
+                          /*scale=*/FloatAttr());
+  OpShardingRule rule = attention.getShardingRule();
+  ArrayRef<int64_t> kvHeads = rule.getOperandDimFactors(1, 1);
+  ArrayRef<int64_t> queryHeads = rule.getOperandDimFactors(0, 1);
+  ASSERT_EQ(kvHeads.size(), 1u);
+  ASSERT_EQ(queryHeads.size(), 2u);
+  EXPECT_EQ(queryHeads[0], kvHeads[0]);
+  EXPECT_EQ(rule.getFactors()[queryHeads[1]].size, 4);
+  EXPECT_EQ(rule.getResultDimFactors(0, 1), queryHeads);
+}
+
+TEST_F(LoomOpsTest, RopeKeepsTheInputType) {
+  auto args = makeFunction(
+      {f32({2, 4, 16, 8}), RankedTensorType::get({16}, builder.getI32Type())});
+  auto rope = RopeOp::create(builder, builder.getUnknownLoc(), args[0], args[1],
+                             APFloat(500000.0), /*inverse=*/true);
+  EXPECT_EQ(rope.getType(), f32({2, 4, 16, 8}));
+  EXPECT_TRUE(succeeded(verify(rope)));
+}
+
+TEST_F(LoomOpsTest, CrossEntropyIsRankZeroAndItsGradHasTheLogitsType) {
+  auto args = makeFunction({f32({2, 8, 100}),
+                            RankedTensorType::get({2, 8}, builder.getI64Type()),
+                            f32({})});
+  auto loss = CrossEntropyOp::create(builder, builder.getUnknownLoc(), args[0],
+                                     args[1]);
+  auto grad = CrossEntropyGradOp::create(builder, builder.getUnknownLoc(),
+                                         args[0], args[1], args[2]);
+  EXPECT_EQ(loss.getType(), f32({}));
+  EXPECT_EQ(loss.getIgnoreIndex(), static_cast<uint64_t>(-100));
+  EXPECT_EQ(grad.getType(), f32({2, 8, 100}));
+  EXPECT_TRUE(succeeded(verify(loss)));
+  EXPECT_TRUE(succeeded(verify(grad)));
+}
+
+TEST_F(LoomOpsTest, AttentionInferenceReportsUnevenHeadGroups) {
+  auto args = makeFunction(
+      {f32({1, 6, 8, 16}), f32({1, 4, 8, 16}), f32({1, 4, 8, 16})});
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  SmallVector<Type> inferred;
+  AttentionOp::Adaptor adaptor(ValueRange{args[0], args[1], args[2]});
+  LogicalResult result = AttentionOp::inferReturnTypes(
+      &context, builder.getUnknownLoc(), adaptor, inferred);
+  EXPECT_TRUE(failed(result));
+  EXPECT_TRUE(inferred.empty());
+  EXPECT_EQ(message, "expects the key/value head count 4 to be positive and "
+                     "divide the query head count 6");
+}
+
 } // namespace

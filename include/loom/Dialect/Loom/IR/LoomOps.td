@@ -32,6 +32,8 @@ def Loom_Integer : AnyTypeOf<[I64, I32, I1], "i64, i32 or i1">;
 // are ranked with static shapes.
 def Loom_FloatTensor : StaticShapeTensorOf<[Loom_Float]>;
 def Loom_Tensor : StaticShapeTensorOf<[Loom_Float, Loom_Integer]>;
+// Token ids, labels and positions.
+def Loom_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
 
 //===----------------------------------------------------------------------===//
 // Base class
@@ -52,5 +54,8 @@ include "loom/Dialect/Loom/IR/Ops/Matmul.td"
 include "loom/Dialect/Loom/IR/Ops/Elementwise.td"
 include "loom/Dialect/Loom/IR/Ops/Reduction.td"
 include "loom/Dialect/Loom/IR/Ops/Shape.td"
+include "loom/Dialect/Loom/IR/Ops/Embedding.td"
+include "loom/Dialect/Loom/IR/Ops/Attention.td"
+include "loom/Dialect/Loom/IR/Ops/Loss.td"
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

@@ -1,0 +1,90 @@
+//===- Embedding.td - loom embedding ops -------------------*- tablegen -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Included by LoomOps.td. C++ behaviour: lib/Dialect/Loom/IR/Ops/Embedding.cpp.
+//
+// Token embedding lookup and its gradient. Both may split the vocabulary
+// (MindSpore's `vocab_emb_dp = False`, Megatron's vocab-parallel embedding):
+// the table's rows are then spread over devices and the ops mask the ids that
+// fall outside a device's rows.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_LOOM_IR_OPS_EMBEDDING_TD
+#define LOOM_DIALECT_LOOM_IR_OPS_EMBEDDING_TD
+
+//===----------------------------------------------------------------------===//
+// Embedding lookup
+//===----------------------------------------------------------------------===//
+
+def Loom_EmbeddingOp : Loom_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+  let summary = "row lookup in an embedding table";
+  let description = [{
+    Looks up, for every element of `ids`, that row of `table` `[V, H]`:
+    `result[i..., h] = table[ids[i...], h]`, so the result is
+    `[ids dims..., H]` with the table's element type. `ids` may have any
+    rank (rank 0 looks up one row). An id outside `[0, V)` is a run-time
+    error of the kernels.
+
+    ```mlir
+    %x = loom.embedding %table, %tokens
+        : (tensor<32000x768xf32>, tensor<8x128xi64>) -> tensor<8x128x768xf32>
+    ```
+
+    Sharding: the ids dims and `H` are parallel. `V` is op-partitioned
+    (vocab-parallel embedding): a device holding rows `[v0, v0 + V/n)` looks
+    up the ids in that range at `id - v0` and writes zeros for the others,
+    so its result is a *partial sum* over the vocab mesh axes, resolved by
+    the all-reduce (or reduce-scatter) that follows.
+
+    Constraints:
+    - C1: `table` has rank 2.
+  }];
+
+  let arguments = (ins Loom_FloatTensor:$table, Loom_IndexTensor:$ids);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Loom_EmbeddingGradOp
+    : Loom_Op<"embedding_grad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gradient of an embedding lookup with respect to the table";
+  let description = [{
+    Scatter-adds the rows of `dy` into a zero table of `vocab_size` rows:
+    `dtable[v, h] = sum over i... with ids[i...] = v of dy[i..., h]`. This is
+    the VJP of `loom.embedding` for its table (ids are integers and get no
+    gradient). `dy` is `[ids dims..., H]` and the result `[vocab_size, H]`
+    with `dy`'s element type. An id outside `[0, vocab_size)` is a run-time
+    error of the kernels.
+
+    ```mlir
+    %dtable = loom.embedding_grad %dy, %tokens {vocab_size = 32000 : i64}
+        : (tensor<8x128x768xf32>, tensor<8x128xi64>) -> tensor<32000x768xf32>
+    ```
+
+    Sharding: the ids dims are reduction factors (`dtable` lacks them, so a
+    split leaves each device a partial sum of the table gradient, as the
+    data-parallel gradient all-reduce expects); `H` is parallel; `V` is
+    op-partitioned: a device holding rows `[v0, v0 + V/n)` accumulates only
+    the ids in that range, into its own rows.
+
+    Constraints:
+    - C1: `vocab_size` is positive.
+    - C2: `dy` has rank `rank(ids) + 1`.
+    - C3: the leading dims of `dy` equal the shape of `ids`.
+  }];
+
+  let arguments = (ins Loom_FloatTensor:$dy, Loom_IndexTensor:$ids,
+                       I64Attr:$vocab_size);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $dy `,` $ids attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+#endif // LOOM_DIALECT_LOOM_IR_OPS_EMBEDDING_TD

@@ -1,0 +1,147 @@
+//===- Embedding.cpp - loom embedding ops ---------------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Behaviour of the embedding lookup and its gradient, in the house order:
+// verify, infer, sharding rule, cost. The vocabulary factor of both is
+// op-partitioned: a device owning a block of table rows handles only the ids
+// in its block (see the op descriptions for what the results then hold).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto tableType = dyn_cast<RankedTensorType>(adaptor.getTable().getType());
+  auto idsType = dyn_cast<RankedTensorType>(adaptor.getIds().getType());
+  if (!tableType || !idsType)
+    return emitOptionalError(location, "expects ranked tensor operands");
+
+  // C1.
+  if (tableType.getRank() != 2)
+    return emitOptionalError(
+        location, "expects a table of rank 2 [vocab, hidden], got ", tableType);
+
+  SmallVector<int64_t> shape(idsType.getShape());
+  shape.push_back(tableType.getDimSize(1));
+  inferred.push_back(RankedTensorType::get(shape, tableType.getElementType()));
+  return success();
+}
+
+OpShardingRule EmbeddingOp::getShardingRule() {
+  using Builder = OpShardingRuleBuilder;
+  ArrayRef<int64_t> table = getTable().getType().getShape();
+  ArrayRef<int64_t> ids = getIds().getType().getShape();
+  int64_t rank = ids.size();
+  Builder builder(getOperation()->getOperandTypes(),
+                  getOperation()->getResultTypes());
+  // Each id's row lands at the id's position.
+  for (int64_t d = 0; d < rank; ++d)
+    builder.addFactor({Builder::kNoDim, d}, {d}, ids[d]);
+  builder.addFactor({1, Builder::kNoDim}, {rank}, table[1]);
+  // Vocab-parallel: a device looks up only the ids among its rows and writes
+  // zeros for the rest, so the result is a partial sum over the vocab axes.
+  builder.addFactor({0, Builder::kNoDim}, {Builder::kNoDim}, table[0],
+                    FactorKind::OpPartitioned);
+  return builder.build();
+}
+
+OpCost EmbeddingOp::getCost(const OpShapes &shapes) {
+  // A gather: it reads the ids and one table row per id (not the whole
+  // table, which may be far larger than the batch) and writes the result.
+  // Under a vocab split the ids outside a device's rows read nothing; the
+  // cost keeps the whole gather, as the ids' spread is unknown.
+  int64_t elementBytes = getElementBytes(getTable().getType());
+  int64_t resultBytes = getNumElements(shapes.results[0]) * elementBytes;
+  OpCost cost;
+  cost.opClass = OpClass::DataMovement;
+  cost.bytesRead =
+      getNumElements(shapes.operands[1]) * getElementBytes(getIds().getType()) +
+      resultBytes;
+  cost.bytesWritten = resultBytes;
+  cost.outputBytes = resultBytes;
+  return cost;
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto dyType = dyn_cast<RankedTensorType>(adaptor.getDy().getType());
+  auto idsType = dyn_cast<RankedTensorType>(adaptor.getIds().getType());
+  if (!dyType || !idsType)
+    return emitOptionalError(location, "expects ranked tensor operands");
+
+  // C1.
+  int64_t vocabSize = adaptor.getVocabSize();
+  if (vocabSize <= 0)
+    return emitOptionalError(location, "expects a positive vocab_size, got ",
+                             vocabSize);
+
+  // C2: dy has one more dim (hidden) than ids.
+  if (dyType.getRank() != idsType.getRank() + 1)
+    return emitOptionalError(location, "expects dy of rank ",
+                             idsType.getRank() + 1, " (rank of ids + 1), got ",
+                             dyType, " and ", idsType);
+
+  // C3.
+  if (dyType.getShape().drop_back() != idsType.getShape())
+    return emitOptionalError(location,
+                             "expects the leading dims of dy to equal the "
+                             "shape of ids, got ",
+                             dyType, " and ", idsType);
+
+  inferred.push_back(RankedTensorType::get(
+      {vocabSize, dyType.getShape().back()}, dyType.getElementType()));
+  return success();
+}
+
+OpShardingRule EmbeddingGradOp::getShardingRule() {
+  using Builder = OpShardingRuleBuilder;
+  ArrayRef<int64_t> dy = getDy().getType().getShape();
+  int64_t rank = getIds().getType().getRank();
+  Builder builder(getOperation()->getOperandTypes(),
+                  getOperation()->getResultTypes());
+  // The table gradient sums over every position: splitting positions leaves
+  // partial sums of it.
+  for (int64_t d = 0; d < rank; ++d)
+    builder.addFactor({d, d}, {Builder::kNoDim}, dy[d], FactorKind::Reduction);
+  builder.addFactor({rank, Builder::kNoDim}, {1}, dy[rank]);
+  // A device owning a block of rows accumulates only the ids in its block.
+  builder.addFactor({Builder::kNoDim, Builder::kNoDim}, {0}, getVocabSize(),
+                    FactorKind::OpPartitioned);
+  return builder.build();
+}
+
+OpCost EmbeddingGradOp::getCost(const OpShapes &shapes) {
+  // A scatter-add: zero the table gradient, then read-modify-write one of its
+  // rows per element row of dy (one addition per element of dy).
+  int64_t elementBytes = getElementBytes(getDy().getType());
+  int64_t dyBytes = getNumElements(shapes.operands[0]) * elementBytes;
+  int64_t tableBytes = getNumElements(shapes.results[0]) * elementBytes;
+  OpCost cost;
+  cost.opClass = OpClass::DataMovement;
+  cost.flops = getNumElements(shapes.operands[0]);
+  cost.bytesRead =
+      dyBytes +
+      getNumElements(shapes.operands[1]) * getElementBytes(getIds().getType()) +
+      dyBytes;
+  cost.bytesWritten = tableBytes + dyBytes;
+  cost.outputBytes = tableBytes;
+  return cost;
+}
