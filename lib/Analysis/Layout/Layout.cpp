@@ -58,6 +58,26 @@ std::optional<size_t> Mesh::findAxis(std::string_view name) const {
   return std::nullopt;
 }
 
+std::optional<std::string> Mesh::verifyAxis(std::string_view name) const {
+  if (findAxis(name))
+    return std::nullopt;
+  return quote(name) + " is not an axis of mesh " + toString();
+}
+
+std::optional<std::string>
+Mesh::verifyGroupAxes(const std::vector<std::string> &axisNames) const {
+  if (axisNames.empty())
+    return std::string("a collective needs at least one mesh axis");
+  for (size_t i = 0; i < axisNames.size(); ++i) {
+    if (std::optional<std::string> error = verifyAxis(axisNames[i]))
+      return error;
+    for (size_t j = 0; j < i; ++j)
+      if (axisNames[j] == axisNames[i])
+        return "mesh axis " + quote(axisNames[i]) + " is named twice";
+  }
+  return std::nullopt;
+}
+
 int64_t Mesh::getNumDevices() const {
   int64_t count = 1;
   for (const Axis &axis : axes)
@@ -274,20 +294,6 @@ Layout::getBlockOffset(const Mesh &mesh,
 // Layout: effects of the collectives
 //===----------------------------------------------------------------------===//
 
-std::optional<std::string> Layout::checkGroupAxes(const Mesh &mesh,
-                                                  const AxisList &axes) const {
-  if (axes.empty())
-    return std::string("a collective needs at least one mesh axis");
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (!mesh.findAxis(axes[i]))
-      return quote(axes[i]) + " is not an axis of mesh " + mesh.toString();
-    for (size_t j = 0; j < i; ++j)
-      if (axes[j] == axes[i])
-        return "mesh axis " + quote(axes[i]) + " is named twice";
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> Layout::checkDim(size_t dim,
                                             const char *role) const {
   if (dim < dims.size())
@@ -314,7 +320,7 @@ static std::string notMinorSuffix(const std::vector<std::string> &list,
 
 ValueOrError<Layout> Layout::allGather(const Mesh &mesh, size_t dim,
                                        const AxisList &axes) const {
-  if (std::optional<std::string> error = checkGroupAxes(mesh, axes))
+  if (std::optional<std::string> error = mesh.verifyGroupAxes(axes))
     return ValueOrError<Layout>::failure(*error);
   if (std::optional<std::string> error = checkDim(dim, "gather dim"))
     return ValueOrError<Layout>::failure(*error);
@@ -329,7 +335,7 @@ ValueOrError<Layout> Layout::allGather(const Mesh &mesh, size_t dim,
 
 ValueOrError<Layout> Layout::allSlice(const Mesh &mesh, size_t dim,
                                       const AxisList &axes) const {
-  if (std::optional<std::string> error = checkGroupAxes(mesh, axes))
+  if (std::optional<std::string> error = mesh.verifyGroupAxes(axes))
     return ValueOrError<Layout>::failure(*error);
   if (std::optional<std::string> error = checkDim(dim, "slice dim"))
     return ValueOrError<Layout>::failure(*error);
@@ -360,7 +366,7 @@ removePartial(std::vector<std::string> &partial,
 
 ValueOrError<Layout> Layout::allReduce(const Mesh &mesh,
                                        const AxisList &axes) const {
-  if (std::optional<std::string> error = checkGroupAxes(mesh, axes))
+  if (std::optional<std::string> error = mesh.verifyGroupAxes(axes))
     return ValueOrError<Layout>::failure(*error);
   // Summing replicas would multiply the value by the group size, and summing
   // blocks of a split dim would add unrelated elements.
@@ -373,7 +379,7 @@ ValueOrError<Layout> Layout::allReduce(const Mesh &mesh,
 
 ValueOrError<Layout> Layout::reduceScatter(const Mesh &mesh, size_t dim,
                                            const AxisList &axes) const {
-  if (std::optional<std::string> error = checkGroupAxes(mesh, axes))
+  if (std::optional<std::string> error = mesh.verifyGroupAxes(axes))
     return ValueOrError<Layout>::failure(*error);
   if (std::optional<std::string> error = checkDim(dim, "scatter dim"))
     return ValueOrError<Layout>::failure(*error);
@@ -388,7 +394,7 @@ ValueOrError<Layout> Layout::reduceScatter(const Mesh &mesh, size_t dim,
 ValueOrError<Layout> Layout::allToAll(const Mesh &mesh, size_t splitDim,
                                       size_t concatDim,
                                       const AxisList &axes) const {
-  if (std::optional<std::string> error = checkGroupAxes(mesh, axes))
+  if (std::optional<std::string> error = mesh.verifyGroupAxes(axes))
     return ValueOrError<Layout>::failure(*error);
   if (std::optional<std::string> error = checkDim(splitDim, "split dim"))
     return ValueOrError<Layout>::failure(*error);
@@ -428,7 +434,7 @@ checkReplicatedOver(const Layout &layout, const std::vector<std::string> &axes,
 
 ValueOrError<Layout> Layout::collectivePermute(const Mesh &mesh,
                                                const AxisList &axes) const {
-  if (std::optional<std::string> error = checkGroupAxes(mesh, axes))
+  if (std::optional<std::string> error = mesh.verifyGroupAxes(axes))
     return ValueOrError<Layout>::failure(*error);
   if (std::optional<std::string> error =
           checkReplicatedOver(*this, axes, "collective_permute"))
@@ -438,7 +444,7 @@ ValueOrError<Layout> Layout::collectivePermute(const Mesh &mesh,
 
 ValueOrError<Layout> Layout::broadcast(const Mesh &mesh,
                                        const AxisList &axes) const {
-  if (std::optional<std::string> error = checkGroupAxes(mesh, axes))
+  if (std::optional<std::string> error = mesh.verifyGroupAxes(axes))
     return ValueOrError<Layout>::failure(*error);
   if (std::optional<std::string> error =
           checkReplicatedOver(*this, axes, "broadcast"))

@@ -86,6 +86,14 @@ public:
   /// The position of the axis named `name`, if there is one.
   std::optional<size_t> findAxis(std::string_view name) const;
 
+  /// Checks that `name` is an axis of this mesh.
+  std::optional<std::string> verifyAxis(std::string_view name) const;
+
+  /// Checks the axes a collective names: at least one, each an axis of this
+  /// mesh, none twice.
+  std::optional<std::string>
+  verifyGroupAxes(const std::vector<std::string> &axisNames) const;
+
   /// The number of devices: the product of the axis sizes.
   int64_t getNumDevices() const;
 
@@ -251,9 +259,6 @@ private:
   Layout(std::vector<AxisList> dims, AxisList partial)
       : dims(std::move(dims)), partial(std::move(partial)) {}
 
-  /// Checks the axes a collective names: non-empty, existing, distinct.
-  std::optional<std::string> checkGroupAxes(const Mesh &mesh,
-                                            const AxisList &axes) const;
   /// Checks that `dim` is a dim of this layout.
   std::optional<std::string> checkDim(size_t dim, const char *role) const;
 
