@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 
 using namespace mlir::loom::dist;
 

@@ -17,7 +17,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/TypeSwitch.h" // used by the generated attribute printer
 
 using namespace mlir;
 using namespace mlir::loom::dist;
