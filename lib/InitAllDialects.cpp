@@ -6,6 +6,7 @@
 
 #include "loom/InitAllDialects.h"
 
+#include "loom/Dialect/Dist/IR/DistDialect.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,6 +14,6 @@
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::loom::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<LoomDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect>();
+  registry.insert<LoomDialect, dist::DistDialect, arith::ArithDialect,
+                  func::FuncDialect, tensor::TensorDialect>();
 }

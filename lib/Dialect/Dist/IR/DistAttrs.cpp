@@ -1,0 +1,179 @@
+//===- DistAttrs.cpp - dist dialect attributes ----------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The `#dist.layout` attribute: its syntax, the checks that need no mesh, and
+// the conversion to and from the layout library's `Layout`. Checks that need
+// the mesh's axes are made by the ops that carry a layout (Ops/Layouts.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/IR/DistAttrs.h"
+#include "Ops/MeshChecks.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h" // used by the generated attribute printer
+
+using namespace mlir;
+using namespace mlir::loom::dist;
+
+#include "loom/Dialect/Dist/IR/DistEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "loom/Dialect/Dist/IR/DistAttrs.cpp.inc"
+
+void DistDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "loom/Dialect/Dist/IR/DistAttrs.cpp.inc"
+      >();
+}
+
+std::vector<std::string> mlir::loom::dist::getAxisNames(ArrayAttr names) {
+  std::vector<std::string> result;
+  for (Attribute name : names)
+    result.push_back(cast<StringAttr>(name).str());
+  return result;
+}
+
+static ArrayAttr toArrayAttr(MLIRContext *context,
+                             const std::vector<std::string> &names) {
+  SmallVector<Attribute> attrs;
+  for (const std::string &name : names)
+    attrs.push_back(StringAttr::get(context, name));
+  return ArrayAttr::get(context, attrs);
+}
+
+//===----------------------------------------------------------------------===//
+// Syntax: #dist.layout<@m, [["dp"], [], ["tp"]], partial = ["x"]>
+//===----------------------------------------------------------------------===//
+
+/// Parses `["a", "b"]` into `names`.
+static ParseResult parseAxisList(AsmParser &parser,
+                                 SmallVectorImpl<Attribute> &names) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        std::string name;
+        if (parser.parseString(&name))
+          return failure();
+        names.push_back(parser.getBuilder().getStringAttr(name));
+        return success();
+      });
+}
+
+Attribute LayoutAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *context = parser.getContext();
+  FlatSymbolRefAttr mesh;
+  if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma())
+    return {};
+  SmallVector<Attribute> dims;
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            SmallVector<Attribute> axes;
+            if (parseAxisList(parser, axes))
+              return failure();
+            dims.push_back(ArrayAttr::get(context, axes));
+            return success();
+          }))
+    return {};
+  SmallVector<Attribute> partial;
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("partial") || parser.parseEqual() ||
+       parseAxisList(parser, partial)))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<LayoutAttr>(context, mesh,
+                                       ArrayAttr::get(context, dims),
+                                       ArrayAttr::get(context, partial));
+}
+
+static void printAxisList(AsmPrinter &printer, ArrayAttr names) {
+  printer << '[';
+  llvm::interleaveComma(names, printer, [&](Attribute name) {
+    printer.printString(cast<StringAttr>(name).getValue());
+  });
+  printer << ']';
+}
+
+void LayoutAttr::print(AsmPrinter &printer) const {
+  printer << '<' << getMesh() << ", [";
+  llvm::interleaveComma(getDims(), printer, [&](Attribute axes) {
+    printAxisList(printer, cast<ArrayAttr>(axes));
+  });
+  printer << ']';
+  // One spelling per layout: an empty partial list is never printed.
+  if (!getPartial().empty()) {
+    printer << ", partial = ";
+    printAxisList(printer, getPartial());
+  }
+  printer << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// Verification
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 FlatSymbolRefAttr mesh, ArrayAttr dims,
+                                 ArrayAttr partial) {
+  if (!mesh)
+    return emitError() << "expects a mesh symbol";
+  llvm::StringSet<> seen;
+  auto checkAxes = [&](Attribute list, const Twine &where) -> LogicalResult {
+    auto names = dyn_cast<ArrayAttr>(list);
+    if (!names)
+      return emitError() << "expects " << where << " to be an array of axis "
+                         << "names, got " << list;
+    for (Attribute name : names) {
+      // C1.
+      auto str = dyn_cast<StringAttr>(name);
+      if (!str || str.getValue().empty())
+        return emitError() << "expects non-empty axis names in " << where
+                           << ", got " << name;
+      // C2: an axis splits one dim once, or is partial, never both.
+      if (!seen.insert(str.getValue()).second)
+        return emitError() << "mesh axis `" << str.getValue()
+                           << "` is used twice in the layout";
+    }
+    return success();
+  };
+  for (auto [dim, axes] : llvm::enumerate(dims))
+    if (failed(checkAxes(axes, "dim " + Twine(dim))))
+      return failure();
+  return checkAxes(partial, "partial");
+}
+
+//===----------------------------------------------------------------------===//
+// Accessors and conversion to the layout library
+//===----------------------------------------------------------------------===//
+
+SmallVector<StringRef> LayoutAttr::getDimAxes(size_t dim) const {
+  return llvm::to_vector(
+      cast<ArrayAttr>(getDims()[dim]).getAsValueRange<StringAttr>());
+}
+
+SmallVector<StringRef> LayoutAttr::getPartialAxes() const {
+  return llvm::to_vector(getPartial().getAsValueRange<StringAttr>());
+}
+
+ValueOrError<Layout> LayoutAttr::toLayout(const Mesh &mesh) const {
+  std::vector<Layout::AxisList> dims;
+  for (Attribute axes : getDims())
+    dims.push_back(getAxisNames(cast<ArrayAttr>(axes)));
+  return Layout::get(mesh, std::move(dims), getAxisNames(getPartial()));
+}
+
+LayoutAttr LayoutAttr::get(FlatSymbolRefAttr mesh, const Layout &layout) {
+  MLIRContext *context = mesh.getContext();
+  SmallVector<Attribute> dims;
+  for (const Layout::AxisList &axes : layout.getDims())
+    dims.push_back(toArrayAttr(context, axes));
+  return get(context, mesh, ArrayAttr::get(context, dims),
+             toArrayAttr(context, layout.getPartialAxes()));
+}

@@ -1,0 +1,587 @@
+// RUN: loom-opt %s -split-input-file -verify-diagnostics
+
+// One case per numbered constraint of each dist op and of #dist.layout (see
+// DistOps.td and DistAttrs.td). Checks that need the mesh run when symbols
+// resolve, so their errors name the mesh's axes and sizes.
+
+// layout C1: axis names are non-empty.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @layout_empty_name(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expects non-empty axis names in dim 0, got ""}}
+  %0 = dist.annotate %x layout <@m, [[""]]> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// layout C2: an axis splits at most one dim, and is never both split and partial.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @layout_axis_twice(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{mesh axis `tp` is used twice in the layout}}
+  %0 = dist.annotate %x layout <@m, [["tp"], []], partial = ["tp"]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// mesh C1: one name per size.
+// expected-error @+1 {{expects one axis name per size, got 1 sizes and 2 names}}
+dist.mesh @bad shape [2] axes ["dp", "tp"]
+
+// -----
+
+// mesh C2: an axis of size 0 would leave no devices.
+// expected-error @+1 {{mesh axis `dp` has size 0; sizes must be at least 1}}
+dist.mesh @bad shape [0, 4] axes ["dp", "tp"]
+
+// -----
+
+// mesh C3: axis names are distinct, so layouts can name them.
+// expected-error @+1 {{mesh axis `dp` is declared twice}}
+dist.mesh @bad shape [2, 4] axes ["dp", "dp"]
+
+// -----
+
+// mesh C3: axis names are non-empty.
+// expected-error @+1 {{mesh axis 1 has an empty name}}
+dist.mesh @bad shape [2, 4] axes ["dp", ""]
+
+// -----
+
+// mesh: meshes are declared at module level, where every op can resolve them.
+func.func @nested_mesh() {
+  // expected-error @+1 {{expects parent op 'builtin.module'}}
+  dist.mesh @inner shape [2] axes ["dp"]
+  return
+}
+
+// -----
+
+// axis_index C1: the mesh symbol must name a dist.mesh, not a function.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @axis_index_not_a_mesh() -> index {
+  // expected-error @+1 {{@axis_index_not_a_mesh does not name a dist.mesh}}
+  %0 = dist.axis_index @axis_index_not_a_mesh "tp" : index
+  return %0 : index
+}
+
+// -----
+
+// axis_index C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @axis_index_unknown_axis() -> index {
+  // expected-error @+1 {{`sp` is not an axis of mesh {dp:2, tp:4}}}
+  %0 = dist.axis_index @m "sp" : index
+  return %0 : index
+}
+
+// -----
+
+// annotate C1: the layout names a mesh that does not exist.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @annotate_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.annotate %x layout <@missing, [[], []]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// annotate C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @annotate_unknown_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{layout: layout names `sp`, which is not an axis of mesh {dp:2, tp:4}}}
+  %0 = dist.annotate %x layout <@m, [["sp"], []]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// annotate C3: a pending sum has one spelling, its axes in mesh order.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @annotate_partial_order(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{layout: expects partial axes in mesh order ["dp", "tp"], got ["tp", "dp"]}}
+  %0 = dist.annotate %x layout <@m, [[], []], partial = ["tp", "dp"]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// annotate C4: a rank-2 layout on a rank-3 tensor.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @annotate_rank(%x: tensor<4x8x2xf32>) -> tensor<4x8x2xf32> {
+  // expected-error @+1 {{layout: layout of rank 2 does not fit a tensor of rank 3}}
+  %0 = dist.annotate %x layout <@m, [["dp"], ["tp"]]> : tensor<4x8x2xf32>
+  return %0 : tensor<4x8x2xf32>
+}
+
+// -----
+
+// annotate C5: dim 1 has 6 elements, which 4 devices cannot share evenly.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @annotate_divides(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{layout: mesh axis `tp` (size 4) does not divide dim 1 (size 6)}}
+  %0 = dist.annotate %x layout <@m, [["dp"], ["tp"]]> : tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// reshard C1, for `from`.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reshard_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.reshard %x from <@missing, [[], []]> to <@missing, [[], []]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reshard C2, for `to`.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reshard_unknown_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{`to`: layout names `sp`, which is not an axis of mesh {dp:2, tp:4}}}
+  %0 = dist.reshard %x from <@m, [[], []]> to <@m, [["sp"], []]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reshard C3, for `from`.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reshard_partial_order(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{`from`: expects partial axes in mesh order ["dp", "tp"], got ["tp", "dp"]}}
+  %0 = dist.reshard %x from <@m, [[], []], partial = ["tp", "dp"]> to <@m, [[], []]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reshard C4, for `to`.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reshard_rank(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{`to`: layout of rank 1 does not fit a tensor of rank 2}}
+  %0 = dist.reshard %x from <@m, [[], []]> to <@m, [["dp"]]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reshard C5, for `to`: dim 0 has 4 elements and [dp, tp] makes 8 blocks.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reshard_divides(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{`to`: mesh axes [`dp`, `tp`] (8 blocks) do not divide dim 0 (size 4)}}
+  %0 = dist.reshard %x from <@m, [[], []]> to <@m, [["dp", "tp"], []]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reshard C6: moving between meshes is send/recv, not a reshard.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+dist.mesh @other shape [8] axes ["x"]
+func.func @reshard_two_meshes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects `from` and `to` on one mesh, got @m and @other}}
+  %0 = dist.reshard %x from <@m, [[], []]> to <@other, [[], []]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// all_gather C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_gather_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.all_gather %x on @missing axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+
+// -----
+
+// all_gather C2: a collective runs over at least one axis.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_gather_no_axes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{a collective needs at least one mesh axis}}
+  %0 = dist.all_gather %x on @m axes [] dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// all_gather C3.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_gather_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{`dim` 2 is out of range for an operand of rank 2}}
+  %0 = dist.all_gather %x on @m axes ["tp"] dim 2 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// all_gather C4: a collective never converts.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_gather_element_type(%x: tensor<4x8xf32>) -> tensor<4x32xf16> {
+  // expected-error @+1 {{expects operand and result of one element type, got 'f32' and 'f16'}}
+  %0 = dist.all_gather %x on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x32xf16>
+  return %0 : tensor<4x32xf16>
+}
+
+// -----
+
+// all_gather C5: four devices over `tp` make dim 1 four times larger.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_gather_size(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{expects result dim 1 of size 32 (group size 4 times operand size 8), got 16}}
+  %0 = dist.all_gather %x on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+// all_gather C5: the other dims do not change.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_gather_other_dim(%x: tensor<4x8xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{expects result dim 0 of size 4 (the operand's), got 8}}
+  %0 = dist.all_gather %x on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// all_slice C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_slice_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.all_slice %x on @missing axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// all_slice C2: an axis is named once.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_slice_axis_twice(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{mesh axis `tp` is named twice}}
+  %0 = dist.all_slice %x on @m axes ["tp", "tp"] dim 1 : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// all_slice C3.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_slice_dim(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{`dim` -1 is out of range for an operand of rank 2}}
+  %0 = dist.all_slice %x on @m axes ["tp"] dim -1 : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// all_slice C4.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_slice_rank(%x: tensor<4x8xf32>) -> tensor<4x2x1xf32> {
+  // expected-error @+1 {{expects operand and result of one rank, got 2 and 3}}
+  %0 = dist.all_slice %x on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x2x1xf32>
+  return %0 : tensor<4x2x1xf32>
+}
+
+// -----
+
+// all_slice C5: 8 devices cannot cut 4 rows evenly.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_slice_divides(%x: tensor<4x8xf32>) -> tensor<1x8xf32> {
+  // expected-error @+1 {{group size 8 does not divide operand dim 0 (size 4)}}
+  %0 = dist.all_slice %x on @m axes ["dp", "tp"] dim 0 : tensor<4x8xf32> -> tensor<1x8xf32>
+  return %0 : tensor<1x8xf32>
+}
+
+// -----
+
+// all_slice C6.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_slice_size(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{expects result dim 1 of size 2 (operand size 8 divided by group size 4), got 4}}
+  %0 = dist.all_slice %x on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// all_reduce C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_reduce_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.all_reduce sum %x on @missing axes ["tp"] : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// all_reduce C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_reduce_unknown_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{`sp` is not an axis of mesh {dp:2, tp:4}}}
+  %0 = dist.all_reduce sum %x on @m axes ["sp"] : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reduce_scatter C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reduce_scatter_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.reduce_scatter %x on @missing axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// reduce_scatter C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reduce_scatter_no_axes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{a collective needs at least one mesh axis}}
+  %0 = dist.reduce_scatter %x on @m axes [] dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reduce_scatter C3.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reduce_scatter_dim(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{`dim` 5 is out of range for an operand of rank 2}}
+  %0 = dist.reduce_scatter %x on @m axes ["tp"] dim 5 : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// reduce_scatter C4.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reduce_scatter_element_type(%x: tensor<4x8xf32>) -> tensor<4x2xbf16> {
+  // expected-error @+1 {{expects operand and result of one element type, got 'f32' and 'bf16'}}
+  %0 = dist.reduce_scatter %x on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x2xbf16>
+  return %0 : tensor<4x2xbf16>
+}
+
+// -----
+
+// reduce_scatter C5: 4 devices cannot cut 6 columns evenly.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reduce_scatter_divides(%x: tensor<4x6xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{group size 4 does not divide operand dim 1 (size 6)}}
+  %0 = dist.reduce_scatter %x on @m axes ["tp"] dim 1 : tensor<4x6xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// reduce_scatter C6.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @reduce_scatter_size(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects result dim 0 of size 2 (operand size 4 divided by group size 2), got 4}}
+  %0 = dist.reduce_scatter %x on @m axes ["dp"] dim 0 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// all_to_all C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_to_all_no_mesh(%x: tensor<4x8xf32>) -> tensor<16x2xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.all_to_all %x on @missing axes ["tp"] split_dim 1 concat_dim 0 : tensor<4x8xf32> -> tensor<16x2xf32>
+  return %0 : tensor<16x2xf32>
+}
+
+// -----
+
+// all_to_all C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_to_all_unknown_axis(%x: tensor<4x8xf32>) -> tensor<16x2xf32> {
+  // expected-error @+1 {{`pp` is not an axis of mesh {dp:2, tp:4}}}
+  %0 = dist.all_to_all %x on @m axes ["pp"] split_dim 1 concat_dim 0 : tensor<4x8xf32> -> tensor<16x2xf32>
+  return %0 : tensor<16x2xf32>
+}
+
+// -----
+
+// all_to_all C3.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_to_all_dim(%x: tensor<4x8xf32>) -> tensor<16x2xf32> {
+  // expected-error @+1 {{`concat_dim` 2 is out of range for an operand of rank 2}}
+  %0 = dist.all_to_all %x on @m axes ["tp"] split_dim 1 concat_dim 2 : tensor<4x8xf32> -> tensor<16x2xf32>
+  return %0 : tensor<16x2xf32>
+}
+
+// -----
+
+// all_to_all C4: pieces received along the dim they were cut from would interleave.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_to_all_same_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects distinct `split_dim` and `concat_dim`, got 1 for both}}
+  %0 = dist.all_to_all %x on @m axes ["tp"] split_dim 1 concat_dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// all_to_all C5.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_to_all_rank(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{expects operand and result of one rank, got 2 and 1}}
+  %0 = dist.all_to_all %x on @m axes ["tp"] split_dim 1 concat_dim 0 : tensor<4x8xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+// all_to_all C6: 8 devices cannot cut 4 rows evenly.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_to_all_divides(%x: tensor<4x8xf32>) -> tensor<1x64xf32> {
+  // expected-error @+1 {{group size 8 does not divide operand dim 0 (size 4)}}
+  %0 = dist.all_to_all %x on @m axes ["dp", "tp"] split_dim 0 concat_dim 1 : tensor<4x8xf32> -> tensor<1x64xf32>
+  return %0 : tensor<1x64xf32>
+}
+
+// -----
+
+// all_to_all C7: the concat dim grows by the group size.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_to_all_size(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{expects result dim 0 of size 16 (group size 4 times operand size 4), got 4}}
+  %0 = dist.all_to_all %x on @m axes ["tp"] split_dim 1 concat_dim 0 : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// collective_permute C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @permute_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.collective_permute %x on @missing axes ["tp"] shift 1 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// collective_permute C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @permute_no_axes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{a collective needs at least one mesh axis}}
+  %0 = dist.collective_permute %x on @m axes [] shift 1 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// collective_permute C3: a shift by the group size moves nothing.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @permute_shift(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects `shift` in [1, 4), got 4}}
+  %0 = dist.collective_permute %x on @m axes ["tp"] shift 4 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// broadcast C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @broadcast_no_mesh(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.broadcast %x on @missing axes ["dp"] root 0 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// broadcast C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @broadcast_axis_twice(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{mesh axis `dp` is named twice}}
+  %0 = dist.broadcast %x on @m axes ["dp", "dp"] root 0 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// broadcast C3: the group over `dp` has members 0 and 1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @broadcast_root(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects `root` in [0, 2), got 2}}
+  %0 = dist.broadcast %x on @m axes ["dp"] root 2 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// send C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @send_no_mesh(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  dist.send %x on @missing axis "dp" to 1 : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// send C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @send_unknown_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{`pp` is not an axis of mesh {dp:2, tp:4}}}
+  dist.send %x on @m axis "pp" to 1 : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// send C3: `dp` has coordinates 0 and 1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @send_peer(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{expects `to` in [0, 2) for mesh axis `dp`, got 2}}
+  dist.send %x on @m axis "dp" to 2 : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// recv C1.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @recv_no_mesh() -> tensor<4x8xf32> {
+  // expected-error @+1 {{@missing does not name a dist.mesh}}
+  %0 = dist.recv on @missing axis "dp" from 0 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// recv C2.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @recv_unknown_axis() -> tensor<4x8xf32> {
+  // expected-error @+1 {{`pp` is not an axis of mesh {dp:2, tp:4}}}
+  %0 = dist.recv on @m axis "pp" from 0 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// recv C3: a negative stage does not exist.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @recv_peer() -> tensor<4x8xf32> {
+  // expected-error @+1 {{expects `from` in [0, 2) for mesh axis `dp`, got -1}}
+  %0 = dist.recv on @m axis "dp" from -1 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Every dist tensor has a static shape: layouts must divide exact sizes.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @all_reduce_dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor}}
+  %0 = dist.all_reduce sum %x on @m axes ["tp"] : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}

@@ -1,0 +1,85 @@
+// RUN: loom-opt %s | loom-opt | FileCheck %s
+// RUN: loom-opt %s --mlir-print-op-generic | loom-opt | FileCheck %s
+
+// CHECK: dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+// A pipeline mesh: stages on the major axis.
+// CHECK: dist.mesh @pipe shape [2, 2] axes ["pp", "dp"]
+dist.mesh @pipe shape [2, 2] axes ["pp", "dp"]
+
+// Layouts print without `#dist.layout` in the custom form; an empty partial
+// list is omitted, a non-empty one kept. (`{{\[\[}}` spells `[[`, which
+// FileCheck would read as a variable.)
+// CHECK-LABEL: func.func @annotate
+func.func @annotate(%x: tensor<8x3x16xf32>) -> tensor<8x3x16xf32> {
+  // CHECK: dist.annotate %{{.+}} layout <@m, {{\[\[}}"dp"], [], ["tp"]]> : tensor<8x3x16xf32>
+  %0 = dist.annotate %x layout <@m, [["dp"], [], ["tp"]], partial = []> : tensor<8x3x16xf32>
+  // CHECK: dist.annotate %{{.+}} layout <@m, {{\[\[}}"dp", "tp"], [], []]> : tensor<8x3x16xf32>
+  %1 = dist.annotate %0 layout <@m, [["dp", "tp"], [], []]> : tensor<8x3x16xf32>
+  return %1 : tensor<8x3x16xf32>
+}
+
+// A reshard names both layouts; partial axes survive the round trip.
+// CHECK-LABEL: func.func @reshard
+func.func @reshard(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // CHECK: dist.reshard %{{.+}} from <@m, {{\[\[}}"dp"], []], partial = ["tp"]> to <@m, {{\[\[}}"dp"], ["tp"]]> : tensor<8x64xf32>
+  %0 = dist.reshard %x from <@m, [["dp"], []], partial = ["tp"]> to <@m, [["dp"], ["tp"]]> : tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// Layouts are also plain attributes, e.g. on function arguments.
+// CHECK-LABEL: func.func @layout_attribute
+// CHECK-SAME: dist.layout = #dist.layout<@m, {{\[\[}}], ["tp"]], partial = ["dp"]>
+func.func @layout_attribute(%x: tensor<4x8xf32> {dist.layout = #dist.layout<@m, [[], ["tp"]], partial = ["dp"]>}) {
+  return
+}
+
+// The collectives on local tensors of @m.
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%x: tensor<4x2xf32>, %y: tensor<8x16xbf16>) -> (tensor<4x8xf32>, tensor<4x2xf32>, tensor<8x16xbf16>, tensor<2x16xbf16>, tensor<16x4xbf16>) {
+  // CHECK: dist.all_gather %{{.+}} on @m axes ["tp"] dim 1 : tensor<4x2xf32> -> tensor<4x8xf32>
+  %0 = dist.all_gather %x on @m axes ["tp"] dim 1 : tensor<4x2xf32> -> tensor<4x8xf32>
+  // CHECK: dist.all_slice %{{.+}} on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x2xf32>
+  %1 = dist.all_slice %0 on @m axes ["tp"] dim 1 : tensor<4x8xf32> -> tensor<4x2xf32>
+  // CHECK: dist.all_reduce sum %{{.+}} on @m axes ["dp", "tp"] : tensor<8x16xbf16>
+  %2 = dist.all_reduce sum %y on @m axes ["dp", "tp"] : tensor<8x16xbf16>
+  // CHECK: dist.all_reduce max %{{.+}} on @m axes ["tp"] : tensor<8x16xbf16>
+  %3 = dist.all_reduce max %2 on @m axes ["tp"] : tensor<8x16xbf16>
+  // CHECK: dist.reduce_scatter %{{.+}} on @m axes ["tp"] dim 0 : tensor<8x16xbf16> -> tensor<2x16xbf16>
+  %4 = dist.reduce_scatter %3 on @m axes ["tp"] dim 0 : tensor<8x16xbf16> -> tensor<2x16xbf16>
+  // Eight devices over [dp, tp]: dim 1 is cut in 8, dim 0 grows 8 times.
+  // CHECK: dist.all_to_all %{{.+}} on @m axes ["dp", "tp"] split_dim 1 concat_dim 0 : tensor<2x16xbf16> -> tensor<16x2xbf16>
+  %5 = dist.all_to_all %4 on @m axes ["dp", "tp"] split_dim 1 concat_dim 0 : tensor<2x16xbf16> -> tensor<16x2xbf16>
+  // CHECK: dist.all_to_all %{{.+}} on @m axes ["dp"] split_dim 0 concat_dim 1 : tensor<16x2xbf16> -> tensor<8x4xbf16>
+  %6 = dist.all_to_all %5 on @m axes ["dp"] split_dim 0 concat_dim 1 : tensor<16x2xbf16> -> tensor<8x4xbf16>
+  // CHECK: dist.collective_permute %{{.+}} on @m axes ["tp"] shift 3 : tensor<8x4xbf16>
+  %7 = dist.collective_permute %6 on @m axes ["tp"] shift 3 : tensor<8x4xbf16>
+  // CHECK: dist.broadcast %{{.+}} on @m axes ["dp"] root 1 : tensor<8x4xbf16>
+  %8 = dist.broadcast %7 on @m axes ["dp"] root 1 : tensor<8x4xbf16>
+  %9 = dist.all_gather %8 on @m axes ["dp"] dim 0 : tensor<8x4xbf16> -> tensor<16x4xbf16>
+  return %0, %1, %2, %4, %9 : tensor<4x8xf32>, tensor<4x2xf32>, tensor<8x16xbf16>, tensor<2x16xbf16>, tensor<16x4xbf16>
+}
+
+// A device's coordinate, as an index or an i64.
+// CHECK-LABEL: func.func @axis_index
+func.func @axis_index() -> (index, i64) {
+  // CHECK: dist.axis_index @m "tp" : index
+  %0 = dist.axis_index @m "tp" : index
+  // CHECK: dist.axis_index @m "dp" : i64
+  %1 = dist.axis_index @m "dp" : i64
+  return %0, %1 : index, i64
+}
+
+// Stage 0 sends its activations to stage 1, which receives them.
+// CHECK-LABEL: func.func @stage0
+func.func @stage0(%act: tensor<4x128xbf16>) {
+  // CHECK: dist.send %{{.+}} on @pipe axis "pp" to 1 : tensor<4x128xbf16>
+  dist.send %act on @pipe axis "pp" to 1 : tensor<4x128xbf16>
+  return
+}
+// CHECK-LABEL: func.func @stage1
+func.func @stage1() -> tensor<4x128xbf16> {
+  // CHECK: dist.recv on @pipe axis "pp" from 0 : tensor<4x128xbf16>
+  %0 = dist.recv on @pipe axis "pp" from 0 : tensor<4x128xbf16>
+  return %0 : tensor<4x128xbf16>
+}
