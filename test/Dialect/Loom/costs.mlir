@@ -35,3 +35,23 @@ func.func @reduce_sum(%x: tensor<8x16xf64>) -> tensor<8xf64> {
   %0 = loom.reduce_sum %x {axes = array<i64: 1>} : (tensor<8x16xf64>) -> tensor<8xf64>
   return %0 : tensor<8xf64>
 }
+
+// ===== Reduction, softmax and normalization ops =====
+
+// One addition per input element (8*16 = 128) and one division per output
+// element (8): 136 flops; reads 128*4 bytes, writes 8*4.
+// CHECK-LABEL: @reduce_mean loom.reduce_mean:
+// CHECK-SAME: reduction flops=136 read=512 written=32 output=32
+func.func @reduce_mean(%x: tensor<8x16xf32>) -> tensor<8xf32> {
+  %0 = loom.reduce_mean %x {axes = array<i64: 1>} : (tensor<8x16xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// One comparison per input element: 128; i32 is 4 bytes: reads 128*4,
+// writes 16*4.
+// CHECK-LABEL: @reduce_max loom.reduce_max:
+// CHECK-SAME: reduction flops=128 read=512 written=64 output=64
+func.func @reduce_max(%x: tensor<8x16xi32>) -> tensor<1x16xi32> {
+  %0 = loom.reduce_max %x {axes = array<i64: 0>, keepdims} : (tensor<8x16xi32>) -> tensor<1x16xi32>
+  return %0 : tensor<1x16xi32>
+}

@@ -119,3 +119,74 @@ func.func @reduce_axis_order(%x: tensor<4x8xf32>) -> tensor<f32> {
   %0 = loom.reduce_sum %x {axes = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// ===== Reduction, softmax and normalization ops =====
+
+// reduce_mean C1.
+func.func @reduce_mean_no_axes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects at least one axis}}
+  %0 = loom.reduce_mean %x {axes = array<i64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// reduce_mean C2: axis 2 does not exist in a rank-2 input.
+func.func @reduce_mean_axis_range(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for an input of rank 2}}
+  %0 = loom.reduce_mean %x {axes = array<i64: 2>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// reduce_mean C3: a repeated axis is not strictly increasing.
+func.func @reduce_mean_axis_order(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects strictly increasing axes, got 1 before 1}}
+  %0 = loom.reduce_mean %x {axes = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// reduce_mean: an integer mean would need a rounding rule, so it is refused.
+func.func @reduce_mean_integer(%x: tensor<4x8xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of}}
+  %0 = loom.reduce_mean %x {axes = array<i64: 1>} : (tensor<4x8xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// reduce_max C1.
+func.func @reduce_max_no_axes(%x: tensor<4x8xi64>) -> tensor<4x8xi64> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects at least one axis}}
+  %0 = loom.reduce_max %x {axes = array<i64>} : (tensor<4x8xi64>) -> tensor<4x8xi64>
+  return %0 : tensor<4x8xi64>
+}
+
+// -----
+
+// reduce_max C2: negative axes are not accepted.
+func.func @reduce_max_axis_range(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis -2 is out of range for an input of rank 2}}
+  %0 = loom.reduce_max %x {axes = array<i64: -2>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// reduce_max C3.
+func.func @reduce_max_axis_order(%x: tensor<4x8xf32>) -> tensor<f32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects strictly increasing axes, got 1 before 0}}
+  %0 = loom.reduce_max %x {axes = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

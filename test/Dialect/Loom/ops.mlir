@@ -38,3 +38,18 @@ func.func @reduce_sum(%x: tensor<8x128x768xf64>) -> (tensor<f64>, tensor<8x1x1xf
   %1 = loom.reduce_sum %x {axes = array<i64: 1, 2>, keepdims} : (tensor<8x128x768xf64>) -> tensor<8x1x1xf64>
   return %0, %1 : tensor<f64>, tensor<8x1x1xf64>
 }
+
+// ===== Reduction, softmax and normalization ops =====
+
+// reduce_mean and reduce_max take the same axes and keepdims as reduce_sum;
+// reduce_max also takes integers.
+// CHECK-LABEL: func.func @reduce_mean_max
+func.func @reduce_mean_max(%x: tensor<8x128x768xf32>, %i: tensor<4x6xi32>) -> (tensor<8x128x1xf32>, tensor<768xf32>, tensor<4xi32>) {
+  // CHECK: loom.reduce_mean %{{.+}} {axes = array<i64: 2>, keepdims} : (tensor<8x128x768xf32>) -> tensor<8x128x1xf32>
+  %0 = loom.reduce_mean %x {axes = array<i64: 2>, keepdims} : (tensor<8x128x768xf32>) -> tensor<8x128x1xf32>
+  // CHECK: loom.reduce_max %{{.+}} {axes = array<i64: 0, 1>} : (tensor<8x128x768xf32>) -> tensor<768xf32>
+  %1 = loom.reduce_max %x {axes = array<i64: 0, 1>} : (tensor<8x128x768xf32>) -> tensor<768xf32>
+  // CHECK: loom.reduce_max %{{.+}} {axes = array<i64: 1>} : (tensor<4x6xi32>) -> tensor<4xi32>
+  %2 = loom.reduce_max %i {axes = array<i64: 1>} : (tensor<4x6xi32>) -> tensor<4xi32>
+  return %0, %1, %2 : tensor<8x128x1xf32>, tensor<768xf32>, tensor<4xi32>
+}

@@ -59,3 +59,22 @@ func.func @reduce_sum_keepdims(%x: tensor<8x128xf32>) -> tensor<8x1xf32> {
   %0 = loom.reduce_sum %x {axes = array<i64: 1>, keepdims} : (tensor<8x128xf32>) -> tensor<8x1xf32>
   return %0 : tensor<8x1xf32>
 }
+
+// ===== Reduction, softmax and normalization ops =====
+
+// A mean is a scaled sum: a split reduced dim leaves partial sums (each
+// device divides by the global count); keepdims leaves a size-1 dim.
+// CHECK-LABEL: @reduce_mean loom.reduce_mean:
+// CHECK-SAME: ([a, b, c]) -> ([a, b, 1]) {a=8, b=128, c=768} reduction={c}
+func.func @reduce_mean(%x: tensor<8x128x768xf32>) -> tensor<8x128x1xf32> {
+  %0 = loom.reduce_mean %x {axes = array<i64: 2>, keepdims} : (tensor<8x128x768xf32>) -> tensor<8x128x1xf32>
+  return %0 : tensor<8x128x1xf32>
+}
+
+// A pending max has no layout, so the reduced dim may not be split.
+// CHECK-LABEL: @reduce_max loom.reduce_max:
+// CHECK-SAME: ([a, b]) -> ([b]) {a=8, b=128} need_replication={a}
+func.func @reduce_max(%x: tensor<8x128xf32>) -> tensor<128xf32> {
+  %0 = loom.reduce_max %x {axes = array<i64: 0>} : (tensor<8x128xf32>) -> tensor<128xf32>
+  return %0 : tensor<128xf32>
+}

@@ -126,3 +126,21 @@ TEST_F(LoomOpsTest, VerifierRejectsWrongDeclaredResultType) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Reduction, softmax and normalization ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST_F(LoomOpsTest, ReduceMeanAndMaxDropOrKeepAxes) {
+  auto args = makeFunction({f32({8, 128, 768})});
+  auto mean = ReduceMeanOp::create(builder, builder.getUnknownLoc(), args[0],
+                                   ArrayRef<int64_t>{2}, /*keepdims=*/true);
+  auto max = ReduceMaxOp::create(builder, builder.getUnknownLoc(), args[0],
+                                 ArrayRef<int64_t>{0, 1}, /*keepdims=*/false);
+  EXPECT_EQ(mean.getType(), f32({8, 128, 1}));
+  EXPECT_EQ(max.getType(), f32({768}));
+}
+
+} // namespace
