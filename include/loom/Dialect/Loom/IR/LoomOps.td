@@ -51,5 +51,6 @@ class Loom_Op<string mnemonic, list<Trait> traits = []>
 include "loom/Dialect/Loom/IR/Ops/Matmul.td"
 include "loom/Dialect/Loom/IR/Ops/Elementwise.td"
 include "loom/Dialect/Loom/IR/Ops/Reduction.td"
+include "loom/Dialect/Loom/IR/Ops/Normalization.td"
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
