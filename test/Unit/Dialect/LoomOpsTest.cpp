@@ -103,7 +103,9 @@ TEST_F(LoomOpsTest, InferenceReportsMismatchedContractionThroughDiagnostics) {
     return success();
   });
   SmallVector<Type> inferred;
-  MatmulOp::Adaptor adaptor(ValueRange{args[0], args[1]});
+  // A ValueRange over a braced list would dangle; keep the operands alive.
+  SmallVector<Value> operands{args[0], args[1]};
+  MatmulOp::Adaptor adaptor(operands);
   LogicalResult result = MatmulOp::inferReturnTypes(
       &context, builder.getUnknownLoc(), adaptor, inferred);
   EXPECT_TRUE(failed(result));
@@ -187,7 +189,8 @@ TEST_F(LoomOpsTest, SplitInferenceReportsAWrongSumThroughDiagnostics) {
   SplitOp::Properties properties;
   properties.axis = builder.getI64IntegerAttr(1);
   properties.sizes = builder.getDenseI64ArrayAttr({3, 4});
-  SplitOp::Adaptor adaptor(ValueRange{args[0]}, /*attrs=*/nullptr, properties);
+  SmallVector<Value> operands{args[0]};
+  SplitOp::Adaptor adaptor(operands, /*attrs=*/nullptr, properties);
   LogicalResult result = SplitOp::inferReturnTypes(
       &context, builder.getUnknownLoc(), adaptor, inferred);
   EXPECT_TRUE(failed(result));
@@ -288,13 +291,123 @@ TEST_F(LoomOpsTest, AttentionInferenceReportsUnevenHeadGroups) {
     return success();
   });
   SmallVector<Type> inferred;
-  AttentionOp::Adaptor adaptor(ValueRange{args[0], args[1], args[2]});
+  SmallVector<Value> operands{args[0], args[1], args[2]};
+  AttentionOp::Adaptor adaptor(operands);
   LogicalResult result = AttentionOp::inferReturnTypes(
       &context, builder.getUnknownLoc(), adaptor, inferred);
   EXPECT_TRUE(failed(result));
   EXPECT_TRUE(inferred.empty());
   EXPECT_EQ(message, "expects the key/value head count 4 to be positive and "
                      "divide the query head count 6");
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Reduction, softmax and normalization ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The default epsilon of the norms, as their builders take it.
+llvm::APFloat defaultEps() { return llvm::APFloat(1.0e-5); }
+
+TEST_F(LoomOpsTest, ReduceMeanAndMaxDropOrKeepAxes) {
+  auto args = makeFunction({f32({8, 128, 768})});
+  auto mean = ReduceMeanOp::create(builder, builder.getUnknownLoc(), args[0],
+                                   ArrayRef<int64_t>{2}, /*keepdims=*/true);
+  auto max = ReduceMaxOp::create(builder, builder.getUnknownLoc(), args[0],
+                                 ArrayRef<int64_t>{0, 1}, /*keepdims=*/false);
+  EXPECT_EQ(mean.getType(), f32({8, 128, 1}));
+  EXPECT_EQ(max.getType(), f32({768}));
+}
+
+TEST_F(LoomOpsTest, SoftmaxFamilyKeepsTheInputType) {
+  auto args = makeFunction({f32({2, 4, 16, 16}), f32({2, 4, 16, 16})});
+  Location loc = builder.getUnknownLoc();
+  auto softmax = SoftmaxOp::create(builder, loc, args[0], /*axis=*/3);
+  auto softmaxGrad =
+      SoftmaxGradOp::create(builder, loc, softmax, args[1], /*axis=*/3);
+  auto logSoftmax = LogSoftmaxOp::create(builder, loc, args[0], /*axis=*/1);
+  auto logSoftmaxGrad =
+      LogSoftmaxGradOp::create(builder, loc, logSoftmax, args[1], /*axis=*/1);
+  for (Operation *op :
+       {softmax.getOperation(), softmaxGrad.getOperation(),
+        logSoftmax.getOperation(), logSoftmaxGrad.getOperation()}) {
+    EXPECT_EQ(op->getResult(0).getType(), f32({2, 4, 16, 16}));
+    EXPECT_TRUE(succeeded(verify(op)));
+  }
+}
+
+TEST_F(LoomOpsTest, NormsKeepTheInputTypeWithOrWithoutParameters) {
+  auto args = makeFunction({f32({8, 128, 768}), f32({768}), f32({768})});
+  Location loc = builder.getUnknownLoc();
+  auto affine = LayerNormOp::create(builder, loc, args[0], args[1], args[2],
+                                    defaultEps());
+  auto plain = LayerNormOp::create(builder, loc, args[0], Value(), Value(),
+                                   defaultEps());
+  auto rms =
+      RmsNormOp::create(builder, loc, args[0], args[1], llvm::APFloat(1.0e-6));
+  EXPECT_EQ(affine.getType(), f32({8, 128, 768}));
+  EXPECT_EQ(plain.getType(), f32({8, 128, 768}));
+  EXPECT_EQ(rms.getType(), f32({8, 128, 768}));
+  EXPECT_FALSE(plain.getGamma());
+  EXPECT_EQ(rms.getEps().convertToDouble(), 1.0e-6);
+  for (Operation *op :
+       {affine.getOperation(), plain.getOperation(), rms.getOperation()})
+    EXPECT_TRUE(succeeded(verify(op)));
+}
+
+TEST_F(LoomOpsTest, NormGradsReturnParameterGradientsExactlyWithGamma) {
+  auto args = makeFunction({f32({4, 8}), f32({4, 8}), f32({8})});
+  Location loc = builder.getUnknownLoc();
+  auto layerGrad = LayerNormGradOp::create(builder, loc, args[0], args[1],
+                                           args[2], defaultEps());
+  ASSERT_EQ(layerGrad->getNumResults(), 3u);
+  EXPECT_EQ(layerGrad.getDx().getType(), f32({4, 8}));
+  EXPECT_EQ(layerGrad.getDgamma().getType(), f32({8}));
+  EXPECT_EQ(layerGrad.getDbeta().getType(), f32({8}));
+
+  auto layerGradPlain = LayerNormGradOp::create(builder, loc, args[0], args[1],
+                                                Value(), defaultEps());
+  EXPECT_EQ(layerGradPlain->getNumResults(), 1u);
+  EXPECT_FALSE(layerGradPlain.getDgamma());
+  EXPECT_FALSE(layerGradPlain.getDbeta());
+
+  auto rmsGrad = RmsNormGradOp::create(builder, loc, args[0], args[1], args[2],
+                                       defaultEps());
+  ASSERT_EQ(rmsGrad->getNumResults(), 2u);
+  EXPECT_EQ(rmsGrad.getDgamma().getType(), f32({8}));
+  auto rmsGradPlain = RmsNormGradOp::create(builder, loc, args[0], args[1],
+                                            Value(), defaultEps());
+  EXPECT_EQ(rmsGradPlain->getNumResults(), 1u);
+  EXPECT_FALSE(rmsGradPlain.getDgamma());
+  for (Operation *op : {layerGrad.getOperation(), layerGradPlain.getOperation(),
+                        rmsGrad.getOperation(), rmsGradPlain.getOperation()})
+    EXPECT_TRUE(succeeded(verify(op)));
+}
+
+TEST_F(LoomOpsTest, LayerNormInferenceReportsGammaWithoutBeta) {
+  auto args = makeFunction({f32({4, 8}), f32({8})});
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  LayerNormOp::Properties properties;
+  properties.setEps(builder.getF64FloatAttr(1.0e-5));
+  properties.setOperandSegmentSizes({1, 1, 0});
+  // The adaptor keeps a view of the operands: they must outlive it.
+  SmallVector<Value> operands = {args[0], args[1]};
+  LayerNormOp::Adaptor adaptor(operands, /*attrs=*/nullptr, properties);
+  SmallVector<Type> inferred;
+  LogicalResult result = LayerNormOp::inferReturnTypes(
+      &context, builder.getUnknownLoc(), adaptor, inferred);
+  EXPECT_TRUE(failed(result));
+  EXPECT_TRUE(inferred.empty());
+  EXPECT_EQ(message,
+            "expects gamma and beta both present or both absent, got gamma "
+            "only");
 }
 
 } // namespace

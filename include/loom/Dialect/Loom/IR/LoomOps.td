@@ -57,5 +57,6 @@ include "loom/Dialect/Loom/IR/Ops/Shape.td"
 include "loom/Dialect/Loom/IR/Ops/Embedding.td"
 include "loom/Dialect/Loom/IR/Ops/Attention.td"
 include "loom/Dialect/Loom/IR/Ops/Loss.td"
+include "loom/Dialect/Loom/IR/Ops/Normalization.td"
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

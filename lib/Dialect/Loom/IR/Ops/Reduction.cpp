@@ -6,7 +6,9 @@
 //
 // Behaviour of the reductions, in the house order: verify, infer, sharding
 // rule, cost. All reductions share one axes rule for types (inferReduction)
-// and one for sharding (getReductionRule).
+// and one for sharding (getReductionRule); they differ in the kind of their
+// reduced factors: sums and means leave partial sums when split, a maximum
+// may not be split at all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,6 +92,60 @@ OpShardingRule ReduceSumOp::getShardingRule() {
 
 OpCost ReduceSumOp::getCost(const OpShapes &shapes) {
   // One addition per input element (minus one per output, ignored).
+  return getStreamingCost(getOperation(), shapes, OpClass::Reduction,
+                          getNumElements(shapes.operands[0]));
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceMeanOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *context,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  return inferReduction(location, adaptor.getInput(), adaptor.getAxes(),
+                        adaptor.getKeepdims(), inferred);
+}
+
+OpShardingRule ReduceMeanOp::getShardingRule() {
+  // The mean is a sum scaled by a constant, so a split reduced dim leaves
+  // partial sums, as for reduce_sum. The partitioned op must scale by the
+  // global count (the product of the global sizes of the reduced dims) for
+  // the partial results to add up to the mean.
+  return getReductionRule(getOperation(), getAxes(), getKeepdims(),
+                          FactorKind::Reduction);
+}
+
+OpCost ReduceMeanOp::getCost(const OpShapes &shapes) {
+  // One addition per input element, then one division per output element.
+  return getStreamingCost(getOperation(), shapes, OpClass::Reduction,
+                          getNumElements(shapes.operands[0]) +
+                              getNumElements(shapes.results[0]));
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceMaxOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceMaxOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferReduction(location, adaptor.getInput(), adaptor.getAxes(),
+                        adaptor.getKeepdims(), inferred);
+}
+
+OpShardingRule ReduceMaxOp::getShardingRule() {
+  // A split reduced dim would leave a pending maximum on each device, but a
+  // layout's `partial` axes only hold pending sums; so the reduced dims must
+  // be whole on each device.
+  return getReductionRule(getOperation(), getAxes(), getKeepdims(),
+                          FactorKind::NeedReplication);
+}
+
+OpCost ReduceMaxOp::getCost(const OpShapes &shapes) {
+  // One comparison per input element.
   return getStreamingCost(getOperation(), shapes, OpClass::Reduction,
                           getNumElements(shapes.operands[0]));
 }
