@@ -14,6 +14,7 @@
 #ifndef LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
 #define LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
 
+include "loom/Dialect/Loom/IR/LoomAttrs.td"
 include "loom/Dialect/Loom/IR/LoomDialect.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -51,5 +52,6 @@ class Loom_Op<string mnemonic, list<Trait> traits = []>
 include "loom/Dialect/Loom/IR/Ops/Matmul.td"
 include "loom/Dialect/Loom/IR/Ops/Elementwise.td"
 include "loom/Dialect/Loom/IR/Ops/Reduction.td"
+include "loom/Dialect/Loom/IR/Ops/Optimizer.td"
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
