@@ -124,9 +124,8 @@ Attribute InitializerAttr::parse(AsmParser &parser, Type) {
         failed(parser.parseRParen()))
       return {};
   }
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), *kind,
-                    DenseF64ArrayAttr::get(parser.getContext(), args));
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    *kind, DenseF64ArrayAttr::get(parser.getContext(), args));
 }
 
 void InitializerAttr::print(AsmPrinter &printer) const {
@@ -135,9 +134,8 @@ void InitializerAttr::print(AsmPrinter &printer) const {
   if (args.empty())
     return;
   printer << "(";
-  llvm::interleaveComma(args, printer, [&](double value) {
-    printer.printFloat(APFloat(value));
-  });
+  llvm::interleaveComma(
+      args, printer, [&](double value) { printer.printFloat(APFloat(value)); });
   printer << ")";
 }
 

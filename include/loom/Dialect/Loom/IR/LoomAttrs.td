@@ -118,9 +118,10 @@ def Loom_ParamAttr : Loom_Attr<"Param", "param"> {
       state-dict key), so checkpoints load and save by name; not empty.
     - `init`: the initializer (`#loom.init`) used when training starts from
       scratch.
-    - `decay`: whether the optimizer applies weight decay to it (GPT-2
-      recipes decay matrices but not biases, norm weights or embeddings'
-      positions, depending on the recipe; the flag records the choice).
+    - `decay`: whether the optimizer applies weight decay to it. GPT-2
+      recipes decay the weight matrices and embeddings but not biases or
+      norm weights; recipes differ, so the flag records the choice per
+      parameter.
   }];
 
   let parameters = (ins

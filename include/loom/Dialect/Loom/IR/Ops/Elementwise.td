@@ -361,7 +361,9 @@ def Loom_DropoutOp : Loom_UnaryFloatOp<"dropout"> {
     origin), which is what makes dropout pointwise-parallel. `rate = 0` keeps
     every element and is the identity. Two dropouts with the same seed and
     shape draw the same mask: front ends give each dropout site its own
-    seed.
+    seed. The seed is a compile-time constant, so the mask also repeats
+    from one training step to the next; counter words 2 and 3 are reserved
+    for a per-step offset that will vary it.
 
     ```mlir
     %y = loom.dropout %x {rate = 1.000000e-01 : f64, seed = 17 : i64} : tensor<8x128x768xf32>
