@@ -34,10 +34,12 @@ static LogicalResult inferBroadcastBinary(std::optional<Location> location,
   auto rhsType = dyn_cast<RankedTensorType>(rhs.getType());
   if (!lhsType || !rhsType)
     return emitOptionalError(location, "expects ranked tensor operands");
+  // C1: mixed precision is explicit, through loom.cast.
   if (lhsType.getElementType() != rhsType.getElementType())
     return emitOptionalError(
         location, "expects operands of one element type, got ",
         lhsType.getElementType(), " and ", rhsType.getElementType());
+  // C2.
   SmallVector<int64_t> shape;
   if (!OpTrait::util::getBroadcastedShape(lhsType.getShape(),
                                           rhsType.getShape(), shape))
