@@ -18,6 +18,7 @@ using namespace mlir::loom;
 #include "loom/Dialect/Loom/IR/LoomOpsDialect.cpp.inc"
 
 void LoomDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -32,6 +32,14 @@ def Loom_Dialect : Dialect {
     Later phases query ops through interfaces (sharding rule, cost, VJP)
     implemented next to each op.
   }];
+
+  // Attributes live in LoomAttrs.td; LoomAttrs.cpp registers them and checks
+  // the `loom.param` / `loom.input` function-argument attributes.
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMDIALECT_TD

@@ -11,6 +11,7 @@
 #ifndef LOOM_DIALECT_LOOM_IR_LOOMOPS_H
 #define LOOM_DIALECT_LOOM_IR_LOOMOPS_H
 
+#include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Interfaces/CostOpInterface.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"

@@ -14,6 +14,7 @@
 #ifndef LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
 #define LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
 
+include "loom/Dialect/Loom/IR/LoomAttrs.td"
 include "loom/Dialect/Loom/IR/LoomDialect.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -58,5 +59,6 @@ include "loom/Dialect/Loom/IR/Ops/Embedding.td"
 include "loom/Dialect/Loom/IR/Ops/Attention.td"
 include "loom/Dialect/Loom/IR/Ops/Loss.td"
 include "loom/Dialect/Loom/IR/Ops/Normalization.td"
+include "loom/Dialect/Loom/IR/Ops/Optimizer.td"
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

@@ -6,12 +6,21 @@
 //
 // Behaviour of the elementwise ops, in the house order: verify, infer,
 // sharding rule, cost. Binary ops share one broadcasting rule for types
-// (inferBroadcastBinary) and one for sharding (getPointwiseRule).
+// (inferBroadcastBinary); every op here shares one sharding rule
+// (getPointwiseRule) and one cost shape (getPointwiseCost), differing only in
+// the FLOPs per element. Unary ops and the activation gradients have their
+// result type inferred by ODS (SameOperandsAndResultType, AllTypesMatch).
+//
+// FLOPs count each arithmetic operation and each transcendental function
+// (exp, log, sqrt, rsqrt, tanh, erf) of the formula in the op's description
+// as 1, a comparison or select as 1, and constants folded ahead of time as 0.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "mlir/Dialect/Traits.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -25,10 +34,12 @@ static LogicalResult inferBroadcastBinary(std::optional<Location> location,
   auto rhsType = dyn_cast<RankedTensorType>(rhs.getType());
   if (!lhsType || !rhsType)
     return emitOptionalError(location, "expects ranked tensor operands");
+  // C1: mixed precision is explicit, through loom.cast.
   if (lhsType.getElementType() != rhsType.getElementType())
     return emitOptionalError(
         location, "expects operands of one element type, got ",
         lhsType.getElementType(), " and ", rhsType.getElementType());
+  // C2.
   SmallVector<int64_t> shape;
   if (!OpTrait::util::getBroadcastedShape(lhsType.getShape(),
                                           rhsType.getShape(), shape))
@@ -50,6 +61,14 @@ static OpShardingRule getPointwiseRule(Operation *op) {
       .build();
 }
 
+/// Returns the cost of a pointwise op doing `flopsPerElement` FLOPs per
+/// result element and streaming its operands and results once.
+static OpCost getPointwiseCost(Operation *op, const OpShapes &shapes,
+                               double flopsPerElement) {
+  return getStreamingCost(op, shapes, OpClass::Elementwise,
+                          flopsPerElement * getNumElements(shapes.results[0]));
+}
+
 //===----------------------------------------------------------------------===//
 // AddOp
 //===----------------------------------------------------------------------===//
@@ -67,6 +86,285 @@ OpShardingRule AddOp::getShardingRule() {
 }
 
 OpCost AddOp::getCost(const OpShapes &shapes) {
-  return getStreamingCost(getOperation(), shapes, OpClass::Elementwise,
-                          getNumElements(shapes.results[0]));
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// SubOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SubOp::inferReturnTypes(MLIRContext *context,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  return inferBroadcastBinary(location, adaptor.getLhs(), adaptor.getRhs(),
+                              inferred);
+}
+
+OpShardingRule SubOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost SubOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// MulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MulOp::inferReturnTypes(MLIRContext *context,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  return inferBroadcastBinary(location, adaptor.getLhs(), adaptor.getRhs(),
+                              inferred);
+}
+
+OpShardingRule MulOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost MulOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// DivOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DivOp::inferReturnTypes(MLIRContext *context,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  return inferBroadcastBinary(location, adaptor.getLhs(), adaptor.getRhs(),
+                              inferred);
+}
+
+OpShardingRule DivOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost DivOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Unary math and activations
+//===----------------------------------------------------------------------===//
+
+OpShardingRule NegOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost NegOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+OpShardingRule ExpOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost ExpOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+OpShardingRule LogOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost LogOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+OpShardingRule SqrtOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost SqrtOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+OpShardingRule RsqrtOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost RsqrtOp::getCost(const OpShapes &shapes) {
+  // One special function (devices have a reciprocal-square-root unit).
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+OpShardingRule TanhOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost TanhOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+/// FLOPs of `1 / (1 + e^-x)`: negate, exp, add, divide.
+static constexpr double kSigmoidFlops = 4;
+
+OpShardingRule SigmoidOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost SigmoidOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, kSigmoidFlops);
+}
+
+OpShardingRule ReluOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost ReluOp::getCost(const OpShapes &shapes) {
+  // One comparison with 0.
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+OpShardingRule SiluOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost SiluOp::getCost(const OpShapes &shapes) {
+  // The sigmoid, then one multiplication by x.
+  return getPointwiseCost(getOperation(), shapes, kSigmoidFlops + 1);
+}
+
+/// FLOPs of gelu(x) per element:
+/// - none: x / sqrt(2), erf, 1 + ., 0.5 * x, times: 5;
+/// - tanh: x^3 (2), 0.044715 * ., x + ., k * ., tanh, 1 + ., 0.5 * x,
+///   times: 9.
+static double getGeluFlops(GeluApproximation approximate) {
+  return approximate == GeluApproximation::Tanh ? 9 : 5;
+}
+
+OpShardingRule GeluOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost GeluOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes,
+                          getGeluFlops(getApproximate()));
+}
+
+//===----------------------------------------------------------------------===//
+// ScaleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScaleOp::verify() {
+  // C1: an infinite or NaN factor makes every element inf or NaN.
+  double factor = getFactor().convertToDouble();
+  if (!std::isfinite(factor))
+    return emitOpError("expects a finite factor, got ") << factor;
+  return success();
+}
+
+OpShardingRule ScaleOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost ScaleOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  // C1: a cast converts elements, never moves them.
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType resultType = getType();
+  if (inputType.getShape() != resultType.getShape())
+    return emitOpError("expects the operand and result to have the same "
+                       "shape, got ")
+           << inputType << " and " << resultType;
+  return success();
+}
+
+OpShardingRule CastOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost CastOp::getCost(const OpShapes &shapes) {
+  // A conversion is not arithmetic: no FLOPs, only the traffic at the two
+  // element sizes.
+  return getPointwiseCost(getOperation(), shapes, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  // C1: rate 1 would drop everything and divide by zero. Written as a
+  // negated range test so that NaN fails too.
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0 && rate < 1))
+    return emitOpError("expects rate to be in [0, 1), got ") << rate;
+  return success();
+}
+
+OpShardingRule DropoutOp::getShardingRule() {
+  // Parallel, although the op is random: the mask is a function of the
+  // element's global index, so a shard computes exactly its slice of the
+  // unsplit result.
+  return getPointwiseRule(getOperation());
+}
+
+OpCost DropoutOp::getCost(const OpShapes &shapes) {
+  // One comparison of the random word with the threshold and one multiply
+  // by the scale. Philox's integer rounds (about 25 integer operations per
+  // element) are not FLOPs; the op stays memory bound.
+  return getPointwiseCost(getOperation(), shapes, 2);
+}
+
+//===----------------------------------------------------------------------===//
+// ReluGradOp
+//===----------------------------------------------------------------------===//
+
+OpShardingRule ReluGradOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost ReluGradOp::getCost(const OpShapes &shapes) {
+  // One comparison-and-select.
+  return getPointwiseCost(getOperation(), shapes, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// SiluGradOp
+//===----------------------------------------------------------------------===//
+
+OpShardingRule SiluGradOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost SiluGradOp::getCost(const OpShapes &shapes) {
+  // The sigmoid, then 1 - s, x * ., 1 + ., s * ., dy * .: 5 more.
+  return getPointwiseCost(getOperation(), shapes, kSigmoidFlops + 5);
+}
+
+//===----------------------------------------------------------------------===//
+// GeluGradOp
+//===----------------------------------------------------------------------===//
+
+/// FLOPs of gelu_grad per element:
+/// - none: Phi (x / sqrt(2), erf, 1 + ., 0.5 * .: 4), phi (x^2, -0.5 * .,
+///   exp, 1 / sqrt(2 pi) * .: 4), x * phi, Phi + ., dy * .: 11;
+/// - tanh: u (x^2, x^3, 0.044715 * ., x + ., k * .: 5), tanh (1), du/dx
+///   (3 * 0.044715 * x^2, 1 + ., k * .: 3), gelu' (1 + t, 0.5 * ., t^2,
+///   1 - ., x * ., * du/dx, 0.5 * ., + : 8), dy * . (1): 18.
+static double getGeluGradFlops(GeluApproximation approximate) {
+  return approximate == GeluApproximation::Tanh ? 18 : 11;
+}
+
+OpShardingRule GeluGradOp::getShardingRule() {
+  return getPointwiseRule(getOperation());
+}
+
+OpCost GeluGradOp::getCost(const OpShapes &shapes) {
+  return getPointwiseCost(getOperation(), shapes,
+                          getGeluGradFlops(getApproximate()));
 }
