@@ -17,8 +17,10 @@ LOOM_APT_PACKAGES=(
   cmake ninja-build ccache
   # Libraries the compiler and runtimes use.
   nlohmann-json3-dev libopenblas-dev libopenmpi-dev openmpi-bin
-  # Tests.
+  # Tests. PyTorch (CPU) is the reference the interpreter and the model
+  # builders are checked against; clang's runtime provides libFuzzer.
   libgtest-dev libgmock-dev python3-pytest python3-numpy pybind11-dev
+  python3-torch libclang-rt-22-dev
 )
 
 if [[ "${LOOM_SKIP_APT:-0}" == "1" ]]; then
