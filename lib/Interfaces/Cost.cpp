@@ -7,7 +7,10 @@
 #include "loom/Interfaces/Cost.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -32,16 +35,30 @@ StringRef mlir::loom::stringifyOpClass(OpClass opClass) {
 
 raw_ostream &mlir::loom::operator<<(raw_ostream &os, const OpCost &cost) {
   // FLOP counts are integral for every op; print them without exponents.
-  return os << stringifyOpClass(cost.opClass) << " flops="
-            << static_cast<int64_t>(cost.flops) << " read=" << cost.bytesRead
-            << " written=" << cost.bytesWritten
+  return os << stringifyOpClass(cost.opClass)
+            << " flops=" << static_cast<int64_t>(cost.flops)
+            << " read=" << cost.bytesRead << " written=" << cost.bytesWritten
             << " output=" << cost.outputBytes;
+}
+
+/// Returns a * b, saturated at INT64_MAX: costs of absurdly large (but legal)
+/// static shapes stay ordered instead of overflowing.
+static int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t product;
+  return llvm::MulOverflow(a, b, product) ? std::numeric_limits<int64_t>::max()
+                                          : product;
+}
+
+static int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  return llvm::AddOverflow(a, b, sum) ? std::numeric_limits<int64_t>::max()
+                                      : sum;
 }
 
 int64_t mlir::loom::getNumElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    n = saturatingMul(n, d);
   return n;
 }
 
@@ -73,12 +90,16 @@ OpCost mlir::loom::getStreamingCost(Operation *op, const OpShapes &shapes,
   OpCost cost;
   cost.opClass = opClass;
   cost.flops = flops;
-  for (auto [type, shape] : llvm::zip_equal(op->getOperandTypes(),
-                                            shapes.operands))
-    cost.bytesRead += getNumElements(shape) * getElementBytes(type);
-  for (auto [type, shape] : llvm::zip_equal(op->getResultTypes(),
-                                            shapes.results))
-    cost.outputBytes += getNumElements(shape) * getElementBytes(type);
+  for (auto [type, shape] :
+       llvm::zip_equal(op->getOperandTypes(), shapes.operands))
+    cost.bytesRead =
+        saturatingAdd(cost.bytesRead, saturatingMul(getNumElements(shape),
+                                                    getElementBytes(type)));
+  for (auto [type, shape] :
+       llvm::zip_equal(op->getResultTypes(), shapes.results))
+    cost.outputBytes =
+        saturatingAdd(cost.outputBytes, saturatingMul(getNumElements(shape),
+                                                      getElementBytes(type)));
   cost.bytesWritten = cost.outputBytes;
   return cost;
 }

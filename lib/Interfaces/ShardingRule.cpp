@@ -35,6 +35,60 @@ SmallVector<int64_t> OpShardingRule::getFactorsOfKind(FactorKind kind) const {
   return ids;
 }
 
+SmallVector<int64_t> OpShardingRule::getGlobalIndexedFactors() const {
+  SmallVector<int64_t> ids;
+  for (auto [id, factor] : llvm::enumerate(factors))
+    if (factor.globalIndexed)
+      ids.push_back(id);
+  return ids;
+}
+
+std::string
+OpShardingRule::verifyAssignment(ArrayRef<int64_t> blocksPerFactor) const {
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (blocksPerFactor.size() != factors.size()) {
+    os << "assignment has " << blocksPerFactor.size() << " factors, rule has "
+       << factors.size();
+    return error;
+  }
+  for (auto [id, factor] : llvm::enumerate(factors)) {
+    int64_t blocks = blocksPerFactor[id];
+    if (blocks < 1 || factor.size % blocks != 0) {
+      os << "factor " << id << " (size " << factor.size
+         << ") cannot be split into " << blocks << " blocks";
+      return error;
+    }
+    if (blocks > 1 && factor.kind == FactorKind::NeedReplication) {
+      os << "factor " << id << " may not be split";
+      return error;
+    }
+  }
+  // Within each compound dim, a split factor needs every factor major to it
+  // split completely.
+  auto checkDims = [&](ArrayRef<TensorFactorMapping> mappings) {
+    for (const TensorFactorMapping &mapping : mappings) {
+      for (ArrayRef<int64_t> dimFactors : mapping) {
+        for (auto [i, id] : llvm::enumerate(dimFactors)) {
+          if (blocksPerFactor[id] == 1)
+            continue;
+          for (int64_t major : dimFactors.take_front(i)) {
+            if (blocksPerFactor[major] == factors[major].size)
+              continue;
+            os << "factor " << id << " is split but factor " << major
+               << ", major to it in the same dim, is not split completely";
+            return false;
+          }
+        }
+      }
+    }
+    return true;
+  };
+  if (checkDims(operands))
+    checkDims(results);
+  return error;
+}
+
 /// Checks one group of tensors (operands or results) against their shapes.
 static std::string verifyMappings(StringRef what,
                                   ArrayRef<TensorFactorMapping> mappings,
@@ -76,7 +130,8 @@ static std::string verifyMappings(StringRef what,
 std::string
 OpShardingRule::verify(ArrayRef<ArrayRef<int64_t>> operandShapes,
                        ArrayRef<ArrayRef<int64_t>> resultShapes) const {
-  std::string error = verifyMappings("operand", operands, operandShapes, factors);
+  std::string error =
+      verifyMappings("operand", operands, operandShapes, factors);
   if (error.empty())
     error = verifyMappings("result", results, resultShapes, factors);
   return error;
@@ -121,15 +176,17 @@ void OpShardingRule::print(raw_ostream &os) const {
     os << factorName(idAndFactor.index()) << "=" << idAndFactor.value().size;
   });
   os << "}";
-  for (FactorKind kind : {FactorKind::Reduction, FactorKind::NeedReplication,
-                          FactorKind::OpPartitioned}) {
-    SmallVector<int64_t> ids = getFactorsOfKind(kind);
+  auto printIds = [&](StringRef label, ArrayRef<int64_t> ids) {
     if (ids.empty())
-      continue;
-    os << " " << stringifyFactorKind(kind) << "={";
+      return;
+    os << " " << label << "={";
     llvm::interleaveComma(ids, os, [&](int64_t id) { os << factorName(id); });
     os << "}";
-  }
+  };
+  for (FactorKind kind : {FactorKind::Reduction, FactorKind::NeedReplication,
+                          FactorKind::OpPartitioned})
+    printIds(stringifyFactorKind(kind), getFactorsOfKind(kind));
+  printIds("global", getGlobalIndexedFactors());
 }
 
 raw_ostream &mlir::loom::operator<<(raw_ostream &os,
@@ -163,9 +220,10 @@ OpShardingRuleBuilder::OpShardingRuleBuilder(TypeRange operandTypes,
 
 int64_t OpShardingRuleBuilder::addFactor(ArrayRef<int64_t> operandDims,
                                          ArrayRef<int64_t> resultDims,
-                                         int64_t size, FactorKind kind) {
+                                         int64_t size, FactorKind kind,
+                                         bool globalIndexed) {
   int64_t id = rule.factors.size();
-  rule.factors.push_back({size, kind});
+  rule.factors.push_back({size, kind, globalIndexed});
   for (auto [mapping, dim] : llvm::zip_equal(rule.operands, operandDims))
     if (dim != kNoDim)
       mapping[dim].push_back(id);
@@ -177,20 +235,22 @@ int64_t OpShardingRuleBuilder::addFactor(ArrayRef<int64_t> operandDims,
 
 OpShardingRuleBuilder &
 OpShardingRuleBuilder::addPointwise(ArrayRef<ArrayRef<int64_t>> operandShapes,
-                                    ArrayRef<int64_t> resultShape) {
+                                    ArrayRef<int64_t> resultShape,
+                                    bool globalIndexed) {
   int64_t rank = resultShape.size();
   for (int64_t dim = 0; dim < rank; ++dim) {
     SmallVector<int64_t> operandDims;
     for (ArrayRef<int64_t> shape : operandShapes) {
       // Align at the last dim; a missing or stretched dim gets no factor.
       int64_t operandDim = dim - (rank - static_cast<int64_t>(shape.size()));
-      bool present = operandDim >= 0 &&
-                     (shape[operandDim] == resultShape[dim] ||
-                      resultShape[dim] == 1);
+      bool present =
+          operandDim >= 0 &&
+          (shape[operandDim] == resultShape[dim] || resultShape[dim] == 1);
       operandDims.push_back(present ? operandDim : kNoDim);
     }
     SmallVector<int64_t> resultDims(rule.results.size(), dim);
-    addFactor(operandDims, resultDims, resultShape[dim]);
+    addFactor(operandDims, resultDims, resultShape[dim], FactorKind::Parallel,
+              globalIndexed);
   }
   return *this;
 }

@@ -62,7 +62,7 @@ struct OpShapes {
 /// Returns the static shapes of `op`'s ranked-tensor operands and results.
 OpShapes getGlobalShapes(Operation *op);
 
-/// Returns the number of elements of `shape`.
+/// Returns the number of elements of `shape`, saturated at INT64_MAX.
 int64_t getNumElements(ArrayRef<int64_t> shape);
 
 /// Returns the bytes one element of `type` takes (i1 takes one byte).

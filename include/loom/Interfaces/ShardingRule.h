@@ -17,7 +17,8 @@
 //   ([a, c], [c, b]) -> ([a, b]) {a=4, b=16, c=8} reduction={c}
 //
 // A dim made of several factors prints as (h, d), major first; a dim with no
-// factor prints as 1.
+// factor prints as 1. Globally indexed factors are listed last, as
+// `global={..}`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,20 +34,23 @@
 namespace mlir {
 namespace loom {
 
-/// What splitting a factor over mesh axes means for the op.
+/// What splitting a factor over mesh axes means for the op's results. Every
+/// kind splits the results that contain the factor by it; the kinds differ in
+/// what happens to results that lack it.
 enum class FactorKind {
   /// Every device computes its block independently. Results that lack the
   /// factor are computed whole on every device.
   Parallel,
   /// The op sums over the factor: a split leaves each result that lacks the
   /// factor as a partial sum on each device (a `partial` layout, resolved
-  /// later by an all-reduce or reduce-scatter), while results that contain
-  /// it are split by it. matmul's K; the batch dims of a bias gradient.
+  /// later by an all-reduce or reduce-scatter). matmul's K; the batch dims of
+  /// a bias gradient.
   Reduction,
   /// The factor may not be split (e.g. the normalized dim of a softmax).
   NeedReplication,
-  /// The op implements the split itself with its own communication (ring
-  /// attention over the key sequence, vocab-parallel cross-entropy).
+  /// The op implements the split with communication of its own, and results
+  /// that lack the factor come out whole (ring attention over the sequence,
+  /// vocab-parallel cross-entropy).
   OpPartitioned,
 };
 
@@ -57,6 +61,13 @@ StringRef stringifyFactorKind(FactorKind kind);
 struct ShardingFactor {
   int64_t size;
   FactorKind kind;
+  /// True when a device's local computation depends on where its block lies
+  /// along the factor (its global offset) or on the factor's global size:
+  /// the causal mask of a query block, rope without explicit positions, a
+  /// dropout mask keyed by global index, the vocab range of an embedding
+  /// shard, reduce_mean's divisor. The partitioner then passes the block's
+  /// offset (from dist.axis_index) and the global size to the local op.
+  bool globalIndexed = false;
 };
 
 /// The factors composing each dim of one tensor, major to minor.
@@ -79,6 +90,20 @@ public:
 
   /// Returns the factor ids of the given kind, in order.
   SmallVector<int64_t> getFactorsOfKind(FactorKind kind) const;
+
+  /// Returns the ids of the globally indexed factors, in order.
+  SmallVector<int64_t> getGlobalIndexedFactors() const;
+
+  /// Checks an assignment of mesh axes to factors, given as the number of
+  /// blocks each factor is split into (1 when unsplit). A split must divide
+  /// the factor, NeedReplication factors may not be split, and a factor of a
+  /// compound dim may be split only if every factor major to it in that dim
+  /// is split completely (into blocks of size 1): otherwise a device's
+  /// elements would not form one contiguous block of the dim, which is all a
+  /// layout can describe. For GQA heads (hkv, g), splitting g needs hkv fully
+  /// split. Returns an error message, or an empty string if the assignment
+  /// is valid.
+  std::string verifyAssignment(ArrayRef<int64_t> blocksPerFactor) const;
 
   /// Checks the rule against tensor shapes: one mapping per tensor and per
   /// dim, every factor id valid, and each dim's size equal to the product
@@ -117,14 +142,16 @@ public:
   /// and `resultDims[j]` of result j (kNoDim where it is absent). Returns the
   /// factor's id.
   int64_t addFactor(ArrayRef<int64_t> operandDims, ArrayRef<int64_t> resultDims,
-                    int64_t size, FactorKind kind = FactorKind::Parallel);
+                    int64_t size, FactorKind kind = FactorKind::Parallel,
+                    bool globalIndexed = false);
 
   /// Adds one parallel factor per dim of `resultShape`, the shape of every
   /// result, aligned numpy-style with every operand: an operand dim of size 1
   /// facing a larger result dim (a broadcast) gets no factor, as do missing
   /// dims. For elementwise ops with broadcasting.
   OpShardingRuleBuilder &addPointwise(ArrayRef<ArrayRef<int64_t>> operandShapes,
-                                      ArrayRef<int64_t> resultShape);
+                                      ArrayRef<int64_t> resultShape,
+                                      bool globalIndexed = false);
 
   OpShardingRule build() { return std::move(rule); }
 

@@ -35,6 +35,7 @@ static std::string quoteList(const std::vector<std::string> &names) {
 //===----------------------------------------------------------------------===//
 
 ValueOrError<Mesh> Mesh::get(std::vector<Axis> axes) {
+  int64_t devices = 1;
   for (size_t i = 0; i < axes.size(); ++i) {
     if (axes[i].name.empty())
       return ValueOrError<Mesh>::failure("mesh axis " + std::to_string(i) +
@@ -47,6 +48,14 @@ ValueOrError<Mesh> Mesh::get(std::vector<Axis> axes) {
       if (axes[j].name == axes[i].name)
         return ValueOrError<Mesh>::failure("mesh axis " + quote(axes[i].name) +
                                            " is declared twice");
+    // Every device count, group size and rank below fits in int64_t (and a
+    // rank in int32, as MPI and NCCL need) once the mesh itself does.
+    if (axes[i].size > kMaxDevices / devices)
+      return ValueOrError<Mesh>::failure(
+          "mesh has more than " + std::to_string(kMaxDevices) +
+          " devices (at axis " + quote(axes[i].name) + " of size " +
+          std::to_string(axes[i].size) + ")");
+    devices *= axes[i].size;
   }
   return Mesh(std::move(axes));
 }

@@ -48,6 +48,12 @@ dist.mesh @bad shape [2, 4] axes ["dp", ""]
 
 // -----
 
+// mesh C4: 2^16 x 2^16 devices exceed the 2^30 that ranks may number.
+// expected-error @+1 {{mesh has more than 1073741824 devices (at axis `b` of size 65536)}}
+dist.mesh @bad shape [65536, 65536] axes ["a", "b"]
+
+// -----
+
 // mesh: meshes are declared at module level, where every op can resolve them.
 func.func @nested_mesh() {
   // expected-error @+1 {{expects parent op 'builtin.module'}}

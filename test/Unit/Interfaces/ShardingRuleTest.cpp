@@ -105,4 +105,47 @@ TEST(ShardingRuleTest, FactorNamesContinuePastZ) {
   EXPECT_NE(text.find("y, z, a1, b1]"), std::string::npos) << text;
 }
 
+TEST(ShardingRuleTest, GlobalIndexedFactorsPrintLast) {
+  OpShardingRuleBuilder builder({2}, {2});
+  builder.addFactor({0}, {0}, 4, FactorKind::Parallel, /*globalIndexed=*/true);
+  builder.addFactor({1}, {1}, 8, FactorKind::OpPartitioned,
+                    /*globalIndexed=*/true);
+  OpShardingRule rule = builder.build();
+  EXPECT_EQ(rule.getGlobalIndexedFactors(), (SmallVector<int64_t>{0, 1}));
+  EXPECT_EQ(print(rule),
+            "([a, b]) -> ([a, b]) {a=4, b=8} op_partitioned={b} global={a, b}");
+}
+
+TEST(ShardingRuleTest, AssignmentNeedsMajorFactorsOfACompoundDimFullySplit) {
+  // Grouped-query heads: q heads (hkv, g) = (2, 4), kv heads (hkv).
+  OpShardingRuleBuilder builder({1, 1}, {1});
+  int64_t hkv = builder.addFactor({0, 0}, {0}, 2);
+  int64_t g = builder.addFactor({0, kNoDim}, {0}, 4);
+  OpShardingRule rule = builder.build();
+  auto blocks = [&](int64_t hkvBlocks, int64_t gBlocks) {
+    SmallVector<int64_t> counts(2);
+    counts[hkv] = hkvBlocks;
+    counts[g] = gBlocks;
+    return rule.verifyAssignment(counts);
+  };
+  EXPECT_EQ(blocks(1, 1), "");
+  EXPECT_EQ(blocks(2, 1), "");
+  EXPECT_EQ(blocks(2, 4), "");
+  // Splitting g alone would give a device query heads {j, 4 + j}: not a
+  // contiguous block of the head dim.
+  EXPECT_EQ(blocks(1, 4), "factor 1 is split but factor 0, major to it in the "
+                          "same dim, is not split completely");
+  EXPECT_EQ(blocks(1, 3), "factor 1 (size 4) cannot be split into 3 blocks");
+}
+
+TEST(ShardingRuleTest, AssignmentRejectsSplittingReplicatedFactors) {
+  OpShardingRuleBuilder builder({1}, {1});
+  builder.addFactor({0}, {0}, 8, FactorKind::NeedReplication);
+  OpShardingRule rule = builder.build();
+  EXPECT_EQ(rule.verifyAssignment({1}), "");
+  EXPECT_EQ(rule.verifyAssignment({2}), "factor 0 may not be split");
+  EXPECT_EQ(rule.verifyAssignment({1, 1}),
+            "assignment has 2 factors, rule has 1");
+}
+
 } // namespace

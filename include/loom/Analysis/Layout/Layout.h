@@ -75,8 +75,11 @@ public:
     }
   };
 
-  /// Builds a mesh, checking that names are non-empty and unique and sizes
-  /// are at least 1.
+  /// The most devices a mesh may have: ranks must fit MPI's and NCCL's int.
+  static constexpr int64_t kMaxDevices = int64_t(1) << 30;
+
+  /// Builds a mesh, checking that names are non-empty and unique, sizes are
+  /// at least 1, and the device count is at most kMaxDevices.
   static ValueOrError<Mesh> get(std::vector<Axis> axes);
 
   size_t getNumAxes() const { return axes.size(); }

@@ -54,6 +54,8 @@ def Dist_MeshOp : Dist_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     - C1: `shape` and `axes` have the same length.
     - C2: every axis size is at least 1.
     - C3: axis names are non-empty and distinct.
+    - C4: the mesh has at most 2^30 devices (ranks fit MPI's and NCCL's
+      `int`, and every group size and offset fits 64 bits).
   }];
 
   let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape,

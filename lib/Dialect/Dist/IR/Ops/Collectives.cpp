@@ -14,6 +14,8 @@
 
 #include "MeshChecks.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace mlir::loom::dist;
 
@@ -96,9 +98,14 @@ static LogicalResult verifyResultShape(Operation *op, RankedTensorType input,
 /// `dim` multiplied by the group size (gathers).
 static DimChange grown(RankedTensorType input, int64_t dim, int64_t n) {
   int64_t size = input.getDimSize(dim);
-  return {dim, size * n,
-          "group size " + std::to_string(n) + " times operand size " +
-              std::to_string(size)};
+  std::string why = "group size " + std::to_string(n) + " times operand size " +
+                    std::to_string(size);
+  int64_t product;
+  // No static dim has a negative size, so an overflowing product never
+  // matches and the verifier reports it.
+  if (llvm::MulOverflow(size, n, product))
+    return {dim, -1, why + ", which overflows"};
+  return {dim, product, why};
 }
 
 /// `dim` divided by the group size (slices, scatters).

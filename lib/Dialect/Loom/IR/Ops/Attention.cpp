@@ -157,6 +157,7 @@ struct AttentionFactor {
   int64_t scoresDim;
   int64_t size;
   FactorKind kind;
+  bool globalIndexed = false;
 };
 } // namespace
 
@@ -197,10 +198,6 @@ static OpShardingRule getAttentionRule(Operation *op,
     });
   };
 
-  // A causal op needs the global offset of its queries, whichever pass.
-  FactorKind querySeqKind =
-      causal ? FactorKind::OpPartitioned
-             : (grad ? FactorKind::Reduction : FactorKind::Parallel);
   // The backward pass sums over the query heads of a group (into dkey and
   // dvalue) and over Dv (into dquery and dkey, through dout @ value^T and
   // rowsum(dout * out), on which they depend linearly).
@@ -208,24 +205,45 @@ static OpShardingRule getAttentionRule(Operation *op,
   int64_t groups = q[1] / k[1];
   // Order matters: hkv before g makes the query head dim (hkv, g), query
   // head h using key/value head h / g.
-  AttentionFactor factors[] = {
+  SmallVector<AttentionFactor> factors = {
       // {dim in Query, Key, Value, Output}, dim of the scores, size, kind.
       {{0, 0, 0, 0}, 0, q[0], FactorKind::Parallel}, // B
       {{1, 1, 1, 1}, 1, k[1], FactorKind::Parallel}, // hkv
       {{1, kNo, kNo, 1}, 1, groups, sumKind},        // g
-      {{2, kNo, kNo, 2}, 2, q[2], querySeqKind},     // Sq
-      // Ring attention: key/value blocks rotate between devices, and the
-      // results that lack Skv (the output, dquery) come out whole.
-      {{kNo, 2, 2, kNo}, 3, k[2], FactorKind::OpPartitioned}, // Skv
-      // Contracted inside the softmax: a partial sum of scores is useless.
-      {{3, 3, kNo, kNo}, kNo, q[3], FactorKind::NeedReplication}, // D
-      {{kNo, kNo, 3, 3}, kNo, v[3], sumKind},                     // Dv
   };
+  if (q[2] == k[2]) {
+    // Self-attention (or equal lengths): one sequence factor splits queries,
+    // keys and values alike, which is ring attention: key/value blocks
+    // rotate between the devices of the split, every result keeps its
+    // sequence block. The mask's key dim stays whole (below), since each
+    // query block meets every key block. A causal op needs its blocks'
+    // global offsets.
+    factors.push_back(
+        {{2, 2, 2, 2}, 2, q[2], FactorKind::OpPartitioned, causal}); // S
+    if (!mask.empty() && maskDim(3) != kNo)
+      factors.push_back({{kNo, kNo, kNo, kNo},
+                         3,
+                         k[2],
+                         FactorKind::NeedReplication}); // mask's key dim
+  } else {
+    // Cross-attention: queries split freely (the backward pass sums dkey
+    // and dvalue over them; a causal op needs their global offset); the
+    // key/value split is ring attention, whose results lacking Skv (the
+    // output, dquery) come out whole.
+    factors.push_back({{2, kNo, kNo, 2}, 2, q[2], sumKind, causal}); // Sq
+    factors.push_back(
+        {{kNo, 2, 2, kNo}, 3, k[2], FactorKind::OpPartitioned, causal}); // Skv
+  }
+  // Contracted inside the softmax: a partial sum of scores is useless.
+  factors.push_back(
+      {{3, 3, kNo, kNo}, kNo, q[3], FactorKind::NeedReplication}); // D
+  factors.push_back({{kNo, kNo, 3, 3}, kNo, v[3], sumKind});       // Dv
 
   Builder builder(op->getOperandTypes(), op->getResultTypes());
   for (const AttentionFactor &factor : factors)
     builder.addFactor(dimsFor(operandRoles, factor),
-                      dimsFor(resultRoles, factor), factor.size, factor.kind);
+                      dimsFor(resultRoles, factor), factor.size, factor.kind,
+                      factor.globalIndexed);
   return builder.build();
 }
 
@@ -414,11 +432,12 @@ OpShardingRule RopeOp::getShardingRule() {
       positions ? cast<RankedTensorType>(positions.getType()).getRank() : 0;
   // The factors' dims in the input (and result) and in positions, if any.
   auto addFactor = [&](Builder &builder, int64_t inputDim, int64_t positionsDim,
-                       FactorKind kind) {
+                       FactorKind kind, bool globalIndexed = false) {
     SmallVector<int64_t> operandDims = {inputDim};
     if (positions)
       operandDims.push_back(positionsDim);
-    builder.addFactor(operandDims, {inputDim}, x[inputDim], kind);
+    builder.addFactor(operandDims, {inputDim}, x[inputDim], kind,
+                      globalIndexed);
   };
 
   Builder builder(getOperation()->getOperandTypes(),
@@ -426,8 +445,8 @@ OpShardingRule RopeOp::getShardingRule() {
   addFactor(builder, 0, positionsRank == 2 ? 0 : kNo, FactorKind::Parallel);
   addFactor(builder, 1, kNo, FactorKind::Parallel);
   // Without positions, a device must know the global index of its rows.
-  addFactor(builder, 2, positionsRank - 1,
-            positions ? FactorKind::Parallel : FactorKind::OpPartitioned);
+  addFactor(builder, 2, positionsRank - 1, FactorKind::Parallel,
+            /*globalIndexed=*/!positions);
   // Element i pairs with element i + D/2.
   addFactor(builder, 3, kNo, FactorKind::NeedReplication);
   return builder.build();

@@ -52,12 +52,13 @@ static LogicalResult inferBroadcastBinary(std::optional<Location> location,
 
 /// Returns the rule of a pointwise op: one parallel factor per result dim,
 /// absent from operands that broadcast along it.
-static OpShardingRule getPointwiseRule(Operation *op) {
+static OpShardingRule getPointwiseRule(Operation *op,
+                                       bool globalIndexed = false) {
   OpShapes shapes = getGlobalShapes(op);
   SmallVector<ArrayRef<int64_t>> operandShapes(shapes.operands.begin(),
                                                shapes.operands.end());
   return OpShardingRuleBuilder(op->getOperandTypes(), op->getResultTypes())
-      .addPointwise(operandShapes, shapes.results.front())
+      .addPointwise(operandShapes, shapes.results.front(), globalIndexed)
       .build();
 }
 
@@ -308,9 +309,9 @@ LogicalResult DropoutOp::verify() {
 
 OpShardingRule DropoutOp::getShardingRule() {
   // Parallel, although the op is random: the mask is a function of the
-  // element's global index, so a shard computes exactly its slice of the
-  // unsplit result.
-  return getPointwiseRule(getOperation());
+  // element's global index, so a shard that knows where it lies (globally
+  // indexed) computes exactly its slice of the unsplit result.
+  return getPointwiseRule(getOperation(), /*globalIndexed=*/true);
 }
 
 OpCost DropoutOp::getCost(const OpShapes &shapes) {

@@ -51,10 +51,11 @@ OpShardingRule EmbeddingOp::getShardingRule() {
   for (int64_t d = 0; d < rank; ++d)
     builder.addFactor({Builder::kNoDim, d}, {d}, ids[d]);
   builder.addFactor({1, Builder::kNoDim}, {rank}, table[1]);
-  // Vocab-parallel: a device looks up only the ids among its rows and writes
-  // zeros for the rest, so the result is a partial sum over the vocab axes.
+  // Vocab-parallel: a device looks up only the ids among its rows (so it
+  // needs its global row range) and writes zeros for the rest, so the result
+  // is a partial sum over the vocab axes.
   builder.addFactor({0, Builder::kNoDim}, {Builder::kNoDim}, table[0],
-                    FactorKind::OpPartitioned);
+                    FactorKind::Reduction, /*globalIndexed=*/true);
   return builder.build();
 }
 
@@ -122,9 +123,10 @@ OpShardingRule EmbeddingGradOp::getShardingRule() {
   for (int64_t d = 0; d < rank; ++d)
     builder.addFactor({d, d}, {Builder::kNoDim}, dy[d], FactorKind::Reduction);
   builder.addFactor({rank, Builder::kNoDim}, {1}, dy[rank]);
-  // A device owning a block of rows accumulates only the ids in its block.
+  // A device owning a block of rows accumulates only the ids in its block,
+  // so it needs the block's global row range.
   builder.addFactor({Builder::kNoDim, Builder::kNoDim}, {0}, getVocabSize(),
-                    FactorKind::OpPartitioned);
+                    FactorKind::Parallel, /*globalIndexed=*/true);
   return builder.build();
 }
 

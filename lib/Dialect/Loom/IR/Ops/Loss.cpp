@@ -88,10 +88,10 @@ LogicalResult CrossEntropyOp::inferReturnTypes(
 }
 
 OpShardingRule CrossEntropyOp::getShardingRule() {
-  // A block of positions yields its losses' sum over the global count
-  // (obtained with a scalar all-reduce), so the blocks' results sum to the
-  // mean.
-  return getCrossEntropyRule(getOperation(), FactorKind::Reduction);
+  // A block of positions needs the global count of labels to divide by, so
+  // the op all-reduces its (sum, count) pair itself and the loss comes out
+  // whole: a scalar exchange, cheaper than anything a layout could express.
+  return getCrossEntropyRule(getOperation(), FactorKind::OpPartitioned);
 }
 
 OpCost CrossEntropyOp::getCost(const OpShapes &shapes) {
@@ -132,9 +132,9 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(
 }
 
 OpShardingRule CrossEntropyGradOp::getShardingRule() {
-  // Each block of positions gets its own rows of the gradient; only the
-  // label count is global (a scalar all-reduce inside the op).
-  return getCrossEntropyRule(getOperation(), FactorKind::Parallel);
+  // Each block of positions gets its own rows of the gradient, scaled by the
+  // global label count, which the op all-reduces itself (a scalar).
+  return getCrossEntropyRule(getOperation(), FactorKind::OpPartitioned);
 }
 
 OpCost CrossEntropyGradOp::getCost(const OpShapes &shapes) {

@@ -54,7 +54,8 @@ static LogicalResult inferReduction(std::optional<Location> location,
 /// parallel; reduced dims are factors of kind `reducedKind` that appear only
 /// in the input (with keepdims the result holds them as size 1).
 static OpShardingRule getReductionRule(Operation *op, ArrayRef<int64_t> axes,
-                                       bool keepDims, FactorKind reducedKind) {
+                                       bool keepDims, FactorKind reducedKind,
+                                       bool reducedGlobalIndexed = false) {
   ArrayRef<int64_t> input =
       cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
   OpShardingRuleBuilder builder(op->getOperandTypes(), op->getResultTypes());
@@ -63,7 +64,7 @@ static OpShardingRule getReductionRule(Operation *op, ArrayRef<int64_t> axes,
     int64_t inputDim = dim;
     if (llvm::is_contained(axes, inputDim)) {
       builder.addFactor({inputDim}, {OpShardingRuleBuilder::kNoDim}, size,
-                        reducedKind);
+                        reducedKind, reducedGlobalIndexed);
       resultDim += keepDims;
     } else {
       builder.addFactor({inputDim}, {resultDim++}, size);
@@ -112,9 +113,10 @@ OpShardingRule ReduceMeanOp::getShardingRule() {
   // The mean is a sum scaled by a constant, so a split reduced dim leaves
   // partial sums, as for reduce_sum. The partitioned op must scale by the
   // global count (the product of the global sizes of the reduced dims) for
-  // the partial results to add up to the mean.
+  // the partial results to add up to the mean, hence globally indexed.
   return getReductionRule(getOperation(), getAxes(), getKeepdims(),
-                          FactorKind::Reduction);
+                          FactorKind::Reduction,
+                          /*reducedGlobalIndexed=*/true);
 }
 
 OpCost ReduceMeanOp::getCost(const OpShapes &shapes) {

@@ -64,12 +64,17 @@ def Loom_AttentionOp : Loom_Op<"attention", [Pure, InferTypeOpAdaptor]> {
     Sharding: `B` and `Dv` are parallel. The query head dim is the compound
     `(hkv, g)` with `g = Hq / Hkv`, and the key/value head dim is `hkv`, so
     splitting key/value heads splits query heads consistently (splitting `g`
-    replicates the key/value heads). `Sq` is parallel, or op-partitioned with
-    `causal` (a device needs the global offset of its queries). `Skv` is
-    op-partitioned: ring attention rotates key/value blocks and merges the
-    partial softmaxes, so the result is whole (not partial) on every device.
-    `D` is contracted inside the softmax and needs replication. Mask dims
-    carry the factors of the dims they face, none where they broadcast.
+    replicates the key/value heads). When `Sq = Skv` (self-attention), one
+    sequence factor spans the queries, keys and values alike and is
+    op-partitioned: ring attention rotates key/value blocks between the
+    devices of the split and merges the partial softmaxes, each device
+    keeping its query block; the mask's key dim is then a factor of its own
+    that stays whole. When they differ, `Sq` is parallel and `Skv` is
+    op-partitioned (the output, which lacks it, comes out whole). With
+    `causal` the sequence factors are globally indexed: a device needs its
+    blocks' global offsets. `D` is contracted inside the softmax and needs
+    replication. Mask dims carry the factors of the dims they face, none
+    where they broadcast.
 
     Cost: `2 * B * Hq * P * (D + Dv)` FLOPs for the two products, where `P`
     counts the (query, key) pairs attended: `Sq * Skv`, or with `causal`
@@ -122,14 +127,15 @@ def Loom_AttentionGradOp : Loom_Op<"attention_grad", [Pure,
     Sharding: the factors of the forward, with `out` and `dout` mapped like
     its result. `B` and `hkv` are parallel. `g` is a reduction factor:
     `dkey` and `dvalue` lack it and sum over the query heads of a group, so
-    a split leaves them partial. `Sq` likewise leaves `dkey` and `dvalue`
-    partial: a reduction factor, or op-partitioned with `causal` (the global
-    query offset again; the key/value gradients are still partial sums). `Dv`
+    a split leaves them partial. With `Sq != Skv`, `Sq` likewise leaves
+    `dkey` and `dvalue` partial (a reduction factor) and `Skv` is
+    op-partitioned; with `Sq = Skv` the shared sequence factor is
+    op-partitioned as in the forward pass (every gradient keeps its block).
+    With `causal` the sequence factors are globally indexed. `Dv`
     is a reduction factor too: `dquery` and `dkey` depend on `dout @ value^T`
     and `rowsum(dout * out)`, both sums over `Dv`, and only linearly, so a
-    split leaves them partial while `dvalue` is split. `Skv` is
-    op-partitioned (ring attention's backward pass accumulates `dquery` over
-    the key/value blocks, so `dquery` is whole) and `D` needs replication.
+    split leaves them partial while `dvalue` is split. `D` needs
+    replication.
 
     Cost: five products over the `P` pairs counted as in the forward,
     three contracting or producing `D` (`query @ key^T`, recomputed;
@@ -196,9 +202,8 @@ def Loom_RopeOp : Loom_Op<"rope", [Pure, InferTypeOpAdaptor]> {
     ```
 
     Sharding: `B` and `H` are parallel. `D` needs replication (element `i`
-    pairs with `i + D/2`). `S` is parallel with `positions` (each device
-    gets its positions) and op-partitioned without, as a device must know
-    the global offset of its rows.
+    pairs with `i + D/2`). `S` is parallel; without `positions` it is
+    globally indexed, as a device must know the global offset of its rows.
 
     Constraints:
     - C1: `input` has rank 4.

@@ -34,8 +34,8 @@ def Loom_EmbeddingOp : Loom_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
         : (tensor<32000x768xf32>, tensor<8x128xi64>) -> tensor<8x128x768xf32>
     ```
 
-    Sharding: the ids dims and `H` are parallel. `V` is op-partitioned
-    (vocab-parallel embedding): a device holding rows `[v0, v0 + V/n)` looks
+    Sharding: the ids dims and `H` are parallel. `V` is a globally indexed
+    reduction factor (vocab-parallel embedding): a device holding rows `[v0, v0 + V/n)` looks
     up the ids in that range at `id - v0` and writes zeros for the others,
     so its result is a *partial sum* over the vocab mesh axes, resolved by
     the all-reduce (or reduce-scatter) that follows.
@@ -70,8 +70,8 @@ def Loom_EmbeddingGradOp
     Sharding: the ids dims are reduction factors (`dtable` lacks them, so a
     split leaves each device a partial sum of the table gradient, as the
     data-parallel gradient all-reduce expects); `H` is parallel; `V` is
-    op-partitioned: a device holding rows `[v0, v0 + V/n)` accumulates only
-    the ids in that range, into its own rows.
+    parallel and globally indexed: a device holding rows `[v0, v0 + V/n)`
+    accumulates only the ids in that range, into its own rows.
 
     Constraints:
     - C1: `vocab_size` is positive.

@@ -37,11 +37,10 @@ def Loom_CrossEntropyOp : Loom_Op<"cross_entropy", [Pure,
         : (tensor<8x128x32000xf32>, tensor<8x128xi64>) -> tensor<f32>
     ```
 
-    Sharding: the position dims `N...` are reduction factors. A device with
-    a block of positions returns the sum of its per-position losses divided
-    by the *global* number of labelled positions, so that the partial
-    results sum to the mean; the op gets that count with a scalar all-reduce
-    over the axes that split the positions. `V` is op-partitioned
+    Sharding: the position dims `N...` are op-partitioned: a device with a
+    block of positions all-reduces the sum of its per-position losses and
+    its count of labelled positions (two scalars) over the axes that split
+    them, so the mean comes out whole. `V` is op-partitioned
     (vocab-parallel loss): the devices all-reduce the row max, the row sum of
     `exp` and the label's logit (contributed by the device that holds it),
     so the result is whole, not partial, over the vocab axes.
@@ -85,9 +84,10 @@ def Loom_CrossEntropyGradOp : Loom_Op<"cross_entropy_grad", [Pure,
         -> tensor<8x128x32000xf32>
     ```
 
-    Sharding: the position dims are parallel, except that `count` is global:
-    a device with a block of positions gets it with a scalar all-reduce over
-    the axes that split them. `V` is op-partitioned: the softmax needs the
+    Sharding: the position dims are op-partitioned: each device keeps its
+    rows, but `count` is global, so a device with a block of positions
+    all-reduces its label count (a scalar) over the axes that split them.
+    `V` is op-partitioned: the softmax needs the
     row max and the row sum of `exp` all-reduced over the vocab axes, and
     each device subtracts the one-hot only in its own columns.
 
