@@ -43,7 +43,17 @@
 // RUN: not loom-run %s --entry foreign --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=FOREIGN
 // FOREIGN: loom-run: error: rank 0: `tensor.empty` at {{.*}}: unsupported op; the interpreter runs loom, dist, arith.constant and func.return ops
 //
-// Flags: --ranks against the mesh, --dtype.
+// A tensor given by two input files.
+// RUN: not loom-run %s --entry no_kernel --inputs %t.in.safetensors --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: loom-run: error: `{{.*}}.in.safetensors`: tensor `w` is given twice
+//
+// An unreadable IR file.
+// RUN: not loom-run %t.missing.mlir --entry f 2>&1 | FileCheck %s --check-prefix=NOIR
+// NOIR: loom-run: error: cannot read `{{.*}}.missing.mlir`: No such file or directory
+//
+// Flags: --ranks against the mesh (or its absence), --dtype.
+// RUN: not loom-run %s --entry linear --ranks 2 2>&1 | FileCheck %s --check-prefix=NOMESH
+// NOMESH: loom-run: error: --ranks 2: function @linear names no `dist.mesh`, so it runs on 1 rank
 // RUN: not loom-run %s --entry deadlock --ranks 3 2>&1 | FileCheck %s --check-prefix=RANKS
 // RANKS: loom-run: error: --ranks 3 does not match mesh @pp {pp:2}, which has 2 devices
 // RUN: not loom-run %s --entry linear --dtype f16 2>&1 | FileCheck %s --check-prefix=FLAG
@@ -125,3 +135,4 @@ func.func @disagree() -> tensor<1xi64> {
   dist.send %c on @pp axis "pp" to 1 : tensor<1xi64>
   return %r : tensor<1xi64>
 }
+
