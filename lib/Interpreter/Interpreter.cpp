@@ -33,6 +33,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace mlir::loom::interp {
 
@@ -321,8 +322,11 @@ public:
             const RunOptions &options, const std::optional<Mesh> &mesh,
             int64_t numRanks)
       : registry(registry), options(options), mesh(mesh), ranks(numRanks) {
-    for (Operation &op : entry.getBody().front())
+    for (Operation &op : entry.getBody().front()) {
+      for (Value operand : op.getOperands())
+        lastUse[operand.getAsOpaquePointer()] = ops.size();
       ops.push_back(&op);
+    }
   }
 
   /// Runs every rank to the end; `ranks[r].results` holds the results.
@@ -337,6 +341,16 @@ private:
   std::optional<std::string> runCollective(Operation *op,
                                            const std::vector<int64_t> &group);
   std::optional<std::string> deadlock();
+  /// Frees the values of rank `r` whose last use is op `index`, so that a
+  /// run holds only live tensors (a training step's activations would
+  /// otherwise all stay in memory).
+  void release(int64_t r, size_t index) {
+    for (Value operand : ops[index]->getOperands()) {
+      auto it = lastUse.find(operand.getAsOpaquePointer());
+      if (it != lastUse.end() && it->second == index)
+        ranks[r].values.erase(operand.getAsOpaquePointer());
+    }
+  }
   std::string at(int64_t r, Operation *op) {
     return "rank " + std::to_string(r) + ": " + describeOp(op) + ": ";
   }
@@ -352,6 +366,8 @@ private:
   const RunOptions &options;
   const std::optional<Mesh> &mesh;
   std::vector<Operation *> ops;
+  /// For each value, the index of the last op that uses it.
+  std::unordered_map<void *, size_t> lastUse;
   std::vector<RankState> ranks;
   /// Pending messages by (sender, receiver), in send order.
   std::map<std::pair<int64_t, int64_t>, std::deque<Message>> mailboxes;
@@ -581,12 +597,15 @@ std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
     for (size_t r = 0; r < ranks.size(); ++r) {
       while (ranks[r].status != Status::Done) {
         Outcome outcome;
+        size_t index = ranks[r].pc;
         if (auto error = step(r, outcome))
           return error;
         if (outcome == Outcome::Waits) {
           ranks[r].status = Status::Waiting;
           break;
         }
+        if (outcome == Outcome::Advanced)
+          release(r, index);
         progress = true;
         ranks[r].status =
             outcome == Outcome::Finished ? Status::Done : Status::Running;
@@ -612,6 +631,7 @@ std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
       if (auto error = runCollective(op, group))
         return error;
       for (int64_t m : group) {
+        release(m, ranks[m].pc);
         ++ranks[m].pc;
         ranks[m].status = Status::Running;
       }

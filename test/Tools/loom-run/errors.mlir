@@ -65,6 +65,12 @@
 // DEADLOCK-NEXT: rank 0: finished
 // DEADLOCK-NEXT: rank 1: waits in `dist.recv` at {{.*}} for rank 0
 //
+// A rank waiting in a collective for a rank that waits for it.
+// RUN: not loom-run %s --entry mismatch 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// MISMATCH: loom-run: error: the ranks cannot make progress (a deadlock or mismatched collectives):
+// MISMATCH-NEXT: rank 0: waits in `dist.all_reduce` at {{.*}} for group {0, 1}
+// MISMATCH-NEXT: rank 1: waits in `dist.recv` at {{.*}} for rank 0
+//
 // A send nobody receives.
 // RUN: not loom-run %s --entry lost_send 2>&1 | FileCheck %s --check-prefix=LOST
 // LOST: loom-run: error: `dist.send` at {{.*}} from rank 0 to rank 1 is never received (no matching `dist.recv`)
@@ -136,3 +142,11 @@ func.func @disagree() -> tensor<1xi64> {
   return %r : tensor<1xi64>
 }
 
+
+func.func @mismatch() -> tensor<2xf64> {
+  %c = arith.constant dense<1.0> : tensor<2xf64>
+  %r = dist.recv on @pp axis "pp" from 0 : tensor<2xf64>
+  %s = dist.all_reduce sum %r on @pp axes ["pp"] : tensor<2xf64>
+  dist.send %c on @pp axis "pp" to 1 : tensor<2xf64>
+  return %s : tensor<2xf64>
+}

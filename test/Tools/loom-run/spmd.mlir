@@ -46,6 +46,11 @@
 // RUN: loom-run %s --entry bcast --inputs %t.x.safetensors --outputs %t.bcast.safetensors
 // RUN: loom-run --compare %t.row2.safetensors %t.bcast.safetensors --rtol 0 --atol 0 | FileCheck %s --check-prefix=SAME
 //
+// A partial argument: the first rank of the group holds x, the others
+// zeros, so summing over the group gives x back.
+// RUN: loom-run %s --entry sum_partial --inputs %t.x.safetensors --outputs %t.partial.safetensors
+// RUN: loom-run --compare %t.id.safetensors %t.partial.safetensors --rtol 0 --atol 0 | FileCheck %s --check-prefix=SAME
+//
 // dist.axis_index: a scalar result partial over `sp` sums the four
 // coordinates, 0 + 1 + 2 + 3.
 // RUN: loom-run %s --entry coordinates | FileCheck %s --check-prefix=COORD
@@ -184,4 +189,10 @@ func.func @bcast(%x: tensor<1x8xf64> {loom.name = "x", dist.layout = #dist.layou
 func.func @coordinates() -> (i64 {dist.layout = #dist.layout<@ring, [], partial = ["sp"]>}) {
   %i = dist.axis_index @ring "sp" : i64
   return %i : i64
+}
+
+func.func @sum_partial(%x: tensor<4x8xf64> {loom.name = "x", dist.layout = #dist.layout<@m, [[], []], partial = ["tp"]>})
+    -> (tensor<4x8xf64> {loom.name = "y"}) {
+  %y = dist.all_reduce sum %x on @m axes ["tp"] : tensor<4x8xf64>
+  return %y : tensor<4x8xf64>
 }
