@@ -16,10 +16,11 @@
 //   static KernelStatus runSoftmax(SoftmaxOp op, KernelContext &ctx) {
 //     const HostTensor &x = ctx.get(op.getInput());
 //     HostTensor &y = ctx.allocate(op.getResult());
-//     return dispatchFloat(ctx.getFloatKind(), [&](auto zero) {
+//     return dispatchFloat(ctx.getFloatKind(), [&](auto zero) -> KernelStatus {
 //       using T = decltype(zero);
-//       return host::softmax<T>(x.data<T>(), x.getShape(), op.getAxis(),
-//                               y.mutableData<T>());
+//       host::softmax<T>(x.data<T>(), x.getShape(), op.getAxis(),
+//                        y.mutableData<T>());
+//       return std::nullopt;
 //     });
 //   }
 //   ...
