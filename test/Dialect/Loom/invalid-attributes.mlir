@@ -59,9 +59,17 @@ func.func @input_wrong_kind(%x: tensor<8xi64> {loom.input = "labels"}) {
 
 // -----
 
-// Only the two argument attributes exist.
-// expected-error @+1 {{unknown loom argument attribute `loom.weight`, expected `loom.param` or `loom.input`}}
+// Only the three argument attributes exist.
+// expected-error @+1 {{unknown loom argument attribute `loom.weight`, expected `loom.param`, `loom.input` or `loom.name`}}
 func.func @unknown(%x: tensor<8xf32> {loom.weight = true}) {
+  return
+}
+
+// -----
+
+// A tensor name is a non-empty string.
+// expected-error @+1 {{`loom.name` expects a non-empty string, got ""}}
+func.func @empty_name(%x: tensor<8xf32> {loom.name = ""}) {
   return
 }
 

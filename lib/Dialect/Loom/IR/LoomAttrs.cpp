@@ -199,6 +199,7 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 /// The names the argument attributes are attached under.
 static constexpr StringLiteral kParamAttrName = "loom.param";
 static constexpr StringLiteral kInputAttrName = "loom.input";
+static constexpr StringLiteral kNameAttrName = "loom.name";
 
 /// Returns whether `role` holds integer ids (token ids, labels, positions).
 static bool isIdRole(InputRole role) {
@@ -211,10 +212,22 @@ LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attribute) {
   StringRef attrName = attribute.getName().strref();
-  if (attrName != kParamAttrName && attrName != kInputAttrName)
+  if (attrName != kParamAttrName && attrName != kInputAttrName &&
+      attrName != kNameAttrName)
     return op->emitError("unknown loom argument attribute `")
-           << attrName << "`, expected `" << kParamAttrName << "` or `"
-           << kInputAttrName << "`";
+           << attrName << "`, expected `" << kParamAttrName << "`, `"
+           << kInputAttrName << "` or `" << kNameAttrName << "`";
+
+  // `loom.name` names an argument that is neither a parameter nor a data
+  // input (an optimizer state such as `h.0.attn.weight.exp_avg`), so that
+  // tools find it by name in tensor files.
+  if (attrName == kNameAttrName) {
+    auto name = dyn_cast<StringAttr>(attribute.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitError("`loom.name` expects a non-empty string, got ")
+             << attribute.getValue();
+    return success();
+  }
 
   // Parameters and inputs are what a training step is called with, so they
   // are arguments of a function, not of arbitrary regions.

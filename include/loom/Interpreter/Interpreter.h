@@ -1,0 +1,102 @@
+//===- Interpreter.h - Interpreter over simulated ranks ---------*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs a `func.func` of `loom`, `dist`, `arith.constant` and `func.return` ops
+// on the CPU, as the single-device program it is or as an SPMD program over
+// the ranks of a `dist.mesh`, so that partitioned ≡ single-device can be
+// checked numerically.
+//
+// Arguments and results are *global* tensors. In an SPMD run the function's
+// types are per-rank (local) types, and each argument and result carries its
+// layout as a `dist.layout` attribute (replicated when absent); the
+// interpreter cuts every global argument into each rank's block, runs all
+// ranks, and assembles each global result from the ranks' blocks, summing
+// over the layout's partial axes.
+//
+// The ranks run in one thread under a deterministic scheduler: each rank
+// runs until it reaches a collective or a receive that cannot complete yet;
+// a collective runs once every member of its group has reached it. When no
+// rank can move the run stops with an error that says where each rank waits
+// (a deadlock or mismatched collectives), so a wrong program never hangs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_INTERPRETER_INTERPRETER_H
+#define LOOM_INTERPRETER_INTERPRETER_H
+
+#include "loom/Analysis/Layout/Layout.h"
+#include "loom/Interpreter/HostTensor.h"
+#include "loom/Interpreter/KernelRegistry.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::loom::interp {
+
+/// The name of the argument and result attribute holding a `#dist.layout`.
+inline constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
+
+/// The settings of one run.
+struct RunOptions {
+  /// How floats are computed: F64 (default) or F32.
+  StorageKind floatKind = StorageKind::F64;
+  /// The number of simulated ranks; by default the mesh's device count (1
+  /// without a mesh). When given it must equal the device count.
+  std::optional<int64_t> ranks;
+  /// Seeds dropout and random initializers.
+  uint64_t seed = 0;
+};
+
+/// Runs one entry function. Construct, `prepare`, then `run` (any number of
+/// times).
+class Interpreter {
+public:
+  Interpreter(func::FuncOp entry, const KernelRegistry &registry,
+              RunOptions options)
+      : entry(entry), registry(registry), options(options) {}
+
+  /// Checks that the function can run (one block, static tensor types,
+  /// layouts that fit, one mesh whose device count matches the ranks) and
+  /// derives the global shapes. Returns an error message or nullopt.
+  std::optional<std::string> prepare();
+
+  int64_t getNumRanks() const { return numRanks; }
+  /// The global shape of argument `index` (its type's shape on one rank).
+  const Shape &getArgumentShape(unsigned index) const {
+    return argShapes[index];
+  }
+  const Shape &getResultShape(unsigned index) const {
+    return resultShapes[index];
+  }
+
+  /// Runs every rank on the global arguments `args` (one per argument, with
+  /// the global shapes and the run's storage kinds) and returns the global
+  /// results in `results`. Returns an error message or nullopt.
+  std::optional<std::string> run(const std::vector<HostTensor> &args,
+                                 std::vector<HostTensor> &results);
+
+private:
+  func::FuncOp entry;
+  const KernelRegistry &registry;
+  RunOptions options;
+
+  int64_t numRanks = 1;
+  /// The mesh of the SPMD program, if it names one.
+  std::optional<dist::Mesh> mesh;
+  /// The layout of each argument and result (replicated when absent).
+  std::vector<dist::Layout> argLayouts, resultLayouts;
+  std::vector<Shape> argShapes, resultShapes;
+};
+
+/// Describes `op` for messages: "`loom.matmul` at model.mlir:12:8".
+std::string describeOp(Operation *op);
+
+} // namespace mlir::loom::interp
+
+#endif // LOOM_INTERPRETER_INTERPRETER_H
