@@ -30,7 +30,8 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["loom-opt", "loom-translate"], tool_dirs)
+llvm_config.add_tool_substitutions(["loom-opt", "loom-translate", "loomc"],
+                                   tool_dirs)
 
 # `cuda-build`: the CUDA runtime was compiled. Tests that need a GPU to run
 # will also require `cuda` (set when a device is visible).
