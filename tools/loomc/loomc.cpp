@@ -105,7 +105,35 @@ int main(int argc, char **argv) {
 
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  SourceMgrDiagnosticHandler sourceHandler(sourceMgr, &context);
+  // Diagnostics without a source location (flags, files, JSON paths) print
+  // as `loomc: error: ...` instead of `<unknown>:0: error: ...`; the rest go
+  // to the source manager's handler, which quotes the offending line.
+  ScopedDiagnosticHandler plainHandler(&context, [](Diagnostic &diag) {
+    if (!isa<UnknownLoc>(diag.getLocation()))
+      return failure();
+    auto print = [](Diagnostic &d) {
+      StringRef severity = "error";
+      switch (d.getSeverity()) {
+      case DiagnosticSeverity::Note:
+        severity = "note";
+        break;
+      case DiagnosticSeverity::Warning:
+        severity = "warning";
+        break;
+      case DiagnosticSeverity::Remark:
+        severity = "remark";
+        break;
+      case DiagnosticSeverity::Error:
+        break;
+      }
+      llvm::errs() << "loomc: " << severity << ": " << d.str() << "\n";
+    };
+    print(diag);
+    for (Diagnostic &note : diag.getNotes())
+      print(note);
+    return success();
+  });
 
   loom::CompileOptions options;
   options.inputFile = inputFile;
