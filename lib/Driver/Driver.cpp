@@ -159,8 +159,8 @@ OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
   }
   unsigned bufferId = sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
   if (isJson)
-    return importGraphJson(
-        sourceMgr.getMemoryBuffer(bufferId)->getBuffer(), path, context);
+    return importGraphJson(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(),
+                           path, context);
   return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
 }
 

@@ -85,8 +85,7 @@ struct CompileOptions {
 
 /// Reports an error for each option whose phase has not landed (or which
 /// `compileTo` stops short of), naming the flag. Fails if there was any.
-LogicalResult checkOptions(const CompileOptions &options,
-                           MLIRContext *context);
+LogicalResult checkOptions(const CompileOptions &options, MLIRContext *context);
 
 /// Loads `path` by its extension into a module, reporting through
 /// `context`: graph JSON through the importer, `.mlir` through the parser.
@@ -98,14 +97,13 @@ OwningOpRef<ModuleOp> loadInput(StringRef path, MLIRContext *context,
 /// Checks the options, loads the input and runs every phase up to
 /// `options.compileTo`. Returns null after reporting the first problem.
 OwningOpRef<ModuleOp> compile(const CompileOptions &options,
-                              MLIRContext *context,
-                              llvm::SourceMgr &sourceMgr);
+                              MLIRContext *context, llvm::SourceMgr &sourceMgr);
 
 /// `compile`, then writes the IR to `options.outputFile` (through a
 /// temporary file renamed into place, so a failure never leaves a partial
 /// file). What `loomc` runs.
-LogicalResult compileToFile(const CompileOptions &options,
-                            MLIRContext *context, llvm::SourceMgr &sourceMgr);
+LogicalResult compileToFile(const CompileOptions &options, MLIRContext *context,
+                            llvm::SourceMgr &sourceMgr);
 
 } // namespace loom
 } // namespace mlir

@@ -56,8 +56,7 @@ static double toDouble(const APFloat &value) {
   APFloat wide = value;
   bool losesInfo = false;
   // Every Loom float type widens to f64 exactly.
-  wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-               &losesInfo);
+  wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
   return wide.convertToDouble();
 }
 
@@ -103,7 +102,8 @@ void Exporter::nameValues() {
       tryName(op.getResult(0), loc);
     } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
       if (fused.getLocations().size() == op.getNumResults())
-        for (auto [result, part] : llvm::zip(op.getResults(), fused.getLocations()))
+        for (auto [result, part] :
+             llvm::zip(op.getResults(), fused.getLocations()))
           tryName(result, part);
     }
   }
@@ -308,8 +308,8 @@ FailureOr<ojson> Exporter::opJson(Operation *op) {
 
 FailureOr<ojson> Exporter::run() {
   if (func.isExternal() || !func.getBody().hasOneBlock())
-    return func.emitError() << "expected `@" << kEntryName
-                            << "` to have a body of one block";
+    return func.emitError()
+           << "expected `@" << kEntryName << "` to have a body of one block";
   nameValues();
   Block &body = func.getBody().front();
 
@@ -326,10 +326,10 @@ FailureOr<ojson> Exporter::run() {
                                    ? func.getArgAttrDict(index).getValue()
                                    : ArrayRef<NamedAttribute>())
       if (attr.getName() != kParamAttrName && attr.getName() != kInputAttrName)
-        return func.emitError() << "cannot express argument attribute `"
-                                << attr.getName().getValue()
-                                << "` of argument #" << index
-                                << " in graph JSON";
+        return func.emitError()
+               << "cannot express argument attribute `"
+               << attr.getName().getValue() << "` of argument #" << index
+               << " in graph JSON";
     if (auto param = func.getArgAttrOfType<ParamAttr>(index, kParamAttrName)) {
       InitializerAttr init = param.getInit();
       ojson initJson;
@@ -391,8 +391,8 @@ FailureOr<ojson> Exporter::run() {
 
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!ret || ret.getNumOperands() != 1)
-    return func.emitError() << "expected `@" << kEntryName
-                            << "` to return one value, the loss";
+    return func.emitError()
+           << "expected `@" << kEntryName << "` to return one value, the loss";
   ojson outputs = ojson::array({names[ret.getOperand(0)]});
 
   ojson graph;

@@ -66,9 +66,8 @@ static std::string describe(const json &value) {
   case json::value_t::number_unsigned:
   case json::value_t::number_float: {
     std::string text = value.dump();
-    if (value.is_number_float() && text.find_first_of(".eE") ==
-                                       std::string::npos &&
-        text != "null")
+    if (value.is_number_float() &&
+        text.find_first_of(".eE") == std::string::npos && text != "null")
       text += ".0";
     return text;
   }
@@ -339,8 +338,8 @@ LogicalResult Importer::checkHeader(const json &root) {
   if (failed(expectObject(root, "")))
     return failure();
   if (failed(checkKeys(root, "",
-                       {"format", "version", "tensors", "parameters",
-                        "inputs", "ops", "outputs"})))
+                       {"format", "version", "tensors", "parameters", "inputs",
+                        "ops", "outputs"})))
     return failure();
   const json *format = getKey(root, "format", "");
   if (!format)
@@ -358,9 +357,9 @@ LogicalResult Importer::checkHeader(const json &root) {
   if (failed(versionNumber))
     return failure();
   if (*versionNumber != kFormatVersion)
-    return error("version") << "expected version " << kFormatVersion
-                            << " (the only one this build reads), found "
-                            << *versionNumber;
+    return error("version")
+           << "expected version " << kFormatVersion
+           << " (the only one this build reads), found " << *versionNumber;
   return success();
 }
 
@@ -413,9 +412,8 @@ LogicalResult Importer::declareTensors(const json &list) {
       return failure();
     Type elementType = parseDType(*dtypeName, context);
     if (!elementType)
-      return error(join(path, "dtype"))
-             << "expected a dtype (" << kDTypeList << "), found "
-             << describe(*dtype);
+      return error(join(path, "dtype")) << "expected a dtype (" << kDTypeList
+                                        << "), found " << describe(*dtype);
     TensorInfo info;
     info.type = RankedTensorType::get(dims, elementType);
     tensors.push_back(info);
@@ -483,9 +481,9 @@ FailureOr<InitializerAttr> Importer::parseInitializer(const json &value,
     args.push_back(*number);
   }
   // The attribute's own verifier states the ranges (std > 0, low < high).
-  InitializerAttr init = InitializerAttr::getChecked(
-      [&] { return error(path); }, context, *kind,
-      DenseF64ArrayAttr::get(context, args));
+  InitializerAttr init =
+      InitializerAttr::getChecked([&] { return error(path); }, context, *kind,
+                                  DenseF64ArrayAttr::get(context, args));
   if (!init)
     return failure();
   return init;
@@ -526,8 +524,7 @@ LogicalResult Importer::markArguments(const json &parameters,
     if (failed(paramName))
       return failure();
     if (paramName->empty())
-      return error(join(path, "name"))
-             << "expected a non-empty parameter name";
+      return error(join(path, "name")) << "expected a non-empty parameter name";
     auto [it, inserted] = paramNames.try_emplace(*paramName, path);
     if (!inserted)
       return error(join(path, "name"))
@@ -611,8 +608,7 @@ LogicalResult Importer::noteProducers(const json &ops) {
   return success();
 }
 
-FailureOr<Value> Importer::useTensor(const json &value,
-                                     const std::string &path,
+FailureOr<Value> Importer::useTensor(const json &value, const std::string &path,
                                      size_t opIndex) {
   FailureOr<TensorInfo *> tensor = lookupTensor(value, path);
   if (failed(tensor))
@@ -657,8 +653,7 @@ LogicalResult Importer::defineResults(const json &results,
 
 /// A location that records the tensor names of an op's results, so that the
 /// exporter writes the same names back.
-static Location getResultsLoc(MLIRContext *context,
-                              ArrayRef<std::string> names,
+static Location getResultsLoc(MLIRContext *context, ArrayRef<std::string> names,
                               Location fallback) {
   SmallVector<Location> locs;
   for (const std::string &name : names)
@@ -715,8 +710,7 @@ AttrKindInfo Importer::classifyAttr(RegisteredOperationName name,
   return result;
 }
 
-FailureOr<Attribute> Importer::convertAttr(AttrKindInfo kind,
-                                           const json &value,
+FailureOr<Attribute> Importer::convertAttr(AttrKindInfo kind, const json &value,
                                            const std::string &path) {
   Builder b(context);
   auto getIntArray = [&](bool is32) -> FailureOr<SmallVector<int64_t>> {
@@ -889,7 +883,9 @@ LogicalResult Importer::importConstant(const json &op, const std::string &path,
     }
     dense = DenseElementsAttr::get(type, elements);
   }
-  result->value = arith::ConstantOp::create(builder, loc, cast<TypedAttr>(dense)).getResult();
+  result->value =
+      arith::ConstantOp::create(builder, loc, cast<TypedAttr>(dense))
+          .getResult();
   return success();
 }
 
@@ -907,8 +903,8 @@ LogicalResult Importer::importOp(const json &op, size_t index) {
     return failure();
   std::optional<RegisteredOperationName> info;
   if (*mnemonic != kConstantOpName) {
-    info = RegisteredOperationName::lookup(("loom." + *mnemonic).str(),
-                                           context);
+    info =
+        RegisteredOperationName::lookup(("loom." + *mnemonic).str(), context);
     if (!info)
       return error(join(path, "op"))
              << "unknown op " << describe(*opName)
@@ -1075,7 +1071,8 @@ OwningOpRef<ModuleOp> Importer::run(StringRef text) {
   if (failed(checkHeader(root)))
     return {};
   const json *tensorList = getKey(root, "tensors", "");
-  const json *parameters = tensorList ? getKey(root, "parameters", "") : nullptr;
+  const json *parameters =
+      tensorList ? getKey(root, "parameters", "") : nullptr;
   const json *inputs = parameters ? getKey(root, "inputs", "") : nullptr;
   const json *ops = inputs ? getKey(root, "ops", "") : nullptr;
   const json *outputs = ops ? getKey(root, "outputs", "") : nullptr;
@@ -1096,8 +1093,7 @@ OwningOpRef<ModuleOp> Importer::run(StringRef text) {
   if (failed(loss))
     return {};
   if ((*loss)->type.getRank() != 0 ||
-      !isa<FloatType>((*loss)->type.getElementType()))
-  {
+      !isa<FloatType>((*loss)->type.getElementType())) {
     error("outputs[0]")
         << "expected the loss, a rank-0 floating-point tensor, found "
         << describe((*outputs)[0]) << " of type " << (*loss)->type;
@@ -1116,9 +1112,9 @@ OwningOpRef<ModuleOp> Importer::run(StringRef text) {
     argTensors.push_back(i);
     argTypes.push_back(tensors[i].type);
   }
-  auto func = func::FuncOp::create(
-      builder, fileLoc, kEntryName,
-      builder.getFunctionType(argTypes, {(*loss)->type}));
+  auto func =
+      func::FuncOp::create(builder, fileLoc, kEntryName,
+                           builder.getFunctionType(argTypes, {(*loss)->type}));
   Block *body = new Block();
   func.getBody().push_back(body);
   for (auto [argIndex, tensorIdx] : llvm::enumerate(argTensors)) {

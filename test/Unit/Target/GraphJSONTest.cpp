@@ -62,7 +62,8 @@ TEST_F(GraphJSONTest, RoundTripGraphCoversEveryLoomOp) {
       parseSourceString<ModuleOp>(readInput("every-op.mlir"), &context);
   ASSERT_TRUE(module);
   llvm::StringSet<> used;
-  module->walk([&](Operation *op) { used.insert(op->getName().getStringRef()); });
+  module->walk(
+      [&](Operation *op) { used.insert(op->getName().getStringRef()); });
   unsigned loomOps = 0;
   for (RegisteredOperationName name : context.getRegisteredOperations()) {
     if (name.getDialectNamespace() != "loom")
