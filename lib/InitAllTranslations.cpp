@@ -7,10 +7,12 @@
 #include "loom/InitAllTranslations.h"
 
 #include "loom/InitAllDialects.h"
+#include "loom/Target/GraphJSON/GraphJSON.h"
 #include "loom/Target/OpCensus/OpCensus.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
@@ -20,6 +22,28 @@ void mlir::loom::registerAllTranslations() {
       "op-census", "Write a JSON count of the ops in each function",
       [](ModuleOp module, raw_ostream &os) {
         return writeOpCensus(module, os);
+      },
+      [](DialectRegistry &registry) { registerAllDialects(registry); });
+
+  // Graph JSON. The import takes the file name from the source manager so
+  // that its diagnostics name the file the user gave.
+  static TranslateToMLIRRegistration importGraph(
+      "import-graph-json", "Import a graph JSON file into the loom dialect",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        return importGraphJson(buffer->getBuffer(),
+                               buffer->getBufferIdentifier(), context);
+      },
+      [](DialectRegistry &registry) { registerAllDialects(registry); });
+  static TranslateFromMLIRRegistration exportGraph(
+      "export-graph-json", "Export @forward as a graph JSON file",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a builtin.module to export");
+        return exportGraphJson(module, os);
       },
       [](DialectRegistry &registry) { registerAllDialects(registry); });
 }

@@ -31,7 +31,8 @@ tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["loom-opt", "loom-translate", "loom-model", "loom-run"], tool_dirs)
+    ["loom-opt", "loom-translate", "loom-model", "loom-run", "loomc"],
+    tool_dirs)
 
 # `cuda-build`: the CUDA runtime was compiled. Tests that need a GPU to run
 # will also require `cuda` (set when a device is visible).

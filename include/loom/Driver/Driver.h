@@ -1,0 +1,111 @@
+//===- Driver.h - The loomc compiler driver as a library --------*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The driver runs Loom's phases (DESIGN.md §1) on one model graph: it loads
+// the input by its extension, runs `loom-<phase>-pipeline` for each phase up
+// to `compileTo`, and writes the result. `loomc`, the C API and the Python
+// package all call it, so it never exits the process and reports every
+// problem through the MLIR context's diagnostic engine.
+//
+// `CompileOptions` mirrors the stable command line of DESIGN.md §8. Options
+// of phases that have not landed are accepted by the option parser and then
+// rejected by `compile` with an error naming the flag, so no flag is ever
+// silently ignored; each phase, as it lands, starts honouring its options.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DRIVER_DRIVER_H
+#define LOOM_DRIVER_DRIVER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace mlir {
+class MLIRContext;
+namespace loom {
+
+/// The phases in order; `--compile-to` names one.
+enum class Phase { Import, Autodiff, Sharding, Pipeline, Partition, Codegen };
+
+/// The phase spelled `name` (`import`, `autodiff`, ...), if any.
+std::optional<Phase> parsePhase(StringRef name);
+
+/// The spelling of `phase`.
+StringRef stringifyPhase(Phase phase);
+
+/// Everything `loomc` accepts (DESIGN.md §8). Unset optionals are options
+/// the user did not give.
+struct CompileOptions {
+  /// The model graph: `.json` (graph JSON), `.mlir` (textual IR); `.onnx`
+  /// is recognised and not implemented yet.
+  std::string inputFile;
+  /// Where the result goes; "-" is stdout.
+  std::string outputFile = "-";
+  /// The last phase to run.
+  Phase compileTo = Phase::Import;
+
+  // Sharding: the cluster and the parallel configuration.
+  std::optional<std::string> cluster;        // --cluster PRESET|FILE
+  std::optional<int64_t> devices;            // --devices N
+  std::optional<std::string> mesh;           // --mesh dp=2,tp=4
+  std::optional<std::string> parallelConfig; // --parallel-config JSON|FILE
+  std::optional<std::string> strategy;       // --strategy FILE
+  std::optional<double> memoryLimitGiB;      // --memory-limit GIB
+  // Pipeline parallelism.
+  std::optional<int64_t> pipelineStages; // --pipeline-stages S
+  std::optional<int64_t> microBatches;   // --micro-batches M
+  std::optional<std::string> schedule;   // --schedule 1f1b|gpipe
+  // Autodiff: the optimizer and its hyperparameters.
+  std::optional<std::string> optimizer; // --optimizer adamw|sgd
+  std::optional<double> lr;             // --lr X
+  std::optional<double> weightDecay;    // --weight-decay X
+  std::optional<double> beta1;          // --beta1 X
+  std::optional<double> beta2;          // --beta2 X
+  std::optional<double> eps;            // --eps X
+  std::optional<double> momentum;       // --momentum X
+  std::optional<double> gradClip;       // --grad-clip X
+  // Code generation and reports.
+  std::optional<std::string> emit;     // --emit host|cuda
+  std::optional<std::string> planJson; // --plan-json FILE
+  bool report = false;                 // --report
+  bool explain = false;                // --explain
+  std::optional<std::string> timeline; // --timeline FILE
+};
+
+/// Reports an error for each option whose phase has not landed (or which
+/// `compileTo` stops short of), naming the flag. Fails if there was any.
+LogicalResult checkOptions(const CompileOptions &options, MLIRContext *context);
+
+/// Loads `path` by its extension into a module, reporting through
+/// `context`: graph JSON through the importer, `.mlir` through the parser.
+/// The file's buffer is added to `sourceMgr` so that diagnostics can quote
+/// the source.
+OwningOpRef<ModuleOp> loadInput(StringRef path, MLIRContext *context,
+                                llvm::SourceMgr &sourceMgr);
+
+/// Checks the options, loads the input and runs every phase up to
+/// `options.compileTo`. Returns null after reporting the first problem.
+OwningOpRef<ModuleOp> compile(const CompileOptions &options,
+                              MLIRContext *context, llvm::SourceMgr &sourceMgr);
+
+/// `compile`, then writes the IR to `options.outputFile` (through a
+/// temporary file renamed into place, so a failure never leaves a partial
+/// file). What `loomc` runs.
+LogicalResult compileToFile(const CompileOptions &options, MLIRContext *context,
+                            llvm::SourceMgr &sourceMgr);
+
+} // namespace loom
+} // namespace mlir
+
+#endif // LOOM_DRIVER_DRIVER_H

@@ -1,0 +1,209 @@
+//===- Driver.cpp - The loomc compiler driver as a library ----------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// compile() is the whole driver:
+//
+//   1. reject options whose phase has not landed (each by its flag);
+//   2. load the input by its extension (graph JSON importer, MLIR parser);
+//   3. run `loom-<phase>-pipeline` for each phase up to `compileTo`.
+//
+// compileToFile() then writes the IR through a temporary file. Nothing here
+// exits or prints directly: errors go to the context's diagnostic engine so
+// that a C API caller can collect them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Driver/Driver.h"
+
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/InitAllDialects.h"
+#include "loom/Target/GraphJSON/GraphJSON.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+std::optional<Phase> mlir::loom::parsePhase(StringRef name) {
+  return llvm::StringSwitch<std::optional<Phase>>(name)
+      .Case("import", Phase::Import)
+      .Case("autodiff", Phase::Autodiff)
+      .Case("sharding", Phase::Sharding)
+      .Case("pipeline", Phase::Pipeline)
+      .Case("partition", Phase::Partition)
+      .Case("codegen", Phase::Codegen)
+      .Default(std::nullopt);
+}
+
+StringRef mlir::loom::stringifyPhase(Phase phase) {
+  switch (phase) {
+  case Phase::Import:
+    return "import";
+  case Phase::Autodiff:
+    return "autodiff";
+  case Phase::Sharding:
+    return "sharding";
+  case Phase::Pipeline:
+    return "pipeline";
+  case Phase::Partition:
+    return "partition";
+  case Phase::Codegen:
+    return "codegen";
+  }
+  return "unknown";
+}
+
+/// The last phase this build implements; options of later phases are
+/// rejected until theirs lands.
+static constexpr Phase kLastImplementedPhase = Phase::Import;
+
+LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
+                                       MLIRContext *context) {
+  bool ok = true;
+  auto reject = [&](StringRef flag, Phase phase) {
+    if (phase <= kLastImplementedPhase)
+      return;
+    emitError(UnknownLoc::get(context))
+        << flag << " is not implemented yet (it belongs to the "
+        << stringifyPhase(phase) << " phase, which has not landed)";
+    ok = false;
+  };
+  if (options.compileTo > kLastImplementedPhase) {
+    emitError(UnknownLoc::get(context))
+        << "--compile-to=" << stringifyPhase(options.compileTo)
+        << " is not implemented yet; the phases available are: import";
+    ok = false;
+  }
+  // Each option in the phase that first reads it.
+  if (options.optimizer)
+    reject("--optimizer", Phase::Autodiff);
+  if (options.lr)
+    reject("--lr", Phase::Autodiff);
+  if (options.weightDecay)
+    reject("--weight-decay", Phase::Autodiff);
+  if (options.beta1)
+    reject("--beta1", Phase::Autodiff);
+  if (options.beta2)
+    reject("--beta2", Phase::Autodiff);
+  if (options.eps)
+    reject("--eps", Phase::Autodiff);
+  if (options.momentum)
+    reject("--momentum", Phase::Autodiff);
+  if (options.gradClip)
+    reject("--grad-clip", Phase::Autodiff);
+  if (options.cluster)
+    reject("--cluster", Phase::Sharding);
+  if (options.devices)
+    reject("--devices", Phase::Sharding);
+  if (options.mesh)
+    reject("--mesh", Phase::Sharding);
+  if (options.parallelConfig)
+    reject("--parallel-config", Phase::Sharding);
+  if (options.strategy)
+    reject("--strategy", Phase::Sharding);
+  if (options.memoryLimitGiB)
+    reject("--memory-limit", Phase::Sharding);
+  if (options.planJson)
+    reject("--plan-json", Phase::Sharding);
+  if (options.report)
+    reject("--report", Phase::Sharding);
+  if (options.explain)
+    reject("--explain", Phase::Sharding);
+  if (options.pipelineStages)
+    reject("--pipeline-stages", Phase::Pipeline);
+  if (options.microBatches)
+    reject("--micro-batches", Phase::Pipeline);
+  if (options.schedule)
+    reject("--schedule", Phase::Pipeline);
+  if (options.timeline)
+    reject("--timeline", Phase::Pipeline);
+  if (options.emit)
+    reject("--emit", Phase::Codegen);
+  return success(ok);
+}
+
+OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
+                                            MLIRContext *context,
+                                            llvm::SourceMgr &sourceMgr) {
+  StringRef extension = llvm::sys::path::extension(path);
+  bool isJson = extension == ".json";
+  bool isMlir = extension == ".mlir";
+  if (extension == ".onnx") {
+    emitError(UnknownLoc::get(context))
+        << "input '" << path << "': ONNX import is not implemented yet";
+    return {};
+  }
+  if (!isJson && !isMlir) {
+    emitError(UnknownLoc::get(context))
+        << "input '" << path << "': unsupported extension '" << extension
+        << "', expected .json (graph JSON) or .mlir (textual IR)";
+    return {};
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code error = file.getError()) {
+    emitError(UnknownLoc::get(context))
+        << "cannot read input '" << path << "': " << error.message();
+    return {};
+  }
+  unsigned bufferId = sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
+  if (isJson)
+    return importGraphJson(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(),
+                           path, context);
+  return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
+}
+
+OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
+                                          MLIRContext *context,
+                                          llvm::SourceMgr &sourceMgr) {
+  if (failed(checkOptions(options, context)))
+    return {};
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  context->appendDialectRegistry(registry);
+  context->loadAllAvailableDialects();
+
+  OwningOpRef<ModuleOp> module =
+      loadInput(options.inputFile, context, sourceMgr);
+  if (!module)
+    return {};
+
+  // One pipeline per phase, in order, up to the requested one.
+  PassManager pm(context);
+  buildImportPipeline(pm);
+  if (failed(pm.run(*module)))
+    return {};
+  return module;
+}
+
+LogicalResult mlir::loom::compileToFile(const CompileOptions &options,
+                                        MLIRContext *context,
+                                        llvm::SourceMgr &sourceMgr) {
+  OwningOpRef<ModuleOp> module = compile(options, context, sourceMgr);
+  if (!module)
+    return failure();
+  // writeToOutput goes through a temporary file renamed into place.
+  llvm::Error error =
+      llvm::writeToOutput(options.outputFile, [&](raw_ostream &os) {
+        module->print(os);
+        return llvm::Error::success();
+      });
+  if (error) {
+    emitError(UnknownLoc::get(context))
+        << "cannot write '" << options.outputFile
+        << "': " << llvm::toString(std::move(error));
+    return failure();
+  }
+  return success();
+}
