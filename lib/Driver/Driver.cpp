@@ -100,8 +100,8 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     reject("--eps", Phase::Autodiff);
   if (options.momentum)
     reject("--momentum", Phase::Autodiff);
-  if (options.gradClip)
-    reject("--grad-clip", Phase::Autodiff);
+  if (options.clipNorm)
+    reject("--clip-norm", Phase::Autodiff);
   if (options.cluster)
     reject("--cluster", Phase::Sharding);
   if (options.devices)

@@ -75,7 +75,7 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2"), cl::cat(loomcCategory));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon"), cl::cat(loomcCategory));
 cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
                          cl::cat(loomcCategory));
-cl::opt<double> gradClip("grad-clip", cl::desc("Gradient-norm clipping"),
+cl::opt<double> clipNorm("clip-norm", cl::desc("Gradient-norm clipping"),
                          cl::cat(loomcCategory));
 cl::opt<std::string> emit("emit", cl::desc("Emit per-rank code: host or cuda"),
                           cl::cat(loomcCategory));
@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
   options.beta2 = given(beta2);
   options.eps = given(eps);
   options.momentum = given(momentum);
-  options.gradClip = given(gradClip);
+  options.clipNorm = given(clipNorm);
   options.emit = given(emit);
   options.planJson = given(planJson);
   options.report = report;

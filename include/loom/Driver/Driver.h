@@ -74,7 +74,7 @@ struct CompileOptions {
   std::optional<double> beta2;          // --beta2 X
   std::optional<double> eps;            // --eps X
   std::optional<double> momentum;       // --momentum X
-  std::optional<double> gradClip;       // --grad-clip X
+  std::optional<double> clipNorm;       // --clip-norm X
   // Code generation and reports.
   std::optional<std::string> emit;     // --emit host|cuda
   std::optional<std::string> planJson; // --plan-json FILE
