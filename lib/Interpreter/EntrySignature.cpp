@@ -6,10 +6,12 @@
 
 #include "loom/Interpreter/EntrySignature.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Runtime/Host/Random.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mlir::loom::interp {
 
@@ -57,14 +59,33 @@ std::optional<std::string> initializeArgument(func::FuncOp func, unsigned index,
       return std::nullopt;
     case InitKind::Normal:
     case InitKind::Uniform:
-    case InitKind::ScaledNormal:
-      // Random initializers draw from the counter-based RNG keyed by the
-      // global element index and `seed` (host::fillNormal / fillUniform).
-      (void)seed;
-      return "parameter `" + name + "` has no data in the inputs and its `" +
-             stringifyInitKind(init.getKind()).str() +
-             "` initializer needs the RNG kernels, which the interpreter "
-             "does not have yet; give its value in --inputs";
+    case InitKind::ScaledNormal: {
+      // The counter-based RNG keyed by (seed, tensor id of the name) and
+      // each element's global index, over the whole global tensor: the
+      // interpreter cuts the ranks' blocks out of it afterwards, so a
+      // sharded run starts from the same values as a single-device one.
+      if (!out.isFloat())
+        return "parameter `" + name + "` has a random initializer but a " +
+               "non-float type";
+      ArrayRef<double> args = init.getArgs();
+      uint64_t id = ::loom::runtime::host::tensorIdFromName(name);
+      Shape offset(globalShape.size(), 0);
+      dispatchFloat(out.getKind(), [&](auto zero) {
+        using T = decltype(zero);
+        T *data = out.mutableData<T>();
+        if (init.getKind() == InitKind::Uniform)
+          ::loom::runtime::host::fillUniform<T>(
+              data, globalShape, offset, globalShape, seed, id, args[0],
+              args[1]);
+        else
+          ::loom::runtime::host::fillNormal<T>(
+              data, globalShape, offset, globalShape, seed, id, 0.0,
+              init.getKind() == InitKind::Normal
+                  ? args[0]
+                  : args[0] / std::sqrt(args[1]));
+      });
+      return std::nullopt;
+    }
     }
   }
   if (func.getArgAttrOfType<StringAttr>(index, kNameAttrName))

@@ -241,6 +241,9 @@ std::optional<std::string> Interpreter::prepare() {
     noteLayout(entry.getResultAttr(i, kLayoutAttrName));
   std::optional<std::string> bodyError;
   entry.walk([&](Operation *op) {
+    // An op's own `dist.layout` (the layout of its result, which dropout
+    // needs) names the mesh too.
+    noteLayout(op->getAttr(kLayoutAttrName));
     if (op->getName().getDialectNamespace() != "dist")
       return;
     if (op->getNumRegions() == 0 && op != entry.getOperation())
@@ -425,7 +428,9 @@ constantValue(arith::ConstantOp op, StorageKind floatKind, HostTensor &out) {
 std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
   RankState &state = ranks[r];
   Operation *op = ops[state.pc];
-  KernelContext ctx(state.values, options.floatKind, r, options.seed);
+  KernelContext ctx(state.values, options.floatKind, r, options.seed,
+                    mesh ? &*mesh : nullptr,
+                    static_cast<int64_t>(ranks.size()));
   outcome = Outcome::Advanced;
 
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {

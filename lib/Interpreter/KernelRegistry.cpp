@@ -44,6 +44,14 @@ const KernelRegistry &KernelRegistry::getDefault() {
     registerElementwiseKernels(r);
     registerReductionKernels(r);
     registerShapeKernels(r);
+    registerActivationKernels(r);
+    registerAttentionKernels(r);
+    registerEmbeddingKernels(r);
+    registerLossKernels(r);
+    registerNormalizationKernels(r);
+    registerOptimizerKernels(r);
+    registerRandomKernels(r);
+    registerSoftmaxKernels(r);
     return r;
   }();
   return registry;

@@ -29,7 +29,9 @@ def save(path, tensors: dict) -> None:
     """Writes {name: numpy array} to `path`."""
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
-        array = np.ascontiguousarray(tensors[name])
+        array = np.asarray(tensors[name])
+        # ascontiguousarray makes rank-0 arrays rank 1; keep the shape.
+        array = np.ascontiguousarray(array).reshape(array.shape)
         data = array.astype(array.dtype.newbyteorder("<")).tobytes()
         header[name] = {"dtype": _name_of(array.dtype),
                         "shape": list(array.shape),

@@ -42,6 +42,10 @@
 #include <string>
 #include <unordered_map>
 
+namespace mlir::loom::dist {
+class Mesh;
+} // namespace mlir::loom::dist
+
 namespace mlir::loom::interp {
 
 /// What a kernel function returns: nullopt on success, else an error
@@ -59,8 +63,10 @@ using ValueMap = std::unordered_map<void *, HostTensor>;
 class KernelContext {
 public:
   KernelContext(ValueMap &values, StorageKind floatKind, int64_t rank,
-                uint64_t seed)
-      : values(values), floatKind(floatKind), rank(rank), seed(seed) {}
+                uint64_t seed, const dist::Mesh *mesh = nullptr,
+                int64_t numRanks = 1)
+      : values(values), floatKind(floatKind), rank(rank), seed(seed),
+        mesh(mesh), numRanks(numRanks) {}
 
   /// The value of an operand (defined earlier in program order).
   const HostTensor &get(Value value) const;
@@ -79,12 +85,18 @@ public:
   int64_t getRank() const { return rank; }
   /// The run's `--seed` (dropout and random initializers).
   uint64_t getSeed() const { return seed; }
+  /// The mesh of an SPMD run (null in a single-device run).
+  const dist::Mesh *getMesh() const { return mesh; }
+  /// The number of ranks in the run (1 in a single-device run).
+  int64_t getNumRanks() const { return numRanks; }
 
 private:
   ValueMap &values;
   StorageKind floatKind;
   int64_t rank;
   uint64_t seed;
+  const dist::Mesh *mesh;
+  int64_t numRanks;
 };
 
 /// A kernel function on the generic op.
@@ -117,6 +129,14 @@ void registerMatmulKernels(KernelRegistry &registry);
 void registerElementwiseKernels(KernelRegistry &registry);
 void registerReductionKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
+void registerActivationKernels(KernelRegistry &registry);
+void registerAttentionKernels(KernelRegistry &registry);
+void registerEmbeddingKernels(KernelRegistry &registry);
+void registerLossKernels(KernelRegistry &registry);
+void registerNormalizationKernels(KernelRegistry &registry);
+void registerOptimizerKernels(KernelRegistry &registry);
+void registerRandomKernels(KernelRegistry &registry);
+void registerSoftmaxKernels(KernelRegistry &registry);
 
 } // namespace mlir::loom::interp
 

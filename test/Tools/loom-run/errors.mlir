@@ -11,10 +11,6 @@
 // RUN: not loom-run %s --entry linear 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: loom-run: error: argument `arg0` (#0) has no data in the inputs and no initializer
 //
-// A random initializer needs the RNG kernels.
-// RUN: not loom-run %s --entry random_init 2>&1 | FileCheck %s --check-prefix=RANDOM
-// RANDOM: loom-run: error: parameter `w` has no data in the inputs and its `normal` initializer needs the RNG kernels
-//
 // A tensor in the inputs that matches no argument.
 // RUN: not loom-run %s --entry only_w --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: loom-run: error: `{{.*}}.in.safetensors`: tensor `x` matches no argument of @only_w (arguments: w)
@@ -37,14 +33,14 @@
 // RUN: not loom-run %s --entry linear --inputs %t.garbage.npy 2>&1 | FileCheck %s --check-prefix=NPY
 // NPY: loom-run: error: `{{.*}}.garbage.npy`: not a .npy file (missing the \x93NUMPY magic)
 //
-// An op without an interpreter kernel, and an op of another dialect.
-// RUN: not loom-run %s --entry no_kernel --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=KERNEL
-// KERNEL: loom-run: error: rank 0: `loom.softmax` at {{.*}}errors.mlir:{{[0-9]+}}:{{[0-9]+}}: op `loom.softmax` has no interpreter kernel yet
+// A data error of a kernel names the op, and an op of another dialect.
+// RUN: not loom-run %s --entry bad_id --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=KERNEL
+// KERNEL: loom-run: error: rank 0: `loom.embedding` at {{.*}}errors.mlir:{{[0-9]+}}:{{[0-9]+}}: id 5 at index 0 is outside [0, 2)
 // RUN: not loom-run %s --entry foreign --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=FOREIGN
 // FOREIGN: loom-run: error: rank 0: `tensor.empty` at {{.*}}: unsupported op; the interpreter runs loom, dist, arith.constant and func.return ops
 //
 // A tensor given by two input files.
-// RUN: not loom-run %s --entry no_kernel --inputs %t.in.safetensors --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: not loom-run %s --entry softmax --inputs %t.in.safetensors --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: loom-run: error: `{{.*}}.in.safetensors`: tensor `w` is given twice
 //
 // An unreadable IR file.
@@ -97,10 +93,6 @@ func.func @linear(%x: tensor<2x3xf64>, %w: tensor<3xf64> {loom.name = "w"}) -> t
   return %y : tensor<2x3xf64>
 }
 
-func.func @random_init(%w: tensor<3xf64> {loom.param = #loom.param<"w", init = normal(2.000000e-02), decay = true>}) -> tensor<3xf64> {
-  return %w : tensor<3xf64>
-}
-
 func.func @only_w(%w: tensor<3xf64> {loom.name = "w"}) -> tensor<3xf64> {
   return %w : tensor<3xf64>
 }
@@ -113,7 +105,13 @@ func.func @wrong_dtype(%x: tensor<2x3xi64> {loom.name = "x"}, %w: tensor<3xf64> 
   return %x : tensor<2x3xi64>
 }
 
-func.func @no_kernel(%x: tensor<2x3xf64> {loom.name = "x"}, %w: tensor<3xf64> {loom.name = "w"}) -> tensor<2x3xf64> {
+func.func @bad_id(%x: tensor<2x3xf64> {loom.name = "x"}, %w: tensor<3xf64> {loom.name = "w"}) -> tensor<2x3xf64> {
+  %ids = arith.constant dense<5> : tensor<2xi64>
+  %y = loom.embedding %x, %ids : (tensor<2x3xf64>, tensor<2xi64>) -> tensor<2x3xf64>
+  return %y : tensor<2x3xf64>
+}
+
+func.func @softmax(%x: tensor<2x3xf64> {loom.name = "x"}, %w: tensor<3xf64> {loom.name = "w"}) -> tensor<2x3xf64> {
   %y = loom.softmax %x {axis = 1 : i64} : (tensor<2x3xf64>) -> tensor<2x3xf64>
   return %y : tensor<2x3xf64>
 }
