@@ -38,12 +38,6 @@ step "1. build the default GPT: loom-model gpt2 (2 layers, hidden 128, 4 heads, 
 
 step "2. import it (loomc --compile-to=import), count its ops, export graph JSON"
 "$bin/loomc" "$work/gpt.mlir" --compile-to=import -o "$work/imported.mlir"
-/usr/bin/python3 - "$work/imported.mlir" <<'PY' < /dev/null
-import sys
-text = open(sys.argv[1]).read()
-print(f"imported @forward: {text.count('loom.param')} parameters, "
-      f"{text.count(' = loom.')} loom ops")
-PY
 "$bin/loom-translate" --op-census "$work/imported.mlir" |
   /usr/bin/python3 -c 'import json, sys
 f = json.load(sys.stdin)["functions"][0]
