@@ -17,6 +17,7 @@
 
 #include "loom/Frontend/Models/Models.h"
 #include "loom/Frontend/Models/ParameterCount.h"
+#include "loom/Target/GraphJSON/GraphJSON.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -247,10 +248,7 @@ int main(int argc, char **argv) {
   std::string format = formatArg;
   if (format.empty())
     format = llvm::StringRef(outputArg).ends_with(".json") ? "json" : "mlir";
-  if (format == "json")
-    return fail("--format json is not available in this build yet; use "
-                "--format mlir");
-  if (format != "mlir")
+  if (format != "mlir" && format != "json")
     return fail("expected --format mlir or json, got '" + format + "'");
 
   using Clock = std::chrono::steady_clock;
@@ -267,7 +265,14 @@ int main(int argc, char **argv) {
       openOutputFile(outputArg, &errorMessage);
   if (!output)
     return fail(errorMessage);
-  module->print(output->os());
+  if (format == "json") {
+    // The exporter writes nothing on failure; the file is then not kept.
+    if (failed(mlir::loom::exportGraphJson(*module, output->os())))
+      return fail("exporting the graph as JSON failed (see the diagnostics "
+                  "above)");
+  } else {
+    module->print(output->os());
+  }
   output->os().flush();
   if (output->os().has_error()) {
     output->os().clear_error();
