@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 #include "mlir/Dialect/Traits.h"
 
 using namespace mlir;
@@ -117,4 +118,38 @@ OpCost MatmulOp::getCost(const OpShapes &shapes) {
   // One multiply-add per output element and contracted index.
   double flops = 2.0 * getNumElements(shapes.results[0]) * lhs[dims.lhsK];
   return getStreamingCost(getOperation(), shapes, OpClass::Gemm, flops);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// Gradients of a matrix product, written as matrix products with transpose
+// flags so that no transpose is materialized; batch dims an operand was
+// broadcast along are summed out by sumToShape.
+//
+
+LogicalResult MatmulOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value lhs = getLhs(), rhs = getRhs();
+  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+  // With A' = op(lhs), B' = op(rhs): dA' = dY B'^T and dB' = A'^T dY.
+  Value dLhs = tl ? MatmulOp::create(builder, loc, rhs, dy, /*transpose_lhs=*/tr,
+                                     /*transpose_rhs=*/true)
+                  : MatmulOp::create(builder, loc, dy, rhs, /*transpose_lhs=*/false,
+                                     /*transpose_rhs=*/!tr);
+  Value dRhs = tr ? MatmulOp::create(builder, loc, dy, lhs, /*transpose_lhs=*/true,
+                                     /*transpose_rhs=*/tl)
+                  : MatmulOp::create(builder, loc, lhs, dy, /*transpose_lhs=*/!tl,
+                                     /*transpose_rhs=*/false);
+  operandGrads[0] =
+      sumToShape(builder, loc, dLhs, cast<RankedTensorType>(lhs.getType()));
+  operandGrads[1] =
+      sumToShape(builder, loc, dRhs, cast<RankedTensorType>(rhs.getType()));
+  return success();
 }
