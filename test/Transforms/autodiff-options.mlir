@@ -12,7 +12,7 @@
 // CLIP-SAME: {loom.name = "b.exp_avg"}
 // CLIP-SAME: {loom.name = "b.exp_avg_sq"}
 // CLIP-SAME: %[[STEP:[^:]*]]: tensor<i64> {loom.name = "step"}
-// CLIP: %[[SQW:.*]] = loom.mul %[[GW:.*]], %[[GW]]
+// CLIP: %[[SQW:.*]] = loom.mul %[[GW:[0-9]+]], %[[GW]] {loom.fwd = 0 : i64} : (tensor<4x3xf64>
 // CLIP: loom.reduce_sum %[[SQW]] {axes = array<i64: 0, 1>
 // CLIP: %[[NORM:.*]] = loom.sqrt
 // CLIP: %[[DEN:.*]] = loom.add %[[NORM]], %{{.*}}
@@ -31,10 +31,10 @@
 // MICRO-SAME: {loom.name = "w.momentum_buffer"}
 // MICRO: loom.slice %{{.*}} {limits = array<i64: 2, 4>, loom.fwd = 0 : i64, starts = array<i64: 0, 0>
 // MICRO: loom.matmul {{.*}} -> tensor<2x3xf64>
-// MICRO: loom.slice %{{.*}} {limits = array<i64: 4, 4>, loom.fwd = 0 : i64, starts = array<i64: 2, 0>
 // MICRO: %[[G1:.*]] = loom.matmul {{.*}}transpose_lhs
+// MICRO: loom.slice %{{.*}} {limits = array<i64: 4, 4>, loom.fwd = 0 : i64, starts = array<i64: 2, 0>
 // MICRO: %[[G2:.*]] = loom.matmul {{.*}}transpose_lhs
-// MICRO: %[[G:.*]] = loom.add %{{.*}}, %[[G2]]
+// MICRO: %[[G:.*]] = loom.add %[[G1]], %[[G2]]
 // MICRO: %[[L:.*]] = loom.add
 // MICRO: %[[LOSS:.*]] = loom.scale %[[L]] {factor = 5.000000e-01 : f64
 // MICRO: loom.sgd_update %{{.*}}, %[[G]], %{{.*}} {{{.*}}momentum = 9.000000e-01

@@ -68,7 +68,7 @@ def check_gradients(tmp_path, param_shapes, body, out_shape, positive=False,
          "-o", str(train)], capture_output=True, text=True, check=False)
     assert opt.returncode == 0, opt.stderr
     grads = run(tmp_path, train, "train_step",
-                {**params, "r": r, "step": np.array(0, dtype=np.int64)})
+                {**params, "r": r})  # `step` starts at zero
     for name, value in params.items():
         fd = np.zeros_like(value)
         for index in np.ndindex(value.shape):
