@@ -94,6 +94,12 @@ CASES = {
     "matmul_batch_broadcast": ([(2, 1, 2, 3), (3, 3, 2)],
                                "%y = loom.matmul %p0, %p1 : ({t0}, {t1}) -> {ty}",
                                (2, 3, 2, 2)),
+    # Linear layers: a rank-2 weight on a batch (the batch folds into M).
+    "matmul_linear": ([(2, 3, 4), (4, 2)],
+                      "%y = loom.matmul %p0, %p1 : ({t0}, {t1}) -> {ty}", (2, 3, 2)),
+    "matmul_linear_t": ([(2, 3, 4), (2, 4)],
+                        "%y = loom.matmul %p0, %p1 {{transpose_rhs}} : ({t0}, {t1}) -> {ty}",
+                        (2, 3, 2)),
     # Broadcasting binary ops.
     "add": ([(2, 3), (3,)], "%y = loom.add %p0, %p1 : ({t0}, {t1}) -> {ty}", (2, 3)),
     "sub": ([(2, 1), (1, 3)], "%y = loom.sub %p0, %p1 : ({t0}, {t1}) -> {ty}", (2, 3)),

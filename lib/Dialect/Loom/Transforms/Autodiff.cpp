@@ -298,7 +298,7 @@ void AutodiffPass::runOnOperation() {
         if (type.getRank() == 0 || type.getShape()[0] % microBatches != 0) {
           forward.emitError("loom-autodiff: batch argument #")
               << i << " of type " << type << " does not split into "
-              << microBatches << " micro-batches along dim 0";
+              << static_cast<int64_t>(microBatches) << " micro-batches along dim 0";
           return signalPassFailure();
         }
         int64_t rows = type.getShape()[0] / microBatches;

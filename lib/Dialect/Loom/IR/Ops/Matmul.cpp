@@ -143,9 +143,28 @@ LogicalResult MatmulOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                      /*transpose_rhs=*/true)
                   : MatmulOp::create(builder, loc, dy, rhs, /*transpose_lhs=*/false,
                                      /*transpose_rhs=*/!tr);
-  Value dRhs = tr ? MatmulOp::create(builder, loc, dy, lhs, /*transpose_lhs=*/true,
-                                     /*transpose_rhs=*/tl)
-                  : MatmulOp::create(builder, loc, lhs, dy, /*transpose_lhs=*/!tl,
+  // A rank-2 weight applied to a batch of activations (a linear layer):
+  // fold the batch dims into M first, so that the weight gradient is one
+  // product summed inside the matmul instead of a batch of products summed
+  // by a reduce_sum afterwards.
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  Value lhsForRhs = lhs, dyForRhs = dy;
+  if (rhsType.getRank() == 2 && lhsType.getRank() > 2 && !tl) {
+    int64_t k = lhsType.getShape().back(), n = dyType.getShape().back();
+    int64_t rows = lhsType.getNumElements() / k;
+    lhsForRhs = ReshapeOp::create(
+        builder, loc, RankedTensorType::get({rows, k}, lhsType.getElementType()),
+        lhs);
+    dyForRhs = ReshapeOp::create(
+        builder, loc, RankedTensorType::get({rows, n}, dyType.getElementType()),
+        dy);
+  }
+  Value dRhs = tr ? MatmulOp::create(builder, loc, dyForRhs, lhsForRhs,
+                                     /*transpose_lhs=*/true, /*transpose_rhs=*/tl)
+                  : MatmulOp::create(builder, loc, lhsForRhs, dyForRhs,
+                                     /*transpose_lhs=*/!tl,
                                      /*transpose_rhs=*/false);
   operandGrads[0] =
       sumToShape(builder, loc, dLhs, cast<RankedTensorType>(lhs.getType()));
