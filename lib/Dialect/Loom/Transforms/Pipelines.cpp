@@ -23,9 +23,52 @@ void mlir::loom::buildImportPipeline(OpPassManager &pm) {
   pm.addPass(createVerifyImportPass());
 }
 
+void mlir::loom::buildAutodiffPipeline(OpPassManager &pm,
+                                       const AutodiffPassOptions &options) {
+  // Reverse mode and the optimizer in one pass (the forward op ids it
+  // records must survive), then the contract the search relies on.
+  pm.addPass(createAutodiffPass(options));
+  pm.addPass(createVerifyTrainStepPass());
+}
+
+namespace {
+/// The options of `loom-autodiff-pipeline`, those of `loom-autodiff`.
+struct AutodiffPipelineOptions
+    : public PassPipelineOptions<AutodiffPipelineOptions> {
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("adamw, sgd or none"),
+                                llvm::cl::init("adamw")};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
+                    llvm::cl::init(1.0e-3)};
+  Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::init(1.0e-8)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.01)};
+  Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
+  Option<double> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
+  Option<int64_t> microBatches{*this, "micro-batches", llvm::cl::init(1)};
+};
+} // namespace
+
 void mlir::loom::registerLoomPipelines() {
   PassPipelineRegistration<>(
       "loom-import-pipeline",
       "Check a freshly imported model graph (ends the import phase)",
       buildImportPipeline);
+  PassPipelineRegistration<AutodiffPipelineOptions>(
+      "loom-autodiff-pipeline",
+      "Build @train_step from @forward (ends the autodiff phase)",
+      [](OpPassManager &pm, const AutodiffPipelineOptions &options) {
+        AutodiffPassOptions passOptions;
+        passOptions.optimizer = options.optimizer;
+        passOptions.lr = options.lr;
+        passOptions.beta1 = options.beta1;
+        passOptions.beta2 = options.beta2;
+        passOptions.eps = options.eps;
+        passOptions.weightDecay = options.weightDecay;
+        passOptions.momentum = options.momentum;
+        passOptions.clipNorm = options.clipNorm;
+        passOptions.microBatches = options.microBatches;
+        buildAutodiffPipeline(pm, passOptions);
+      });
 }

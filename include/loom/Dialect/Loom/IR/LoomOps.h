@@ -14,6 +14,7 @@
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Interfaces/CostOpInterface.h"
+#include "loom/Interfaces/DifferentiableOpInterface.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -21,6 +21,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "loom/Interfaces/CostOpInterface.td"
 include "loom/Interfaces/ShardingRuleOpInterface.td"
+include "loom/Interfaces/DifferentiableOpInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -41,11 +42,14 @@ def Loom_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
 //===----------------------------------------------------------------------===//
 
 // Every loom op tells the strategy search how it may be split (its sharding
-// rule) and what it costs; each family file implements both for its ops.
+// rule) and what it costs, and tells autodiff its vector-Jacobian product;
+// each family file implements all three for its ops (backward and optimizer
+// ops implement the VJP as a diagnostic: Loom has no second order).
 class Loom_Op<string mnemonic, list<Trait> traits = []>
     : Op<Loom_Dialect, mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<CostOpInterface>])>;
+        DeclareOpInterfaceMethods<CostOpInterface>,
+        DeclareOpInterfaceMethods<DifferentiableOpInterface>])>;
 
 //===----------------------------------------------------------------------===//
 // Op families, one file each (C++ in lib/Dialect/Loom/IR/Ops/<Family>.cpp)

@@ -12,6 +12,8 @@
 #define LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -27,6 +29,11 @@ namespace loom {
 /// Builds the import phase: checks a freshly imported module against the
 /// contract the later phases rely on.
 void buildImportPipeline(OpPassManager &pm);
+
+/// The autodiff phase: loom-autodiff with `options`, then
+/// loom-verify-train-step.
+void buildAutodiffPipeline(OpPassManager &pm,
+                           const AutodiffPassOptions &options = {});
 
 /// Registers `loom-import-pipeline` with the global pass registry.
 void registerLoomPipelines();

@@ -35,4 +35,75 @@ def VerifyImportPass : Pass<"loom-verify-import", "::mlir::ModuleOp"> {
   ];
 }
 
+def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Build @train_step: forward, reverse-mode backward, update";
+  let description = [{
+    Turns the loss function `@forward` (kept unchanged, for evaluation and
+    finite differences) into a whole training step:
+    ```
+    @train_step(params..., states..., step, batch...)
+        -> (loss, new params..., new states..., step + 1)
+    ```
+    1. clone `@forward`'s body once per micro-batch (batch arguments sliced
+       along dim 0 when `micro-batches` > 1), tagging every cloned op with
+       `loom.fwd = <index of the op in @forward>`;
+    2. run reverse mode over each straight-line clone, seeding the loss with
+       `1 / micro-batches`, calling each op's `DifferentiableOpInterface`
+       VJP and summing the gradients of values used several times (tied
+       weights, residuals, parameters across micro-batches); every op a VJP
+       builds carries its forward op's `loom.fwd`;
+    3. optionally clip all gradients together by their global L2 norm as
+       `torch.nn.utils.clip_grad_norm_`;
+    4. update each parameter with `loom.adamw_update` (weight decay only
+       where its `#loom.param` sets `decay`) or `loom.sgd_update`, tagged
+       with the `loom.fwd` of the first forward op that uses the parameter;
+    5. remove dead ops.
+    Names: parameters keep `#loom.param`; states are `loom.name`d
+    `<param>.exp_avg`, `<param>.exp_avg_sq` (AdamW) or
+    `<param>.momentum_buffer` (SGD with momentum); the step counter is a
+    rank-0 i64 named `step`; results carry `loom.name` result attributes.
+    See docs/Autodiff.md.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"forward\"",
+           "Name of the function that computes the loss">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "Optimizer: adamw, sgd, or none (return the gradients as "
+           "<param>.grad instead of updating)">,
+    Option<"lr", "lr", "double", /*default=*/"1.0e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1.0e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.01",
+           "Weight decay, applied to parameters whose #loom.param sets decay">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum (0: no momentum buffer)">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Clip the global L2 norm of the gradients to this (0: off)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Split the batch along dim 0 into this many micro-batches">,
+  ];
+}
+
+def VerifyTrainStepPass : Pass<"loom-verify-train-step", "::mlir::ModuleOp"> {
+  let summary = "Check the contract of @train_step after autodiff";
+  let description = [{
+    Ends the `loom-autodiff-pipeline`. Fails with a diagnostic unless:
+    1. the module has a `func.func @train_step` with a body;
+    2. its first result is a rank-0 float named `loss` and its last a rank-0
+       i64 named `step`, and every result has a `loom.name`;
+    3. every argument is a `#loom.param`, a `#loom.input` or has a
+       `loom.name`, exactly one is the rank-0 i64 `step`;
+    4. every other result names an argument of the same type (the updated
+       parameter or optimizer state), or is `<param>.grad` (`optimizer=none`);
+    5. every `loom` op in the body carries an integer `loom.fwd` (the
+       forward op it belongs to), and every op is `loom`, `arith` or `func`.
+    It changes nothing.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 
 #include <array>
 #include <cmath>
@@ -465,4 +466,45 @@ OpCost RopeOp::getCost(const OpShapes &shapes) {
   double flops = halfDim + 3.0 * positionRows * halfDim +
                  3.0 * static_cast<double>(getNumElements(x));
   return getStreamingCost(getOperation(), shapes, OpClass::Elementwise, flops);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// Attention's VJP is the fused attention_grad (the mask, data, gets no
+// gradient); rope's is the inverse rotation (positions get none).
+//
+
+LogicalResult AttentionOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  auto grad = AttentionGradOp::create(builder, getLoc(), getQuery(), getKey(),
+                                      getValue(), getResult(), dy, getMask(),
+                                      getCausal(), getScaleAttr());
+  operandGrads[0] = grad.getDquery();
+  operandGrads[1] = grad.getDkey();
+  operandGrads[2] = grad.getDvalue();
+  return success();
+}
+
+LogicalResult AttentionGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
+}
+
+LogicalResult RopeOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  operandGrads[0] = RopeOp::create(builder, getLoc(), dy, getPositions(),
+                                   getThetaAttr(),
+                                   getInverse() ? UnitAttr()
+                                                : builder.getUnitAttr());
+  return success();
 }

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 #include "mlir/Dialect/Traits.h"
 
 #include <cmath>
@@ -368,4 +369,295 @@ OpShardingRule GeluGradOp::getShardingRule() {
 OpCost GeluGradOp::getCost(const OpShapes &shapes) {
   return getPointwiseCost(getOperation(), shapes,
                           getGeluGradFlops(getApproximate()));
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// Each VJP is the formula at the end of the op's description. Binary ops
+// sum their gradients over the dims an operand was broadcast along.
+//
+
+/// Fills the gradients of a binary op from its unbroadcast gradients.
+static void setBinaryGrads(OpBuilder &builder, Location loc, Value lhs,
+                           Value rhs, Value dLhs, Value dRhs,
+                           SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  if (!isFloatTensor(lhs))
+    return;
+  operandGrads[0] =
+      sumToShape(builder, loc, dLhs, cast<RankedTensorType>(lhs.getType()));
+  operandGrads[1] =
+      sumToShape(builder, loc, dRhs, cast<RankedTensorType>(rhs.getType()));
+}
+
+/// `1 - v` for a float tensor `v` (the rank-0 constant broadcasts).
+static Value oneMinus(OpBuilder &builder, Location loc, Value v) {
+  Type elementType = cast<RankedTensorType>(v.getType()).getElementType();
+  return SubOp::create(builder, loc, buildSplat(builder, loc, elementType, 1.0),
+                       v);
+}
+
+LogicalResult AddOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getLhs())) {
+    operandGrads.assign(2, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  setBinaryGrads(builder, loc, getLhs(), getRhs(), dy, dy, operandGrads);
+  return success();
+}
+
+LogicalResult SubOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getLhs())) {
+    operandGrads.assign(2, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  setBinaryGrads(builder, loc, getLhs(), getRhs(), dy,
+                 NegOp::create(builder, loc, dy), operandGrads);
+  return success();
+}
+
+LogicalResult MulOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getLhs())) {
+    operandGrads.assign(2, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  setBinaryGrads(builder, loc, getLhs(), getRhs(),
+                 MulOp::create(builder, loc, dy, getRhs()),
+                 MulOp::create(builder, loc, dy, getLhs()), operandGrads);
+  return success();
+}
+
+LogicalResult DivOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getLhs())) {
+    operandGrads.assign(2, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  Value dRhs = NegOp::create(
+      builder, loc,
+      DivOp::create(builder, loc, MulOp::create(builder, loc, dy, getResult()),
+                    getRhs()));
+  setBinaryGrads(builder, loc, getLhs(), getRhs(),
+                 DivOp::create(builder, loc, dy, getRhs()), dRhs,
+                 operandGrads);
+  return success();
+}
+
+LogicalResult NegOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = NegOp::create(builder, loc, dy);
+  return success();
+}
+
+LogicalResult ExpOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = MulOp::create(builder, loc, dy, y);
+  return success();
+}
+
+LogicalResult LogOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = DivOp::create(builder, loc, dy, x);
+  return success();
+}
+
+LogicalResult SqrtOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = ScaleOp::create(builder, loc, DivOp::create(builder, loc, dy, y),
+                                    llvm::APFloat(0.5));
+  return success();
+}
+
+LogicalResult RsqrtOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = ScaleOp::create(
+      builder, loc,
+      MulOp::create(builder, loc, dy,
+                    MulOp::create(builder, loc, y,
+                                  MulOp::create(builder, loc, y, y))),
+      llvm::APFloat(-0.5));
+  return success();
+}
+
+LogicalResult TanhOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = MulOp::create(
+      builder, loc, dy, oneMinus(builder, loc, MulOp::create(builder, loc, y, y)));
+  return success();
+}
+
+LogicalResult SigmoidOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = MulOp::create(
+      builder, loc, dy, MulOp::create(builder, loc, y, oneMinus(builder, loc, y)));
+  return success();
+}
+
+LogicalResult ReluOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = ReluGradOp::create(builder, loc, dy, x);
+  return success();
+}
+
+LogicalResult SiluOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = SiluGradOp::create(builder, loc, dy, x);
+  return success();
+}
+
+LogicalResult GeluOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = GeluGradOp::create(builder, loc, dy, x, getApproximate());
+  return success();
+}
+
+LogicalResult ScaleOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = ScaleOp::create(builder, loc, dy, getFactorAttr());
+  return success();
+}
+
+LogicalResult DropoutOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value x = getInput(), y = getResult();
+  (void)x;
+  (void)y;
+  operandGrads[0] = DropoutOp::create(builder, loc, dy, getRateAttr(), getSeedAttr());
+  return success();
+}
+
+LogicalResult CastOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  // Integer operands (and integer results) carry no gradient.
+  if (!dy || !isFloatTensor(getInput()) || !isFloatTensor(getResult()))
+    return success();
+  operandGrads[0] =
+      dy.getType() == getInput().getType()
+          ? dy
+          : CastOp::create(builder, getLoc(), getInput().getType(), dy)
+                .getResult();
+  return success();
+}
+
+LogicalResult ReluGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                   SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
+}
+
+LogicalResult SiluGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                   SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
+}
+
+LogicalResult GeluGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                   SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
 }

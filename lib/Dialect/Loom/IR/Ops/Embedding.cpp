@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -146,4 +147,28 @@ OpCost EmbeddingGradOp::getCost(const OpShapes &shapes) {
   cost.bytesWritten = tableBytes + dyBytes;
   cost.outputBytes = tableBytes;
   return cost;
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// The table's gradient scatter-adds dy by id; ids get none.
+//
+
+LogicalResult EmbeddingOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  int64_t vocab = getTable().getType().getShape()[0];
+  operandGrads[0] = EmbeddingGradOp::create(builder, getLoc(), dy, getIds(),
+                                            static_cast<uint64_t>(vocab));
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
 }

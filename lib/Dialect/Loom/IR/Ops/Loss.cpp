@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -145,4 +146,27 @@ OpCost CrossEntropyGradOp::getCost(const OpShapes &shapes) {
   double flops = 6.0 * static_cast<double>(getNumElements(logits)) +
                  static_cast<double>(positions) + 1;
   return getStreamingCost(getOperation(), shapes, OpClass::Reduction, flops);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// The logits' gradient is cross_entropy_grad; labels get none.
+//
+
+LogicalResult CrossEntropyOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  operandGrads[0] = CrossEntropyGradOp::create(
+      builder, getLoc(), getLogits(), getLabels(), dy, getIgnoreIndexAttr());
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                           SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
 }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 #include "mlir/Dialect/Traits.h"
 
 using namespace mlir;
@@ -117,4 +118,57 @@ OpCost MatmulOp::getCost(const OpShapes &shapes) {
   // One multiply-add per output element and contracted index.
   double flops = 2.0 * getNumElements(shapes.results[0]) * lhs[dims.lhsK];
   return getStreamingCost(getOperation(), shapes, OpClass::Gemm, flops);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// Gradients of a matrix product, written as matrix products with transpose
+// flags so that no transpose is materialized; batch dims an operand was
+// broadcast along are summed out by sumToShape.
+//
+
+LogicalResult MatmulOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value lhs = getLhs(), rhs = getRhs();
+  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+  // With A' = op(lhs), B' = op(rhs): dA' = dY B'^T and dB' = A'^T dY.
+  Value dLhs = tl ? MatmulOp::create(builder, loc, rhs, dy, /*transpose_lhs=*/tr,
+                                     /*transpose_rhs=*/true)
+                  : MatmulOp::create(builder, loc, dy, rhs, /*transpose_lhs=*/false,
+                                     /*transpose_rhs=*/!tr);
+  // A rank-2 weight applied to a batch of activations (a linear layer):
+  // fold the batch dims into M first, so that the weight gradient is one
+  // product summed inside the matmul instead of a batch of products summed
+  // by a reduce_sum afterwards.
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  Value lhsForRhs = lhs, dyForRhs = dy;
+  if (rhsType.getRank() == 2 && lhsType.getRank() > 2 && !tl) {
+    int64_t k = lhsType.getShape().back(), n = dyType.getShape().back();
+    int64_t rows = lhsType.getNumElements() / k;
+    lhsForRhs = ReshapeOp::create(
+        builder, loc, RankedTensorType::get({rows, k}, lhsType.getElementType()),
+        lhs);
+    dyForRhs = ReshapeOp::create(
+        builder, loc, RankedTensorType::get({rows, n}, dyType.getElementType()),
+        dy);
+  }
+  Value dRhs = tr ? MatmulOp::create(builder, loc, dyForRhs, lhsForRhs,
+                                     /*transpose_lhs=*/true, /*transpose_rhs=*/tl)
+                  : MatmulOp::create(builder, loc, lhsForRhs, dyForRhs,
+                                     /*transpose_lhs=*/!tl,
+                                     /*transpose_rhs=*/false);
+  operandGrads[0] =
+      sumToShape(builder, loc, dLhs, cast<RankedTensorType>(lhs.getType()));
+  operandGrads[1] =
+      sumToShape(builder, loc, dRhs, cast<RankedTensorType>(rhs.getType()));
+  return success();
 }

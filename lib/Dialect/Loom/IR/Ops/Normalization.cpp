@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -475,4 +476,84 @@ OpCost RmsNormGradOp::getCost(const OpShapes &shapes) {
   double perElement = getGamma() ? 11.0 : 8.0;
   return getStreamingCost(getOperation(), shapes, OpClass::Reduction,
                           perElement * elements + 4.0 * rows);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// Softmaxes and norms have dedicated gradient ops that recompute their
+// statistics; layer_norm's beta gradient comes out of layer_norm_grad too.
+//
+
+LogicalResult SoftmaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  operandGrads[0] = SoftmaxGradOp::create(builder, getLoc(), getResult(), dy,
+                                          getAxisAttr());
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  operandGrads[0] = LogSoftmaxGradOp::create(builder, getLoc(), getResult(), dy,
+                                             getAxisAttr());
+  return success();
+}
+
+LogicalResult LayerNormOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  auto grad = LayerNormGradOp::create(builder, getLoc(), dy, getInput(),
+                                      getGamma(), getEpsAttr());
+  operandGrads[0] = grad.getDx();
+  if (getGamma()) {
+    operandGrads[1] = grad.getDgamma();
+    operandGrads[2] = grad.getDbeta();
+  }
+  return success();
+}
+
+LogicalResult RmsNormOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getNumOperands(), Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  auto grad = RmsNormGradOp::create(builder, getLoc(), dy, getInput(),
+                                    getGamma(), getEpsAttr());
+  operandGrads[0] = grad.getDx();
+  if (getGamma())
+    operandGrads[1] = grad.getDgamma();
+  return success();
+}
+
+LogicalResult SoftmaxGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
+}
+
+LogicalResult LogSoftmaxGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
+}
+
+LogicalResult LayerNormGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
+}
+
+LogicalResult RmsNormGradOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
 }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -162,4 +163,21 @@ OpCost AdamwUpdateOp::getCost(const OpShapes &shapes) {
   // (lr / c1) * m' / denom (3). The bias corrections are per op, not per
   // element.
   return getUpdateCost(getOperation(), shapes, 14);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// Optimizer updates come after the backward pass; they have no VJP.
+//
+
+LogicalResult SgdUpdateOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
+}
+
+LogicalResult AdamwUpdateOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  return emitNoSecondOrder(*this);
 }

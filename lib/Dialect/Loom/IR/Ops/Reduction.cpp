@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -150,4 +151,77 @@ OpCost ReduceMaxOp::getCost(const OpShapes &shapes) {
   // One comparison per input element.
   return getStreamingCost(getOperation(), shapes, OpClass::Reduction,
                           getNumElements(shapes.operands[0]));
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// A sum's gradient broadcasts back over the reduced dims, a mean's also
+// divides by the count, a max's goes to the elements equal to the max.
+//
+
+/// The gradient of a reduction's input: `dy` with the reduced dims restored
+/// as 1 (keepdims form), broadcast back to the input's shape.
+static Value broadcastReduced(OpBuilder &builder, Location loc, Value dy,
+                              Value input, ArrayRef<int64_t> axes) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  SmallVector<int64_t> keptShape(inputType.getShape());
+  for (int64_t axis : axes)
+    keptShape[axis] = 1;
+  Value kept = dy;
+  if (dyType.getShape() != ArrayRef<int64_t>(keptShape))
+    kept = ReshapeOp::create(
+        builder, loc, RankedTensorType::get(keptShape, dyType.getElementType()),
+        dy);
+  return broadcastTo(builder, loc, kept, inputType);
+}
+
+LogicalResult ReduceSumOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getInput()))
+    return success();
+  operandGrads[0] =
+      broadcastReduced(builder, getLoc(), dy, getInput(), getAxes());
+  return success();
+}
+
+LogicalResult ReduceMeanOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  double count = 1;
+  for (int64_t axis : getAxes())
+    count *= static_cast<double>(shape[axis]);
+  Location loc = getLoc();
+  Value scaled = ScaleOp::create(builder, loc, dy, llvm::APFloat(1.0 / count));
+  operandGrads[0] =
+      broadcastReduced(builder, loc, scaled, getInput(), getAxes());
+  return success();
+}
+
+LogicalResult ReduceMaxOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getInput()))
+    return success();
+  // dx = dy where x equals the max, 0 elsewhere, without a comparison op:
+  // `relu_grad(dyb, max - x)` passes dyb exactly where x is below the max,
+  // so subtracting it from dyb keeps the maxima. Ties all get the gradient
+  // (as PyTorch's amax distributes it, but undivided).
+  Location loc = getLoc();
+  Value x = getInput();
+  Value dyb = broadcastReduced(builder, loc, dy, x, getAxes());
+  Value maxb = broadcastReduced(builder, loc, getResult(), x, getAxes());
+  Value below = SubOp::create(builder, loc, maxb, x);
+  operandGrads[0] = SubOp::create(builder, loc, dyb,
+                                  ReluGradOp::create(builder, loc, dyb, below));
+  return success();
 }

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
 #include "loom/Dialect/Loom/IR/ReshapeFactors.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -495,4 +496,119 @@ OpShardingRule SplitOp::getShardingRule() {
 OpCost SplitOp::getCost(const OpShapes &shapes) {
   return getStreamingCost(getOperation(), shapes, OpClass::DataMovement,
                           /*flops=*/0);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs
+//===----------------------------------------------------------------------===//
+//
+// Shape ops move elements without arithmetic; each VJP moves the gradient
+// back: reshape and transpose invert, slice pads, pad slices, concat splits
+// and split concatenates.
+//
+
+LogicalResult ReshapeOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getInput()))
+    return success();
+  operandGrads[0] =
+      ReshapeOp::create(builder, getLoc(), getInput().getType(), dy);
+  return success();
+}
+
+LogicalResult TransposeOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getInput()))
+    return success();
+  ArrayRef<int64_t> permutation = getPermutation();
+  SmallVector<int64_t> inverse(permutation.size());
+  for (auto [i, p] : llvm::enumerate(permutation))
+    inverse[p] = static_cast<int64_t>(i);
+  operandGrads[0] = TransposeOp::create(builder, getLoc(), dy, inverse);
+  return success();
+}
+
+LogicalResult SliceOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getInput()))
+    return success();
+  // Put each kept element back at its index: low = start, interior =
+  // stride - 1, and the rest of the dim as high.
+  ArrayRef<int64_t> inShape = getInput().getType().getShape();
+  ArrayRef<int64_t> outShape = cast<RankedTensorType>(dy.getType()).getShape();
+  SmallVector<int64_t> low, high, interior;
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    int64_t n = outShape[d], start = getStarts()[d], stride = getStrides()[d];
+    if (n == 0) {
+      low.push_back(0);
+      interior.push_back(0);
+      high.push_back(inShape[d]);
+      continue;
+    }
+    low.push_back(start);
+    interior.push_back(stride - 1);
+    high.push_back(inShape[d] - (start + (n - 1) * stride + 1));
+  }
+  operandGrads[0] = PadOp::create(builder, getLoc(), dy, low, high, interior);
+  return success();
+}
+
+LogicalResult PadOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getInput()))
+    return success();
+  // Take back the input's elements: start at low, step interior + 1.
+  ArrayRef<int64_t> inShape = getInput().getType().getShape();
+  SmallVector<int64_t> starts, limits, strides;
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    int64_t n = inShape[d], low = getLow()[d], step = getInterior()[d] + 1;
+    starts.push_back(low);
+    limits.push_back(n == 0 ? low : low + (n - 1) * step + 1);
+    strides.push_back(n == 0 ? 1 : step);
+  }
+  operandGrads[0] =
+      SliceOp::create(builder, getLoc(), dy, starts, limits, strides);
+  return success();
+}
+
+LogicalResult ConcatOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(getInputs().size(), Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isFloatTensor(getResult()))
+    return success();
+  SmallVector<int64_t> sizes;
+  for (Value input : getInputs())
+    sizes.push_back(cast<RankedTensorType>(input.getType()).getShape()[getAxis()]);
+  auto split = SplitOp::create(builder, getLoc(), dy, getAxis(), sizes);
+  for (auto [i, grad] : llvm::enumerate(split.getOutputs()))
+    operandGrads[i] = grad;
+  return success();
+}
+
+LogicalResult SplitOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  if (!isFloatTensor(getInput()) ||
+      llvm::all_of(resultGrads, [](Value grad) { return !grad; }))
+    return success();
+  // Results that do not reach the loss contribute zeros.
+  Location loc = getLoc();
+  SmallVector<Value> pieces;
+  for (auto [result, grad] : llvm::zip(getOutputs(), resultGrads)) {
+    auto type = cast<RankedTensorType>(result.getType());
+    pieces.push_back(grad ? grad
+                          : buildSplat(builder, loc, type.getElementType(), 0.0,
+                                       type.getShape()));
+  }
+  operandGrads[0] = ConcatOp::create(builder, loc, pieces, getAxis());
+  return success();
 }

@@ -1,0 +1,496 @@
+//===- Autodiff.cpp - Build @train_step by reverse-mode autodiff ----------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Turns the loss function `@forward` into one training step, `@train_step`
+// (docs/Autodiff.md has the rules and the signature):
+//
+//   1. classify `@forward`'s arguments: `#loom.param` arguments are trained,
+//      the others are the batch; lay out the signature
+//      (params..., states..., step, batch...);
+//   2. per micro-batch, slice the batch along dim 0 and clone `@forward`'s
+//      body, tagging each clone with `loom.fwd = <op index in @forward>`;
+//   3. reverse mode over the clone: seed d(loss) = 1 / micro-batches, visit
+//      the ops backwards, call each active op's VJP on its result gradients
+//      and sum the gradients of values with several uses (parameters
+//      accumulate across micro-batches the same way); ops a VJP builds get
+//      the forward op's `loom.fwd`;
+//   4. average the micro-batch losses; clip the gradients by their global
+//      L2 norm (optional);
+//   5. build one optimizer update per parameter and `step + 1`, return
+//      everything with `loom.name` result attributes;
+//   6. erase ops whose results are unused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/Vjp.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "loom-autodiff"
+
+namespace mlir {
+namespace loom {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+} // namespace loom
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::loom;
+
+/// The discardable attribute that ties an op of @train_step to the op of
+/// @forward it computes, differentiates or updates the parameters of.
+static constexpr StringLiteral kFwdAttrName = "loom.fwd";
+static constexpr StringLiteral kNameAttrName = "loom.name";
+static constexpr StringLiteral kParamAttrName = "loom.param";
+
+namespace {
+
+/// Tags every op after `after` (or from the start of `block`) that has no
+/// `loom.fwd` yet with `id`.
+void tagOpsAfter(Block &block, Operation *after, int64_t id) {
+  auto it = after ? std::next(after->getIterator()) : block.begin();
+  Builder builder(block.getParent()->getContext());
+  for (Operation &op : llvm::make_range(it, block.end()))
+    if (!op.hasAttr(kFwdAttrName))
+      op.setAttr(kFwdAttrName, builder.getI64IntegerAttr(id));
+}
+
+/// Re-derives the result types of `op` after its operands were replaced by
+/// micro-batch slices: by type inference where the op has it, by the
+/// operand's shape for casts, and by scaling dim 0 for reshapes (which keep
+/// the batch dim leading, as every model builder's reshapes do).
+LogicalResult retypeForMicroBatch(Operation *op) {
+  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+    SmallVector<Type> types;
+    if (failed(infer.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+            op->getRegions(), types)))
+      return failure();
+    for (auto [result, type] : llvm::zip(op->getResults(), types))
+      result.setType(type);
+    return success();
+  }
+  if (auto castOp = dyn_cast<CastOp>(op)) {
+    auto in = cast<RankedTensorType>(castOp.getInput().getType());
+    castOp.getResult().setType(RankedTensorType::get(
+        in.getShape(), castOp.getResult().getType().getElementType()));
+    return success();
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    auto in = cast<RankedTensorType>(reshape.getInput().getType());
+    auto out = cast<RankedTensorType>(reshape.getResult().getType());
+    if (in.getNumElements() == out.getNumElements())
+      return success();
+    SmallVector<int64_t> shape(out.getShape());
+    if (shape.empty() || (shape[0] * in.getNumElements()) % out.getNumElements())
+      return op->emitOpError("cannot split this reshape into micro-batches");
+    shape[0] = shape[0] * in.getNumElements() / out.getNumElements();
+    reshape.getResult().setType(
+        RankedTensorType::get(shape, out.getElementType()));
+    return success();
+  }
+  return success();
+}
+
+struct AutodiffPass : public loom::impl::AutodiffPassBase<AutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// Adds `grad` to the gradient of `value`, building the sum with `id`.
+  void accumulate(OpBuilder &builder, Location loc, Value value, Value grad,
+                  int64_t id) {
+    auto [it, inserted] = grads.try_emplace(value, grad);
+    if (inserted)
+      return;
+    Operation *sum = AddOp::create(builder, loc, it->second, grad);
+    sum->setAttr(kFwdAttrName, builder.getI64IntegerAttr(id));
+    it->second = sum->getResult(0);
+  }
+
+  /// Reverse mode over the ops of one clone (in forward order), from `loss`.
+  LogicalResult backward(OpBuilder &builder, ArrayRef<Operation *> ops,
+                         Value loss, Value seed,
+                         const llvm::DenseSet<Value> &params);
+
+  llvm::DenseMap<Value, Value> grads;
+};
+
+} // namespace
+
+LogicalResult AutodiffPass::backward(OpBuilder &builder,
+                                     ArrayRef<Operation *> ops, Value loss,
+                                     Value seed,
+                                     const llvm::DenseSet<Value> &params) {
+  // Active values depend on a parameter; only their gradients are needed.
+  llvm::DenseSet<Value> active(params.begin(), params.end());
+  for (Operation *op : ops)
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      active.insert(op->result_begin(), op->result_end());
+
+  grads[loss] = seed;
+  Block &block = *builder.getInsertionBlock();
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!llvm::any_of(op->getOperands(),
+                      [&](Value v) { return active.contains(v); }))
+      continue;
+    SmallVector<Value> resultGrads;
+    for (Value result : op->getResults())
+      resultGrads.push_back(grads.lookup(result));
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      continue;
+    auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
+    if (!differentiable)
+      return op->emitOpError("has no VJP, but a gradient flows through it");
+    int64_t id = cast<IntegerAttr>(op->getAttr(kFwdAttrName)).getInt();
+    Operation *last = block.empty() ? nullptr : &block.back();
+    SmallVector<Value> operandGrads;
+    if (failed(differentiable.buildVjp(builder, resultGrads, operandGrads)))
+      return failure();
+    tagOpsAfter(block, last, id);
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
+      if (grad && active.contains(operand))
+        accumulate(builder, op->getLoc(), operand, grad, id);
+  }
+  return success();
+}
+
+void AutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *context = &getContext();
+  auto forward = module.lookupSymbol<func::FuncOp>(entryName);
+  if (!forward || forward.isExternal()) {
+    module.emitError("loom-autodiff: no function @") << entryName
+                                                     << " with a body";
+    return signalPassFailure();
+  }
+  if (module.lookupSymbol("train_step")) {
+    module.emitError("loom-autodiff: the module already has a @train_step");
+    return signalPassFailure();
+  }
+  if (optimizer != "adamw" && optimizer != "sgd" && optimizer != "none") {
+    module.emitError("loom-autodiff: unknown optimizer '")
+        << optimizer << "', expected adamw, sgd or none";
+    return signalPassFailure();
+  }
+  if (microBatches < 1) {
+    module.emitError("loom-autodiff: micro-batches must be >= 1");
+    return signalPassFailure();
+  }
+  Block &body = forward.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() != 1) {
+    forward.emitError("loom-autodiff: @")
+        << entryName << " must return the loss alone";
+    return signalPassFailure();
+  }
+
+  // 1. Classify the arguments and lay out the signature.
+  bool adamw = optimizer == "adamw";
+  // `none` returns the (clipped) gradients as `<param>.grad` instead of
+  // updated parameters: for external optimizers and gradient checks.
+  bool gradsOnly = optimizer == "none";
+  bool sgdMomentum = optimizer == "sgd" && momentum != 0.0;
+  SmallVector<unsigned> paramArgs, batchArgs;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    (forward.getArgAttr(i, kParamAttrName) ? paramArgs : batchArgs)
+        .push_back(i);
+  SmallVector<std::string> stateSuffixes;
+  if (adamw)
+    stateSuffixes = {".exp_avg", ".exp_avg_sq"};
+  else if (sgdMomentum)
+    stateSuffixes = {".momentum_buffer"};
+
+  Builder b(context);
+  auto stepType = RankedTensorType::get({}, b.getI64Type());
+  SmallVector<Type> argTypes;
+  SmallVector<Attribute> argAttrs;
+  SmallVector<std::string> paramNames;
+  for (unsigned i : paramArgs) {
+    argTypes.push_back(forward.getArgumentTypes()[i]);
+    argAttrs.push_back(forward.getArgAttrDict(i));
+    paramNames.push_back(
+        cast<ParamAttr>(forward.getArgAttr(i, kParamAttrName)).getName().str());
+  }
+  for (auto [k, i] : llvm::enumerate(paramArgs))
+    for (const std::string &suffix : stateSuffixes) {
+      argTypes.push_back(forward.getArgumentTypes()[i]);
+      argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          kNameAttrName, b.getStringAttr(paramNames[k] + suffix))));
+    }
+  unsigned stepIndex = argTypes.size();
+  argTypes.push_back(stepType);
+  argAttrs.push_back(b.getDictionaryAttr(
+      b.getNamedAttr(kNameAttrName, b.getStringAttr("step"))));
+  unsigned batchStart = argTypes.size();
+  for (unsigned i : batchArgs) {
+    argTypes.push_back(forward.getArgumentTypes()[i]);
+    DictionaryAttr dict = forward.getArgAttrDict(i);
+    argAttrs.push_back(dict ? dict : b.getDictionaryAttr({}));
+  }
+  for (Attribute &attr : argAttrs)
+    if (!attr)
+      attr = b.getDictionaryAttr({});
+
+  OpBuilder builder(context);
+  builder.setInsertionPointAfter(forward);
+  Location loc = forward.getLoc();
+  auto trainStep = func::FuncOp::create(builder, loc, "train_step",
+                                        b.getFunctionType(argTypes, {}));
+  Block *entry = trainStep.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  SmallVector<Value> params;
+  llvm::DenseSet<Value> paramSet;
+  for (unsigned k = 0; k < paramArgs.size(); ++k) {
+    params.push_back(entry->getArgument(k));
+    paramSet.insert(entry->getArgument(k));
+  }
+
+  // The forward op ids, and each parameter's first user (its owner).
+  llvm::DenseMap<Operation *, int64_t> ids;
+  for (Operation &op : body.without_terminator())
+    ids[&op] = static_cast<int64_t>(ids.size());
+  int64_t lossId = 0;
+  if (Operation *def = ret.getOperand(0).getDefiningOp())
+    lossId = ids.lookup(def);
+  SmallVector<int64_t> owners;
+  for (unsigned i : paramArgs) {
+    int64_t owner = lossId;
+    for (Operation &op : body.without_terminator())
+      if (llvm::is_contained(op.getOperands(), forward.getArgument(i))) {
+        owner = ids.lookup(&op);
+        break;
+      }
+    owners.push_back(owner);
+  }
+  auto tagged = [&](Operation *op, int64_t id) {
+    op->setAttr(kFwdAttrName, b.getI64IntegerAttr(id));
+    return op->getResult(0);
+  };
+
+  // 2-3. Forward and backward per micro-batch.
+  Type lossType = ret.getOperand(0).getType();
+  Type lossElement = cast<RankedTensorType>(lossType).getElementType();
+  SmallVector<Value> losses;
+  for (int64_t m = 0; m < microBatches; ++m) {
+    IRMapping mapping;
+    for (auto [k, i] : llvm::enumerate(paramArgs))
+      mapping.map(forward.getArgument(i), params[k]);
+    for (auto [k, i] : llvm::enumerate(batchArgs)) {
+      Value arg = entry->getArgument(batchStart + k);
+      if (microBatches > 1) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        if (type.getRank() == 0 || type.getShape()[0] % microBatches != 0) {
+          forward.emitError("loom-autodiff: batch argument #")
+              << i << " of type " << type << " does not split into "
+              << static_cast<int64_t>(microBatches) << " micro-batches along dim 0";
+          return signalPassFailure();
+        }
+        int64_t rows = type.getShape()[0] / microBatches;
+        SmallVector<int64_t> starts(type.getRank(), 0),
+            limits(type.getShape()), strides(type.getRank(), 1);
+        starts[0] = m * rows;
+        limits[0] = (m + 1) * rows;
+        Operation *slice = SliceOp::create(builder, loc, arg, starts, limits,
+                                           strides);
+        // The split belongs to the first op that reads the input.
+        int64_t owner = lossId;
+        for (Operation &op : body.without_terminator())
+          if (llvm::is_contained(op.getOperands(), forward.getArgument(i))) {
+            owner = ids.lookup(&op);
+            break;
+          }
+        arg = tagged(slice, owner);
+      }
+      mapping.map(forward.getArgument(i), arg);
+    }
+    SmallVector<Operation *> clones;
+    for (Operation &op : body.without_terminator()) {
+      Operation *clone = builder.clone(op, mapping);
+      if (microBatches > 1 && failed(retypeForMicroBatch(clone)))
+        return signalPassFailure();
+      clone->setAttr(kFwdAttrName, b.getI64IntegerAttr(ids.lookup(&op)));
+      clones.push_back(clone);
+    }
+    Value loss = mapping.lookupOrDefault(ret.getOperand(0));
+    losses.push_back(loss);
+    Value seed = buildSplat(builder, loc, lossElement,
+                            1.0 / static_cast<double>(microBatches));
+    if (failed(backward(builder, clones, loss, seed, paramSet)))
+      return signalPassFailure();
+  }
+
+  // 4. The mean loss, then clipping.
+  Value loss = losses.front();
+  for (Value other : llvm::drop_begin(losses))
+    loss = tagged(AddOp::create(builder, loc, loss, other), lossId);
+  if (microBatches > 1)
+    loss = tagged(ScaleOp::create(builder, loc, loss,
+                                  llvm::APFloat(1.0 / microBatches)),
+                  lossId);
+
+  SmallVector<Value> paramGrads;
+  for (Value param : params)
+    paramGrads.push_back(grads.lookup(param));
+  if (clipNorm > 0.0) {
+    // clip_grad_norm_: norm = sqrt(sum of squares of every gradient),
+    // coef = max_norm / (norm + 1e-6), grads *= min(coef, 1), the min
+    // written 1 - relu(1 - coef) with loom ops.
+    Value sumSquares;
+    for (auto [k, grad] : llvm::enumerate(paramGrads)) {
+      if (!grad)
+        continue;
+      auto type = cast<RankedTensorType>(grad.getType());
+      SmallVector<int64_t> axes =
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+      Value square = tagged(MulOp::create(builder, loc, grad, grad), owners[k]);
+      Value sum = axes.empty()
+                      ? square
+                      : tagged(ReduceSumOp::create(builder, loc, square, axes),
+                               owners[k]);
+      if (type.getElementType() != lossElement)
+        sum = tagged(CastOp::create(builder, loc, lossType, sum), owners[k]);
+      sumSquares = sumSquares ? tagged(AddOp::create(builder, loc, sumSquares,
+                                                     sum),
+                                       owners[k])
+                              : sum;
+    }
+    if (sumSquares) {
+      Value norm = tagged(SqrtOp::create(builder, loc, sumSquares), lossId);
+      Value denom = tagged(
+          AddOp::create(builder, loc, norm,
+                        buildSplat(builder, loc, lossElement, 1e-6)),
+          lossId);
+      Value coef = tagged(
+          DivOp::create(builder, loc,
+                        buildSplat(builder, loc, lossElement, clipNorm), denom),
+          lossId);
+      Value one = buildSplat(builder, loc, lossElement, 1.0);
+      Value excess = tagged(
+          ReluOp::create(builder, loc,
+                         tagged(SubOp::create(builder, loc, one, coef), lossId)),
+          lossId);
+      Value clamped =
+          tagged(SubOp::create(builder, loc, one, excess), lossId);
+      for (auto [k, grad] : llvm::enumerate(paramGrads)) {
+        if (!grad)
+          continue;
+        Type element = cast<RankedTensorType>(grad.getType()).getElementType();
+        Value factor = clamped;
+        if (element != lossElement)
+          factor = tagged(CastOp::create(builder, loc,
+                                         RankedTensorType::get({}, element),
+                                         clamped),
+                          owners[k]);
+        grad = tagged(MulOp::create(builder, loc, grad, factor), owners[k]);
+      }
+    }
+  }
+
+  // 5. The updates. A parameter without a gradient is left as it is, state
+  // included, as torch.optim skips parameters whose .grad is None.
+  Value step = entry->getArgument(stepIndex);
+  SmallVector<Value> newParams, newStates;
+  unsigned numStates = stateSuffixes.size();
+  unsigned decayed = 0;
+  for (auto [k, param] : llvm::enumerate(params)) {
+    SmallVector<Value> states;
+    for (unsigned s = 0; s < numStates; ++s)
+      states.push_back(entry->getArgument(params.size() + k * numStates + s));
+    Value grad = paramGrads[k];
+    if (gradsOnly) {
+      auto type = cast<RankedTensorType>(param.getType());
+      newParams.push_back(grad ? grad
+                               : buildSplat(builder, loc, type.getElementType(),
+                                            0.0, type.getShape()));
+      continue;
+    }
+    if (!grad) {
+      mlir::emitRemark(forward.getLoc(), "parameter '")
+          << paramNames[k] << "' does not reach the loss; it is not updated";
+      newParams.push_back(param);
+      llvm::append_range(newStates, states);
+      continue;
+    }
+    bool decay = cast<ParamAttr>(forward.getArgAttr(paramArgs[k],
+                                                    kParamAttrName))
+                     .getDecay();
+    decayed += decay;
+    double wd = decay ? weightDecay.getValue() : 0.0;
+    Operation *update;
+    if (adamw) {
+      update = AdamwUpdateOp::create(
+          builder, loc, param, grad, states[0], states[1], step,
+          llvm::APFloat(lr.getValue()), llvm::APFloat(beta1.getValue()),
+          llvm::APFloat(beta2.getValue()), llvm::APFloat(eps.getValue()),
+          llvm::APFloat(wd));
+    } else {
+      update = SgdUpdateOp::create(
+          builder, loc, param, grad, sgdMomentum ? states[0] : Value(),
+          llvm::APFloat(lr.getValue()), llvm::APFloat(momentum.getValue()),
+          llvm::APFloat(wd), llvm::APFloat(0.0));
+    }
+    update->setAttr(kFwdAttrName, b.getI64IntegerAttr(owners[k]));
+    newParams.push_back(update->getResult(0));
+    for (unsigned s = 0; s < numStates; ++s)
+      newStates.push_back(update->getResult(1 + s));
+  }
+  Value one = buildSplat(builder, loc, b.getI64Type(), 1.0);
+  Value nextStep = tagged(AddOp::create(builder, loc, step, one), lossId);
+
+  SmallVector<Value> results{loss};
+  llvm::append_range(results, newParams);
+  llvm::append_range(results, newStates);
+  results.push_back(nextStep);
+  func::ReturnOp::create(builder, loc, results);
+
+  SmallVector<Attribute> resultAttrs;
+  auto named = [&](StringRef name) {
+    return b.getDictionaryAttr(
+        b.getNamedAttr(kNameAttrName, b.getStringAttr(name)));
+  };
+  resultAttrs.push_back(named("loss"));
+  for (const std::string &name : paramNames)
+    resultAttrs.push_back(named(gradsOnly ? name + ".grad" : name));
+  for (const std::string &name : paramNames)
+    for (const std::string &suffix : stateSuffixes)
+      resultAttrs.push_back(named(name + suffix));
+  resultAttrs.push_back(named("step"));
+  SmallVector<Type> resultTypes = llvm::to_vector(ValueRange(results).getTypes());
+  trainStep.setType(b.getFunctionType(argTypes, resultTypes));
+  trainStep.setAllArgAttrs(argAttrs);
+  trainStep.setAllResultAttrs(resultAttrs);
+
+  // 6. Dead ops (forward values no gradient needed, unused VJP pieces).
+  unsigned erased = 0;
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (isOpTriviallyDead(&op)) {
+      op.erase();
+      ++erased;
+    }
+  grads.clear();
+
+  mlir::emitRemark(forward.getLoc(), "built @train_step from @")
+      << entryName << ": " << params.size() << " parameters (" << decayed
+      << " with weight decay), optimizer " << optimizer << ", "
+      << static_cast<int64_t>(microBatches) << " micro-batch(es), "
+      << (clipNorm > 0.0 ? "clipped to global norm " : "no clipping")
+      << (clipNorm > 0.0 ? std::to_string(clipNorm.getValue()) : std::string());
+  LLVM_DEBUG(llvm::dbgs() << "loom-autodiff: erased " << erased
+                          << " dead ops\n");
+}

@@ -1,0 +1,50 @@
+// RUN: loom-opt %s -loom-autodiff='clip-norm=1.0' -loom-verify-train-step 2>/dev/null | FileCheck %s --check-prefix=CLIP
+// RUN: loom-opt %s -loom-autodiff-pipeline='micro-batches=2 optimizer=sgd momentum=0.9' 2>/dev/null | FileCheck %s --check-prefix=MICRO
+// RUN: loom-opt %s -loom-autodiff 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+
+// REMARK: remark: built @train_step from @forward: 2 parameters (1 with weight decay), optimizer adamw, 1 micro-batch(es), no clipping
+
+// AdamW state names and order; clipping by the global norm with
+// min(coef, 1) written as 1 - relu(1 - coef).
+// CLIP-LABEL: func.func @train_step
+// CLIP-SAME: {loom.name = "w.exp_avg"}
+// CLIP-SAME: {loom.name = "w.exp_avg_sq"}
+// CLIP-SAME: {loom.name = "b.exp_avg"}
+// CLIP-SAME: {loom.name = "b.exp_avg_sq"}
+// CLIP-SAME: %[[STEP:[^:]*]]: tensor<i64> {loom.name = "step"}
+// CLIP: %[[SQW:.*]] = loom.mul %[[GW:[0-9]+]], %[[GW]] {loom.fwd = 0 : i64} : (tensor<4x3xf64>
+// CLIP: loom.reduce_sum %[[SQW]] {axes = array<i64: 0, 1>
+// CLIP: %[[NORM:.*]] = loom.sqrt
+// CLIP: %[[DEN:.*]] = loom.add %[[NORM]], %{{.*}}
+// CLIP: %[[COEF:.*]] = loom.div %{{.*}}, %[[DEN]]
+// CLIP: %[[EXC:.*]] = loom.sub %{{.*}}, %[[COEF]]
+// CLIP: %[[R:.*]] = loom.relu %[[EXC]]
+// CLIP: %[[C:.*]] = loom.sub %{{.*}}, %[[R]]
+// CLIP: %[[CW:.*]] = loom.mul %[[GW]], %[[C]]
+// CLIP: loom.adamw_update %{{.*}}, %[[CW]], %{{.*}}, %{{.*}}, %[[STEP]] {{{.*}}weight_decay = 1.000000e-02 : f64}
+// CLIP: loom.adamw_update {{.*}}weight_decay = 0.000000e+00 : f64}
+// CLIP: loom.add %[[STEP]], %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+
+// Micro-batches: the batch is sliced along dim 0, the forward runs per
+// slice, the gradients add up and the losses average.
+// MICRO-LABEL: func.func @train_step
+// MICRO-SAME: {loom.name = "w.momentum_buffer"}
+// MICRO: loom.slice %{{.*}} {limits = array<i64: 2, 4>, loom.fwd = 0 : i64, starts = array<i64: 0, 0>
+// MICRO: loom.matmul {{.*}} -> tensor<2x3xf64>
+// MICRO: %[[G1:.*]] = loom.matmul {{.*}}transpose_lhs
+// MICRO: loom.slice %{{.*}} {limits = array<i64: 4, 4>, loom.fwd = 0 : i64, starts = array<i64: 2, 0>
+// MICRO: %[[G2:.*]] = loom.matmul {{.*}}transpose_lhs
+// MICRO: %[[G:.*]] = loom.add %[[G1]], %[[G2]]
+// MICRO: %[[L:.*]] = loom.add
+// MICRO: %[[LOSS:.*]] = loom.scale %[[L]] {factor = 5.000000e-01 : f64
+// MICRO: loom.sgd_update %{{.*}}, %[[G]], %{{.*}} {{{.*}}momentum = 9.000000e-01
+// MICRO: return %[[LOSS]]
+func.func @forward(%w: tensor<4x3xf64> {loom.param = #loom.param<"w", init = zeros, decay = true>},
+                   %b: tensor<3xf64> {loom.param = #loom.param<"b", init = zeros, decay = false>},
+                   %x: tensor<4x4xf64> {loom.name = "x"}) -> tensor<f64> {
+  %h = loom.matmul %x, %w : (tensor<4x4xf64>, tensor<4x3xf64>) -> tensor<4x3xf64>
+  %y = loom.add %h, %b : (tensor<4x3xf64>, tensor<3xf64>) -> tensor<4x3xf64>
+  %t = loom.tanh %y : tensor<4x3xf64>
+  %l = loom.reduce_mean %t {axes = array<i64: 0, 1>} : (tensor<4x3xf64>) -> tensor<f64>
+  return %l : tensor<f64>
+}
