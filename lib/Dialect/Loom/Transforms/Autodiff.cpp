@@ -477,12 +477,9 @@ void AutodiffPass::runOnOperation() {
   trainStep.setAllResultAttrs(resultAttrs);
 
   // 6. Dead ops (forward values no gradient needed, unused VJP pieces).
-  unsigned erased = 0;
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
-    if (isOpTriviallyDead(&op)) {
+    if (isOpTriviallyDead(&op))
       op.erase();
-      ++erased;
-    }
   grads.clear();
 
   mlir::emitRemark(forward.getLoc(), "built @train_step from @")
