@@ -9,6 +9,7 @@ plain (non-parameter) arguments; every op with a VJP is covered.
 """
 
 import pathlib
+import re
 import subprocess
 
 import numpy as np
@@ -241,3 +242,55 @@ TRANSFORMER = {
 @pytest.mark.parametrize("case", sorted(TRANSFORMER))
 def test_vjp_transformer(tmp_path, case):
     check_gradients(tmp_path, *TRANSFORMER[case])
+
+
+#===----------------------------------------------------------------------===#
+# Whole models: a few random parameter entries against finite differences
+#===----------------------------------------------------------------------===#
+
+PARAM_RE = re.compile(r'%\w+: tensor<([0-9x]*)f64> \{loom\.param = #loom\.param<"([^"]+)"')
+
+
+@pytest.mark.parametrize("family", ["transformer", "tfm-lm"])
+def test_model_gradients(tmp_path, family):
+    """The encoder-decoder Transformer (with its dropout sites) and the
+    TransformerEncoder LM: `<param>.grad` at 12 random entries equals
+    central differences of `@forward`."""
+    fwd = tmp_path / "forward.mlir"
+    built = subprocess.run(
+        [str(find_tool("loom-model")), family, "--layers", "1", "--hidden", "8",
+         "--heads", "2", "--vocab", "11", "--seq", "4", "--batch", "2",
+         "--dtype", "f64", "-o", str(fwd)], capture_output=True, text=True,
+        check=False)
+    assert built.returncode == 0, built.stderr
+    ir = fwd.read_text()
+    rng = np.random.default_rng(3)
+    params = {name: 0.5 * rng.standard_normal(
+        tuple(int(d) for d in dims.split("x") if d))
+        for dims, name in PARAM_RE.findall(ir.split("func.func")[1])}
+    assert len(params) == ir.count("#loom.param<"), "a parameter was not parsed"
+    data = {name: rng.integers(0, 11, (2, 4), dtype=np.int64)
+            for name in re.findall(r"#loom\.input<(\w+)>", ir)}
+    train = tmp_path / "train.mlir"
+    opt = subprocess.run(
+        [str(find_tool("loom-opt")), str(fwd), "-loom-autodiff=optimizer=none",
+         "-loom-verify-train-step", "-o", str(train)],
+        capture_output=True, text=True, check=False)
+    assert opt.returncode == 0, opt.stderr
+    grads = run(tmp_path, train, "train_step", {**params, **data})
+    names = sorted(params)
+    picked, fd = [], []
+    for _ in range(12):
+        name = names[rng.integers(len(names))]
+        index = tuple(int(rng.integers(d)) for d in params[name].shape)
+        losses = []
+        for sign in (1, -1):
+            shifted = params[name].copy()
+            shifted[index] += sign * STEP
+            out = run(tmp_path, fwd, "forward", {**params, **data, name: shifted})
+            losses.append(float(out["loss"]))
+        fd.append((losses[0] - losses[1]) / (2 * STEP))
+        picked.append(grads[name + ".grad"][index])
+    picked, fd = np.array(picked), np.array(fd)
+    error = np.linalg.norm(picked - fd) / np.linalg.norm(fd)
+    assert error < REL_TOL, f"relative error {error}\n{picked}\n{fd}"
