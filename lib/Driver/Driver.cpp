@@ -6,9 +6,11 @@
 //
 // compile() is the whole driver:
 //
-//   1. reject options whose phase has not landed (each by its flag);
+//   1. reject options whose phase has not landed or which `--compile-to`
+//      stops before (each by its flag), and values the phases would refuse;
 //   2. load the input by its extension (graph JSON importer, MLIR parser);
-//   3. run `loom-<phase>-pipeline` for each phase up to `compileTo`.
+//   3. run `loom-<phase>-pipeline` for each phase up to `compileTo`
+//      (import, then autodiff with the optimizer flags).
 //
 // compileToFile() then writes the IR through a temporary file. Nothing here
 // exits or prints directly: errors go to the context's diagnostic engine so
@@ -66,25 +68,31 @@ StringRef mlir::loom::stringifyPhase(Phase phase) {
 
 /// The last phase this build implements; options of later phases are
 /// rejected until theirs lands.
-static constexpr Phase kLastImplementedPhase = Phase::Import;
+static constexpr Phase kLastImplementedPhase = Phase::Autodiff;
 
 LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                                        MLIRContext *context) {
   bool ok = true;
-  auto reject = [&](StringRef flag, Phase phase) {
-    if (phase <= kLastImplementedPhase)
-      return;
-    emitError(UnknownLoc::get(context))
-        << flag << " is not implemented yet (it belongs to the "
-        << stringifyPhase(phase) << " phase, which has not landed)";
+  auto error = [&]() {
     ok = false;
+    return emitError(UnknownLoc::get(context));
   };
-  if (options.compileTo > kLastImplementedPhase) {
-    emitError(UnknownLoc::get(context))
-        << "--compile-to=" << stringifyPhase(options.compileTo)
-        << " is not implemented yet; the phases available are: import";
-    ok = false;
-  }
+  auto reject = [&](StringRef flag, Phase phase) {
+    if (phase > kLastImplementedPhase) {
+      error() << flag << " is not implemented yet (it belongs to the "
+              << stringifyPhase(phase) << " phase, which has not landed)";
+      return;
+    }
+    // A flag of a phase that `--compile-to` stops before would do nothing.
+    if (phase > options.compileTo)
+      error() << flag << " belongs to the " << stringifyPhase(phase)
+              << " phase, which --compile-to=" << stringifyPhase(options.compileTo)
+              << " stops before";
+  };
+  if (options.compileTo > kLastImplementedPhase)
+    error() << "--compile-to=" << stringifyPhase(options.compileTo)
+            << " is not implemented yet; the phases available are: import, "
+               "autodiff";
   // Each option in the phase that first reads it.
   if (options.optimizer)
     reject("--optimizer", Phase::Autodiff);
@@ -102,6 +110,10 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     reject("--momentum", Phase::Autodiff);
   if (options.clipNorm)
     reject("--clip-norm", Phase::Autodiff);
+  // Gradient accumulation: autodiff slices the batch into micro-batches
+  // (the pipeline phase will schedule the same micro-batches).
+  if (options.microBatches)
+    reject("--micro-batches", Phase::Autodiff);
   if (options.cluster)
     reject("--cluster", Phase::Sharding);
   if (options.devices)
@@ -122,14 +134,43 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     reject("--explain", Phase::Sharding);
   if (options.pipelineStages)
     reject("--pipeline-stages", Phase::Pipeline);
-  if (options.microBatches)
-    reject("--micro-batches", Phase::Pipeline);
   if (options.schedule)
     reject("--schedule", Phase::Pipeline);
   if (options.timeline)
     reject("--timeline", Phase::Pipeline);
   if (options.emit)
     reject("--emit", Phase::Codegen);
+
+  // Values the autodiff phase would refuse, named by their flags.
+  std::string optimizer = options.optimizer.value_or("adamw");
+  if (optimizer != "adamw" && optimizer != "sgd")
+    error() << "--optimizer: expected adamw or sgd, found '" << optimizer
+            << "'";
+  if (optimizer == "adamw" && options.momentum)
+    error() << "--momentum applies to --optimizer sgd, not adamw";
+  if (optimizer == "sgd")
+    for (auto [flag, value] :
+         {std::pair{"--beta1", options.beta1},
+          std::pair{"--beta2", options.beta2}, std::pair{"--eps", options.eps}})
+      if (value)
+        error() << flag << " applies to --optimizer adamw, not sgd";
+  auto nonNegative = [&](StringRef flag, std::optional<double> value) {
+    if (value && !(*value >= 0.0))
+      error() << flag << ": expected a value >= 0, found " << *value;
+  };
+  nonNegative("--lr", options.lr);
+  nonNegative("--weight-decay", options.weightDecay);
+  nonNegative("--momentum", options.momentum);
+  nonNegative("--clip-norm", options.clipNorm);
+  if (options.eps && !(*options.eps > 0.0))
+    error() << "--eps: expected a value > 0, found " << *options.eps;
+  for (auto [flag, value] : {std::pair{"--beta1", options.beta1},
+                             std::pair{"--beta2", options.beta2}})
+    if (value && !(*value >= 0.0 && *value < 1.0))
+      error() << flag << ": expected a value in [0, 1), found " << *value;
+  if (options.microBatches && *options.microBatches < 1)
+    error() << "--micro-batches: expected a value >= 1, found "
+            << *options.microBatches;
   return success(ok);
 }
 
@@ -182,6 +223,27 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   // One pipeline per phase, in order, up to the requested one.
   PassManager pm(context);
   buildImportPipeline(pm);
+  if (options.compileTo >= Phase::Autodiff) {
+    AutodiffPassOptions autodiff;
+    autodiff.optimizer = options.optimizer.value_or("adamw");
+    if (options.lr)
+      autodiff.lr = *options.lr;
+    if (options.beta1)
+      autodiff.beta1 = *options.beta1;
+    if (options.beta2)
+      autodiff.beta2 = *options.beta2;
+    if (options.eps)
+      autodiff.eps = *options.eps;
+    if (options.weightDecay)
+      autodiff.weightDecay = *options.weightDecay;
+    if (options.momentum)
+      autodiff.momentum = *options.momentum;
+    if (options.clipNorm)
+      autodiff.clipNorm = *options.clipNorm;
+    if (options.microBatches)
+      autodiff.microBatches = *options.microBatches;
+    buildAutodiffPipeline(pm, autodiff);
+  }
   if (failed(pm.run(*module)))
     return {};
   return module;

@@ -511,11 +511,9 @@ def gpt2_reference(w, ids, labels, layers, heads):
                            labels.reshape(-1), ignore_index=-100)
 
 
-def test_gpt2_forward_loss(tmp_path):
-    layers, hidden, heads, vocab, seq, b = 2, 64, 4, 101, 16, 2
-    ir = model_ir(tmp_path, "gpt2", "--layers", str(layers), "--hidden",
-                  str(hidden), "--heads", str(heads), "--vocab", str(vocab),
-                  "--seq", str(seq), "--batch", str(b))
+def gpt2_shapes(layers, hidden, vocab, seq):
+    """The parameters of `loom-model gpt2` by name (nanoGPT's names and
+    `[out, in]` linear weights)."""
     shapes = {"transformer.wte.weight": (vocab, hidden),
               "transformer.wpe.weight": (seq, hidden),
               "transformer.ln_f.weight": (hidden,),
@@ -530,7 +528,15 @@ def test_gpt2_forward_loss(tmp_path):
                             "mlp.c_proj": (hidden, 4 * hidden)}.items():
             shapes[f"{p}.{n}.weight"] = (o, inp)
             shapes[f"{p}.{n}.bias"] = (o,)
-    w = weights(shapes, seed=40)
+    return shapes
+
+
+def test_gpt2_forward_loss(tmp_path):
+    layers, hidden, heads, vocab, seq, b = 2, 64, 4, 101, 16, 2
+    ir = model_ir(tmp_path, "gpt2", "--layers", str(layers), "--hidden",
+                  str(hidden), "--heads", str(heads), "--vocab", str(vocab),
+                  "--seq", str(seq), "--batch", str(b))
+    w = weights(gpt2_shapes(layers, hidden, vocab, seq), seed=40)
     ids, labels = batch(vocab, b, seq, seed=41)
     out = run(tmp_path, ir, {**w, "input_ids": ids, "labels": labels},
               entry="forward")
@@ -564,14 +570,8 @@ def llama_reference(w, ids, labels, layers, heads, kv_heads, theta, eps):
                            labels.reshape(-1), ignore_index=-100)
 
 
-def test_llama_forward_loss(tmp_path):
-    layers, hidden, heads, kv_heads, ffn = 2, 64, 4, 2, 96
-    vocab, seq, b, theta, eps = 101, 16, 2, 10000.0, 1e-5
-    ir = model_ir(tmp_path, "llama", "--layers", str(layers), "--hidden",
-                  str(hidden), "--heads", str(heads), "--kv-heads",
-                  str(kv_heads), "--ffn", str(ffn), "--vocab", str(vocab),
-                  "--seq", str(seq), "--batch", str(b), "--rope-theta",
-                  str(theta), "--norm-eps", str(eps))
+def llama_shapes(layers, hidden, heads, kv_heads, ffn, vocab):
+    """The parameters of `loom-model llama` by name (Hugging Face's)."""
     d = hidden // heads
     shapes = {"model.embed_tokens.weight": (vocab, hidden),
               "model.norm.weight": (hidden,), "lm_head.weight": (vocab, hidden)}
@@ -586,7 +586,18 @@ def test_llama_forward_loss(tmp_path):
         shapes[p + ".mlp.gate_proj.weight"] = (ffn, hidden)
         shapes[p + ".mlp.up_proj.weight"] = (ffn, hidden)
         shapes[p + ".mlp.down_proj.weight"] = (hidden, ffn)
-    w = weights(shapes, seed=42)
+    return shapes
+
+
+def test_llama_forward_loss(tmp_path):
+    layers, hidden, heads, kv_heads, ffn = 2, 64, 4, 2, 96
+    vocab, seq, b, theta, eps = 101, 16, 2, 10000.0, 1e-5
+    ir = model_ir(tmp_path, "llama", "--layers", str(layers), "--hidden",
+                  str(hidden), "--heads", str(heads), "--kv-heads",
+                  str(kv_heads), "--ffn", str(ffn), "--vocab", str(vocab),
+                  "--seq", str(seq), "--batch", str(b), "--rope-theta",
+                  str(theta), "--norm-eps", str(eps))
+    w = weights(llama_shapes(layers, hidden, heads, kv_heads, ffn, vocab), seed=42)
     ids, labels = batch(vocab, b, seq, seed=43)
     out = run(tmp_path, ir, {**w, "input_ids": ids, "labels": labels},
               entry="forward")

@@ -39,8 +39,8 @@ cl::opt<std::string>
                        "autodiff, sharding, pipeline, partition, codegen"),
               cl::init("import"), cl::cat(loomcCategory));
 
-// Options of later phases: parsed now, rejected by the driver until their
-// phase lands.
+// Options of every phase: the driver honours those of the phases that have
+// landed (import, autodiff) and rejects the others by name until theirs does.
 cl::opt<std::string> cluster("cluster", cl::desc("Cluster preset or spec file"),
                              cl::value_desc("preset|file"),
                              cl::cat(loomcCategory));
@@ -60,12 +60,13 @@ cl::opt<long long> pipelineStages("pipeline-stages",
                                   cl::desc("Number of pipeline stages"),
                                   cl::cat(loomcCategory));
 cl::opt<long long> microBatches("micro-batches",
-                                cl::desc("Number of micro-batches"),
+                                cl::desc("Number of micro-batches (gradient "
+                                         "accumulation in autodiff)"),
                                 cl::cat(loomcCategory));
 cl::opt<std::string> schedule("schedule",
                               cl::desc("Pipeline schedule: 1f1b or gpipe"),
                               cl::cat(loomcCategory));
-cl::opt<std::string> optimizer("optimizer", cl::desc("Optimizer: adamw or sgd"),
+cl::opt<std::string> optimizer("optimizer", cl::desc("Optimizer: adamw (default) or sgd"),
                                cl::cat(loomcCategory));
 cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::cat(loomcCategory));
 cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),

@@ -64,9 +64,12 @@ struct CompileOptions {
   std::optional<double> memoryLimitGiB;      // --memory-limit GIB
   // Pipeline parallelism.
   std::optional<int64_t> pipelineStages; // --pipeline-stages S
-  std::optional<int64_t> microBatches;   // --micro-batches M
+  /// Read first by autodiff (gradient accumulation over M slices of the
+  /// batch), later by the pipeline schedule.
+  std::optional<int64_t> microBatches; // --micro-batches M
   std::optional<std::string> schedule;   // --schedule 1f1b|gpipe
-  // Autodiff: the optimizer and its hyperparameters.
+  // Autodiff: the optimizer and its hyperparameters (unset: the defaults of
+  // `loom-autodiff`, docs/Autodiff.md).
   std::optional<std::string> optimizer; // --optimizer adamw|sgd
   std::optional<double> lr;             // --lr X
   std::optional<double> weightDecay;    // --weight-decay X
@@ -84,7 +87,9 @@ struct CompileOptions {
 };
 
 /// Reports an error for each option whose phase has not landed (or which
-/// `compileTo` stops short of), naming the flag. Fails if there was any.
+/// `compileTo` stops short of), naming the flag, and for each value the
+/// phase would refuse (an unknown `--optimizer`, AdamW flags with SGD, ...).
+/// Fails if there was any.
 LogicalResult checkOptions(const CompileOptions &options, MLIRContext *context);
 
 /// Loads `path` by its extension into a module, reporting through
