@@ -130,8 +130,6 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     reject("--plan-json", Phase::Sharding);
   if (options.report)
     reject("--report", Phase::Sharding);
-  if (options.explain)
-    reject("--explain", Phase::Sharding);
   if (options.pipelineStages)
     reject("--pipeline-stages", Phase::Pipeline);
   if (options.schedule)

@@ -84,7 +84,8 @@ cl::opt<std::string> planJson("plan-json", cl::desc("Write the plan as JSON"),
                               cl::value_desc("file"), cl::cat(loomcCategory));
 cl::opt<bool> report("report", cl::desc("Print the plan report"),
                      cl::cat(loomcCategory));
-cl::opt<bool> explain("explain", cl::desc("Explain the plan's decisions"),
+cl::opt<bool> explain("explain",
+                      cl::desc("Show the remarks in which passes explain their decisions"),
                       cl::cat(loomcCategory));
 cl::opt<std::string> timeline("timeline", cl::desc("Write a step timeline"),
                               cl::value_desc("file"), cl::cat(loomcCategory));
@@ -134,6 +135,12 @@ int main(int argc, char **argv) {
     for (Diagnostic &note : diag.getNotes())
       print(note);
     return success();
+  });
+  // Passes explain their decisions with remarks; the driver shows them only
+  // under --explain (registered last, so it sees every diagnostic first).
+  ScopedDiagnosticHandler remarkFilter(&context, [](Diagnostic &diag) {
+    return success(diag.getSeverity() == DiagnosticSeverity::Remark &&
+                   !explain);
   });
 
   loom::CompileOptions options;
