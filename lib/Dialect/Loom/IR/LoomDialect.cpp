@@ -25,5 +25,9 @@ void LoomDialect::initialize() {
       >();
 }
 
+// The plain binary and unary ops define their methods in ODS with these
+// helpers (extraClassDefinition).
+#include "Ops/Pointwise.h"
+
 #define GET_OP_CLASSES
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

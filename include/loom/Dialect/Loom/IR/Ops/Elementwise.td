@@ -27,12 +27,30 @@
 // to the other operand's size. Constraints shared by every binary op:
 //   C1: both operands have the same element type.
 //   C2: the operand shapes are broadcast-compatible.
+// Inference, sharding rule (pointwise) and cost (one FLOP per element) are
+// the same for every binary op, so they are defined once here, with the
+// helpers of lib/Dialect/Loom/IR/Ops/Pointwise.h.
 class Loom_BinaryOp<string mnemonic, list<Trait> traits = []>
     : Loom_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
   let arguments = (ins Loom_Tensor:$lhs, Loom_Tensor:$rhs);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      return ::mlir::loom::detail::inferBroadcastBinary(
+          location, adaptor.getLhs(), adaptor.getRhs(), inferred);
+    }
+    ::mlir::loom::OpShardingRule $cppClass::getShardingRule() {
+      return ::mlir::loom::detail::getPointwiseRule(getOperation());
+    }
+    ::mlir::loom::OpCost $cppClass::getCost(
+        const ::mlir::loom::OpShapes &shapes) {
+      return ::mlir::loom::detail::getPointwiseCost(getOperation(), shapes, 1);
+    }
   }];
 }
 
@@ -139,7 +157,24 @@ class Loom_UnaryFloatOp<string mnemonic, list<Trait> traits = []>
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Loom_NegOp : Loom_UnaryFloatOp<"neg"> {
+// A unary op with no attributes: the pointwise sharding rule and a cost of
+// `flops` FLOPs per element, defined once here (helpers in
+// lib/Dialect/Loom/IR/Ops/Pointwise.h).
+class Loom_PlainUnaryOp<string mnemonic, int flops>
+    : Loom_UnaryFloatOp<mnemonic> {
+  let extraClassDefinition = [{
+    ::mlir::loom::OpShardingRule $cppClass::getShardingRule() {
+      return ::mlir::loom::detail::getPointwiseRule(getOperation());
+    }
+    ::mlir::loom::OpCost $cppClass::getCost(
+        const ::mlir::loom::OpShapes &shapes) {
+      return ::mlir::loom::detail::getPointwiseCost(getOperation(), shapes,
+                                                    }] # flops # [{);
+    }
+  }];
+}
+
+def Loom_NegOp : Loom_PlainUnaryOp<"neg", 1> {
   let summary = "elementwise negation";
   let description = [{
     Computes `-x` (flipping the sign bit, so `neg(0) = -0`).
@@ -152,7 +187,7 @@ def Loom_NegOp : Loom_UnaryFloatOp<"neg"> {
   }];
 }
 
-def Loom_ExpOp : Loom_UnaryFloatOp<"exp"> {
+def Loom_ExpOp : Loom_PlainUnaryOp<"exp", 1> {
   let summary = "elementwise natural exponential";
   let description = [{
     Computes `e^x`.
@@ -165,7 +200,7 @@ def Loom_ExpOp : Loom_UnaryFloatOp<"exp"> {
   }];
 }
 
-def Loom_LogOp : Loom_UnaryFloatOp<"log"> {
+def Loom_LogOp : Loom_PlainUnaryOp<"log", 1> {
   let summary = "elementwise natural logarithm";
   let description = [{
     Computes `ln(x)` (`-inf` at 0, NaN below 0, as IEEE `log`).
@@ -178,7 +213,7 @@ def Loom_LogOp : Loom_UnaryFloatOp<"log"> {
   }];
 }
 
-def Loom_SqrtOp : Loom_UnaryFloatOp<"sqrt"> {
+def Loom_SqrtOp : Loom_PlainUnaryOp<"sqrt", 1> {
   let summary = "elementwise square root";
   let description = [{
     Computes `sqrt(x)` (NaN below 0).
@@ -191,7 +226,7 @@ def Loom_SqrtOp : Loom_UnaryFloatOp<"sqrt"> {
   }];
 }
 
-def Loom_RsqrtOp : Loom_UnaryFloatOp<"rsqrt"> {
+def Loom_RsqrtOp : Loom_PlainUnaryOp<"rsqrt", 1> {
   let summary = "elementwise reciprocal square root";
   let description = [{
     Computes `1 / sqrt(x)` (as normalizations use it: `rsqrt(var + eps)`).
@@ -205,7 +240,7 @@ def Loom_RsqrtOp : Loom_UnaryFloatOp<"rsqrt"> {
   }];
 }
 
-def Loom_TanhOp : Loom_UnaryFloatOp<"tanh"> {
+def Loom_TanhOp : Loom_PlainUnaryOp<"tanh", 1> {
   let summary = "elementwise hyperbolic tangent";
   let description = [{
     Computes `tanh(x)`.
@@ -218,7 +253,7 @@ def Loom_TanhOp : Loom_UnaryFloatOp<"tanh"> {
   }];
 }
 
-def Loom_SigmoidOp : Loom_UnaryFloatOp<"sigmoid"> {
+def Loom_SigmoidOp : Loom_PlainUnaryOp<"sigmoid", 4> {
   let summary = "elementwise logistic sigmoid";
   let description = [{
     Computes `1 / (1 + e^-x)`.
@@ -231,7 +266,7 @@ def Loom_SigmoidOp : Loom_UnaryFloatOp<"sigmoid"> {
   }];
 }
 
-def Loom_ReluOp : Loom_UnaryFloatOp<"relu"> {
+def Loom_ReluOp : Loom_PlainUnaryOp<"relu", 1> {
   let summary = "elementwise rectified linear unit";
   let description = [{
     Computes `max(x, 0)` (NaN stays NaN, as in PyTorch).
@@ -244,7 +279,7 @@ def Loom_ReluOp : Loom_UnaryFloatOp<"relu"> {
   }];
 }
 
-def Loom_SiluOp : Loom_UnaryFloatOp<"silu"> {
+def Loom_SiluOp : Loom_PlainUnaryOp<"silu", 5> {
   let summary = "elementwise sigmoid-weighted linear unit (swish)";
   let description = [{
     Computes `x * sigmoid(x)`, the activation of LLaMA-style gated MLPs.
