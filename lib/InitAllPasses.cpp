@@ -6,6 +6,7 @@
 
 #include "loom/InitAllPasses.h"
 
+#include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -18,4 +19,6 @@ void mlir::loom::registerAllPasses() {
   // Loom's passes, then the phase pipelines built from them.
   registerLoomPasses();
   registerLoomPipelines();
+  dist::registerDistPasses();
+  dist::registerDistPipelines();
 }

@@ -591,3 +591,13 @@ func.func @all_reduce_dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %0 = dist.all_reduce sum %x on @m axes ["tp"] : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+// Strategy C2: an axis splits at most one factor.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @strategy_axis_twice(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{mesh axis `tp` is used twice in the strategy}}
+  %0 = loom.matmul %x, %w {transpose_rhs, dist.strategy = #dist.strategy<@m, [["tp"], ["tp"], []]>} : (tensor<8x16xf32>, tensor<32x16xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}

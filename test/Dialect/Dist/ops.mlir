@@ -83,3 +83,12 @@ func.func @stage1() -> tensor<4x128xbf16> {
   %0 = dist.recv on @pipe axis "pp" from 0 : tensor<4x128xbf16>
   return %0 : tensor<4x128xbf16>
 }
+
+// A strategy lists the axes of each sharding-rule factor; an unsplit factor
+// keeps its empty list.
+// CHECK-LABEL: func.func @strategy
+func.func @strategy(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>) -> tensor<8x32xf32> {
+  // CHECK: loom.matmul %{{.+}}, %{{.+}} {dist.strategy = #dist.strategy<@m, {{\[\[}}"dp"], ["tp"], []]>, transpose_rhs}
+  %0 = loom.matmul %x, %w {transpose_rhs, dist.strategy = #dist.strategy<@m, [["dp"], ["tp"], []]>} : (tensor<8x16xf32>, tensor<32x16xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}

@@ -66,20 +66,26 @@ static ParseResult parseAxisList(AsmParser &parser,
       });
 }
 
+/// Parses `[["a"], [], ["b", "c"]]` into one array attribute per list.
+static ParseResult parseAxisLists(AsmParser &parser,
+                                  SmallVectorImpl<Attribute> &lists) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        SmallVector<Attribute> axes;
+        if (parseAxisList(parser, axes))
+          return failure();
+        lists.push_back(ArrayAttr::get(parser.getContext(), axes));
+        return success();
+      });
+}
+
 Attribute LayoutAttr::parse(AsmParser &parser, Type) {
   MLIRContext *context = parser.getContext();
   FlatSymbolRefAttr mesh;
   if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma())
     return {};
   SmallVector<Attribute> dims;
-  if (parser.parseCommaSeparatedList(
-          AsmParser::Delimiter::Square, [&]() -> ParseResult {
-            SmallVector<Attribute> axes;
-            if (parseAxisList(parser, axes))
-              return failure();
-            dims.push_back(ArrayAttr::get(context, axes));
-            return success();
-          }))
+  if (parseAxisLists(parser, dims))
     return {};
   SmallVector<Attribute> partial;
   if (succeeded(parser.parseOptionalComma()) &&
@@ -101,12 +107,17 @@ static void printAxisList(AsmPrinter &printer, ArrayAttr names) {
   printer << ']';
 }
 
-void LayoutAttr::print(AsmPrinter &printer) const {
-  printer << '<' << getMesh() << ", [";
-  llvm::interleaveComma(getDims(), printer, [&](Attribute axes) {
+static void printAxisLists(AsmPrinter &printer, ArrayAttr lists) {
+  printer << '[';
+  llvm::interleaveComma(lists, printer, [&](Attribute axes) {
     printAxisList(printer, cast<ArrayAttr>(axes));
   });
   printer << ']';
+}
+
+void LayoutAttr::print(AsmPrinter &printer) const {
+  printer << '<' << getMesh() << ", ";
+  printAxisLists(printer, getDims());
   // One spelling per layout: an empty partial list is never printed.
   if (!getPartial().empty()) {
     printer << ", partial = ";
@@ -119,34 +130,53 @@ void LayoutAttr::print(AsmPrinter &printer) const {
 // Verification
 //===----------------------------------------------------------------------===//
 
+/// Checks that `list` is an array of non-empty axis names (C1), none already
+/// in `seen` (C2), and records them there. `what` names the attribute.
+static LogicalResult checkAxisNames(function_ref<InFlightDiagnostic()> emitError,
+                                    Attribute list, const Twine &where,
+                                    llvm::StringSet<> &seen, StringRef what) {
+  auto names = dyn_cast<ArrayAttr>(list);
+  if (!names)
+    return emitError() << "expects " << where << " to be an array of axis "
+                       << "names, got " << list;
+  for (Attribute name : names) {
+    // C1.
+    auto str = dyn_cast<StringAttr>(name);
+    if (!str || str.getValue().empty())
+      return emitError() << "expects non-empty axis names in " << where
+                         << ", got " << name;
+    // C2: an axis splits one dim once, or is partial, never both.
+    if (!seen.insert(str.getValue()).second)
+      return emitError() << "mesh axis `" << str.getValue()
+                         << "` is used twice in the " << what;
+  }
+  return success();
+}
+
 LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  FlatSymbolRefAttr mesh, ArrayAttr dims,
                                  ArrayAttr partial) {
   if (!mesh)
     return emitError() << "expects a mesh symbol";
   llvm::StringSet<> seen;
-  auto checkAxes = [&](Attribute list, const Twine &where) -> LogicalResult {
-    auto names = dyn_cast<ArrayAttr>(list);
-    if (!names)
-      return emitError() << "expects " << where << " to be an array of axis "
-                         << "names, got " << list;
-    for (Attribute name : names) {
-      // C1.
-      auto str = dyn_cast<StringAttr>(name);
-      if (!str || str.getValue().empty())
-        return emitError() << "expects non-empty axis names in " << where
-                           << ", got " << name;
-      // C2: an axis splits one dim once, or is partial, never both.
-      if (!seen.insert(str.getValue()).second)
-        return emitError() << "mesh axis `" << str.getValue()
-                           << "` is used twice in the layout";
-    }
-    return success();
-  };
   for (auto [dim, axes] : llvm::enumerate(dims))
-    if (failed(checkAxes(axes, "dim " + Twine(dim))))
+    if (failed(checkAxisNames(emitError, axes, "dim " + Twine(dim), seen,
+                              "layout")))
       return failure();
-  return checkAxes(partial, "partial");
+  return checkAxisNames(emitError, partial, "partial", seen, "layout");
+}
+
+LogicalResult
+StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     FlatSymbolRefAttr mesh, ArrayAttr factors) {
+  if (!mesh)
+    return emitError() << "expects a mesh symbol";
+  llvm::StringSet<> seen;
+  for (auto [factor, axes] : llvm::enumerate(factors))
+    if (failed(checkAxisNames(emitError, axes, "factor " + Twine(factor), seen,
+                              "strategy")))
+      return failure();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -176,4 +206,47 @@ LayoutAttr LayoutAttr::get(FlatSymbolRefAttr mesh, const Layout &layout) {
     dims.push_back(toArrayAttr(context, axes));
   return get(context, mesh, ArrayAttr::get(context, dims),
              toArrayAttr(context, layout.getPartialAxes()));
+}
+
+//===----------------------------------------------------------------------===//
+// Strategy: #dist.strategy<@m, [["dp"], [], ["tp"]]>
+//===----------------------------------------------------------------------===//
+
+Attribute StrategyAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *context = parser.getContext();
+  FlatSymbolRefAttr mesh;
+  SmallVector<Attribute> factors;
+  if (parser.parseLess() || parser.parseAttribute(mesh) ||
+      parser.parseComma() || parseAxisLists(parser, factors) ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<StrategyAttr>(context, mesh,
+                                         ArrayAttr::get(context, factors));
+}
+
+void StrategyAttr::print(AsmPrinter &printer) const {
+  printer << '<' << getMesh() << ", ";
+  printAxisLists(printer, getFactors());
+  printer << '>';
+}
+
+std::vector<std::string> StrategyAttr::getFactorAxes(size_t factor) const {
+  return getAxisNames(cast<ArrayAttr>(getFactors()[factor]));
+}
+
+std::vector<std::vector<std::string>> StrategyAttr::getAllFactorAxes() const {
+  std::vector<std::vector<std::string>> result;
+  for (size_t factor = 0, e = getNumFactors(); factor < e; ++factor)
+    result.push_back(getFactorAxes(factor));
+  return result;
+}
+
+StrategyAttr
+StrategyAttr::get(FlatSymbolRefAttr mesh,
+                  const std::vector<std::vector<std::string>> &factorAxes) {
+  MLIRContext *context = mesh.getContext();
+  SmallVector<Attribute> factors;
+  for (const std::vector<std::string> &axes : factorAxes)
+    factors.push_back(toArrayAttr(context, axes));
+  return get(context, mesh, ArrayAttr::get(context, factors));
 }

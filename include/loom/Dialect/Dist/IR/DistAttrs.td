@@ -85,4 +85,60 @@ def Dist_LayoutAttr : AttrDef<Dist_Dialect, "Layout"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Strategy
+//===----------------------------------------------------------------------===//
+
+def Dist_StrategyAttr : AttrDef<Dist_Dialect, "Strategy"> {
+  let mnemonic = "strategy";
+  let summary = "how an op's work is split: mesh axes per sharding-rule factor";
+  let description = [{
+    `#dist.strategy<@mesh, [factor axes...]>` lists, for each factor of the
+    op's sharding rule (in the rule's factor order, as
+    `-test-print-sharding-rules` prints them: a, b, c, ...), the mesh axes
+    that split it, major to minor. An op carries it as its `dist.strategy`
+    attribute. One strategy fixes the layout of every operand and result
+    (see `deriveOpLayouts` in `loom/Analysis/Strategy/OpLayouts.h`): a dim
+    is split by the axes of its factors, major factor first; a result that
+    lacks a split reduction factor is a partial sum over its axes.
+
+    ```mlir
+    // matmul ([a, b, d], [c, d]) -> ([a, b, c]): batch over dp, the output
+    // features over tp (a Megatron column-parallel linear).
+    %y = loom.matmul %x, %w {transpose_rhs,
+           dist.strategy = #dist.strategy<@m, [["dp"], [], ["tp"], []]>} : ...
+    ```
+
+    Constraints:
+    - C1: every axis name is a non-empty string.
+    - C2: no axis appears twice.
+    Checks that need the op's rule or the mesh (one entry per factor, axes
+    exist, splits divide, replication factors unsplit) are made by the
+    passes that read the strategy.
+  }];
+
+  let parameters = (ins
+    AttrParameter<"::mlir::FlatSymbolRefAttr", "the mesh">:$mesh,
+    AttrParameter<"::mlir::ArrayAttr",
+                  "for each factor, an array of axis names">:$factors
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+
+  let extraClassDeclaration = [{
+    /// The number of factors this strategy assigns.
+    size_t getNumFactors() const { return getFactors().size(); }
+
+    /// The axes splitting factor `factor`, major first.
+    std::vector<std::string> getFactorAxes(size_t factor) const;
+
+    /// Every factor's axes.
+    std::vector<std::vector<std::string>> getAllFactorAxes() const;
+
+    /// The attribute for `factorAxes` on the mesh named `mesh`.
+    static StrategyAttr get(::mlir::FlatSymbolRefAttr mesh,
+                  const std::vector<std::vector<std::string>> &factorAxes);
+  }];
+}
+
 #endif // LOOM_DIALECT_DIST_IR_DISTATTRS_TD

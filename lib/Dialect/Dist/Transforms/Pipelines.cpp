@@ -1,0 +1,65 @@
+//===- Pipelines.cpp - The partition phase pipeline -----------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// `loom-partition-pipeline` turns the global training step, with strategies,
+// into the per-rank program; `loomc --compile-to=partition` runs the same list.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::loom::dist;
+
+void mlir::loom::dist::buildPartitionPipeline(
+    OpPassManager &pm, const InsertReshardsPassOptions &options) {
+  // A layout on every value, and a reshard wherever one must change.
+  pm.addPass(createInsertReshardsPass(options));
+  // Each reshard becomes the cheapest chain of collectives.
+  pm.addPass(createLowerReshardsPass());
+  // Global shapes become each rank's local shapes.
+  pm.addPass(createPartitionSPMDPass());
+  // The contract the code generators rely on.
+  pm.addPass(createVerifyPartitionedPass());
+}
+
+namespace {
+/// The options of `loom-partition-pipeline`, those of `dist-insert-reshards`.
+struct PartitionPipelineOptions
+    : public PassPipelineOptions<PartitionPipelineOptions> {
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("Function to partition"),
+                            llvm::cl::init("train_step")};
+  Option<std::string> mesh{*this, "mesh",
+                           llvm::cl::desc("Mesh to create, e.g. dp=2,tp=2"),
+                           llvm::cl::init("")};
+  Option<std::string> strategy{*this, "strategy",
+                               llvm::cl::desc("Strategy file (JSON)"),
+                               llvm::cl::init("")};
+  Option<std::string> parallelConfig{
+      *this, "parallel-config",
+      llvm::cl::desc("Parallel config: inline JSON or a file"),
+      llvm::cl::init("")};
+};
+} // namespace
+
+void mlir::loom::dist::registerDistPipelines() {
+  PassPipelineRegistration<PartitionPipelineOptions>(
+      "loom-partition-pipeline",
+      "Partition the global training step into the per-rank program (ends "
+      "the partition phase)",
+      [](OpPassManager &pm, const PartitionPipelineOptions &options) {
+        InsertReshardsPassOptions passOptions;
+        passOptions.entryName = options.entry;
+        passOptions.meshSpec = options.mesh;
+        passOptions.strategyFile = options.strategy;
+        passOptions.parallelConfig = options.parallelConfig;
+        buildPartitionPipeline(pm, passOptions);
+      });
+}
