@@ -85,11 +85,9 @@ std::string RedistributionPlan::toString() const {
   return os.str();
 }
 
-ValueOrError<Layout>
-mlir::loom::dist::applyStep(const Mesh &mesh,
-                            const std::vector<int64_t> &globalShape,
-                            const Layout &layout,
-                            const RedistributionStep &step) {
+ValueOrError<Layout> mlir::loom::dist::applyStep(
+    const Mesh &mesh, const std::vector<int64_t> &globalShape,
+    const Layout &layout, const RedistributionStep &step) {
   ValueOrError<Layout> result = [&]() -> ValueOrError<Layout> {
     switch (step.kind) {
     case CollectiveKind::AllGather:
@@ -145,8 +143,9 @@ namespace {
 
 /// Calls `fn` on every non-empty ordered sequence of distinct elements of
 /// `pool` (every order of every subset).
-void forEachArrangement(const Layout::AxisList &pool,
-                        const std::function<void(const Layout::AxisList &)> &fn) {
+void forEachArrangement(
+    const Layout::AxisList &pool,
+    const std::function<void(const Layout::AxisList &)> &fn) {
   Layout::AxisList current;
   std::vector<bool> taken(pool.size(), false);
   std::function<void()> extend = [&]() {
@@ -228,11 +227,10 @@ double getBytes(const std::vector<int64_t> &shape, int64_t elementBytes) {
 /// Whether `layout` is partial over every axis of `required`.
 bool isPartialOverAll(const Layout &layout, const Layout::AxisList &required) {
   const Layout::AxisList &partial = layout.getPartialAxes();
-  return std::all_of(required.begin(), required.end(),
-                     [&](const std::string &axis) {
-                       return std::find(partial.begin(), partial.end(), axis) !=
-                              partial.end();
-                     });
+  return std::all_of(
+      required.begin(), required.end(), [&](const std::string &axis) {
+        return std::find(partial.begin(), partial.end(), axis) != partial.end();
+      });
 }
 
 /// Checks that `layout` is a layout of `mesh` for `shape`; `role` names it.
@@ -308,18 +306,11 @@ search(const Mesh &mesh, const std::vector<int64_t> &shape,
       if (found != index.end() && nodes[found->second].settled)
         return;
       std::vector<int64_t> nextShape = *next->getLocalShape(mesh, shape);
-      StepCostQuery query{mesh,
-                          step.kind,
-                          step.dim,
-                          step.concatDim,
-                          step.axes,
-                          mesh.getGroupSize(step.axes),
-                          layout,
-                          *next,
-                          localShape,
-                          nextShape,
-                          bytesBefore,
-                          getBytes(nextShape, elementBytes)};
+      StepCostQuery query{
+          mesh,           step.kind,   step.dim,
+          step.concatDim, step.axes,   mesh.getGroupSize(step.axes),
+          layout,         *next,       localShape,
+          nextShape,      bytesBefore, getBytes(nextShape, elementBytes)};
       double stepCost = costModel.getStepCost(query);
       if (!std::isfinite(stepCost) || stepCost < 0) {
         step.result = *next;
@@ -399,11 +390,9 @@ size_t RedistributionPlanner::KeyHash::operator()(const Key &key) const {
   return seed;
 }
 
-ValueOrError<RedistributionPlan>
-RedistributionPlanner::plan(const Mesh &mesh,
-                            const std::vector<int64_t> &globalShape,
-                            int64_t elementBytes, const Layout &from,
-                            const Layout &to) {
+ValueOrError<RedistributionPlan> RedistributionPlanner::plan(
+    const Mesh &mesh, const std::vector<int64_t> &globalShape,
+    int64_t elementBytes, const Layout &from, const Layout &to) {
   using Plan = ValueOrError<RedistributionPlan>;
   Key key{mesh, globalShape, elementBytes, from, to};
   {
@@ -437,10 +426,10 @@ RedistributionPlanner::plan(const Mesh &mesh,
       return Plan::failure(*error);
     for (const std::string &axis : to.getPartialAxes())
       if (!isPartialOverAll(from, {axis}))
-        return Plan::failure(
-            "destination " + to.toString() + " is partial over mesh axis `" +
-            axis + "` but source " + from.toString() +
-            " is not; no collective creates a pending sum");
+        return Plan::failure("destination " + to.toString() +
+                             " is partial over mesh axis `" + axis +
+                             "` but source " + from.toString() +
+                             " is not; no collective creates a pending sum");
     return search(mesh, globalShape, elementBytes, from, to, *costModel);
   }();
 

@@ -220,8 +220,7 @@ std::string checkReplay(const Mesh &mesh, const Shape &shape,
 
 /// Plans every pair of layouts of `shape` on `mesh` and checks each plan
 /// against the all-pairs search. Returns the number of pairs with a chain.
-size_t checkAllPairs(const Mesh &mesh, const Shape &shape,
-                     int64_t elementBytes,
+size_t checkAllPairs(const Mesh &mesh, const Shape &shape, int64_t elementBytes,
                      std::shared_ptr<const RedistributionCostModel> model) {
   AllPairs expected(mesh, shape, elementBytes, *model);
   RedistributionPlanner planner(model);
@@ -230,8 +229,8 @@ size_t checkAllPairs(const Mesh &mesh, const Shape &shape,
   for (size_t i = 0; i < layouts.size(); ++i) {
     for (size_t j = 0; j < layouts.size(); ++j) {
       const Layout &from = layouts[i], &to = layouts[j];
-      std::string where = "on " + mesh.toString() + " from " +
-                          from.toString() + " to " + to.toString();
+      std::string where = "on " + mesh.toString() + " from " + from.toString() +
+                          " to " + to.toString();
       ValueOrError<RedistributionPlan> plan =
           planner.plan(mesh, shape, elementBytes, from, to);
       double best = expected.cost[i][j];
@@ -247,9 +246,8 @@ size_t checkAllPairs(const Mesh &mesh, const Shape &shape,
       EXPECT_EQ(checkReplay(mesh, shape, from, to, *plan), "")
           << where << "\n"
           << plan->toString();
-      EXPECT_NEAR(plan->cost, best, 1e-9 * best + 1e-18)
-          << where << "\n"
-          << plan->toString();
+      EXPECT_NEAR(plan->cost, best, 1e-9 * best + 1e-18) << where << "\n"
+                                                         << plan->toString();
       if (i == j)
         EXPECT_TRUE(plan->steps.empty()) << where;
     }
@@ -360,8 +358,8 @@ struct NamedCase : public ::testing::Test {
 };
 
 TEST_F(NamedCase, PartialToSplitIsOneReduceScatter) {
-  RedistributionPlan p = plan(makeLayout(mesh, {{}, {}}, {"x"}),
-                              makeLayout(mesh, {{"x"}, {}}));
+  RedistributionPlan p =
+      plan(makeLayout(mesh, {{}, {}}, {"x"}), makeLayout(mesh, {{"x"}, {}}));
   ASSERT_EQ(p.steps.size(), 1u) << p.toString();
   EXPECT_EQ(p.steps[0].kind, CollectiveKind::ReduceScatter);
   EXPECT_EQ(p.steps[0].dim, 0u);
@@ -369,8 +367,8 @@ TEST_F(NamedCase, PartialToSplitIsOneReduceScatter) {
 }
 
 TEST_F(NamedCase, PartialToReplicatedIsOneAllReduce) {
-  RedistributionPlan p = plan(makeLayout(mesh, {{}, {"y"}}, {"x"}),
-                              makeLayout(mesh, {{}, {"y"}}));
+  RedistributionPlan p =
+      plan(makeLayout(mesh, {{}, {"y"}}, {"x"}), makeLayout(mesh, {{}, {"y"}}));
   ASSERT_EQ(p.steps.size(), 1u) << p.toString();
   EXPECT_EQ(p.steps[0].kind, CollectiveKind::AllReduce);
   EXPECT_EQ(p.steps[0].axes, Axes{"x"});
@@ -508,26 +506,32 @@ TEST(AlphaBetaCostModelTest, PricesRingCollectives) {
   auto price = [&](CollectiveKind kind, const Layout &before,
                    const Layout &after, const Shape &shapeBefore,
                    const Shape &shapeAfter) {
-    StepCostQuery query{mesh,        kind,       0,
-                        0,           axes,       4,
-                        before,      after,      shapeBefore,
-                        shapeAfter,  bytesOf(shapeBefore, 10),
+    StepCostQuery query{mesh,
+                        kind,
+                        0,
+                        0,
+                        axes,
+                        4,
+                        before,
+                        after,
+                        shapeBefore,
+                        shapeAfter,
+                        bytesOf(shapeBefore, 10),
                         bytesOf(shapeAfter, 10)};
     return model.getStepCost(query);
   };
   // 3 steps of 2 s; 3/4 of the 80 gathered bytes at 10 bytes/s.
-  EXPECT_DOUBLE_EQ(price(CollectiveKind::AllGather, split, replicated, local,
-                         global),
-                   3 * 2.0 + 0.75 * 80 / 10);
-  EXPECT_DOUBLE_EQ(price(CollectiveKind::ReduceScatter, partial, split, global,
-                         local),
-                   3 * 2.0 + 0.75 * 80 / 10);
-  EXPECT_DOUBLE_EQ(price(CollectiveKind::AllReduce, partial, replicated,
-                         global, global),
-                   6 * 2.0 + 1.5 * 80 / 10);
-  EXPECT_DOUBLE_EQ(price(CollectiveKind::AllSlice, replicated, split, global,
-                         local),
-                   0.0);
+  EXPECT_DOUBLE_EQ(
+      price(CollectiveKind::AllGather, split, replicated, local, global),
+      3 * 2.0 + 0.75 * 80 / 10);
+  EXPECT_DOUBLE_EQ(
+      price(CollectiveKind::ReduceScatter, partial, split, global, local),
+      3 * 2.0 + 0.75 * 80 / 10);
+  EXPECT_DOUBLE_EQ(
+      price(CollectiveKind::AllReduce, partial, replicated, global, global),
+      6 * 2.0 + 1.5 * 80 / 10);
+  EXPECT_DOUBLE_EQ(
+      price(CollectiveKind::AllSlice, replicated, split, global, local), 0.0);
 }
 
 } // namespace

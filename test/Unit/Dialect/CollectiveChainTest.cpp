@@ -18,9 +18,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Dist/Transforms/CollectiveChain.h"
 #include "loom/Analysis/Layout/Redistribution.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
-#include "loom/Dialect/Dist/Transforms/CollectiveChain.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Interpreter/Interpreter.h"
 
@@ -159,9 +159,10 @@ protected:
             << "from " << from.toString() << " to " << to.toString();
         if (!plan)
           continue;
-        std::string where = "from " + from.toString() + " to " +
-                            to.toString() + ":\n" + plan->toString();
-        OwningOpRef<ModuleOp> module = buildModule(mesh, shape, from, to, *plan);
+        std::string where = "from " + from.toString() + " to " + to.toString() +
+                            ":\n" + plan->toString();
+        OwningOpRef<ModuleOp> module =
+            buildModule(mesh, shape, from, to, *plan);
         if (failed(verify(*module))) {
           ADD_FAILURE() << where << "\nthe module does not verify";
           continue;
@@ -227,12 +228,8 @@ TEST_F(CollectiveChainTest, AWrongChainIsCaught) {
                                            {"x"},
                                            *Layout::get(mesh, {{}, {"x"}}),
                                            0});
-  wrong.steps.push_back(RedistributionStep{CollectiveKind::AllToAll,
-                                           0,
-                                           1,
-                                           {"x"},
-                                           from,
-                                           0});
+  wrong.steps.push_back(
+      RedistributionStep{CollectiveKind::AllToAll, 0, 1, {"x"}, from, 0});
   OwningOpRef<ModuleOp> module = buildModule(mesh, {4, 4}, from, to, wrong);
   ASSERT_TRUE(succeeded(verify(*module)));
   auto func = module->lookupSymbol<func::FuncOp>("reshard");

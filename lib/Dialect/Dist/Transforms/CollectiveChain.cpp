@@ -21,8 +21,7 @@ using namespace mlir;
 using namespace mlir::loom::dist;
 
 /// The axes as a `StrArrayAttr`.
-static ArrayAttr getAxesAttr(OpBuilder &builder,
-                             const Layout::AxisList &axes) {
+static ArrayAttr getAxesAttr(OpBuilder &builder, const Layout::AxisList &axes) {
   SmallVector<StringRef> names(axes.begin(), axes.end());
   return builder.getStrArrayAttr(names);
 }
@@ -44,15 +43,15 @@ Value mlir::loom::dist::buildCollectiveChain(OpBuilder &builder, Location loc,
     switch (step.kind) {
     case CollectiveKind::AllGather:
       shape[step.dim] *= groupSize;
-      current = AllGatherOp::create(builder, loc, resultType(), current,
-                                    meshName, axes,
-                                    builder.getI64IntegerAttr(step.dim));
+      current =
+          AllGatherOp::create(builder, loc, resultType(), current, meshName,
+                              axes, builder.getI64IntegerAttr(step.dim));
       break;
     case CollectiveKind::AllSlice:
       shape[step.dim] /= groupSize;
-      current = AllSliceOp::create(builder, loc, resultType(), current,
-                                   meshName, axes,
-                                   builder.getI64IntegerAttr(step.dim));
+      current =
+          AllSliceOp::create(builder, loc, resultType(), current, meshName,
+                             axes, builder.getI64IntegerAttr(step.dim));
       break;
     case CollectiveKind::AllReduce:
       current = AllReduceOp::create(
@@ -62,17 +61,17 @@ Value mlir::loom::dist::buildCollectiveChain(OpBuilder &builder, Location loc,
       break;
     case CollectiveKind::ReduceScatter:
       shape[step.dim] /= groupSize;
-      current = ReduceScatterOp::create(builder, loc, resultType(), current,
-                                        meshName, axes,
-                                        builder.getI64IntegerAttr(step.dim));
+      current =
+          ReduceScatterOp::create(builder, loc, resultType(), current, meshName,
+                                  axes, builder.getI64IntegerAttr(step.dim));
       break;
     case CollectiveKind::AllToAll:
       shape[step.dim] /= groupSize;
       shape[step.concatDim] *= groupSize;
-      current = AllToAllOp::create(builder, loc, resultType(), current,
-                                   meshName, axes,
-                                   builder.getI64IntegerAttr(step.dim),
-                                   builder.getI64IntegerAttr(step.concatDim));
+      current =
+          AllToAllOp::create(builder, loc, resultType(), current, meshName,
+                             axes, builder.getI64IntegerAttr(step.dim),
+                             builder.getI64IntegerAttr(step.concatDim));
       break;
     }
   }

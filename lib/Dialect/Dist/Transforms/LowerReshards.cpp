@@ -7,9 +7,11 @@
 // Replaces every `dist.reshard` by the cheapest chain of collectives the
 // redistribution planner finds. The IR stays global-typed around the chain:
 //
-//   %l0 = builtin.unrealized_conversion_cast %g : tensor<G> to tensor<local(L1)>
+//   %l0 = builtin.unrealized_conversion_cast %g : tensor<G> to
+//   tensor<local(L1)>
 //   ... collectives on local types ...
-//   %g2 = builtin.unrealized_conversion_cast %lN : tensor<local(L2)> to tensor<G>
+//   %g2 = builtin.unrealized_conversion_cast %lN : tensor<local(L2)> to
+//   tensor<G>
 //
 // and each cast carries the `dist.layout` of its local side, which
 // `dist-partition-spmd` checks when it folds the casts.
@@ -59,7 +61,8 @@ static std::optional<int64_t> getElementBytes(Type type) {
       return 2 * *part;
   if (auto vector = dyn_cast<VectorType>(type))
     if (vector.hasStaticShape())
-      if (std::optional<int64_t> part = getElementBytes(vector.getElementType()))
+      if (std::optional<int64_t> part =
+              getElementBytes(vector.getElementType()))
         return vector.getNumElements() * *part;
   // Types of other dialects may have no size the pass can know.
   return std::nullopt;
@@ -119,8 +122,7 @@ static LogicalResult lowerReshard(ReshardOp reshard,
         << from->toString() << " to " << to->toString() << " costs "
         << plan->cost << " s (" << planner.getCostModel().getName()
         << " model) in " << plan->steps.size() << " collective"
-        << (plan->steps.size() == 1 ? "" : "s") << ":"
-        << describeChain(*plan);
+        << (plan->steps.size() == 1 ? "" : "s") << ":" << describeChain(*plan);
 
   auto localType = [&](const Layout &layout) {
     std::vector<int64_t> shape = *layout.getLocalShape(*mesh, globalShape);
@@ -130,11 +132,11 @@ static LogicalResult lowerReshard(ReshardOp reshard,
   OpBuilder builder(reshard);
   Location loc = reshard.getLoc();
   auto toLocal = UnrealizedConversionCastOp::create(
-      builder, loc, TypeRange{localType(*from)}, ValueRange{reshard.getInput()});
+      builder, loc, TypeRange{localType(*from)},
+      ValueRange{reshard.getInput()});
   toLocal->setAttr(kLayoutAttrName, reshard.getFrom());
-  Value local =
-      buildCollectiveChain(builder, loc, toLocal.getResult(0), *mesh,
-                           reshard.getFrom().getMesh(), *plan);
+  Value local = buildCollectiveChain(builder, loc, toLocal.getResult(0), *mesh,
+                                     reshard.getFrom().getMesh(), *plan);
   auto toGlobal = UnrealizedConversionCastOp::create(
       builder, loc, TypeRange{globalType}, ValueRange{local});
   toGlobal->setAttr(kLayoutAttrName, reshard.getTo());
