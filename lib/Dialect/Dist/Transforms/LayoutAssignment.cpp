@@ -215,6 +215,15 @@ LogicalResult LayoutAssigner::setUpEntryAndMesh() {
     return meshes[1].emitOpError()
            << "is a second mesh; layout assignment expects one";
   std::string spec = options.mesh.empty() ? options.spec.mesh : options.mesh;
+  if (!meshes.empty() && options.spec.devices) {
+    ValueOrError<Mesh> existing = meshes[0].getMesh();
+    if (existing && existing->getNumDevices() != options.spec.devices)
+      return meshes[0].emitOpError()
+             << "has " << existing->getNumDevices() << " devices ("
+             << existing->toString() << ") but the parallel config asks for "
+             << options.spec.devices
+             << " (data_parallel x model_parallel)";
+  }
   if (!meshes.empty()) {
     ValueOrError<Mesh> existing = meshes[0].getMesh();
     if (!existing)

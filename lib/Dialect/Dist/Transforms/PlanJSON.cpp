@@ -105,10 +105,12 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
         collectives = ojson::array();
   double reshardBytes = 0;
   int64_t collectiveBytes = 0;
-  for (auto [position, op] : llvm::enumerate(body)) {
+  size_t position = 0;
+  for (Operation &op : body) {
+    ++position;
     for (OpResult result : op.getResults())
       names[result] =
-          "op " + std::to_string(position) + "#" +
+          "op " + std::to_string(position - 1) + "#" +
           std::to_string(result.getResultNumber());
     auto operandNames = [&]() {
       ojson list = ojson::array();
@@ -126,7 +128,7 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
             *mesh, *from, *to, type.getShape().vec(),
             std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
       reshardBytes += bytes;
-      reshards.push_back({{"index", position},
+      reshards.push_back({{"index", position - 1},
                           {"value", names.lookup(reshard.getInput())},
                           {"shape", shapeToJSON(type)},
                           {"from", layoutToJSON(reshard.getFrom())},
@@ -136,7 +138,7 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     }
     if (op.getDialect() && op.getDialect()->getNamespace() == "dist" &&
         !isa<AnnotateOp, AxisIndexOp>(op) && op.getNumOperands() > 0) {
-      ojson entry = {{"index", position},
+      ojson entry = {{"index", position - 1},
                      {"op", op.getName().getStringRef().str()}};
       for (NamedAttribute attr : op.getAttrs()) {
         if (auto list = dyn_cast<ArrayAttr>(attr.getValue())) {
@@ -159,7 +161,7 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     auto strategy = op.getAttrOfType<StrategyAttr>("dist.strategy");
     if (!strategy)
       continue;
-    ojson entry = {{"index", position},
+    ojson entry = {{"index", position - 1},
                    {"op", op.getName().getStringRef().str()}};
     if (auto fwd = op.getAttrOfType<IntegerAttr>("loom.fwd"))
       entry["fwd"] = fwd.getInt();
