@@ -624,14 +624,34 @@ FactorAxes LayoutAssigner::shardOptimizer(const OpShardingRule &rule,
 FailureOr<FactorAxes>
 LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
                                const FixedFactors &fixed) {
-  std::vector<FactorAxes> readings;
-  for (OpOperand &operand : op->getOpOperands())
-    if (std::optional<Layout> layout = getLayout(operand.get()))
-      readings.push_back(readFactorAxes(rule, *mesh,
-                                        operand.getOperandNumber(), *layout));
+  // Readings of each operand's own layout, and of every layout an earlier
+  // user already reshards it to (following those is free too).
+  std::vector<FactorAxes> own, readings;
+  for (OpOperand &operand : op->getOpOperands()) {
+    std::optional<Layout> layout = getLayout(operand.get());
+    if (!layout)
+      continue;
+    unsigned index = operand.getOperandNumber();
+    own.push_back(readFactorAxes(rule, *mesh, index, *layout));
+    readings.push_back(own.back());
+    auto it = available.find(operand.get());
+    if (it == available.end())
+      continue;
+    for (const Layout &other : it->second)
+      if (other != *layout)
+        readings.push_back(readFactorAxes(rule, *mesh, index, other));
+  }
+  // Candidates: all operands merged in order; each reading merged first
+  // (so a later operand's split is not lost to an earlier one's axis); each
+  // reading alone; nothing split.
   std::vector<FactorAxes> raw;
-  raw.push_back(mergeFactorAxes(rule, readings));
-  llvm::append_range(raw, readings);
+  raw.push_back(mergeFactorAxes(rule, own));
+  for (const FactorAxes &reading : readings) {
+    std::vector<FactorAxes> ordered = {reading};
+    llvm::append_range(ordered, own);
+    raw.push_back(mergeFactorAxes(rule, ordered));
+    raw.push_back(reading);
+  }
   raw.push_back(getReplicatedFactorAxes(rule));
 
   // The forward op whose strategy this backward op follows.
