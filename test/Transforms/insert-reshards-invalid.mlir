@@ -27,7 +27,7 @@ func.func @train_step(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // A strategy attribute whose split does not divide the factor.
 dist.mesh @m shape [2, 4] axes ["dp", "tp"]
 func.func @train_step(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
-  // expected-error @below {{invalid strategy: }}
+  // expected-error @below {{invalid strategy: factor 1 (size 6) cannot be split into 4 blocks}}
   %r = loom.relu %x {dist.strategy = #dist.strategy<@m, [[], ["tp"]]>} : tensor<4x6xf32>
   return %r : tensor<4x6xf32>
 }
@@ -37,7 +37,7 @@ func.func @train_step(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
 // A strategy that splits a need-replication factor (softmax's normalized dim).
 dist.mesh @m shape [2, 2] axes ["dp", "tp"]
 func.func @train_step(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @below {{invalid strategy: }}
+  // expected-error @below {{invalid strategy: factor 1 may not be split}}
   %r = loom.softmax %x {axis = 1 : i64, dist.strategy = #dist.strategy<@m, [[], ["tp"]]>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
