@@ -8,5 +8,6 @@
 
 void mlir::loom::test::registerTestPasses() {
   registerTestPrintCostsPass();
+  registerTestPrintPlanJSONPass();
   registerTestPrintShardingRulesPass();
 }

@@ -21,6 +21,7 @@ void registerTestPasses();
 
 void registerTestPrintShardingRulesPass();
 void registerTestPrintCostsPass();
+void registerTestPrintPlanJSONPass();
 
 } // namespace test
 } // namespace loom

@@ -498,9 +498,11 @@ def gpt2_reference(w, ids, labels, layers, heads):
 
     for i in range(layers):
         p = f"transformer.h.{i}"
-        q, k, v = linear(ln(x, p + ".ln_1"), p + ".attn.c_attn").split(hidden, -1)
-        q, k, v = (t.view(b, s, heads, hidden // heads).transpose(1, 2)
-                   for t in (q, k, v))
+        # loom's c_attn rows are head-major: [heads, (q, k, v), head_size].
+        qkv = linear(ln(x, p + ".ln_1"), p + ".attn.c_attn")
+        q, k, v = qkv.view(b, s, heads, 3 * (hidden // heads)).split(
+            hidden // heads, -1)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
         a = attention_ref(q, k, v, None, True, None)
         a = a.transpose(1, 2).reshape(b, s, hidden)
         x = x + linear(a, p + ".attn.c_proj")

@@ -14,6 +14,12 @@
 // every row of wpe in order and `wpe(pos)` is wpe itself: it is added whole
 // (broadcast over the batch) rather than looked up.
 //
+// The fused `c_attn` projection's output rows are *head-major*, as
+// Megatron-LM stores them: row `(h * 3 + j) * head_size + d` is element d of
+// head h of q (j = 0), k (1) or v (2). nanoGPT's order is q, k, v blocks of
+// `hidden` rows each; converting a Hugging Face checkpoint permutes the rows
+// of `c_attn.weight` and `c_attn.bias` (docs/Models.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Frontend/Models/GraphBuilder.h"
@@ -60,11 +66,25 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
     Value h = g.layerNorm(x, block + ".ln_1", c.normEps);
     Value qkv = g.linearLayer(h, block + ".attn.c_attn", hidden, 3 * hidden,
                               weightInit, biasInit);
-    auto split = SplitOp::create(b, g.getLoc(), qkv, /*axis=*/2,
-                                 ArrayRef<int64_t>{hidden, hidden, hidden});
-    Value y = g.multiHeadAttention(split.getResult(0), split.getResult(1),
-                                   split.getResult(2), c.heads, c.heads,
-                                   /*causal=*/true);
+    // Head-major fused QKV (Megatron's order, see the file comment): the
+    // heads dim comes out of the projection whole, so splitting the heads
+    // over devices needs no gather before the q/k/v split.
+    int64_t headSize = hidden / c.heads;
+    Value perHead = ReshapeOp::create(
+        b, g.getLoc(), g.getFloatType({batch, seq, c.heads, 3 * headSize}),
+        qkv);
+    auto split = SplitOp::create(b, g.getLoc(), perHead, /*axis=*/3,
+                                 ArrayRef<int64_t>{headSize, headSize,
+                                                   headSize});
+    auto toHeads = [&](Value t) -> Value {
+      return TransposeOp::create(b, g.getLoc(), t,
+                                 ArrayRef<int64_t>{0, 2, 1, 3});
+    };
+    Value attn = AttentionOp::create(
+        b, g.getLoc(), toHeads(split.getResult(0)), toHeads(split.getResult(1)),
+        toHeads(split.getResult(2)), /*mask=*/Value(), /*causal=*/true,
+        /*scale=*/FloatAttr());
+    Value y = g.mergeHeads(attn);
     y = g.linearLayer(y, block + ".attn.c_proj", hidden, hidden, residualInit,
                       biasInit);
     x = g.add(x, g.dropout(y, c.dropout));

@@ -1,16 +1,26 @@
-//===- InsertReshards.cpp - dist-insert-reshards ---------------------------------===//
+//===- InsertReshards.cpp - dist-insert-reshards --------------------------===//
 //
 // Part of the Loom project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Placeholder until the pass lands (being written in parallel).
+// Layout assignment, as a pass:
+//
+//   1. read the strategy file and the parallel config into a ShardingSpec;
+//   2. run the layout-assignment engine (LayoutAssignment.cpp): strategies
+//      in, a layout on every value, a dist.reshard wherever a user needs a
+//      layout its producer does not give;
+//   3. with `plan-json`, write the plan (PlanJSON.cpp) to that file.
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/Dist/Transforms/PlanJSON.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_INSERTRESHARDSPASS
@@ -21,11 +31,35 @@ using namespace mlir;
 using namespace mlir::loom::dist;
 
 namespace {
-struct InsertReshardsPass : mlir::loom::dist::impl::InsertReshardsPassBase<InsertReshardsPass> {
+struct InsertReshardsPass
+    : mlir::loom::dist::impl::InsertReshardsPassBase<InsertReshardsPass> {
   using InsertReshardsPassBase::InsertReshardsPassBase;
+
   void runOnOperation() override {
-    getOperation().emitError("dist-insert-reshards is not implemented yet");
-    signalPassFailure();
+    ModuleOp module = getOperation();
+    LayoutAssignmentOptions options;
+    options.entry = entryName;
+    options.mesh = meshSpec;
+    std::string error =
+        loadShardingSpec(strategyFile, parallelConfig, options.spec);
+    if (!error.empty()) {
+      module.emitError() << error;
+      return signalPassFailure();
+    }
+    if (failed(assignLayouts(module, options)))
+      return signalPassFailure();
+    if (planJson.empty())
+      return;
+    std::string message;
+    auto file = openOutputFile(planJson, &message);
+    if (!file) {
+      module.emitError() << "cannot write plan `" << planJson
+                         << "`: " << message;
+      return signalPassFailure();
+    }
+    if (failed(writePlanJSON(module, file->os())))
+      return signalPassFailure();
+    file->keep();
   }
 };
 } // namespace

@@ -35,6 +35,9 @@ def InsertReshardsPass : Pass<"dist-insert-reshards", "::mlir::ModuleOp"> {
     Option<"parallelConfig", "parallel-config", "std::string",
            /*default=*/"\"\"",
            "MindSpore-style parallel config: inline JSON or a file path">,
+    Option<"planJson", "plan-json", "std::string", /*default=*/"\"\"",
+           "Write the plan (mesh, strategies, layouts, reshards) as JSON "
+           "to this file ('-' for stdout)">,
   ];
 }
 

@@ -1,0 +1,126 @@
+//===- ShardingSpec.h - User strategies: files and parallel configs -*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The semi-automatic inputs of layout assignment, parsed from JSON into
+// plain structs that name no IR:
+//
+//   - a *strategy file* (docs/Partitioning.md, "Strategy files"): per-op
+//     splits of each operand dim over mesh axes, as MindSpore's `shard()`
+//     gives them, and per-argument layouts;
+//   - a MindSpore/MindFormers *parallel config* (`data_parallel`,
+//     `model_parallel`, `vocab_emb_dp`, `use_seq_parallel`,
+//     `optimizer_shard`, ...), expanded into the same op entries for the
+//     builder models' parameter names (Megatron column/row linears,
+//     vocab-parallel embedding and head, sequence-parallel norms).
+//
+// An op entry selects forward ops by the name of a parameter (or other named
+// argument) they consume, a glob, and optionally by op kind; dist-insert-
+// reshards resolves the splits through each op's sharding rule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_ANALYSIS_STRATEGY_SHARDINGSPEC_H
+#define LOOM_ANALYSIS_STRATEGY_SHARDINGSPEC_H
+
+#include "loom/Analysis/Layout/Layout.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::loom::dist {
+
+/// Splits of one operand dim. `dim` may count from the end (-1 = last).
+struct DimSplit {
+  unsigned operand = 0;
+  int64_t dim = 0;
+  Layout::AxisList axes;
+};
+
+/// How a parallel-config entry splits the parameter it matched: a dim of
+/// it, or the factor of its that the op contracts (`Contraction`: the input
+/// features of a linear, row-parallel) or keeps (`Feature`: the output
+/// features, column-parallel).
+struct ParamSplit {
+  enum class Kind { Dim, Feature, Contraction };
+  Kind kind = Kind::Dim;
+  int64_t dim = 0;
+  Layout::AxisList axes;
+};
+
+/// A constraint on every forward op that consumes an argument whose name
+/// matches `match` (and, when `opKind` is set, is of that kind).
+struct OpEntry {
+  /// A glob (`*`, `?`, `[..]`) over argument names (`loom.param` or
+  /// `loom.name`).
+  std::string match;
+  /// An op name such as `loom.matmul`; empty for any.
+  std::string opKind;
+  /// Per operand, the axes of each dim (a strategy file's `in`); an operand
+  /// given as `null`, or missing entirely, is not constrained.
+  std::optional<std::vector<std::optional<std::vector<Layout::AxisList>>>> in;
+  /// Sparse splits (parallel config): only these dims are fixed.
+  std::vector<DimSplit> dimSplits;
+  std::vector<ParamSplit> paramSplits;
+  /// Where the entry came from, for messages: `ops[2]`, `parallel config
+  /// (column-parallel linear)`.
+  std::string origin;
+};
+
+/// Everything the user fixed, merged from a strategy file and a parallel
+/// config.
+struct ShardingSpec {
+  /// `dp=2,tp=2`; empty when the spec names no mesh.
+  std::string mesh;
+  /// The axes data inputs are split over on their batch dim; std::nullopt
+  /// when not given (then the mesh's `dp` axis, if any).
+  std::optional<Layout::AxisList> dataParallelAxes;
+  std::vector<OpEntry> ops;
+  /// Argument layouts by argument name, dim by dim.
+  std::map<std::string, std::vector<Layout::AxisList>> args;
+  /// 0: none; 1: optimizer states and updates sharded over the data-parallel
+  /// axes (ZeRO-1); 3: parameters stored sharded as well (ZeRO-3 style).
+  int optimizerShard = 0;
+  /// The device count the config implies (data_parallel * model_parallel),
+  /// checked against the mesh; 0 when unknown.
+  int64_t devices = 0;
+};
+
+/// Parses a strategy file's text into `spec` (appending). Errors name the
+/// JSON path: "strategy file: ops[1].in[0][2]: expected a list of mesh axis
+/// names, got 3". Returns an empty string on success.
+std::string parseStrategyFile(const std::string &text, ShardingSpec &spec);
+
+/// The MindSpore/MindFormers parallel config keys Loom understands.
+struct ParallelConfig {
+  int64_t dataParallel = 1;
+  int64_t modelParallel = 1;
+  bool vocabEmbDp = true;
+  bool useSeqParallel = false;
+  int optimizerShard = 0;
+};
+
+/// Parses a parallel config (JSON object). Unknown keys, and keys of
+/// features not implemented yet set to anything but their neutral value
+/// (`pipeline_stage` > 1, `micro_batch_num` > 1, `recompute` true,
+/// `context_parallel` > 1, `gradient_aggregation_group` > 1), are errors.
+ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
+
+/// Expands a parallel config into `spec`: mesh `dp=D,tp=M` (axes of size 1
+/// left out, `dp=1` kept when both are 1), data-parallel axes, Megatron
+/// column/row linears for the builder models' parameter names when M > 1,
+/// vocab-parallel embedding and head when `vocab_emb_dp` is false,
+/// sequence-parallel norms and row-linear biases with `use_seq_parallel`,
+/// and the optimizer shard level.
+void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec);
+
+/// Parses `--mesh dp=2,tp=4` into mesh axes.
+ValueOrError<Mesh> parseMeshSpec(const std::string &text);
+
+} // namespace mlir::loom::dist
+
+#endif // LOOM_ANALYSIS_STRATEGY_SHARDINGSPEC_H

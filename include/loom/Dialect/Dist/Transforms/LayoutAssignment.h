@@ -1,0 +1,53 @@
+//===- LayoutAssignment.h - Strategies in, layouts assigned -----*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The engine behind `dist-insert-reshards`: gives every op of the entry
+// function a strategy, every value a layout, and inserts a `dist.reshard`
+// wherever a value's layout differs from the one a user requires. The pass
+// only parses its options and calls assignLayouts; loomc and tests can call
+// it directly. The algorithm is described in docs/Partitioning.md, "Layout
+// assignment", and in LayoutAssignment.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_DIST_TRANSFORMS_LAYOUTASSIGNMENT_H
+#define LOOM_DIALECT_DIST_TRANSFORMS_LAYOUTASSIGNMENT_H
+
+#include "loom/Analysis/Strategy/ShardingSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+
+namespace mlir::loom::dist {
+
+/// What layout assignment starts from.
+struct LayoutAssignmentOptions {
+  /// The function to partition; `forward` is used when it is absent.
+  std::string entry = "train_step";
+  /// The mesh to create when the module has none (`dp=2,tp=2`); overrides
+  /// the spec's mesh.
+  std::string mesh;
+  /// Strategies from a strategy file and a parallel config.
+  ShardingSpec spec;
+};
+
+/// Runs layout assignment on `module` (see the file comment). Emits an error
+/// naming the op, the operand and the dim on bad input, and fails.
+LogicalResult assignLayouts(ModuleOp module,
+                            const LayoutAssignmentOptions &options);
+
+/// Reads a strategy file and a parallel config (inline JSON when it starts
+/// with `{`, else a file path) into `spec`; either may be empty. Returns an
+/// error message, or an empty string.
+std::string loadShardingSpec(const std::string &strategyFile,
+                             const std::string &parallelConfig,
+                             ShardingSpec &spec);
+
+} // namespace mlir::loom::dist
+
+#endif // LOOM_DIALECT_DIST_TRANSFORMS_LAYOUTASSIGNMENT_H

@@ -1,0 +1,340 @@
+//===- ShardingSpec.cpp - User strategies: files and parallel configs -----===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// JSON is read with nlohmann/json in its non-throwing mode (LLVM is built
+// without exceptions): `parse(..., nullptr, false)` and `is_discarded()`,
+// then every access is type-checked first, so no user input can throw.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Analysis/Strategy/ShardingSpec.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <sstream>
+
+using json = nlohmann::json;
+
+namespace mlir::loom::dist {
+
+/// A short rendering of a JSON value for "got ..." in messages.
+static std::string describe(const json &value) {
+  std::string text = value.dump();
+  if (text.size() > 40)
+    text = text.substr(0, 37) + "...";
+  return text;
+}
+
+/// Reads `["dp", "tp"]` at `path`.
+static std::string readAxisList(const json &value, const std::string &path,
+                                Layout::AxisList &axes) {
+  if (!value.is_array())
+    return path + ": expected a list of mesh axis names, got " +
+           describe(value);
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string() || value[i].get<std::string>().empty())
+      return path + "[" + std::to_string(i) +
+             "]: expected a mesh axis name, got " + describe(value[i]);
+    axes.push_back(value[i].get<std::string>());
+  }
+  return "";
+}
+
+/// Reads `[["dp"], [], ["tp"]]` (one axis list per dim) at `path`.
+static std::string readDims(const json &value, const std::string &path,
+                            std::vector<Layout::AxisList> &dims) {
+  if (!value.is_array())
+    return path + ": expected one list of mesh axes per dim, got " +
+           describe(value);
+  for (size_t d = 0; d < value.size(); ++d) {
+    Layout::AxisList axes;
+    std::string error =
+        readAxisList(value[d], path + "[" + std::to_string(d) + "]", axes);
+    if (!error.empty())
+      return error;
+    dims.push_back(std::move(axes));
+  }
+  return "";
+}
+
+std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return "strategy file: invalid JSON";
+  if (!root.is_object())
+    return "strategy file: expected an object, got " + describe(root);
+  static const std::set<std::string> known = {"mesh", "data_parallel_axes",
+                                              "ops", "args"};
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (!known.count(it.key()))
+      return "strategy file: unknown key `" + it.key() +
+             "` (expected mesh, data_parallel_axes, ops, args)";
+
+  if (root.contains("mesh")) {
+    if (!root["mesh"].is_string())
+      return "strategy file: mesh: expected a string such as \"dp=2,tp=2\", "
+             "got " + describe(root["mesh"]);
+    spec.mesh = root["mesh"].get<std::string>();
+  }
+  if (root.contains("data_parallel_axes")) {
+    Layout::AxisList axes;
+    std::string error = readAxisList(root["data_parallel_axes"],
+                                     "strategy file: data_parallel_axes", axes);
+    if (!error.empty())
+      return error;
+    spec.dataParallelAxes = axes;
+  }
+  if (root.contains("ops")) {
+    const json &ops = root["ops"];
+    if (!ops.is_array())
+      return "strategy file: ops: expected a list, got " + describe(ops);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::string path = "strategy file: ops[" + std::to_string(i) + "]";
+      const json &op = ops[i];
+      if (!op.is_object())
+        return path + ": expected an object, got " + describe(op);
+      for (auto it = op.begin(); it != op.end(); ++it)
+        if (it.key() != "match" && it.key() != "op" && it.key() != "in")
+          return path + ": unknown key `" + it.key() +
+                 "` (expected match, op, in)";
+      OpEntry entry;
+      entry.origin = "ops[" + std::to_string(i) + "]";
+      if (!op.contains("match") || !op["match"].is_string())
+        return path + ".match: expected a glob over argument names";
+      entry.match = op["match"].get<std::string>();
+      if (op.contains("op")) {
+        if (!op["op"].is_string())
+          return path + ".op: expected an op name such as \"loom.matmul\", "
+                 "got " + describe(op["op"]);
+        entry.opKind = op["op"].get<std::string>();
+      }
+      if (!op.contains("in") || !op["in"].is_array())
+        return path + ".in: expected one entry per operand";
+      entry.in.emplace();
+      const json &in = op["in"];
+      for (size_t o = 0; o < in.size(); ++o) {
+        if (in[o].is_null()) {
+          entry.in->push_back(std::nullopt);
+          continue;
+        }
+        std::vector<Layout::AxisList> dims;
+        std::string error =
+            readDims(in[o], path + ".in[" + std::to_string(o) + "]", dims);
+        if (!error.empty())
+          return error;
+        entry.in->push_back(std::move(dims));
+      }
+      spec.ops.push_back(std::move(entry));
+    }
+  }
+  if (root.contains("args")) {
+    const json &args = root["args"];
+    if (!args.is_object())
+      return "strategy file: args: expected an object from argument names "
+             "to layouts, got " + describe(args);
+    for (auto it = args.begin(); it != args.end(); ++it) {
+      std::vector<Layout::AxisList> dims;
+      std::string error =
+          readDims(it.value(), "strategy file: args." + it.key(), dims);
+      if (!error.empty())
+        return error;
+      spec.args[it.key()] = std::move(dims);
+    }
+  }
+  return "";
+}
+
+/// Reads an integer config value at least 1.
+static std::string readCount(const json &value, const std::string &key,
+                             int64_t &out) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 1)
+    return "parallel config: " + key + ": expected an integer >= 1, got " +
+           describe(value);
+  out = value.get<int64_t>();
+  return "";
+}
+
+ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
+  using Result = ValueOrError<ParallelConfig>;
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return Result::failure("parallel config: invalid JSON");
+  if (!root.is_object())
+    return Result::failure("parallel config: expected an object, got " +
+                           describe(root));
+  ParallelConfig config;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string &key = it.key();
+    const json &value = it.value();
+    std::string error;
+    int64_t count = 1;
+    if (key == "data_parallel") {
+      error = readCount(value, key, config.dataParallel);
+    } else if (key == "model_parallel") {
+      error = readCount(value, key, config.modelParallel);
+    } else if (key == "vocab_emb_dp" || key == "use_seq_parallel") {
+      if (!value.is_boolean())
+        error = "parallel config: " + key + ": expected true or false, got " +
+                describe(value);
+      else if (key == "vocab_emb_dp")
+        config.vocabEmbDp = value.get<bool>();
+      else
+        config.useSeqParallel = value.get<bool>();
+    } else if (key == "optimizer_shard") {
+      if (value.is_boolean())
+        config.optimizerShard = value.get<bool>() ? 1 : 0;
+      else if (value.is_number_integer() &&
+               (value.get<int64_t>() == 0 || value.get<int64_t>() == 1 ||
+                value.get<int64_t>() == 3))
+        config.optimizerShard = int(value.get<int64_t>());
+      else
+        error = "parallel config: optimizer_shard: expected true, false, 0, "
+                "1 (ZeRO-1) or 3 (ZeRO-3), got " + describe(value);
+    } else if (key == "pipeline_stage") {
+      error = readCount(value, key, count);
+      if (error.empty() && count > 1)
+        error = "parallel config: pipeline_stage = " + std::to_string(count) +
+                ": pipeline parallelism is not implemented yet (issue 10)";
+    } else if (key == "micro_batch_num") {
+      error = readCount(value, key, count);
+      if (error.empty() && count > 1)
+        error = "parallel config: micro_batch_num = " + std::to_string(count) +
+                ": micro-batching belongs to the pipeline phase (loomc "
+                "--micro-batches with autodiff), not implemented here yet";
+    } else if (key == "gradient_aggregation_group") {
+      error = readCount(value, key, count);
+      if (error.empty() && count > 1)
+        error = "parallel config: gradient_aggregation_group = " +
+                std::to_string(count) +
+                ": gradient all-reduce fusion groups are not implemented yet";
+    } else if (key == "context_parallel") {
+      error = readCount(value, key, count);
+      if (error.empty() && count > 1)
+        error = "parallel config: context_parallel = " +
+                std::to_string(count) +
+                ": context parallelism is not implemented yet";
+    } else if (key == "recompute") {
+      if (!value.is_boolean())
+        error = "parallel config: recompute: expected true or false, got " +
+                describe(value);
+      else if (value.get<bool>())
+        error = "parallel config: recompute = true: recomputation is not "
+                "implemented yet";
+    } else {
+      error = "parallel config: unknown key `" + key +
+              "` (expected data_parallel, model_parallel, pipeline_stage, "
+              "micro_batch_num, optimizer_shard, gradient_aggregation_group, "
+              "recompute, vocab_emb_dp, use_seq_parallel, context_parallel)";
+    }
+    if (!error.empty())
+      return Result::failure(error);
+  }
+  return config;
+}
+
+/// Adds an entry that splits the matched parameter of `opKind` ops.
+static void addParamEntry(ShardingSpec &spec, const std::string &match,
+                          const std::string &opKind, ParamSplit split,
+                          const std::string &origin) {
+  OpEntry entry;
+  entry.match = match;
+  entry.opKind = opKind;
+  entry.paramSplits.push_back(std::move(split));
+  entry.origin = "parallel config (" + origin + ")";
+  spec.ops.push_back(std::move(entry));
+}
+
+void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
+  int64_t dp = config.dataParallel, tp = config.modelParallel;
+  std::string mesh;
+  if (dp > 1 || tp == 1)
+    mesh = "dp=" + std::to_string(dp);
+  if (tp > 1)
+    mesh += (mesh.empty() ? "" : ",") + std::string("tp=") + std::to_string(tp);
+  spec.mesh = mesh;
+  spec.devices = dp * tp;
+  spec.dataParallelAxes =
+      dp > 1 ? Layout::AxisList{"dp"} : Layout::AxisList{};
+  spec.optimizerShard = dp > 1 ? config.optimizerShard : 0;
+  if (tp == 1)
+    return;
+
+  using Kind = ParamSplit::Kind;
+  // Megatron column-parallel linears: the output features over tp. Names of
+  // the builder models: GPT-2, Llama, the MindSpore encoder-decoder.
+  for (const char *name :
+       {"*.attn.c_attn.weight", "*.mlp.c_fc.weight", "*.q_proj.weight",
+        "*.k_proj.weight", "*.v_proj.weight", "*.gate_proj.weight",
+        "*.up_proj.weight", "*.dense1.weight", "*.dense2.weight",
+        "*.dense3.weight", "*.mapping.weight"})
+    addParamEntry(spec, name, "loom.matmul", {Kind::Feature, 0, {"tp"}},
+                  "column-parallel linear");
+  // Row-parallel linears: the input features over tp, a partial sum out.
+  for (const char *name :
+       {"*.c_proj.weight", "*.o_proj.weight", "*.down_proj.weight",
+        "*.projection.weight"})
+    addParamEntry(spec, name, "loom.matmul", {Kind::Contraction, 0, {"tp"}},
+                  "row-parallel linear");
+  if (!config.vocabEmbDp) {
+    // Vocab-parallel embedding (masked lookup, partial sum out) and head
+    // (logits split on the vocabulary; cross_entropy follows them).
+    for (const char *name : {"transformer.wte.weight",
+                             "model.embed_tokens.weight",
+                             "*.word_embedding.embedding_table"})
+      addParamEntry(spec, name, "loom.embedding", {Kind::Dim, 0, {"tp"}},
+                    "vocab-parallel embedding");
+    for (const char *name :
+         {"transformer.wte.weight", "lm_head.weight", "head.weight"})
+      addParamEntry(spec, name, "loom.matmul", {Kind::Feature, 0, {"tp"}},
+                    "vocab-parallel head");
+  }
+  if (config.useSeqParallel) {
+    // Megatron sequence parallelism: norms and the residual stream split on
+    // the sequence; row-linear biases are added after the reduce-scatter.
+    for (const char *kind : {"loom.layer_norm", "loom.rms_norm"}) {
+      OpEntry entry;
+      entry.match = "*";
+      entry.opKind = kind;
+      entry.dimSplits.push_back({0, 1, {"tp"}});
+      entry.origin = "parallel config (sequence-parallel norm)";
+      spec.ops.push_back(std::move(entry));
+    }
+    for (const char *name : {"*.c_proj.bias", "*.projection.bias"}) {
+      OpEntry entry;
+      entry.match = name;
+      entry.opKind = "loom.add";
+      entry.dimSplits.push_back({0, 1, {"tp"}});
+      entry.origin = "parallel config (sequence-parallel row-linear bias)";
+      spec.ops.push_back(std::move(entry));
+    }
+  }
+}
+
+ValueOrError<Mesh> parseMeshSpec(const std::string &text) {
+  std::vector<Mesh::Axis> axes;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      return ValueOrError<Mesh>::failure(
+          "mesh `" + text + "`: expected name=size pairs such as dp=2,tp=4, "
+          "got `" + item + "`");
+    std::string sizeText = item.substr(eq + 1);
+    if (sizeText.find_first_not_of("0123456789") != std::string::npos ||
+        sizeText.size() > 10)
+      return ValueOrError<Mesh>::failure("mesh `" + text + "`: size of axis `" +
+                                         item.substr(0, eq) +
+                                         "` is not a positive integer");
+    axes.push_back({item.substr(0, eq), std::stoll(sizeText)});
+  }
+  if (axes.empty())
+    return ValueOrError<Mesh>::failure("mesh `" + text + "` has no axes");
+  return Mesh::get(std::move(axes));
+}
+
+} // namespace mlir::loom::dist

@@ -1,0 +1,902 @@
+//===- LayoutAssignment.cpp - Strategies in, layouts assigned -------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. Find the entry function (`train_step`, else `forward`), erase the other
+//    functions, find or create the one `dist.mesh`.
+// 2. Fix what the user gave: `dist.layout` argument attributes and the
+//    spec's `args`; `dist.strategy` attributes and the spec's op entries,
+//    resolved through each forward op's sharding rule into fixed factors
+//    (a factor two entries or two operand dims set differently is an error).
+//    Data inputs default to their batch dim over the data-parallel axes.
+// 3. Walk the entry block in program order. An op's strategy is its fixed
+//    factors completed by *following its producers*: every operand layout is
+//    read back into factor axes, the readings are merged, each candidate is
+//    trimmed to a valid strategy, and the candidate whose operands move the
+//    fewest bytes wins (a layout some user already needs costs nothing; a
+//    backward op that would re-layout a value its forward op used counts a
+//    penalty first, so backward and optimizer ops follow their forward op).
+//    Optimizer updates get the data-parallel axes added under ZeRO.
+//    An argument without a layout takes the one its first user requires
+//    (ZeRO-3: that layout, also split over the data-parallel axes).
+// 4. Results: the loss replicated, loop-carried state (matched by name) the
+//    layout of its argument, others their producer's layout made whole.
+// 5. Materialize: one `dist.reshard` per (value, required layout), right
+//    after the producer; `dist.annotate` ops are replaced by the value under
+//    their layout; `dist.strategy` and `dist.layout` attributes are written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
+
+#include "loom/Analysis/Strategy/FollowProducers.h"
+#include "loom/Analysis/Strategy/OpLayouts.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Interfaces/ShardingRuleOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
+#include <set>
+
+#define DEBUG_TYPE "dist-insert-reshards"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::dist;
+
+/// `["dp", "tp"]`, for messages.
+static std::string printAxes(const Layout::AxisList &axes) {
+  std::string text = "[";
+  for (auto [i, axis] : llvm::enumerate(axes))
+    text += (i ? ", \"" : "\"") + axis + "\"";
+  return text + "]";
+}
+
+/// The name users give an argument: its parameter name, its `loom.name`
+/// (optimizer states, the step counter) or its input role.
+static std::string getArgName(func::FuncOp func, unsigned index) {
+  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param"))
+    return param.getName().str();
+  if (auto name = func.getArgAttrOfType<StringAttr>(index, "loom.name"))
+    return name.str();
+  if (auto role = func.getArgAttrOfType<InputRoleAttr>(index, "loom.input"))
+    return stringifyInputRole(role.getValue()).str();
+  return "";
+}
+
+static std::vector<int64_t> getShape(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getShape().vec();
+}
+
+static int64_t getElementBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+static bool isOptimizerUpdate(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return name == "loom.adamw_update" || name == "loom.sgd_update";
+}
+
+std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
+                                               const std::string &parallelConfig,
+                                               ShardingSpec &spec) {
+  if (!parallelConfig.empty()) {
+    std::string text = parallelConfig;
+    if (text.find_first_not_of(" \t\n") == std::string::npos ||
+        text[text.find_first_not_of(" \t\n")] != '{') {
+      auto buffer = llvm::MemoryBuffer::getFile(parallelConfig);
+      if (!buffer)
+        return "cannot read parallel config `" + parallelConfig +
+               "`: " + buffer.getError().message();
+      text = (*buffer)->getBuffer().str();
+    }
+    ValueOrError<ParallelConfig> config = parseParallelConfig(text);
+    if (!config)
+      return config.error();
+    expandParallelConfig(*config, spec);
+  }
+  if (!strategyFile.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(strategyFile);
+    if (!buffer)
+      return "cannot read strategy file `" + strategyFile +
+             "`: " + buffer.getError().message();
+    std::string error = parseStrategyFile((*buffer)->getBuffer().str(), spec);
+    if (!error.empty())
+      return error;
+  }
+  return "";
+}
+
+namespace {
+class LayoutAssigner {
+public:
+  LayoutAssigner(ModuleOp module, const LayoutAssignmentOptions &options)
+      : module(module), options(options) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult setUpEntryAndMesh();
+  LogicalResult setUpArguments();
+  LogicalResult applyOpEntries();
+  LogicalResult applyEntry(Operation *op, const OpEntry &entry,
+                           unsigned matchedOperand);
+  LogicalResult fix(Operation *op, FixedFactors &fixed, int64_t factor,
+                    const Layout::AxisList &axes, const std::string &origin,
+                    const std::string &where);
+  LogicalResult fixDim(Operation *op, const OpShardingRule &rule,
+                       FixedFactors &fixed, unsigned operand, int64_t dim,
+                       const Layout::AxisList &axes,
+                       const std::string &origin, bool complete);
+  LogicalResult assignOp(Operation *op);
+  FailureOr<FactorAxes> chooseStrategy(Operation *op,
+                                       const OpShardingRule &rule,
+                                       const FixedFactors &fixed);
+  FactorAxes shardOptimizer(const OpShardingRule &rule, Operation *op,
+                            FactorAxes strategy);
+  Layout shardOverDataParallel(const Layout &layout,
+                               const std::vector<int64_t> &shape);
+  void require(OpOperand &use, const Layout &layout);
+  LogicalResult assignResults(func::ReturnOp ret);
+  void materialize();
+
+  std::optional<Layout> getLayout(Value value) const {
+    auto it = layouts.find(value);
+    if (it == layouts.end())
+      return std::nullopt;
+    return it->second;
+  }
+  bool isAvailable(Value value, const Layout &layout) const {
+    auto it = available.find(value);
+    return it != available.end() && llvm::is_contained(it->second, layout);
+  }
+
+  ModuleOp module;
+  const LayoutAssignmentOptions &options;
+  func::FuncOp func;
+  std::optional<Mesh> mesh;
+  FlatSymbolRefAttr meshRef;
+  Layout::AxisList dataParallelAxes;
+
+  /// The layout each value is produced with.
+  llvm::DenseMap<Value, Layout> layouts;
+  /// The layouts each value will exist in: its own and its reshards'.
+  llvm::DenseMap<Value, std::vector<Layout>> available;
+  /// Each use's required layout, in program order.
+  std::vector<std::pair<OpOperand *, Layout>> uses;
+  llvm::DenseMap<OpOperand *, size_t> useIndex;
+  /// Fixed factors of the ops the user constrained, and where they came from.
+  llvm::DenseMap<Operation *, FixedFactors> fixedFactors;
+  llvm::DenseMap<Operation *, std::vector<std::string>> fixedOrigins;
+  /// The chosen strategies.
+  llvm::DenseMap<Operation *, FactorAxes> strategies;
+  /// The forward op of each `loom.fwd` id: the first op carrying it.
+  llvm::DenseMap<int64_t, Operation *> forwardOps;
+  /// Argument names and required result layouts.
+  std::vector<std::string> argNames;
+  std::vector<std::optional<Layout>> resultLayouts;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry function and mesh
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAssigner::setUpEntryAndMesh() {
+  func = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (!func)
+    func = module.lookupSymbol<func::FuncOp>("forward");
+  if (!func || func.isExternal())
+    return module.emitError() << "no entry function `" << options.entry
+                              << "` (nor `forward`) to partition";
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError() << "must have a single block to be partitioned";
+
+  // A partitioned module holds one per-rank program.
+  for (auto other :
+       llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (other != func)
+      other.erase();
+
+  SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+  if (meshes.size() > 1)
+    return meshes[1].emitOpError()
+           << "is a second mesh; layout assignment expects one";
+  std::string spec = options.mesh.empty() ? options.spec.mesh : options.mesh;
+  if (!meshes.empty() && options.spec.devices) {
+    ValueOrError<Mesh> existing = meshes[0].getMesh();
+    if (existing && existing->getNumDevices() != options.spec.devices)
+      return meshes[0].emitOpError()
+             << "has " << existing->getNumDevices() << " devices ("
+             << existing->toString() << ") but the parallel config asks for "
+             << options.spec.devices
+             << " (data_parallel x model_parallel)";
+  }
+  if (!meshes.empty()) {
+    ValueOrError<Mesh> existing = meshes[0].getMesh();
+    if (!existing)
+      return meshes[0].emitOpError() << existing.error();
+    mesh = *existing;
+    meshRef = FlatSymbolRefAttr::get(meshes[0].getSymNameAttr());
+    if (!spec.empty()) {
+      ValueOrError<Mesh> given = parseMeshSpec(spec);
+      if (!given)
+        return module.emitError() << given.error();
+      if (*given != *mesh)
+        return meshes[0].emitOpError()
+               << "is " << mesh->toString() << " but the options ask for "
+               << given->toString();
+    }
+  } else {
+    if (spec.empty())
+      return module.emitError()
+             << "no mesh: give `mesh` (e.g. dp=2,tp=2), a parallel config or "
+                "a strategy file with a mesh, or a dist.mesh op";
+    ValueOrError<Mesh> given = parseMeshSpec(spec);
+    if (!given)
+      return module.emitError() << given.error();
+    mesh = *given;
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    std::vector<int64_t> shape;
+    std::vector<StringRef> names;
+    for (const Mesh::Axis &axis : mesh->getAxes()) {
+      shape.push_back(axis.size);
+      names.push_back(axis.name);
+    }
+    auto meshOp = MeshOp::create(
+        builder, module.getLoc(), builder.getStringAttr("mesh"),
+        builder.getDenseI64ArrayAttr(shape), builder.getStrArrayAttr(names));
+    meshRef = FlatSymbolRefAttr::get(meshOp.getSymNameAttr());
+  }
+  if (options.spec.devices && options.spec.devices != mesh->getNumDevices())
+    return module.emitError()
+           << "the parallel config asks for " << options.spec.devices
+           << " devices (data_parallel x model_parallel) but the mesh "
+           << mesh->toString() << " has " << mesh->getNumDevices();
+
+  if (options.spec.dataParallelAxes) {
+    dataParallelAxes = *options.spec.dataParallelAxes;
+    for (const std::string &axis : dataParallelAxes)
+      if (auto error = mesh->verifyAxis(axis))
+        return module.emitError() << "data-parallel axes: " << *error;
+  } else if (mesh->findAxis("dp")) {
+    dataParallelAxes = {"dp"};
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAssigner::setUpArguments() {
+  Block &body = func.getBody().front();
+  std::map<std::string, unsigned> byName;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    argNames.push_back(getArgName(func, i));
+    if (!argNames.back().empty())
+      byName[argNames.back()] = i;
+  }
+  for (const auto &[name, dims] : options.spec.args) {
+    auto it = byName.find(name);
+    if (it == byName.end())
+      return func.emitOpError()
+             << "strategy file: args: no argument named `" << name << "`";
+    ValueOrError<Layout> layout = Layout::get(*mesh, dims);
+    if (!layout)
+      return func.emitOpError()
+             << "strategy file: args." << name << ": " << layout.error();
+    func.setArgAttr(it->second, "dist.layout",
+                    LayoutAttr::get(meshRef, *layout));
+  }
+
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    BlockArgument arg = body.getArgument(i);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape())
+      return func.emitOpError() << "argument " << i
+                                << " is not a static tensor";
+    std::optional<Layout> layout;
+    if (auto attr = func.getArgAttrOfType<LayoutAttr>(i, "dist.layout")) {
+      if (attr.getMesh() != meshRef)
+        return func.emitOpError() << "argument " << i << " (`" << argNames[i]
+                                  << "`): layout names mesh "
+                                  << attr.getMesh() << ", not " << meshRef;
+      ValueOrError<Layout> given = attr.toLayout(*mesh);
+      if (!given)
+        return func.emitOpError() << "argument " << i << " (`" << argNames[i]
+                                  << "`): " << given.error();
+      layout = *given;
+    } else if (func.getArgAttr(i, "loom.input") && type.getRank() > 0) {
+      // Data inputs: the batch (dim 0) over the data-parallel axes.
+      std::vector<Layout::AxisList> dims(type.getRank());
+      dims[0] = dataParallelAxes;
+      ValueOrError<Layout> data = Layout::get(*mesh, dims);
+      if (!data)
+        return func.emitOpError() << "argument " << i << ": " << data.error();
+      layout = *data;
+    }
+    if (!layout)
+      continue; // Takes the layout its first user requires.
+    if (!layout->getPartialAxes().empty())
+      return func.emitOpError() << "argument " << i << " (`" << argNames[i]
+                                << "`): an argument cannot be partial";
+    if (auto error = layout->verifyShape(*mesh, type.getShape().vec()))
+      return func.emitOpError() << "argument " << i << " (`" << argNames[i]
+                                << "`): " << *error;
+    layouts.try_emplace(arg, *layout);
+    available[arg].push_back(*layout);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Op entries: user splits resolved into fixed factors
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAssigner::fix(Operation *op, FixedFactors &fixed,
+                                  int64_t factor, const Layout::AxisList &axes,
+                                  const std::string &origin,
+                                  const std::string &where) {
+  if (fixed[factor] && *fixed[factor] != axes)
+    return op->emitOpError()
+           << "contradictory strategy: " << origin << " splits " << where
+           << " (factor " << char('a' + factor % 26) << ") over "
+           << printAxes(axes) << ", but it is already split over "
+           << printAxes(*fixed[factor]);
+  fixed[factor] = axes;
+  return success();
+}
+
+LogicalResult LayoutAssigner::fixDim(Operation *op, const OpShardingRule &rule,
+                                     FixedFactors &fixed, unsigned operand,
+                                     int64_t dim, const Layout::AxisList &axes,
+                                     const std::string &origin,
+                                     bool complete) {
+  std::vector<int64_t> shape = getShape(op->getOperand(operand));
+  std::string where = "dim " + std::to_string(dim) + " of operand " +
+                      std::to_string(operand);
+  for (const std::string &axis : axes)
+    if (!mesh->findAxis(axis))
+      return op->emitOpError()
+             << origin << ": unknown mesh axis `" << axis << "` in " << where
+             << " (mesh " << mesh->toString() << ")";
+  std::set<std::string> distinct(axes.begin(), axes.end());
+  if (distinct.size() != axes.size())
+    return op->emitOpError() << origin << ": " << where
+                             << " names a mesh axis twice: "
+                             << printAxes(axes);
+  int64_t blocks = mesh->getGroupSize(axes);
+  if (shape[dim] % blocks != 0)
+    return op->emitOpError()
+           << origin << ": mesh axes " << printAxes(axes) << " (" << blocks
+           << " devices) do not divide " << where << " (size " << shape[dim]
+           << ")";
+  ArrayRef<int64_t> dimFactors = rule.getOperandDimFactors(operand, dim);
+  if (dimFactors.empty()) {
+    if (!axes.empty())
+      return op->emitOpError() << origin << ": " << where
+                               << " is broadcast (no factor) and cannot be "
+                                  "split over "
+                               << printAxes(axes);
+    return success();
+  }
+  // Major first: a factor takes axes until it is split completely.
+  ArrayRef<ShardingFactor> factors = rule.getFactors();
+  std::vector<Layout::AxisList> perFactor(dimFactors.size());
+  size_t current = 0;
+  int64_t remaining = factors[dimFactors[0]].size;
+  for (const std::string &axis : axes) {
+    while (remaining == 1 && current + 1 < dimFactors.size())
+      remaining = factors[dimFactors[++current]].size;
+    int64_t size = mesh->getAxis(*mesh->findAxis(axis)).size;
+    if (remaining % size != 0)
+      return op->emitOpError()
+             << origin << ": " << where << " is made of several factors and "
+             << printAxes(axes)
+             << " does not split them major-first into whole blocks";
+    remaining /= size;
+    perFactor[current].push_back(axis);
+  }
+  for (auto [i, factor] : llvm::enumerate(dimFactors)) {
+    // A sparse split (parallel config) leaves the minor factors free.
+    if (!complete && perFactor[i].empty() && i > current)
+      continue;
+    if (failed(fix(op, fixed, factor, perFactor[i], origin, where)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult LayoutAssigner::applyEntry(Operation *op, const OpEntry &entry,
+                                         unsigned matchedOperand) {
+  auto ruleOp = cast<ShardingRuleOpInterface>(op);
+  OpShardingRule rule = ruleOp.getShardingRule();
+  FixedFactors &fixed = fixedFactors[op];
+  fixed.resize(rule.getFactors().size());
+  std::string origin = "strategy " + entry.origin + " (`" + entry.match + "`)";
+  fixedOrigins[op].push_back(origin);
+
+  if (entry.in) {
+    if (entry.in->size() != op->getNumOperands())
+      return op->emitOpError()
+             << origin << " gives " << entry.in->size()
+             << " operands, the op has " << op->getNumOperands();
+    for (auto [operand, dims] : llvm::enumerate(*entry.in)) {
+      if (!dims)
+        continue;
+      int64_t rank = getShape(op->getOperand(operand)).size();
+      if (int64_t(dims->size()) != rank)
+        return op->emitOpError()
+               << origin << " gives " << dims->size() << " dims for operand "
+               << operand << " of rank " << rank;
+      for (auto [dim, axes] : llvm::enumerate(*dims))
+        if (failed(fixDim(op, rule, fixed, operand, dim, axes, origin,
+                          /*complete=*/true)))
+          return failure();
+    }
+  }
+  for (const DimSplit &split : entry.dimSplits) {
+    if (split.operand >= op->getNumOperands())
+      return op->emitOpError() << origin << ": no operand " << split.operand;
+    int64_t rank = getShape(op->getOperand(split.operand)).size();
+    int64_t dim = split.dim < 0 ? split.dim + rank : split.dim;
+    if (dim < 0 || dim >= rank)
+      return op->emitOpError() << origin << ": operand " << split.operand
+                               << " has no dim " << split.dim;
+    if (failed(fixDim(op, rule, fixed, split.operand, dim, split.axes, origin,
+                      /*complete=*/false)))
+      return failure();
+  }
+  for (const ParamSplit &split : entry.paramSplits) {
+    int64_t rank = getShape(op->getOperand(matchedOperand)).size();
+    if (split.kind == ParamSplit::Kind::Dim) {
+      int64_t dim = split.dim < 0 ? split.dim + rank : split.dim;
+      if (dim < 0 || dim >= rank)
+        return op->emitOpError() << origin << ": operand " << matchedOperand
+                                 << " has no dim " << split.dim;
+      if (failed(fixDim(op, rule, fixed, matchedOperand, dim, split.axes,
+                        origin, /*complete=*/false)))
+        return failure();
+      continue;
+    }
+    // The feature (kept) or contraction (summed) dim of a linear's weight.
+    bool wantReduction = split.kind == ParamSplit::Kind::Contraction;
+    std::optional<int64_t> found;
+    for (int64_t dim = 0; dim < rank && !found; ++dim) {
+      ArrayRef<int64_t> dimFactors =
+          rule.getOperandDimFactors(matchedOperand, dim);
+      if (dimFactors.size() == 1 &&
+          (rule.getFactors()[dimFactors[0]].kind == FactorKind::Reduction) ==
+              wantReduction)
+        found = dim;
+    }
+    if (!found)
+      return op->emitOpError()
+             << origin << ": operand " << matchedOperand << " has no "
+             << (wantReduction ? "contracted" : "output-feature") << " dim";
+    if (failed(fixDim(op, rule, fixed, matchedOperand, *found, split.axes,
+                      origin, /*complete=*/false)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult LayoutAssigner::applyOpEntries() {
+  Block &body = func.getBody().front();
+  std::vector<llvm::GlobPattern> patterns;
+  for (const OpEntry &entry : options.spec.ops) {
+    llvm::Expected<llvm::GlobPattern> pattern =
+        llvm::GlobPattern::create(entry.match);
+    if (!pattern)
+      return func.emitOpError()
+             << "strategy " << entry.origin << ": invalid glob `"
+             << entry.match << "`: " << llvm::toString(pattern.takeError());
+    patterns.push_back(std::move(*pattern));
+  }
+  std::vector<bool> used(options.spec.ops.size(), false);
+
+  for (Operation &op : body) {
+    if (auto id = op.getAttrOfType<IntegerAttr>("loom.fwd")) {
+      auto [it, inserted] = forwardOps.try_emplace(id.getInt(), &op);
+      if (!inserted)
+        continue; // Backward and optimizer ops follow their forward op.
+    }
+    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op);
+    if (!ruleOp)
+      continue;
+    if (auto attr = op.getAttrOfType<StrategyAttr>("dist.strategy")) {
+      OpShardingRule rule = ruleOp.getShardingRule();
+      if (attr.getMesh() != meshRef)
+        return op.emitOpError() << "strategy names mesh " << attr.getMesh()
+                                << ", not " << meshRef;
+      FactorAxes axes = attr.getAllFactorAxes();
+      std::string error = verifyFactorAxes(rule, *mesh, axes);
+      if (!error.empty())
+        return op.emitOpError() << "invalid strategy: " << error;
+      FixedFactors &fixed = fixedFactors[&op];
+      fixed.assign(axes.begin(), axes.end());
+      fixedOrigins[&op].push_back("its dist.strategy attribute");
+    }
+    for (auto [index, entry] : llvm::enumerate(options.spec.ops)) {
+      if (!entry.opKind.empty() && op.getName().getStringRef() != entry.opKind)
+        continue;
+      std::optional<unsigned> matched;
+      for (OpOperand &operand : op.getOpOperands()) {
+        auto arg = dyn_cast<BlockArgument>(operand.get());
+        if (arg && arg.getOwner() == &body &&
+            !argNames[arg.getArgNumber()].empty() &&
+            patterns[index].match(argNames[arg.getArgNumber()])) {
+          matched = operand.getOperandNumber();
+          break;
+        }
+      }
+      if (!matched)
+        continue;
+      used[index] = true;
+      if (failed(applyEntry(&op, entry, *matched)))
+        return failure();
+    }
+  }
+  for (auto [index, entry] : llvm::enumerate(options.spec.ops))
+    if (!used[index] && entry.origin.rfind("ops[", 0) == 0)
+      return func.emitOpError() << "strategy " << entry.origin << " (`"
+                                << entry.match << "`) matches no op";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The walk
+//===----------------------------------------------------------------------===//
+
+void LayoutAssigner::require(OpOperand &use, const Layout &layout) {
+  Value value = use.get();
+  if (!getLayout(value)) {
+    // An argument's first user fixes its layout; ZeRO-3 stores parameters
+    // split over the data-parallel axes as well and gathers them here.
+    Layout stored = layout;
+    auto arg = cast<BlockArgument>(value);
+    if (options.spec.optimizerShard >= 3 &&
+        func.getArgAttr(arg.getArgNumber(), "loom.param"))
+      stored = shardOverDataParallel(layout, getShape(value));
+    layouts.try_emplace(value, stored);
+    available[value].push_back(stored);
+  }
+  if (!isAvailable(value, layout))
+    available[value].push_back(layout);
+  useIndex[&use] = uses.size();
+  uses.emplace_back(&use, layout);
+}
+
+Layout LayoutAssigner::shardOverDataParallel(
+    const Layout &layout, const std::vector<int64_t> &shape) {
+  if (dataParallelAxes.empty() ||
+      llvm::any_of(dataParallelAxes,
+                   [&](const std::string &a) { return layout.uses(a); }))
+    return layout;
+  int64_t groupSize = mesh->getGroupSize(dataParallelAxes);
+  std::optional<size_t> best;
+  int64_t bestSize = 0;
+  for (size_t dim = 0; dim < shape.size(); ++dim) {
+    int64_t local = shape[dim] / layout.getNumBlocks(*mesh, dim);
+    if (local % groupSize == 0 && local > bestSize) {
+      best = dim;
+      bestSize = local;
+    }
+  }
+  if (!best)
+    return layout;
+  std::vector<Layout::AxisList> dims = layout.getDims();
+  llvm::append_range(dims[*best], dataParallelAxes);
+  ValueOrError<Layout> sharded = Layout::get(*mesh, dims);
+  return sharded ? *sharded : layout;
+}
+
+FactorAxes LayoutAssigner::shardOptimizer(const OpShardingRule &rule,
+                                          Operation *op, FactorAxes strategy) {
+  ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, strategy);
+  if (!derived)
+    return strategy;
+  Layout sharded =
+      shardOverDataParallel(derived->operands[0], getShape(op->getOperand(0)));
+  FactorAxes reading = readFactorAxes(rule, *mesh, 0, sharded);
+  FactorAxes result = strategy;
+  for (auto [id, axes] : llvm::enumerate(reading))
+    if (!axes.empty())
+      result[id] = axes;
+  if (!verifyFactorAxes(rule, *mesh, result).empty())
+    return strategy;
+  return result;
+}
+
+FailureOr<FactorAxes>
+LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
+                               const FixedFactors &fixed) {
+  // Readings of each operand's own layout, and of every layout an earlier
+  // user already reshards it to (following those is free too).
+  std::vector<FactorAxes> own, readings;
+  for (OpOperand &operand : op->getOpOperands()) {
+    std::optional<Layout> layout = getLayout(operand.get());
+    if (!layout)
+      continue;
+    unsigned index = operand.getOperandNumber();
+    own.push_back(readFactorAxes(rule, *mesh, index, *layout));
+    readings.push_back(own.back());
+    auto it = available.find(operand.get());
+    if (it == available.end())
+      continue;
+    for (const Layout &other : it->second)
+      if (other != *layout)
+        readings.push_back(readFactorAxes(rule, *mesh, index, other));
+  }
+  // Candidates: all operands merged in order; each reading merged first
+  // (so a later operand's split is not lost to an earlier one's axis); each
+  // reading alone; nothing split.
+  std::vector<FactorAxes> raw;
+  raw.push_back(mergeFactorAxes(rule, own));
+  for (const FactorAxes &reading : readings) {
+    std::vector<FactorAxes> ordered = {reading};
+    llvm::append_range(ordered, own);
+    raw.push_back(mergeFactorAxes(rule, ordered));
+    raw.push_back(reading);
+  }
+  raw.push_back(getReplicatedFactorAxes(rule));
+
+  // The forward op whose strategy this backward op follows.
+  Operation *forward = nullptr;
+  if (auto id = op->getAttrOfType<IntegerAttr>("loom.fwd")) {
+    forward = forwardOps.lookup(id.getInt());
+    if (forward == op)
+      forward = nullptr;
+  }
+
+  struct Score {
+    int penalties;
+    double bytes;
+    int64_t parallelism;
+  };
+  std::optional<FactorAxes> best;
+  Score bestScore{0, 0, 0};
+  std::set<FactorAxes> seen;
+  for (const FactorAxes &candidate : raw) {
+    ValueOrError<FactorAxes> trimmed =
+        trimFactorAxes(rule, *mesh, candidate, fixed);
+    if (!trimmed) {
+      std::string origins;
+      for (const std::string &origin : fixedOrigins.lookup(op))
+        origins += (origins.empty() ? "" : ", ") + origin;
+      op->emitOpError() << "the strategy from " << origins
+                        << " is invalid for this op: " << trimmed.error();
+      return failure();
+    }
+    if (!seen.insert(*trimmed).second)
+      continue;
+    ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *trimmed);
+    if (!derived)
+      continue;
+    Score score{0, 0, getParallelism(*mesh, *trimmed)};
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      const Layout &wanted = derived->operands[operand.getOperandNumber()];
+      std::optional<Layout> own = getLayout(value);
+      if (own && !isAvailable(value, wanted))
+        score.bytes += estimateReshardBytes(*mesh, *own, wanted,
+                                            getShape(value),
+                                            getElementBytes(value));
+      if (!forward)
+        continue;
+      for (OpOperand &forwardUse : forward->getOpOperands()) {
+        if (forwardUse.get() != value)
+          continue;
+        auto it = useIndex.find(&forwardUse);
+        if (it != useIndex.end() && uses[it->second].second != wanted)
+          ++score.penalties;
+      }
+    }
+    auto better = [&]() {
+      if (!best)
+        return true;
+      if (score.penalties != bestScore.penalties)
+        return score.penalties < bestScore.penalties;
+      if (score.bytes != bestScore.bytes)
+        return score.bytes < bestScore.bytes;
+      return score.parallelism > bestScore.parallelism;
+    };
+    if (better()) {
+      best = *trimmed;
+      bestScore = score;
+    }
+  }
+  LLVM_DEBUG(llvm::dbgs() << op->getName() << ": " << bestScore.bytes
+                          << " bytes, " << bestScore.penalties
+                          << " penalties\n");
+  return *best;
+}
+
+LogicalResult LayoutAssigner::assignOp(Operation *op) {
+  if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+    LayoutAttr attr = annotate.getLayout();
+    if (attr.getMesh() != meshRef)
+      return op->emitOpError() << "layout names mesh " << attr.getMesh()
+                               << ", not " << meshRef;
+    ValueOrError<Layout> layout = attr.toLayout(*mesh);
+    if (!layout)
+      return op->emitOpError() << layout.error();
+    if (!layout->getPartialAxes().empty())
+      return op->emitOpError() << "cannot require a partial layout";
+    require(annotate.getInputMutable(), *layout);
+    layouts.try_emplace(annotate.getResult(), *layout);
+    available[annotate.getResult()].push_back(*layout);
+    return success();
+  }
+  if (op->hasTrait<OpTrait::ConstantLike>() && op->getNumOperands() == 0) {
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type)
+        return op->emitOpError() << "produces a non-tensor value";
+      Layout replicated = Layout::getReplicated(type.getRank());
+      layouts.try_emplace(result, replicated);
+      available[result].push_back(replicated);
+    }
+    return success();
+  }
+  auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!ruleOp)
+    return op->emitOpError()
+           << "has no sharding rule, so layout assignment cannot place it";
+  OpShardingRule rule = ruleOp.getShardingRule();
+  FixedFactors fixed = fixedFactors.lookup(op);
+  fixed.resize(rule.getFactors().size());
+  FailureOr<FactorAxes> strategy = chooseStrategy(op, rule, fixed);
+  if (failed(strategy))
+    return failure();
+  if (options.spec.optimizerShard >= 1 && isOptimizerUpdate(op))
+    *strategy = shardOptimizer(rule, op, *strategy);
+  ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *strategy);
+  if (!derived)
+    return op->emitOpError() << "invalid strategy: " << derived.error();
+  for (OpOperand &operand : op->getOpOperands()) {
+    const Layout &layout = derived->operands[operand.getOperandNumber()];
+    if (auto error = layout.verifyShape(*mesh, getShape(operand.get())))
+      return op->emitOpError() << "operand " << operand.getOperandNumber()
+                               << ": " << *error;
+    require(operand, layout);
+  }
+  for (auto [result, layout] :
+       llvm::zip_equal(op->getResults(), derived->results)) {
+    layouts.try_emplace(result, layout);
+    available[result].push_back(layout);
+  }
+  strategies.try_emplace(op, *strategy);
+  return success();
+}
+
+LogicalResult LayoutAssigner::assignResults(func::ReturnOp ret) {
+  std::map<std::string, unsigned> argByName;
+  for (auto [i, name] : llvm::enumerate(argNames))
+    if (!name.empty())
+      argByName.try_emplace(name, i);
+  Block &body = func.getBody().front();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    Value value = operand.get();
+    std::optional<Layout> layout;
+    auto name = func.getResultAttrOfType<StringAttr>(i, "loom.name");
+    if (auto attr = func.getResultAttrOfType<LayoutAttr>(i, "dist.layout")) {
+      ValueOrError<Layout> given = attr.toLayout(*mesh);
+      if (!given || attr.getMesh() != meshRef)
+        return func.emitOpError() << "result " << i << ": invalid layout";
+      layout = *given;
+    } else if ((name && name.getValue() == "loss") ||
+               (!name && i == 0 &&
+                cast<RankedTensorType>(value.getType()).getRank() == 0)) {
+      layout = Layout::getReplicated(0);
+    } else if (name && argByName.count(name.str())) {
+      // Loop-carried state comes back in the layout it came in.
+      BlockArgument arg = body.getArgument(argByName[name.str()]);
+      if (!getLayout(arg)) {
+        layouts.try_emplace(arg, Layout::getReplicated(getShape(arg).size()));
+        available[arg].push_back(*getLayout(arg));
+      }
+      layout = *getLayout(arg);
+    } else {
+      Layout own = *getLayout(value);
+      ValueOrError<Layout> whole = Layout::get(*mesh, own.getDims());
+      layout = *whole;
+    }
+    if (auto error = layout->verifyShape(*mesh, getShape(value)))
+      return func.emitOpError() << "result " << i << ": " << *error;
+    require(operand, *layout);
+    resultLayouts.push_back(*layout);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Materialization
+//===----------------------------------------------------------------------===//
+
+void LayoutAssigner::materialize() {
+  Block &body = func.getBody().front();
+  OpBuilder builder(module.getContext());
+  std::map<std::pair<void *, std::string>, Value> reshards;
+  Operation *lastArgReshard = nullptr;
+  auto valueUnder = [&](Value value, const Layout &layout) -> Value {
+    Layout own = *getLayout(value);
+    if (own == layout)
+      return value;
+    auto key = std::make_pair(value.getAsOpaquePointer(), layout.toString());
+    auto it = reshards.find(key);
+    if (it != reshards.end())
+      return it->second;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (lastArgReshard)
+        builder.setInsertionPointAfter(lastArgReshard);
+      else
+        builder.setInsertionPointToStart(&body);
+    } else {
+      builder.setInsertionPointAfter(value.getDefiningOp());
+    }
+    auto reshard = ReshardOp::create(builder, value.getLoc(), value.getType(),
+                                     value, LayoutAttr::get(meshRef, own),
+                                     LayoutAttr::get(meshRef, layout));
+    if (isa<BlockArgument>(value))
+      lastArgReshard = reshard;
+    layouts.try_emplace(reshard.getResult(), layout);
+    reshards.emplace(key, reshard.getResult());
+    return reshard.getResult();
+  };
+  for (auto &[use, layout] : uses)
+    use->set(valueUnder(use->get(), layout));
+
+  for (auto annotate : llvm::make_early_inc_range(body.getOps<AnnotateOp>())) {
+    annotate.getResult().replaceAllUsesWith(annotate.getInput());
+    annotate.erase();
+  }
+  for (auto &[op, strategy] : strategies)
+    op->setAttr("dist.strategy", StrategyAttr::get(meshRef, strategy));
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    BlockArgument arg = body.getArgument(i);
+    Layout layout = getLayout(arg).value_or(
+        Layout::getReplicated(getShape(arg).size()));
+    func.setArgAttr(i, "dist.layout", LayoutAttr::get(meshRef, layout));
+  }
+  for (auto [i, layout] : llvm::enumerate(resultLayouts))
+    func.setResultAttr(i, "dist.layout", LayoutAttr::get(meshRef, *layout));
+}
+
+LogicalResult LayoutAssigner::run() {
+  if (failed(setUpEntryAndMesh()) || failed(setUpArguments()) ||
+      failed(applyOpEntries()))
+    return failure();
+  Block &body = func.getBody().front();
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (failed(assignResults(ret)))
+        return failure();
+      continue;
+    }
+    if (failed(assignOp(&op)))
+      return failure();
+  }
+  materialize();
+  return success();
+}
+
+LogicalResult
+mlir::loom::dist::assignLayouts(ModuleOp module,
+                                const LayoutAssignmentOptions &options) {
+  return LayoutAssigner(module, options).run();
+}

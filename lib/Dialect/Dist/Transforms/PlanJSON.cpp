@@ -1,0 +1,204 @@
+//===- PlanJSON.cpp - The partition plan as JSON --------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Values are named by position, since the IR has no stable SSA names:
+// `arg N` for arguments and `op N#R` for result R of the op at position N of
+// the entry block. Layouts are written as {"dims": [[axes]...], "partial":
+// [axes]}. Bytes of a reshard are estimateReshardBytes' figure (what the
+// strategy choice priced); bytes of a lowered collective are the local bytes
+// of its input on each rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/PlanJSON.h"
+
+#include "loom/Analysis/Strategy/FollowProducers.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::dist;
+using ojson = nlohmann::ordered_json;
+
+static ojson layoutToJSON(LayoutAttr layout) {
+  ojson dims = ojson::array();
+  for (size_t dim = 0; dim < layout.getRank(); ++dim) {
+    ojson axes = ojson::array();
+    for (StringRef axis : layout.getDimAxes(dim))
+      axes.push_back(axis.str());
+    dims.push_back(axes);
+  }
+  ojson partial = ojson::array();
+  for (StringRef axis : layout.getPartialAxes())
+    partial.push_back(axis.str());
+  return {{"dims", dims}, {"partial", partial}};
+}
+
+static ojson shapeToJSON(Type type) {
+  ojson shape = ojson::array();
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    for (int64_t size : tensor.getShape())
+      shape.push_back(size);
+  return shape;
+}
+
+static int64_t getBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+}
+
+LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
+                                              llvm::raw_ostream &os) {
+  SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  if (meshes.size() != 1 || funcs.size() != 1)
+    return module.emitError()
+           << "plan JSON needs a module with one dist.mesh and one function "
+              "(run dist-insert-reshards first)";
+  ValueOrError<Mesh> mesh = meshes[0].getMesh();
+  if (!mesh)
+    return meshes[0].emitOpError() << mesh.error();
+  func::FuncOp func = funcs[0];
+  Block &body = func.getBody().front();
+
+  ojson plan;
+  ojson axes = ojson::array();
+  for (const Mesh::Axis &axis : mesh->getAxes())
+    axes.push_back({{"name", axis.name}, {"size", axis.size}});
+  plan["mesh"] = {{"name", meshes[0].getSymName().str()},
+                  {"axes", axes},
+                  {"devices", mesh->getNumDevices()}};
+  plan["entry"] = func.getSymName().str();
+
+  llvm::DenseMap<Value, std::string> names;
+  ojson arguments = ojson::array();
+  for (BlockArgument arg : body.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    names[arg] = "arg " + std::to_string(i);
+    ojson entry = {{"index", i}};
+    if (auto param = func.getArgAttrOfType<ParamAttr>(i, "loom.param"))
+      entry["name"] = param.getName().str();
+    else if (auto name = func.getArgAttrOfType<StringAttr>(i, "loom.name"))
+      entry["name"] = name.str();
+    else if (auto role = func.getArgAttrOfType<InputRoleAttr>(i, "loom.input"))
+      entry["name"] = stringifyInputRole(role.getValue()).str();
+    entry["shape"] = shapeToJSON(arg.getType());
+    if (auto layout = func.getArgAttrOfType<LayoutAttr>(i, "dist.layout"))
+      entry["layout"] = layoutToJSON(layout);
+    arguments.push_back(entry);
+  }
+  plan["arguments"] = arguments;
+
+  ojson ops = ojson::array(), reshards = ojson::array(),
+        collectives = ojson::array();
+  double reshardBytes = 0;
+  int64_t collectiveBytes = 0;
+  size_t position = 0;
+  for (Operation &op : body) {
+    ++position;
+    for (OpResult result : op.getResults())
+      names[result] =
+          "op " + std::to_string(position - 1) + "#" +
+          std::to_string(result.getResultNumber());
+    auto operandNames = [&]() {
+      ojson list = ojson::array();
+      for (Value operand : op.getOperands())
+        list.push_back(names.lookup(operand));
+      return list;
+    };
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      double bytes = 0;
+      ValueOrError<Layout> from = reshard.getFrom().toLayout(*mesh);
+      ValueOrError<Layout> to = reshard.getTo().toLayout(*mesh);
+      auto type = cast<RankedTensorType>(reshard.getType());
+      if (from && to)
+        bytes = estimateReshardBytes(
+            *mesh, *from, *to, type.getShape().vec(),
+            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
+      reshardBytes += bytes;
+      reshards.push_back({{"index", position - 1},
+                          {"value", names.lookup(reshard.getInput())},
+                          {"shape", shapeToJSON(type)},
+                          {"from", layoutToJSON(reshard.getFrom())},
+                          {"to", layoutToJSON(reshard.getTo())},
+                          {"bytes", bytes}});
+      continue;
+    }
+    if (op.getDialect() && op.getDialect()->getNamespace() == "dist" &&
+        !isa<AnnotateOp, AxisIndexOp>(op) && op.getNumOperands() > 0) {
+      ojson entry = {{"index", position - 1},
+                     {"op", op.getName().getStringRef().str()}};
+      for (NamedAttribute attr : op.getAttrs()) {
+        if (auto list = dyn_cast<ArrayAttr>(attr.getValue())) {
+          ojson values = ojson::array();
+          for (Attribute item : list)
+            if (auto text = dyn_cast<StringAttr>(item))
+              values.push_back(text.str());
+          entry[attr.getName().str()] = values;
+        } else if (auto integer = dyn_cast<IntegerAttr>(attr.getValue())) {
+          entry[attr.getName().str()] = integer.getInt();
+        }
+      }
+      int64_t bytes = getBytes(op.getOperand(0).getType());
+      collectiveBytes += bytes;
+      entry["shape"] = shapeToJSON(op.getOperand(0).getType());
+      entry["bytes"] = bytes;
+      collectives.push_back(entry);
+      continue;
+    }
+    auto strategy = op.getAttrOfType<StrategyAttr>("dist.strategy");
+    if (!strategy)
+      continue;
+    ojson entry = {{"index", position - 1},
+                   {"op", op.getName().getStringRef().str()}};
+    if (auto fwd = op.getAttrOfType<IntegerAttr>("loom.fwd"))
+      entry["fwd"] = fwd.getInt();
+    ojson params = ojson::array();
+    for (Value operand : op.getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        if (auto param =
+                func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                 "loom.param"))
+          params.push_back(param.getName().str());
+    if (!params.empty())
+      entry["params"] = params;
+    ojson factors = ojson::array();
+    for (const std::vector<std::string> &list : strategy.getAllFactorAxes())
+      factors.push_back(list);
+    entry["strategy"] = factors;
+    entry["operands"] = operandNames();
+    ops.push_back(entry);
+  }
+  plan["ops"] = ops;
+
+  ojson results = ojson::array();
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    ojson entry = {{"index", i}};
+    if (auto name = func.getResultAttrOfType<StringAttr>(i, "loom.name"))
+      entry["name"] = name.str();
+    if (auto layout = func.getResultAttrOfType<LayoutAttr>(i, "dist.layout"))
+      entry["layout"] = layoutToJSON(layout);
+    results.push_back(entry);
+  }
+  plan["results"] = results;
+  plan["reshards"] = reshards;
+  plan["collectives"] = collectives;
+  plan["totals"] = {{"reshards", reshards.size()},
+                    {"reshard_bytes", reshardBytes},
+                    {"collectives", collectives.size()},
+                    {"collective_bytes", collectiveBytes}};
+  os << plan.dump(2) << "\n";
+  return success();
+}

@@ -1,0 +1,179 @@
+//===- ShardingSpecTest.cpp - Strategy files and parallel configs ---------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The JSON inputs of layout assignment: strategy files (ops, args, mesh,
+// data-parallel axes, and the errors that name a JSON path), MindSpore
+// parallel configs (known keys, not-yet-implemented features rejected,
+// unknown keys rejected) and their expansion into op entries, and the
+// `--mesh` syntax.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Analysis/Strategy/ShardingSpec.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::loom::dist;
+
+namespace {
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(ShardingSpecTest, ParsesStrategyFile) {
+  ShardingSpec spec;
+  std::string error = parseStrategyFile(R"({
+    "mesh": "dp=2,tp=2", "data_parallel_axes": ["dp"],
+    "ops": [{"match": "h.*.c_fc.weight", "op": "loom.matmul",
+             "in": [[["dp"], [], []], null]}],
+    "args": {"wte": [["tp"], []]}})",
+                                        spec);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(spec.mesh, "dp=2,tp=2");
+  ASSERT_TRUE(spec.dataParallelAxes.has_value());
+  EXPECT_EQ(*spec.dataParallelAxes, Layout::AxisList{"dp"});
+  ASSERT_EQ(spec.ops.size(), 1u);
+  const OpEntry &entry = spec.ops[0];
+  EXPECT_EQ(entry.match, "h.*.c_fc.weight");
+  EXPECT_EQ(entry.opKind, "loom.matmul");
+  EXPECT_EQ(entry.origin, "ops[0]");
+  ASSERT_TRUE(entry.in.has_value());
+  ASSERT_EQ(entry.in->size(), 2u);
+  ASSERT_TRUE((*entry.in)[0].has_value());
+  EXPECT_EQ(*(*entry.in)[0],
+            (std::vector<Layout::AxisList>{{"dp"}, {}, {}}));
+  EXPECT_FALSE((*entry.in)[1].has_value());
+  EXPECT_EQ(spec.args.at("wte"),
+            (std::vector<Layout::AxisList>{{"tp"}, {}}));
+}
+
+TEST(ShardingSpecTest, StrategyFileErrorsNameTheJSONPath) {
+  ShardingSpec spec;
+  EXPECT_EQ(parseStrategyFile("{", spec), "strategy file: invalid JSON");
+  EXPECT_TRUE(contains(parseStrategyFile(R"({"opz": []})", spec),
+                       "unknown key `opz`"));
+  EXPECT_TRUE(contains(
+      parseStrategyFile(R"({"ops": [{"match": "w", "in": [[["dp"], [3]]]}]})",
+                        spec),
+      "strategy file: ops[0].in[0][1][0]: expected a mesh axis name, got 3"));
+  EXPECT_TRUE(contains(parseStrategyFile(R"({"ops": [{"in": []}]})", spec),
+                       "ops[0].match"));
+  EXPECT_TRUE(contains(parseStrategyFile(R"({"args": {"w": "dp"}})", spec),
+                       "strategy file: args.w: expected one list"));
+}
+
+TEST(ShardingSpecTest, ParsesParallelConfig) {
+  auto config = parseParallelConfig(
+      R"({"data_parallel": 2, "model_parallel": 4, "vocab_emb_dp": false,
+          "use_seq_parallel": true, "optimizer_shard": 3,
+          "pipeline_stage": 1, "micro_batch_num": 1, "recompute": false,
+          "gradient_aggregation_group": 1, "context_parallel": 1})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_EQ(config->dataParallel, 2);
+  EXPECT_EQ(config->modelParallel, 4);
+  EXPECT_FALSE(config->vocabEmbDp);
+  EXPECT_TRUE(config->useSeqParallel);
+  EXPECT_EQ(config->optimizerShard, 3);
+  auto zero1 = parseParallelConfig(R"({"optimizer_shard": true})");
+  ASSERT_TRUE(zero1.ok());
+  EXPECT_EQ(zero1->optimizerShard, 1);
+}
+
+TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
+  auto check = [](const std::string &text, const std::string &message) {
+    auto config = parseParallelConfig(text);
+    ASSERT_FALSE(config.ok()) << text;
+    EXPECT_TRUE(contains(config.error(), message)) << config.error();
+  };
+  check(R"({"pipeline_stage": 2})",
+        "pipeline parallelism is not implemented yet (issue 10)");
+  check(R"({"micro_batch_num": 4})", "micro_batch_num = 4");
+  check(R"({"recompute": true})", "recomputation is not implemented yet");
+  check(R"({"context_parallel": 2})", "context parallelism");
+  check(R"({"gradient_aggregation_group": 4})", "fusion groups");
+  check(R"({"optimizer_shard": 2})", "expected true, false, 0, 1");
+  check(R"({"data_parallel": 0})", "data_parallel: expected an integer >= 1");
+  check(R"({"expert_parallel": 2})", "unknown key `expert_parallel`");
+  check("[1]", "expected an object");
+}
+
+TEST(ShardingSpecTest, ExpandsMegatronTensorParallel) {
+  ParallelConfig config;
+  config.dataParallel = 2;
+  config.modelParallel = 4;
+  ShardingSpec spec;
+  expandParallelConfig(config, spec);
+  EXPECT_EQ(spec.mesh, "dp=2,tp=4");
+  EXPECT_EQ(spec.devices, 8);
+  EXPECT_EQ(*spec.dataParallelAxes, Layout::AxisList{"dp"});
+  bool column = false, row = false, vocab = false, sequence = false;
+  for (const OpEntry &entry : spec.ops) {
+    ASSERT_FALSE(entry.in.has_value());
+    if (entry.match == "*.mlp.c_fc.weight") {
+      column = entry.paramSplits.size() == 1 &&
+               entry.paramSplits[0].kind == ParamSplit::Kind::Feature &&
+               entry.paramSplits[0].axes == Layout::AxisList{"tp"};
+    }
+    if (entry.match == "*.down_proj.weight")
+      row = entry.paramSplits[0].kind == ParamSplit::Kind::Contraction;
+    vocab |= entry.opKind == "loom.embedding";
+    sequence |= entry.opKind == "loom.layer_norm";
+  }
+  EXPECT_TRUE(column);
+  EXPECT_TRUE(row);
+  EXPECT_FALSE(vocab) << "vocab_emb_dp defaults to true";
+  EXPECT_FALSE(sequence);
+}
+
+TEST(ShardingSpecTest, ExpandsVocabAndSequenceParallel) {
+  ParallelConfig config;
+  config.modelParallel = 2;
+  config.vocabEmbDp = false;
+  config.useSeqParallel = true;
+  ShardingSpec spec;
+  expandParallelConfig(config, spec);
+  EXPECT_EQ(spec.mesh, "tp=2");
+  EXPECT_TRUE(spec.dataParallelAxes->empty());
+  int embeddings = 0, norms = 0;
+  for (const OpEntry &entry : spec.ops) {
+    if (entry.opKind == "loom.embedding") {
+      ++embeddings;
+      EXPECT_EQ(entry.paramSplits[0].kind, ParamSplit::Kind::Dim);
+      EXPECT_EQ(entry.paramSplits[0].dim, 0);
+    }
+    if (entry.opKind == "loom.layer_norm" || entry.opKind == "loom.rms_norm") {
+      ++norms;
+      ASSERT_EQ(entry.dimSplits.size(), 1u);
+      EXPECT_EQ(entry.dimSplits[0].dim, 1);
+    }
+  }
+  EXPECT_EQ(embeddings, 3);
+  EXPECT_EQ(norms, 2);
+}
+
+TEST(ShardingSpecTest, ExpandsDataParallelAndOptimizerShard) {
+  ParallelConfig config;
+  config.dataParallel = 4;
+  config.optimizerShard = 1;
+  ShardingSpec spec;
+  expandParallelConfig(config, spec);
+  EXPECT_EQ(spec.mesh, "dp=4");
+  EXPECT_EQ(spec.optimizerShard, 1);
+  EXPECT_TRUE(spec.ops.empty());
+}
+
+TEST(ShardingSpecTest, ParsesMeshSpecs) {
+  auto mesh = parseMeshSpec("dp=2,tp=4");
+  ASSERT_TRUE(mesh.ok()) << mesh.error();
+  EXPECT_EQ(mesh->toString(), "{dp:2, tp:4}");
+  EXPECT_FALSE(parseMeshSpec("dp").ok());
+  EXPECT_FALSE(parseMeshSpec("dp=x").ok());
+  EXPECT_FALSE(parseMeshSpec("dp=2,dp=2").ok());
+  EXPECT_FALSE(parseMeshSpec("").ok());
+}
+
+} // namespace
