@@ -25,6 +25,7 @@
 
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/Dist/Transforms/PlanJSON.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
@@ -276,6 +277,23 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
   lower.addPass(dist::createLowerReshardsPass(lowering));
   if (failed(lower.run(module)))
     return failure();
+  // The plan after lowering lists every collective with its bytes.
+  if (options.planJson) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (failed(dist::writePlanJSON(module, os)))
+      return failure();
+    llvm::Error error = llvm::writeToOutput(
+        *options.planJson, [&](raw_ostream &out) {
+          out << text;
+          return llvm::Error::success();
+        });
+    if (error) {
+      return emitError(UnknownLoc::get(context))
+             << "cannot write '" << *options.planJson
+             << "': " << llvm::toString(std::move(error));
+    }
+  }
 
   PassManager partition(context);
   partition.addPass(dist::createPartitionSPMDPass());
