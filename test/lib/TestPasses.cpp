@@ -9,4 +9,5 @@
 void mlir::loom::test::registerTestPasses() {
   registerTestPrintCostsPass();
   registerTestPrintShardingRulesPass();
+  registerTestStripDistributionPass();
 }
