@@ -91,7 +91,7 @@ struct TestStripDistributionPass
       if (failed(stripChains(func)))
         return signalPassFailure();
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        func.removeArgAttr(i, kLayout);
+        func.removeArgAttr(i, StringAttr::get(&getContext(), kLayout));
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         func.removeResultAttr(i, StringAttr::get(&getContext(), kLayout));
       func.walk([](Operation *op) {

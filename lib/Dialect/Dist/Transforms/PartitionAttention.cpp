@@ -81,7 +81,7 @@ LogicalResult mlir::loom::dist::partitionRope(Operation *op,
     axes.push_back(builder.getStringAttr(axis));
   auto mine = AllSliceOp::create(
       builder, loc, localType, all.getResult(),
-      FlatSymbolRefAttr::get(context.meshOp.getSymNameAttr()),
+      getMeshRef(context),
       builder.getArrayAttr(axes), builder.getI64IntegerAttr(0));
   auto rotated =
       RopeOp::create(builder, loc, *local, rope.getInput(), mine.getResult(),

@@ -77,6 +77,13 @@ mlir::loom::dist::getSplitGlobalIndexedFactors(
   });
 }
 
+FlatSymbolRefAttr
+mlir::loom::dist::getMeshRef(const OpPartitionContext &context) {
+  // Op handles are values; the accessors are not const.
+  MeshOp mesh = context.meshOp;
+  return FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+}
+
 std::string mlir::loom::dist::getFactorName(int64_t factor) {
   // The rule printer's names: a..z, then a1..z1, ...
   std::string name(1, static_cast<char>('a' + factor % 26));

@@ -85,6 +85,10 @@ SmallVector<int64_t> getSplitFactors(const OpPartitionContext &context,
 SmallVector<int64_t>
 getSplitGlobalIndexedFactors(const OpPartitionContext &context);
 
+/// The reference to the context's mesh, for the dist ops and layouts a
+/// rewrite creates.
+FlatSymbolRefAttr getMeshRef(const OpPartitionContext &context);
+
 /// The name a factor prints with in `-test-print-sharding-rules` (a, b, ...),
 /// for error messages that name the factor.
 std::string getFactorName(int64_t factor);

@@ -31,7 +31,7 @@ mlir::loom::dist::partitionDropout(Operation *op,
   // Set even when nothing is split: an SPMD run needs the attribute on every
   // dropout to know that the block is the whole tensor.
   op->setAttr(kLayoutAttrName,
-              LayoutAttr::get(FlatSymbolRefAttr::get(context.meshOp.getSymNameAttr()),
+              LayoutAttr::get(getMeshRef(context),
                               context.layouts.results[0]));
   return setLocalResultTypes(op, context);
 }

@@ -330,7 +330,7 @@ FunctionPartitioner::rewriteCast(UnrealizedConversionCastOp cast) {
   const auto &[layout, mesh] = casts.find(cast)->second;
   Value input = cast.getOperand(0);
   Value result = cast.getResult(0);
-  auto resultType = cast<RankedTensorType>(result.getType());
+  auto resultType = llvm::cast<RankedTensorType>(result.getType());
   if (valueLayouts.count(input)) {
     // Global -> local, the start of a reshard's chain: the input is a global
     // value, partitioned already, so it is the local value the chain starts
@@ -348,7 +348,7 @@ FunctionPartitioner::rewriteCast(UnrealizedConversionCastOp cast) {
              << "input has type " << input.getType() << " but the local type of "
              << resultType << " under " << printLayout(layout) << " is "
              << *local;
-    valueLayouts[input] = layout;
+    valueLayouts.insert_or_assign(input, layout);
   }
   result.replaceAllUsesWith(input);
   cast.erase();
@@ -402,7 +402,7 @@ LogicalResult FunctionPartitioner::rewriteStrategyOp(Operation *op) {
         return emitError(loc) << "'" << name << "' op result #" << index
                               << " was partitioned to " << value.getType()
                               << ", expected " << localResults[index];
-      valueLayouts[value] = info.layouts.results[index];
+      valueLayouts.insert_or_assign(value, info.layouts.results[index]);
     }
   return success();
 }
@@ -427,7 +427,7 @@ LogicalResult FunctionPartitioner::run() {
   Block &body = func.getBody().front();
   for (auto [index, arg] : llvm::enumerate(body.getArguments())) {
     arg.setType(argLocalTypes[index]);
-    valueLayouts[arg] = argLayouts[index];
+    valueLayouts.insert_or_assign(arg, argLayouts[index]);
   }
 
   // 3. Ops, in order; rewrites may add ops before the one they rewrite,
@@ -444,8 +444,7 @@ LogicalResult FunctionPartitioner::run() {
         return failure();
     } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       if (auto type = dyn_cast<RankedTensorType>(constant.getType()))
-        valueLayouts[constant.getResult()] =
-            Layout::getReplicated(type.getRank());
+        valueLayouts.insert_or_assign(constant.getResult(), Layout::getReplicated(type.getRank()));
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       if (failed(checkReturn(ret)))
         return failure();
