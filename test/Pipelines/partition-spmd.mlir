@@ -42,14 +42,29 @@
 // RUN: loom-run %t.spmd.mlir --entry seq_split --ranks 2 --outputs %t.seq.spmd
 // RUN: loom-run --compare %t.seq.ref %t.seq.spmd --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
 //
+// ZeRO-style data parallelism: the weight and its momentum are sharded over
+// dp; the weight is all-gathered before use, the gradient reduce-scattered
+// and the update runs on each rank's shard.
+// RUN: loom-run %t.global.mlir --entry zero_sgd --outputs %t.zero.ref
+// RUN: loom-run %t.spmd.mlir --entry zero_sgd --ranks 2 --outputs %t.zero.spmd
+// RUN: loom-run --compare %t.zero.ref %t.zero.spmd --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME3
+//
+// A 3-D mesh (8 ranks): rows over dp, columns over tp, the contraction over
+// kk, all-reduced.
+// RUN: loom-run %t.global.mlir --entry matmul_3d --outputs %t.3d.ref
+// RUN: loom-run %t.spmd.mlir --entry matmul_3d --ranks 8 --outputs %t.3d.spmd
+// RUN: loom-run --compare %t.3d.ref %t.3d.spmd --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME1
+//
 // SAME1: all 1 tensors match
 // SAME2: all 2 tensors match
+// SAME3: all 3 tensors match
 // SAME4: all 4 tensors match
 
 dist.mesh @dp shape [2] axes ["dp"]
 dist.mesh @tp shape [2] axes ["tp"]
 dist.mesh @sp shape [2] axes ["sp"]
 dist.mesh @dptp shape [2, 2] axes ["dp", "tp"]
+dist.mesh @cube shape [2, 2, 2] axes ["dp", "tp", "kk"]
 
 func.func @dp_mlp(%x: tensor<8x4xf64> {loom.param = #loom.param<"x", init = normal(1.0), decay = false>, dist.layout = #dist.layout<@dp, [["dp"], []]>},
                   %w: tensor<4x6xf64> {loom.param = #loom.param<"w", init = normal(0.5), decay = false>, dist.layout = #dist.layout<@dp, [[], []]>},
@@ -137,4 +152,34 @@ func.func @seq_split(%x: tensor<2x2x8x4xf64> {loom.param = #loom.param<"x", init
   %d = loom.dropout %x {rate = 0.5, seed = 11, dist.strategy = #dist.strategy<@sp, [[], [], ["sp"], []]>} : tensor<2x2x8x4xf64>
   %r = loom.rope %x {theta = 100.0, dist.strategy = #dist.strategy<@sp, [[], [], ["sp"], []]>} : (tensor<2x2x8x4xf64>) -> tensor<2x2x8x4xf64>
   return %d, %r : tensor<2x2x8x4xf64>, tensor<2x2x8x4xf64>
+}
+
+func.func @zero_sgd(%x: tensor<4x8xf64> {loom.param = #loom.param<"x", init = normal(1.0), decay = false>, dist.layout = #dist.layout<@dp, [["dp"], []]>},
+                    %w: tensor<8x4xf64> {loom.param = #loom.param<"w", init = normal(0.5), decay = false>, dist.layout = #dist.layout<@dp, [["dp"], []]>},
+                    %m: tensor<8x4xf64> {loom.param = #loom.param<"m", init = normal(0.1), decay = false>, dist.layout = #dist.layout<@dp, [["dp"], []]>},
+                    %dy: tensor<4x4xf64> {loom.param = #loom.param<"dy", init = normal(1.0), decay = false>, dist.layout = #dist.layout<@dp, [["dp"], []]>})
+    -> (tensor<4x4xf64> {dist.layout = #dist.layout<@dp, [["dp"], []]>},
+        tensor<8x4xf64> {dist.layout = #dist.layout<@dp, [["dp"], []]>},
+        tensor<8x4xf64> {dist.layout = #dist.layout<@dp, [["dp"], []]>}) {
+  %wl = builtin.unrealized_conversion_cast %w : tensor<8x4xf64> to tensor<4x4xf64> {dist.layout = #dist.layout<@dp, [["dp"], []]>}
+  %wg = dist.all_gather %wl on @dp axes ["dp"] dim 0 : tensor<4x4xf64> -> tensor<8x4xf64>
+  %wf = builtin.unrealized_conversion_cast %wg : tensor<8x4xf64> to tensor<8x4xf64> {dist.layout = #dist.layout<@dp, [[], []]>}
+  %y = loom.matmul %x, %wf {dist.strategy = #dist.strategy<@dp, [["dp"], [], []]>} : (tensor<4x8xf64>, tensor<8x4xf64>) -> tensor<4x4xf64>
+  %dw = loom.matmul %x, %dy {transpose_lhs, dist.strategy = #dist.strategy<@dp, [[], [], ["dp"]]>} : (tensor<4x8xf64>, tensor<4x4xf64>) -> tensor<8x4xf64>
+  %dl = builtin.unrealized_conversion_cast %dw : tensor<8x4xf64> to tensor<8x4xf64> {dist.layout = #dist.layout<@dp, [[], []], partial = ["dp"]>}
+  %ds = dist.reduce_scatter %dl on @dp axes ["dp"] dim 0 : tensor<8x4xf64> -> tensor<4x4xf64>
+  %dg = builtin.unrealized_conversion_cast %ds : tensor<4x4xf64> to tensor<8x4xf64> {dist.layout = #dist.layout<@dp, [["dp"], []]>}
+  %w2, %m2 = loom.sgd_update %w, %dg, %m {lr = 0.1, momentum = 0.9, weight_decay = 0.01, dist.strategy = #dist.strategy<@dp, [["dp"], []]>} : (tensor<8x4xf64>, tensor<8x4xf64>, tensor<8x4xf64>) -> (tensor<8x4xf64>, tensor<8x4xf64>)
+  return %y, %w2, %m2 : tensor<4x4xf64>, tensor<8x4xf64>, tensor<8x4xf64>
+}
+
+func.func @matmul_3d(%a: tensor<4x8xf64> {loom.param = #loom.param<"a", init = normal(1.0), decay = false>, dist.layout = #dist.layout<@cube, [["dp"], ["kk"]]>},
+                     %b: tensor<8x6xf64> {loom.param = #loom.param<"b", init = normal(1.0), decay = false>, dist.layout = #dist.layout<@cube, [["kk"], ["tp"]]>})
+    -> (tensor<4x6xf64> {dist.layout = #dist.layout<@cube, [["dp"], ["tp"]]>}) {
+  %c = loom.matmul %a, %b {dist.strategy = #dist.strategy<@cube, [["dp"], ["tp"], ["kk"]]>} : (tensor<4x8xf64>, tensor<8x6xf64>) -> tensor<4x6xf64>
+  %t = builtin.unrealized_conversion_cast %c : tensor<4x6xf64> to tensor<2x3xf64> {dist.layout = #dist.layout<@cube, [["dp"], ["tp"]], partial = ["kk"]>}
+  %r = dist.all_reduce sum %t on @cube axes ["kk"] : tensor<2x3xf64>
+  %g = builtin.unrealized_conversion_cast %r : tensor<2x3xf64> to tensor<4x6xf64> {dist.layout = #dist.layout<@cube, [["dp"], ["tp"]]>}
+  %e = loom.exp %g {dist.strategy = #dist.strategy<@cube, [["dp"], ["tp"]]>} : tensor<4x6xf64>
+  return %e : tensor<4x6xf64>
 }
