@@ -48,8 +48,8 @@ static LogicalResult stripChains(func::FuncOp func) {
       } else {
         // The end of a chain: walk back to its start.
         Value start = input;
-        while (!isa_and_nonnull<UnrealizedConversionCastOp>(
-            start.getDefiningOp()))
+        while (
+            !isa_and_nonnull<UnrealizedConversionCastOp>(start.getDefiningOp()))
           start = start.getDefiningOp()->getOperand(0);
         cast.getResult(0).replaceAllUsesWith(
             start.getDefiningOp()->getOperand(0));

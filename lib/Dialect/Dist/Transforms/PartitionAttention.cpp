@@ -30,11 +30,8 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-LogicalResult
-mlir::loom::dist::partitionAttention(Operation *op,
-                                     const OpPartitionContext &context,
-                                     OpBuilder &builder) {
-  (void)builder;
+LogicalResult mlir::loom::dist::partitionAttention(
+    Operation *op, const OpPartitionContext &context, OpBuilder &) {
   // Op-partitioned factors are the key sequence (ring attention); globally
   // indexed ones are the sequences of a causal mask.
   SmallVector<int64_t> sequence =
@@ -80,8 +77,7 @@ LogicalResult mlir::loom::dist::partitionRope(Operation *op,
   for (const std::string &axis : seqAxes)
     axes.push_back(builder.getStringAttr(axis));
   auto mine = AllSliceOp::create(
-      builder, loc, localType, all.getResult(),
-      getMeshRef(context),
+      builder, loc, localType, all.getResult(), getMeshRef(context),
       builder.getArrayAttr(axes), builder.getI64IntegerAttr(0));
   auto rotated =
       RopeOp::create(builder, loc, *local, rope.getInput(), mine.getResult(),

@@ -42,9 +42,9 @@ LogicalResult
 mlir::loom::dist::setLocalResultTypes(Operation *op,
                                       const OpPartitionContext &context) {
   for (auto [index, result] : llvm::enumerate(op->getResults())) {
-    auto local = getLocalTensorType(context.globalResultTypes[index],
-                                    context.layouts.results[index],
-                                    context.mesh);
+    auto local =
+        getLocalTensorType(context.globalResultTypes[index],
+                           context.layouts.results[index], context.mesh);
     if (!local)
       return op->emitOpError() << "result #" << index << ": " << local.error();
     result.setType(*local);
@@ -69,8 +69,7 @@ mlir::loom::dist::getSplitFactors(const OpPartitionContext &context,
   });
 }
 
-SmallVector<int64_t>
-mlir::loom::dist::getSplitGlobalIndexedFactors(
+SmallVector<int64_t> mlir::loom::dist::getSplitGlobalIndexedFactors(
     const OpPartitionContext &context) {
   return splitFactorsIf(context, [&](int64_t id) {
     return context.rule.getFactors()[id].globalIndexed;
@@ -108,19 +107,16 @@ std::string mlir::loom::dist::formatAxes(const Layout::AxisList &axes) {
 /// need no communication of the op's own are type-only, anything else is
 /// reported. On merge, each case in lookupOpPartitioner below points to its
 /// function instead (one line each).
-static LogicalResult
-partitionLossOrEmbeddingNotSupportedYet(Operation *op,
-                                        const OpPartitionContext &context,
-                                        OpBuilder &) {
-  SmallVector<int64_t> blocking = getSplitFactors(context,
-                                                  FactorKind::OpPartitioned);
+static LogicalResult partitionLossOrEmbeddingNotSupportedYet(
+    Operation *op, const OpPartitionContext &context, OpBuilder &) {
+  SmallVector<int64_t> blocking =
+      getSplitFactors(context, FactorKind::OpPartitioned);
   llvm::append_range(blocking, getSplitGlobalIndexedFactors(context));
   if (blocking.empty())
     return setLocalResultTypes(op, context);
   int64_t factor = blocking.front();
-  return op->emitOpError() << "split of factor "
-                           << getFactorName(factor) << " over "
-                           << formatAxes(context.factorAxes[factor])
+  return op->emitOpError() << "split of factor " << getFactorName(factor)
+                           << " over " << formatAxes(context.factorAxes[factor])
                            << " is not supported yet";
 }
 

@@ -23,15 +23,11 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-LogicalResult
-mlir::loom::dist::partitionDropout(Operation *op,
-                                   const OpPartitionContext &context,
-                                   OpBuilder &builder) {
-  (void)builder;
+LogicalResult mlir::loom::dist::partitionDropout(
+    Operation *op, const OpPartitionContext &context, OpBuilder &) {
   // Set even when nothing is split: an SPMD run needs the attribute on every
   // dropout to know that the block is the whole tensor.
   op->setAttr(kLayoutAttrName,
-              LayoutAttr::get(getMeshRef(context),
-                              context.layouts.results[0]));
+              LayoutAttr::get(getMeshRef(context), context.layouts.results[0]));
   return setLocalResultTypes(op, context);
 }

@@ -22,10 +22,8 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-LogicalResult
-mlir::loom::dist::partitionReduceMean(Operation *op,
-                                      const OpPartitionContext &context,
-                                      OpBuilder &builder) {
+LogicalResult mlir::loom::dist::partitionReduceMean(
+    Operation *op, const OpPartitionContext &context, OpBuilder &builder) {
   auto mean = cast<ReduceMeanOp>(op);
   RankedTensorType global = context.globalOperandTypes[0];
   const Layout &layout = context.layouts.operands[0];

@@ -10,15 +10,17 @@
 //
 //   1. analyze, on the global types, before anything changes: each argument's
 //      and result's `dist.layout`, each op's sharding rule and the layouts
-//      its `dist.strategy` gives (deriveOpLayouts), and which way each
-//      `builtin.unrealized_conversion_cast` goes;
+//      its `dist.strategy` gives (deriveOpLayouts), and the layout on each
+//      `builtin.unrealized_conversion_cast`;
 //   2. give each block argument its local type;
 //   3. walk the ops in order, so that an op's operands are local when it is
 //      reached, tracking the layout of every value:
-//      - a cast global -> local: its input is already local; check the type
-//        and layout, and fold it;
-//      - a cast local -> global: the global value is now the local value of
-//        the collectives before it, under the cast's layout; fold it;
+//      - a cast whose input has a known layout starts a reshard chain
+//        (global -> local): the input is already local; check its type and
+//        layout, and fold the cast;
+//      - a cast whose input is a collective's result ends a chain (local ->
+//        global): the global value is now that local value, under the
+//        cast's layout; check the type and fold the cast;
 //      - `arith.constant`: replicated, unchanged;
 //      - an op with a strategy: check that every operand has the layout the
 //        strategy requires (a missing reshard otherwise), drop the strategy,
@@ -140,8 +142,7 @@ const MeshInfo *FunctionPartitioner::resolveMesh(Operation *from,
               .first->second;
 }
 
-FailureOr<Layout> FunctionPartitioner::readLayout(Operation *at,
-                                                  Attribute attr,
+FailureOr<Layout> FunctionPartitioner::readLayout(Operation *at, Attribute attr,
                                                   const MeshInfo *&mesh,
                                                   const Twine &what) {
   auto layoutAttr = dyn_cast_or_null<LayoutAttr>(attr);
@@ -165,8 +166,8 @@ LogicalResult FunctionPartitioner::analyzeStrategy(Operation *op,
                                                    StrategyAttr strategy) {
   auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
   if (!ruleOp)
-    return op->emitOpError() << "has a `" << kStrategyAttrName
-                             << "` but no sharding rule";
+    return op->emitOpError()
+           << "has a `" << kStrategyAttrName << "` but no sharding rule";
   StrategyInfo info;
   for (Type type : op->getOperandTypes()) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -191,22 +192,20 @@ LogicalResult FunctionPartitioner::analyzeStrategy(Operation *op,
   info.factorAxes = strategy.getAllFactorAxes();
   auto layouts = deriveOpLayouts(info.rule, info.mesh->mesh, info.factorAxes);
   if (!layouts)
-    return op->emitOpError() << "`" << kStrategyAttrName
-                             << "`: " << layouts.error();
+    return op->emitOpError()
+           << "`" << kStrategyAttrName << "`: " << layouts.error();
   info.layouts = *layouts;
   // Every operand and result must divide under its layout.
   for (auto [index, type] : llvm::enumerate(info.operandTypes))
     if (auto local = getLocalTensorType(type, info.layouts.operands[index],
                                         info.mesh->mesh);
         !local)
-      return op->emitOpError() << "operand #" << index << ": "
-                               << local.error();
+      return op->emitOpError() << "operand #" << index << ": " << local.error();
   for (auto [index, type] : llvm::enumerate(info.resultTypes))
     if (auto local = getLocalTensorType(type, info.layouts.results[index],
                                         info.mesh->mesh);
         !local)
-      return op->emitOpError() << "result #" << index << ": "
-                               << local.error();
+      return op->emitOpError() << "result #" << index << ": " << local.error();
   strategies.try_emplace(op, std::move(info));
   return success();
 }
@@ -238,15 +237,15 @@ LogicalResult FunctionPartitioner::analyze() {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     const MeshInfo *mesh = nullptr;
     std::string what = "argument #" + std::to_string(i);
-    auto layout = readLayout(func, func.getArgAttr(i, kLayoutAttrName), mesh,
-                             what);
+    auto layout =
+        readLayout(func, func.getArgAttr(i, kLayoutAttrName), mesh, what);
     if (failed(layout))
       return failure();
     auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
     if (!type || !type.hasStaticShape())
-      return func.emitOpError() << what << " has type "
-                                << func.getArgumentTypes()[i]
-                                << ", expected a statically shaped tensor";
+      return func.emitOpError()
+             << what << " has type " << func.getArgumentTypes()[i]
+             << ", expected a statically shaped tensor";
     auto local = getLocalTensorType(type, *layout, mesh->mesh);
     if (!local)
       return func.emitOpError() << what << ": " << local.error();
@@ -256,15 +255,15 @@ LogicalResult FunctionPartitioner::analyze() {
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     const MeshInfo *mesh = nullptr;
     std::string what = "result #" + std::to_string(i);
-    auto layout = readLayout(func, func.getResultAttr(i, kLayoutAttrName), mesh,
-                             what);
+    auto layout =
+        readLayout(func, func.getResultAttr(i, kLayoutAttrName), mesh, what);
     if (failed(layout))
       return failure();
     auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
     if (!type || !type.hasStaticShape())
-      return func.emitOpError() << what << " has type "
-                                << func.getResultTypes()[i]
-                                << ", expected a statically shaped tensor";
+      return func.emitOpError()
+             << what << " has type " << func.getResultTypes()[i]
+             << ", expected a statically shaped tensor";
     auto local = getLocalTensorType(type, *layout, mesh->mesh);
     if (!local)
       return func.emitOpError() << what << ": " << local.error();
@@ -314,14 +313,13 @@ LogicalResult FunctionPartitioner::checkOperand(Operation *op, Value value,
                                                 const Twine &what) {
   auto known = valueLayouts.find(value);
   if (known != valueLayouts.end() && known->second != layout)
-    return op->emitOpError() << what << " has layout "
-                             << printLayout(known->second) << " but needs "
-                             << printLayout(layout)
-                             << " (a reshard is missing)";
+    return op->emitOpError()
+           << what << " has layout " << printLayout(known->second)
+           << " but needs " << printLayout(layout) << " (a reshard is missing)";
   if (value.getType() != localType)
-    return op->emitOpError() << what << " has local type " << value.getType()
-                             << " but needs " << localType << " under "
-                             << printLayout(layout);
+    return op->emitOpError()
+           << what << " has local type " << value.getType() << " but needs "
+           << localType << " under " << printLayout(layout);
   return success();
 }
 
@@ -345,9 +343,9 @@ FunctionPartitioner::rewriteCast(UnrealizedConversionCastOp cast) {
       return cast.emitOpError() << "result: " << local.error();
     if (input.getType() != *local)
       return cast.emitOpError()
-             << "input has type " << input.getType() << " but the local type of "
-             << resultType << " under " << printLayout(layout) << " is "
-             << *local;
+             << "input has type " << input.getType()
+             << " but the local type of " << resultType << " under "
+             << printLayout(layout) << " is " << *local;
     valueLayouts.insert_or_assign(input, layout);
   }
   result.replaceAllUsesWith(input);
@@ -361,8 +359,7 @@ LogicalResult FunctionPartitioner::rewriteStrategyOp(Operation *op) {
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     auto local = getLocalTensorType(info.operandTypes[index],
                                     info.layouts.operands[index], mesh);
-    if (failed(checkOperand(op, operand, *local,
-                            info.layouts.operands[index],
+    if (failed(checkOperand(op, operand, *local, info.layouts.operands[index],
                             "operand #" + Twine(index))))
       return failure();
   }
@@ -382,9 +379,8 @@ LogicalResult FunctionPartitioner::rewriteStrategyOp(Operation *op) {
   Location loc = op->getLoc();
   StringRef name = op->getName().getStringRef();
 
-  OpPartitionContext context{info.mesh->op,     mesh,
-                             info.rule,         info.factorAxes,
-                             info.layouts,      info.operandTypes,
+  OpPartitionContext context{info.mesh->op,   mesh,         info.rule,
+                             info.factorAxes, info.layouts, info.operandTypes,
                              info.resultTypes};
   LLVM_DEBUG(llvm::dbgs() << "partitioning " << *op << "\n");
   if (OpPartitioner partitioner = lookupOpPartitioner(op)) {
@@ -413,8 +409,7 @@ LogicalResult FunctionPartitioner::checkReturn(func::ReturnOp ret) {
                            "function declares");
   for (auto [index, operand] : llvm::enumerate(ret.getOperands()))
     if (failed(checkOperand(ret, operand, resultLocalTypes[index],
-                            resultLayouts[index],
-                            "operand #" + Twine(index))))
+                            resultLayouts[index], "operand #" + Twine(index))))
       return failure();
   return success();
 }
@@ -444,7 +439,8 @@ LogicalResult FunctionPartitioner::run() {
         return failure();
     } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       if (auto type = dyn_cast<RankedTensorType>(constant.getType()))
-        valueLayouts.insert_or_assign(constant.getResult(), Layout::getReplicated(type.getRank()));
+        valueLayouts.insert_or_assign(constant.getResult(),
+                                      Layout::getReplicated(type.getRank()));
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       if (failed(checkReturn(ret)))
         return failure();

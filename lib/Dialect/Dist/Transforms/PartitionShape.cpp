@@ -21,13 +21,12 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-LogicalResult mlir::loom::dist::partitionSlice(Operation *op,
-                                               const OpPartitionContext &context,
-                                               OpBuilder &builder) {
+LogicalResult mlir::loom::dist::partitionSlice(
+    Operation *op, const OpPartitionContext &context, OpBuilder &) {
   auto slice = cast<SliceOp>(op);
   RankedTensorType global = context.globalOperandTypes[0];
-  auto local = getLocalTensorType(global, context.layouts.operands[0],
-                                  context.mesh);
+  auto local =
+      getLocalTensorType(global, context.layouts.operands[0], context.mesh);
   if (!local)
     return op->emitOpError() << "operand #0: " << local.error();
   SmallVector<int64_t> limits(slice.getLimits());
@@ -44,12 +43,11 @@ LogicalResult mlir::loom::dist::partitionSlice(Operation *op,
              << "dim " << dim << " is split over "
              << formatAxes(context.layouts.operands[0].getDimAxes(dim))
              << " but sliced (start " << slice.getStarts()[dim] << ", limit "
-             << slice.getLimits()[dim] << ", stride "
-             << slice.getStrides()[dim] << "); only dims taken whole may be "
-                                          "split";
+             << slice.getLimits()[dim] << ", stride " << slice.getStrides()[dim]
+             << "); only dims taken whole may be "
+                "split";
     limits[dim] = size;
   }
   slice.setLimits(limits);
-  (void)builder;
   return setLocalResultTypes(op, context);
 }

@@ -10,7 +10,8 @@
 //
 //   1. every argument and result carries a `dist.layout` naming a
 //      `dist.mesh`, with the rank of its (local, statically shaped) type;
-//   2. no `dist.reshard`, `dist.annotate` or `builtin.unrealized_conversion_cast`
+//   2. no `dist.reshard`, `dist.annotate` or
+//   `builtin.unrealized_conversion_cast`
 //      is left, and no op carries a `dist.strategy`;
 //   3. every value is a statically shaped tensor or a scalar (the index a
 //      `dist.axis_index` yields);
