@@ -10,7 +10,10 @@
 //      stops before (each by its flag), and values the phases would refuse;
 //   2. load the input by its extension (graph JSON importer, MLIR parser);
 //   3. run `loom-<phase>-pipeline` for each phase up to `compileTo`
-//      (import, then autodiff with the optimizer flags).
+//      (import, then autodiff with the optimizer flags, then partition with
+//      the mesh, strategies and parallel config; the partition phase runs
+//      in steps so that the device count is checked against the mesh and
+//      the plan can be dumped before partitioning).
 //
 // compileToFile() then writes the IR through a temporary file. Nothing here
 // exits or prints directly: errors go to the context's diagnostic engine so
@@ -20,6 +23,8 @@
 
 #include "loom/Driver/Driver.h"
 
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
@@ -66,9 +71,15 @@ StringRef mlir::loom::stringifyPhase(Phase phase) {
   return "unknown";
 }
 
-/// The last phase this build implements; options of later phases are
-/// rejected until theirs lands.
-static constexpr Phase kLastImplementedPhase = Phase::Autodiff;
+/// Whether this build implements `phase`. The sharding phase's own work (the
+/// strategy search) has not landed: user strategies (`--mesh`,
+/// `--parallel-config`, `--strategy`) are read by the partition phase's
+/// layout assignment. The pipeline phase only runs with more than one stage,
+/// so a partition without it is complete.
+static bool isImplemented(Phase phase) {
+  return phase == Phase::Import || phase == Phase::Autodiff ||
+         phase == Phase::Partition;
+}
 
 LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                                        MLIRContext *context) {
@@ -78,7 +89,7 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     return emitError(UnknownLoc::get(context));
   };
   auto reject = [&](StringRef flag, Phase phase) {
-    if (phase > kLastImplementedPhase) {
+    if (!isImplemented(phase)) {
       error() << flag << " is not implemented yet (it belongs to the "
               << stringifyPhase(phase) << " phase, which has not landed)";
       return;
@@ -89,10 +100,10 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
               << " phase, which --compile-to=" << stringifyPhase(options.compileTo)
               << " stops before";
   };
-  if (options.compileTo > kLastImplementedPhase)
+  if (!isImplemented(options.compileTo))
     error() << "--compile-to=" << stringifyPhase(options.compileTo)
             << " is not implemented yet; the phases available are: import, "
-               "autodiff";
+               "autodiff, partition";
   // Each option in the phase that first reads it.
   if (options.optimizer)
     reject("--optimizer", Phase::Autodiff);
@@ -117,17 +128,17 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (options.cluster)
     reject("--cluster", Phase::Sharding);
   if (options.devices)
-    reject("--devices", Phase::Sharding);
+    reject("--devices", Phase::Partition);
   if (options.mesh)
-    reject("--mesh", Phase::Sharding);
+    reject("--mesh", Phase::Partition);
   if (options.parallelConfig)
-    reject("--parallel-config", Phase::Sharding);
+    reject("--parallel-config", Phase::Partition);
   if (options.strategy)
-    reject("--strategy", Phase::Sharding);
+    reject("--strategy", Phase::Partition);
   if (options.memoryLimitGiB)
     reject("--memory-limit", Phase::Sharding);
   if (options.planJson)
-    reject("--plan-json", Phase::Sharding);
+    reject("--plan-json", Phase::Partition);
   if (options.report)
     reject("--report", Phase::Sharding);
   if (options.pipelineStages)
@@ -166,6 +177,12 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                              std::pair{"--beta2", options.beta2}})
     if (value && !(*value >= 0.0 && *value < 1.0))
       error() << flag << ": expected a value in [0, 1), found " << *value;
+  if (options.devices && *options.devices < 1)
+    error() << "--devices: expected a value >= 1, found " << *options.devices;
+  if (options.compileTo == Phase::Partition && !options.devices &&
+      !options.mesh && !options.parallelConfig && !options.strategy)
+    error() << "--compile-to=partition needs the devices: give --devices N "
+               "(data parallel), --mesh, --parallel-config or --strategy";
   if (options.microBatches && *options.microBatches < 1)
     error() << "--micro-batches: expected a value >= 1, found "
             << *options.microBatches;
@@ -201,6 +218,69 @@ OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
     return importGraphJson(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(),
                            path, context);
   return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
+}
+
+/// The mesh option of dist-insert-reshards: --mesh, or pure data parallel
+/// over --devices when nothing else describes the devices.
+static std::string getMeshSpec(const CompileOptions &options) {
+  if (options.mesh)
+    return *options.mesh;
+  if (options.devices && !options.parallelConfig && !options.strategy)
+    return "dp=" + std::to_string(*options.devices);
+  return "";
+}
+
+/// Checks that --devices, when given, is the mesh's device count.
+static LogicalResult checkDeviceCount(const CompileOptions &options,
+                                      ModuleOp module) {
+  if (!options.devices)
+    return success();
+  for (auto meshOp : module.getOps<dist::MeshOp>()) {
+    dist::ValueOrError<dist::Mesh> mesh = meshOp.getMesh();
+    if (!mesh)
+      return meshOp.emitError(mesh.error());
+    if (mesh->getNumDevices() == *options.devices)
+      continue;
+    std::string product;
+    for (const dist::Mesh::Axis &axis : mesh->getAxes())
+      product += (product.empty() ? "" : " x ") + axis.name + "=" +
+                 std::to_string(axis.size);
+    return emitError(UnknownLoc::get(module.getContext()))
+           << "--devices " << *options.devices
+           << " does not equal the number of devices of mesh @"
+           << meshOp.getSymName() << " (" << product << " = "
+           << mesh->getNumDevices() << ")";
+  }
+  return success();
+}
+
+LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
+                                            ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  // Layout assignment first, so that the device count is checked against
+  // the mesh it settled on before any communication is planned.
+  dist::InsertReshardsPassOptions assignment;
+  assignment.meshSpec = getMeshSpec(options);
+  if (options.strategy)
+    assignment.strategyFile = *options.strategy;
+  if (options.parallelConfig)
+    assignment.parallelConfig = *options.parallelConfig;
+  PassManager assign(context);
+  assign.addPass(dist::createInsertReshardsPass(assignment));
+  if (failed(assign.run(module)) || failed(checkDeviceCount(options, module)))
+    return failure();
+
+  PassManager lower(context);
+  dist::LowerReshardsPassOptions lowering;
+  lowering.explain = options.explain;
+  lower.addPass(dist::createLowerReshardsPass(lowering));
+  if (failed(lower.run(module)))
+    return failure();
+
+  PassManager partition(context);
+  partition.addPass(dist::createPartitionSPMDPass());
+  partition.addPass(dist::createVerifyPartitionedPass());
+  return partition.run(module);
 }
 
 OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
@@ -243,6 +323,9 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
     buildAutodiffPipeline(pm, autodiff);
   }
   if (failed(pm.run(*module)))
+    return {};
+  if (options.compileTo >= Phase::Partition &&
+      failed(runPartitionPhase(options, *module)))
     return {};
   return module;
 }

@@ -107,6 +107,10 @@ OwningOpRef<ModuleOp> compile(const CompileOptions &options,
 /// `compile`, then writes the IR to `options.outputFile` (through a
 /// temporary file renamed into place, so a failure never leaves a partial
 /// file). What `loomc` runs.
+/// Runs the partition phase on `module` (after autodiff) with the sharding
+/// options of `options`.
+LogicalResult runPartitionPhase(const CompileOptions &options, ModuleOp module);
+
 LogicalResult compileToFile(const CompileOptions &options, MLIRContext *context,
                             llvm::SourceMgr &sourceMgr);
 

@@ -1,16 +1,42 @@
-//===- LowerReshards.cpp - dist-lower-reshards ---------------------------------===//
+//===- LowerReshards.cpp - dist-lower-reshards ----------------------------===//
 //
 // Part of the Loom project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Placeholder until the pass lands (being written in parallel).
+// Replaces every `dist.reshard` by the cheapest chain of collectives the
+// redistribution planner finds. The IR stays global-typed around the chain:
+//
+//   %l0 = builtin.unrealized_conversion_cast %g : tensor<G> to
+//   tensor<local(L1)>
+//   ... collectives on local types ...
+//   %g2 = builtin.unrealized_conversion_cast %lN : tensor<local(L2)> to
+//   tensor<G>
+//
+// and each cast carries the `dist.layout` of its local side, which
+// `dist-partition-spmd` checks when it folds the casts.
+//
+//   1. Collect the reshards (the walk must not see the ops it creates).
+//   2. For each, resolve its mesh and layouts; a reshard whose layouts are
+//      equal is replaced by its input.
+//   3. Ask the planner (one per run, so identical reshards share a search)
+//      for the cheapest chain; a reshard with no chain is an error.
+//   4. Build cast, chain, cast; replace the reshard's uses; under `explain`
+//      emit a remark with the chain and its cost.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 
+#include "loom/Analysis/Layout/Redistribution.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/CollectiveChain.h"
+
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-lower-reshards"
 
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_LOWERRESHARDSPASS
@@ -20,12 +46,121 @@ namespace mlir::loom::dist {
 using namespace mlir;
 using namespace mlir::loom::dist;
 
+/// The name of the attribute holding a cast's local-side layout.
+static constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
+
+/// The bytes of one element of `type`, for the cost model; nullopt for
+/// types without a fixed size.
+static std::optional<int64_t> getElementBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  if (type.isIntOrFloat())
+    return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+  if (auto complex = dyn_cast<ComplexType>(type))
+    if (std::optional<int64_t> part = getElementBytes(complex.getElementType()))
+      return 2 * *part;
+  if (auto vector = dyn_cast<VectorType>(type))
+    if (vector.hasStaticShape())
+      if (std::optional<int64_t> part =
+              getElementBytes(vector.getElementType()))
+        return vector.getNumElements() * *part;
+  // Types of other dialects may have no size the pass can know.
+  return std::nullopt;
+}
+
+/// The steps of `plan`, one per line, for remarks.
+static std::string describeChain(const RedistributionPlan &plan) {
+  std::string result;
+  for (const RedistributionStep &step : plan.steps)
+    result += "\n  " + step.toString();
+  return result;
+}
+
+/// Lowers one reshard (steps 2 to 4 of the file comment).
+static LogicalResult lowerReshard(ReshardOp reshard,
+                                  RedistributionPlanner &planner,
+                                  SymbolTableCollection &symbolTables,
+                                  bool explain) {
+  FailureOr<Mesh> mesh =
+      lookupMesh(reshard, reshard.getFrom().getMesh(), symbolTables);
+  if (failed(mesh))
+    return failure();
+  ValueOrError<Layout> from = reshard.getFrom().toLayout(*mesh);
+  if (!from)
+    return reshard.emitOpError("source layout: ") << from.error();
+  ValueOrError<Layout> to = reshard.getTo().toLayout(*mesh);
+  if (!to)
+    return reshard.emitOpError("destination layout: ") << to.error();
+
+  auto globalType = cast<RankedTensorType>(reshard.getInput().getType());
+  if (*from == *to) {
+    if (explain)
+      reshard.emitRemark("reshard from ")
+          << from->toString() << " to itself folds away";
+    reshard.getResult().replaceAllUsesWith(reshard.getInput());
+    reshard.erase();
+    return success();
+  }
+
+  std::optional<int64_t> elementBytes =
+      getElementBytes(globalType.getElementType());
+  if (!elementBytes)
+    return reshard.emitOpError("element type ")
+           << globalType.getElementType()
+           << " has no fixed size to price collectives with";
+  std::vector<int64_t> globalShape(globalType.getShape().begin(),
+                                   globalType.getShape().end());
+  ValueOrError<RedistributionPlan> plan =
+      planner.plan(*mesh, globalShape, *elementBytes, *from, *to);
+  if (!plan)
+    return reshard.emitOpError("cannot be lowered: ") << plan.error();
+  LLVM_DEBUG(llvm::dbgs() << "reshard " << from->toString() << " -> "
+                          << to->toString() << ":\n"
+                          << plan->toString() << "\n");
+  if (explain)
+    reshard.emitRemark("reshard from ")
+        << from->toString() << " to " << to->toString() << " costs "
+        << plan->cost << " s (" << planner.getCostModel().getName()
+        << " model) in " << plan->steps.size() << " collective"
+        << (plan->steps.size() == 1 ? "" : "s") << ":" << describeChain(*plan);
+
+  auto localType = [&](const Layout &layout) {
+    std::vector<int64_t> shape = *layout.getLocalShape(*mesh, globalShape);
+    return RankedTensorType::get(shape, globalType.getElementType(),
+                                 globalType.getEncoding());
+  };
+  OpBuilder builder(reshard);
+  Location loc = reshard.getLoc();
+  auto toLocal = UnrealizedConversionCastOp::create(
+      builder, loc, TypeRange{localType(*from)},
+      ValueRange{reshard.getInput()});
+  toLocal->setAttr(kLayoutAttrName, reshard.getFrom());
+  Value local = buildCollectiveChain(builder, loc, toLocal.getResult(0), *mesh,
+                                     reshard.getFrom().getMesh(), *plan);
+  auto toGlobal = UnrealizedConversionCastOp::create(
+      builder, loc, TypeRange{globalType}, ValueRange{local});
+  toGlobal->setAttr(kLayoutAttrName, reshard.getTo());
+  reshard.getResult().replaceAllUsesWith(toGlobal.getResult(0));
+  reshard.erase();
+  return success();
+}
+
 namespace {
-struct LowerReshardsPass : mlir::loom::dist::impl::LowerReshardsPassBase<LowerReshardsPass> {
+struct LowerReshardsPass
+    : mlir::loom::dist::impl::LowerReshardsPassBase<LowerReshardsPass> {
   using LowerReshardsPassBase::LowerReshardsPassBase;
+
   void runOnOperation() override {
-    getOperation().emitError("dist-lower-reshards is not implemented yet");
-    signalPassFailure();
+    SmallVector<ReshardOp> reshards;
+    getOperation().walk([&](ReshardOp op) { reshards.push_back(op); });
+    RedistributionPlanner planner;
+    SymbolTableCollection symbolTables;
+    bool failedAny = false;
+    for (ReshardOp reshard : reshards)
+      if (failed(lowerReshard(reshard, planner, symbolTables, explain)))
+        failedAny = true;
+    if (failedAny)
+      signalPassFailure();
   }
 };
 } // namespace
