@@ -6,12 +6,13 @@
 //
 // `-test-strip-distribution` turns a global program with layouts (the form
 // dist-lower-reshards leaves, which dist-partition-spmd consumes) into the
-// plain single-device program it stands for, so that a numeric test can run
+// plain single-device program it stands for (the form dist-insert-reshards
+// leaves works too), so that a numeric test can run
 // the very function it partitions on one rank as the reference:
 //
-//   1. every reshard chain (a cast to the local type, collectives, a cast
-//      back) is replaced by the global value it started from: a reshard
-//      changes the layout, never the global value;
+//   1. every reshard, lowered (a cast to the local type, collectives, a cast
+//      back) or not (`dist.reshard`), is replaced by the global value it
+//      started from: a reshard changes the layout, never the global value;
 //   2. `dist.strategy` and `dist.layout` attributes are dropped, on ops and
 //      on function arguments and results.
 //
@@ -40,6 +41,12 @@ static LogicalResult stripChains(func::FuncOp func) {
   llvm::DenseSet<Value> local;
   SmallVector<Operation *> dead;
   for (Operation &op : func.getBody().getOps()) {
+    if (auto reshard = dyn_cast<dist::ReshardOp>(op)) {
+      // Not lowered yet: the same global value.
+      reshard.getResult().replaceAllUsesWith(reshard.getInput());
+      dead.push_back(reshard);
+      continue;
+    }
     auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
     if (cast && cast->hasAttr(kLayout) && cast->getNumOperands() == 1) {
       Value input = cast.getOperand(0);
