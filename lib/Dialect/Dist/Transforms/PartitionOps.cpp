@@ -129,8 +129,15 @@ OpPartitioner mlir::loom::dist::lookupOpPartitioner(Operation *op) {
       .Case<RopeOp>([](auto) { return partitionRope; })
       .Case<DropoutOp>([](auto) { return partitionDropout; })
       // Vocab-parallel loss and embedding (PartitionLoss.cpp,
-      // PartitionEmbedding.cpp): not merged yet.
-      .Case<CrossEntropyOp, CrossEntropyGradOp, EmbeddingOp, EmbeddingGradOp>(
+      // PartitionEmbedding.cpp), not merged yet: on merge, each line returns
+      // its function (partitionCrossEntropy, ...) instead.
+      .Case<CrossEntropyOp>(
+          [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
+      .Case<CrossEntropyGradOp>(
+          [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
+      .Case<EmbeddingOp>(
+          [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
+      .Case<EmbeddingGradOp>(
           [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
       .Default([](Operation *) -> OpPartitioner { return nullptr; });
 }
