@@ -10,4 +10,5 @@ void mlir::loom::test::registerTestPasses() {
   registerTestPrintCostsPass();
   registerTestPrintPlanJSONPass();
   registerTestPrintShardingRulesPass();
+  registerTestStripDistributionPass();
 }

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Passes that expose analyses and interfaces to lit tests. They print; they
-// never change the IR.
+// Passes that expose analyses and interfaces to lit tests. Most print and
+// never change the IR; -test-strip-distribution rebuilds the single-device
+// reference of a distributed program for numeric tests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@ void registerTestPasses();
 void registerTestPrintShardingRulesPass();
 void registerTestPrintCostsPass();
 void registerTestPrintPlanJSONPass();
+void registerTestStripDistributionPass();
 
 } // namespace test
 } // namespace loom

@@ -1,0 +1,203 @@
+"""Partitioned training steps equal the single-device one (the proof of the
+partition phase).
+
+For tiny f64 builder models, `loomc --compile-to=autodiff` gives the
+single-device `@train_step` (AdamW, global-norm clipping); `loomc
+--compile-to=partition` with a mesh, a parallel config or a strategy file
+gives the per-rank program. Both run one step in `loom-run` (the partitioned
+one over simulated ranks) from the same parameters (drawn from the global
+initializers, so every rank starts from its slice) and the same batch; the
+loss, every updated parameter and every optimizer state must agree to a
+relative error (max |partitioned - single| / max |single|) of at most 1e-10.
+
+The Megatron plans are also checked for their communication: the
+collectives per layer must be exactly Megatron's.
+"""
+
+import json
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import safetensors_io
+from loom.tools import find_tool
+
+RTOL = 1e-10
+
+# Tiny models whose dims divide every mesh below (8 ranks included).
+MODELS = {
+    "gpt2": ["gpt2", "--layers", "2", "--hidden", "16", "--heads", "4",
+             "--vocab", "32", "--seq", "8", "--batch", "8"],
+    "llama": ["llama", "--layers", "2", "--hidden", "16", "--heads", "4",
+              "--kv-heads", "2", "--ffn", "24", "--vocab", "32", "--seq", "8",
+              "--batch", "8"],
+    "transformer": ["transformer", "--layers", "1", "--hidden", "16",
+                    "--heads", "4", "--ffn", "32", "--vocab", "32", "--seq",
+                    "8", "--batch", "8"],
+}
+LAYERS = {"gpt2": 2, "llama": 2, "transformer": 1}
+
+
+def tool(name, *args, cwd=None):
+    result = subprocess.run([str(find_tool(name)), *map(str, args)],
+                            capture_output=True, text=True, check=False,
+                            cwd=cwd)
+    assert result.returncode == 0, f"{name} {args}: {result.stderr}"
+    return result
+
+
+def build(tmp_path, model, clip=True):
+    """The model's single-device training step and a batch."""
+    path = tmp_path / f"{model}.mlir"
+    tool("loom-model", *MODELS[model], "--dtype", "f64", "-o", path)
+    train = tmp_path / "train.mlir"
+    tool("loomc", path, "--compile-to=autodiff", *optimizer_flags(clip),
+         "-o", train)
+    ir = train.read_text()
+    rng = np.random.default_rng(7)
+    batch = {}
+    for role in ("input_ids", "labels", "decoder_input_ids"):
+        m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
+                      rf"#loom\.input<{role}>", ir)
+        if m:
+            batch[role] = rng.integers(
+                0, 32, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
+    # Some ignored labels, unevenly spread over the batch, so that the
+    # loss's mean needs the global count of valid tokens.
+    batch["labels"][0, :3] = -100
+    batch["labels"][-1, -1] = -100
+    inputs = tmp_path / "batch.safetensors"
+    safetensors_io.save(inputs, batch)
+    return path, inputs
+
+
+def run_step(tmp_path, program, inputs, name, ranks=None):
+    out = tmp_path / f"{name}.safetensors"
+    args = [program, "--entry", "train_step", "--dtype", "f64", "--seed", "3",
+            "--inputs", inputs, "--outputs", out]
+    if ranks:
+        args += ["--ranks", ranks]
+    tool("loom-run", *args)
+    return safetensors_io.load(out)
+
+
+def optimizer_flags(clip):
+    # Clipping adds the gradient norm's reductions; the communication counts
+    # of the Megatron plans are checked without it.
+    return ["--optimizer", "adamw", "--lr", "0.01",
+            *(["--clip-norm", "0.5"] if clip else [])]
+
+
+def partition(tmp_path, model_path, name, *flags, clip=True):
+    out = tmp_path / f"{name}.mlir"
+    tool("loomc", model_path, "--compile-to=partition", *optimizer_flags(clip),
+         *flags, "-o", out)
+    return out
+
+
+def assert_same(single, parallel):
+    assert set(single) == set(parallel)
+    for key, expected in single.items():
+        actual = parallel[key]
+        assert actual.shape == expected.shape, key
+        scale = max(float(np.max(np.abs(expected))), 1e-300)
+        err = float(np.max(np.abs(actual - expected)))
+        assert err <= RTOL * scale, f"{key}: relative error {err / scale:.3e}"
+
+
+def check(tmp_path, model, ranks, *flags, clip=True):
+    model_path, inputs = build(tmp_path, model, clip)
+    single = run_step(tmp_path, tmp_path / "train.mlir", inputs, "single")
+    program = partition(tmp_path, model_path, "partitioned", *flags,
+                        clip=clip)
+    parallel = run_step(tmp_path, program, inputs, "parallel", ranks)
+    assert_same(single, parallel)
+    return program.read_text()
+
+
+def layer_collectives(ir, hidden=16):
+    """Counts of the collectives on layer activations ([batch, seq, hidden]
+    local tensors) by (kind, axes): the communication Megatron's recipe
+    prescribes per layer. Collectives of the loss, the embedding and the
+    gradient norm are left out."""
+    counts = {}
+    for m in re.finditer(
+            r"dist\.(\w+) [^\n]*? axes \[([^\]]*)\][^\n]*?: "
+            r"tensor<(\d+)x(\d+)x(\d+)xf64>", ir):
+        # all_slice moves nothing.
+        if int(m.group(5)) != hidden or m.group(1) == "all_slice":
+            continue
+        key = (m.group(1), m.group(2))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+@pytest.mark.parametrize("ranks", [2, 4, 8])
+def test_data_parallel(tmp_path, model, ranks):
+    check(tmp_path, model, ranks, "--devices", ranks)
+
+
+def config(**keys):
+    return json.dumps(keys)
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_megatron_tensor_parallel(tmp_path, model):
+    ir = check(tmp_path, model, 2, "--parallel-config",
+               config(data_parallel=1, model_parallel=2), clip=False)
+    # Two all-reduces forward (after the attention and MLP row-parallel
+    # linears) and two backward (the column-parallel linears' input
+    # gradients) per layer, nothing else on the activations.
+    assert layer_collectives(ir) == {("all_reduce", '"tp"'): 4 * LAYERS[model]}
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_megatron_sequence_parallel(tmp_path, model):
+    ir = check(tmp_path, model, 2, "--parallel-config",
+               config(data_parallel=1, model_parallel=2,
+                      use_seq_parallel=True), clip=False)
+    # Each all-reduce becomes an all-gather / reduce-scatter pair: forward,
+    # the column-parallel inputs are gathered and the row-parallel outputs
+    # reduce-scattered; backward, the reverse.
+    layers = LAYERS[model]
+    assert layer_collectives(ir) == {("all_gather", '"tp"'): 4 * layers,
+                                     ("reduce_scatter", '"tp"'): 4 * layers}
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_vocab_parallel(tmp_path, model):
+    ir = check(tmp_path, model, 2, "--parallel-config",
+               config(data_parallel=1, model_parallel=2, vocab_emb_dp=False))
+    # The loss's softmax over the split vocabulary takes a global max.
+    assert re.search(r'dist\.all_reduce max [^\n]* axes \["tp"\]', ir)
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_2d_data_and_tensor_parallel(tmp_path, model):
+    check(tmp_path, model, 4, "--parallel-config",
+          config(data_parallel=2, model_parallel=2))
+
+
+@pytest.mark.parametrize("level", [1, 3])
+def test_zero(tmp_path, level):
+    ir = check(tmp_path, "gpt2", 4, "--parallel-config",
+               config(data_parallel=4, model_parallel=1,
+                      optimizer_shard=level))
+    kinds = {kind for kind, axes in collectives(ir) if '"dp"' in axes}
+    # Gradients are reduce-scattered to the optimizer's shards and the
+    # updated parameters gathered back (ZeRO-1), or gathered before each use
+    # (ZeRO-3).
+    assert {"reduce_scatter", "all_gather"} <= kinds
+
+
+def collectives(ir):
+    """Counts of every collective by (kind, axes)."""
+    counts = {}
+    for m in re.finditer(r"dist\.(\w+) (?:sum |max )?%[^\n]*? axes "
+                         r"\[([^\]]*)\]", ir):
+        key = (m.group(1), m.group(2))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
