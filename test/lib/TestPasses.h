@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Passes that expose analyses and interfaces to lit tests. They print; they
-// never change the IR.
+// Passes that expose analyses and interfaces to lit tests. They print and
+// never change the IR, except -test-partition-op, which runs per-op
+// partitioners on their own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@ void registerTestPasses();
 
 void registerTestPrintShardingRulesPass();
 void registerTestPrintCostsPass();
+void registerTestPartitionOpPass();
 
 } // namespace test
 } // namespace loom
