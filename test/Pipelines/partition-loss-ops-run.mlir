@@ -5,38 +5,43 @@
 // factor, and labels with uneven numbers of ignored positions per block.
 //
 // RUN: loom-opt %s -test-partition-op -o %t.local.mlir
-// RUN: loom-run %s --entry inputs --outputs %t.in.safetensors
-// RUN: loom-run %s --entry ce --inputs %t.in.safetensors --outputs %t.ce.safetensors
-// RUN: loom-run %s --entry emb --inputs %t.in.safetensors --outputs %t.emb.safetensors
-// RUN: loom-run %s --entry emb_grad --inputs %t.in.safetensors --outputs %t.eg.safetensors
+// RUN: loom-run %s --entry ids --outputs %t.ids.safetensors
+// RUN: loom-run %s --entry labels --outputs %t.labels.safetensors
+// RUN: loom-run %s --entry ce --inputs %t.labels.safetensors --outputs %t.ce.safetensors
+// RUN: loom-run %s --entry emb --inputs %t.ids.safetensors --outputs %t.emb.safetensors
+// RUN: loom-run %s --entry emb_grad --inputs %t.ids.safetensors --outputs %t.eg.safetensors
 //
-// RUN: loom-run %t.local.mlir --entry ce_dp_vp --inputs %t.in.safetensors --outputs %t.1.safetensors
+// RUN: loom-run %t.local.mlir --entry ce_dp_vp --inputs %t.labels.safetensors --outputs %t.1.safetensors
 // RUN: loom-run --compare %t.1.safetensors %t.ce.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
-// RUN: loom-run %t.local.mlir --entry ce_dp_sp --inputs %t.in.safetensors --outputs %t.2.safetensors
+// RUN: loom-run %t.local.mlir --entry ce_dp_sp --inputs %t.labels.safetensors --outputs %t.2.safetensors
 // RUN: loom-run --compare %t.2.safetensors %t.ce.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
-// RUN: loom-run %t.local.mlir --entry ce_vp2 --inputs %t.in.safetensors --outputs %t.3.safetensors
+// RUN: loom-run %t.local.mlir --entry ce_vp2 --inputs %t.labels.safetensors --outputs %t.3.safetensors
 // RUN: loom-run --compare %t.3.safetensors %t.ce.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
-// RUN: loom-run %t.local.mlir --entry ce_sp_vp --inputs %t.in.safetensors --outputs %t.4.safetensors
+// RUN: loom-run %t.local.mlir --entry ce_sp_vp --inputs %t.labels.safetensors --outputs %t.4.safetensors
 // RUN: loom-run --compare %t.4.safetensors %t.ce.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
 // SAME2: all 2 tensors match
 //
-// RUN: loom-run %t.local.mlir --entry emb_vp --inputs %t.in.safetensors --outputs %t.5.safetensors
+// RUN: loom-run %t.local.mlir --entry emb_vp --inputs %t.ids.safetensors --outputs %t.5.safetensors
 // RUN: loom-run --compare %t.5.safetensors %t.emb.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME1
-// RUN: loom-run %t.local.mlir --entry emb_vp_h --inputs %t.in.safetensors --outputs %t.6.safetensors
+// RUN: loom-run %t.local.mlir --entry emb_vp_h --inputs %t.ids.safetensors --outputs %t.6.safetensors
 // RUN: loom-run --compare %t.6.safetensors %t.emb.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME1
-// RUN: loom-run %t.local.mlir --entry emb_grad_vp --inputs %t.in.safetensors --outputs %t.7.safetensors
+// RUN: loom-run %t.local.mlir --entry emb_grad_vp --inputs %t.ids.safetensors --outputs %t.7.safetensors
 // RUN: loom-run --compare %t.7.safetensors %t.eg.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME1
-// RUN: loom-run %t.local.mlir --entry emb_grad_vp2 --inputs %t.in.safetensors --outputs %t.8.safetensors
+// RUN: loom-run %t.local.mlir --entry emb_grad_vp2 --inputs %t.ids.safetensors --outputs %t.8.safetensors
 // RUN: loom-run --compare %t.8.safetensors %t.eg.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME1
 // SAME1: all 1 tensors match
 
 dist.mesh @m shape [2, 2] axes ["dp", "tp"]
 
-func.func @inputs() -> (tensor<2x3xi64> {loom.name = "ids"},
-                        tensor<2x4xi64> {loom.name = "labels"}) {
+// The integer inputs; the float ones are parameters drawn from --seed.
+func.func @ids() -> (tensor<2x3xi64> {loom.name = "ids"}) {
   %ids = arith.constant dense<[[7, 0, 3], [4, 4, 6]]> : tensor<2x3xi64>
+  return %ids : tensor<2x3xi64>
+}
+
+func.func @labels() -> (tensor<2x4xi64> {loom.name = "labels"}) {
   %labels = arith.constant dense<[[3, -100, 7, 0], [-100, -100, 5, 2]]> : tensor<2x4xi64>
-  return %ids, %labels : tensor<2x3xi64>, tensor<2x4xi64>
+  return %labels : tensor<2x4xi64>
 }
 
 // ----- Single-device references.

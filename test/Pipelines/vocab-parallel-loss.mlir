@@ -5,47 +5,52 @@
 // labelled positions (one block none at all). These are the programs
 // dist-partition-spmd emits for these ops (docs/Partitioning.md).
 //
-// RUN: loom-run %s --entry inputs --outputs %t.in.safetensors | FileCheck %s --check-prefix=INPUTS
-// INPUTS: ids: shape [2, 3] dtype I64
-// INPUTS: labels: shape [2, 4] dtype I64
+// RUN: loom-run %s --entry ids --outputs %t.ids.safetensors | FileCheck %s --check-prefix=IDS
+// IDS: ids: shape [2, 3] dtype I64
+// RUN: loom-run %s --entry labels --outputs %t.labels.safetensors | FileCheck %s --check-prefix=LABELS
+// LABELS: labels: shape [2, 4] dtype I64
 //
 // Vocab-parallel embedding: rows over tp, ids over dp; the lookup is a
 // partial sum over tp, all-reduced.
-// RUN: loom-run %s --entry emb --inputs %t.in.safetensors --outputs %t.emb.safetensors
-// RUN: loom-run %s --entry emb_vp --ranks 4 --inputs %t.in.safetensors --outputs %t.emb_vp.safetensors
+// RUN: loom-run %s --entry emb --inputs %t.ids.safetensors --outputs %t.emb.safetensors
+// RUN: loom-run %s --entry emb_vp --ranks 4 --inputs %t.ids.safetensors --outputs %t.emb_vp.safetensors
 // RUN: loom-run --compare %t.emb_vp.safetensors %t.emb.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME1
 // SAME1: all 1 tensors match
 //
 // Its gradient: each tp rank scatters its ids into its rows; the result is
 // left partial over dp (the interpreter sums it).
-// RUN: loom-run %s --entry emb_grad --inputs %t.in.safetensors --outputs %t.eg.safetensors
-// RUN: loom-run %s --entry emb_grad_vp --ranks 4 --inputs %t.in.safetensors --outputs %t.eg_vp.safetensors
+// RUN: loom-run %s --entry emb_grad --inputs %t.ids.safetensors --outputs %t.eg.safetensors
+// RUN: loom-run %s --entry emb_grad_vp --ranks 4 --inputs %t.ids.safetensors --outputs %t.eg_vp.safetensors
 // RUN: loom-run --compare %t.eg_vp.safetensors %t.eg.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME1
 //
 // Cross-entropy and its gradient: the single-device reference.
-// RUN: loom-run %s --entry ce --inputs %t.in.safetensors --outputs %t.ce.safetensors
+// RUN: loom-run %s --entry ce --inputs %t.labels.safetensors --outputs %t.ce.safetensors
 //
 // Batch over dp, vocab over tp.
-// RUN: loom-run %s --entry ce_dp_vp --ranks 4 --inputs %t.in.safetensors --outputs %t.ce_dp_vp.safetensors
+// RUN: loom-run %s --entry ce_dp_vp --ranks 4 --inputs %t.labels.safetensors --outputs %t.ce_dp_vp.safetensors
 // RUN: loom-run --compare %t.ce_dp_vp.safetensors %t.ce.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
 // SAME2: all 2 tensors match
 //
 // Batch over dp, sequence over tp (pure data parallelism): block (1, 0)
 // has no labelled position.
-// RUN: loom-run %s --entry ce_dp_sp --ranks 4 --inputs %t.in.safetensors --outputs %t.ce_dp_sp.safetensors
+// RUN: loom-run %s --entry ce_dp_sp --ranks 4 --inputs %t.labels.safetensors --outputs %t.ce_dp_sp.safetensors
 // RUN: loom-run --compare %t.ce_dp_sp.safetensors %t.ce.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
 //
 // Vocab over [dp, tp] (a two-axis block offset), positions whole.
-// RUN: loom-run %s --entry ce_vp2 --ranks 4 --inputs %t.in.safetensors --outputs %t.ce_vp2.safetensors
+// RUN: loom-run %s --entry ce_vp2 --ranks 4 --inputs %t.labels.safetensors --outputs %t.ce_vp2.safetensors
 // RUN: loom-run --compare %t.ce_vp2.safetensors %t.ce.safetensors --rtol 1e-10 --atol 0 | FileCheck %s --check-prefix=SAME2
 
 dist.mesh @m shape [2, 2] axes ["dp", "tp"]
 
-func.func @inputs() -> (tensor<2x3xi64> {loom.name = "ids"},
-                        tensor<2x4xi64> {loom.name = "labels"}) {
+// The integer inputs; the float ones are parameters drawn from --seed.
+func.func @ids() -> (tensor<2x3xi64> {loom.name = "ids"}) {
   %ids = arith.constant dense<[[7, 0, 3], [4, 4, 6]]> : tensor<2x3xi64>
+  return %ids : tensor<2x3xi64>
+}
+
+func.func @labels() -> (tensor<2x4xi64> {loom.name = "labels"}) {
   %labels = arith.constant dense<[[3, -100, 7, 0], [-100, -100, 5, 2]]> : tensor<2x4xi64>
-  return %ids, %labels : tensor<2x3xi64>, tensor<2x4xi64>
+  return %labels : tensor<2x4xi64>
 }
 
 func.func @emb(%table: tensor<8x4xf64> {loom.param = #loom.param<"table", init = normal(1.0), decay = false>},

@@ -176,9 +176,9 @@ struct TestPartitionOpPass
     }
 
     // Step 4.
-    Operation *terminator = func.getBody().front().getTerminator();
-    func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
-                                   terminator->getOperandTypes()));
+    Block &entry = func.getBody().front();
+    func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                                   entry.getTerminator()->getOperandTypes()));
     return success();
   }
 };
