@@ -145,8 +145,8 @@ mlir::loom::models::buildEncoderDecoder(const ModelConfig &c,
   g.setScope("head");
   Value logits = g.linearLayer(x, "head", c.hidden, c.vocab, ms.weightInit,
                                /*biasInit=*/nullptr);
-  Value loss = CrossEntropyOp::create(
-      g.getBuilder(), g.getLoc(), logits, labels, /*lse=*/Value(),
-      /*offset=*/Value(), /*ignore_index=*/uint64_t(0));
+  Value loss = CrossEntropyOp::create(g.getBuilder(), g.getLoc(), logits,
+                                      labels, /*offset=*/Value(),
+                                      /*ignore_index=*/uint64_t(0));
   return g.finish(loss);
 }

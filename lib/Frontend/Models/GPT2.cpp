@@ -84,6 +84,6 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
   // Weight tying: lm_head.weight is transformer.wte.weight.
   Value logits = g.linear(x, wte, /*bias=*/Value());
   Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels,
-                                      /*lse=*/Value(), /*offset=*/Value());
+                                      /*offset=*/Value());
   return g.finish(loss);
 }

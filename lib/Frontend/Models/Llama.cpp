@@ -87,6 +87,6 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildLlama(const ModelConfig &c,
   Value logits = g.linearLayer(x, "lm_head", hidden, c.vocab, weightInit,
                                /*biasInit=*/nullptr);
   Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels,
-                                      /*lse=*/Value(), /*offset=*/Value());
+                                      /*offset=*/Value());
   return g.finish(loss);
 }

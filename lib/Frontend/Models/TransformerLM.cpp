@@ -123,6 +123,6 @@ mlir::loom::models::buildTransformerLM(const ModelConfig &c,
   Value logits = g.linearLayer(x, "decoder", hidden, c.vocab,
                                g.uniform(-0.1, 0.1), g.zeros());
   Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels,
-                                      /*lse=*/Value(), /*offset=*/Value());
+                                      /*offset=*/Value());
   return g.finish(loss);
 }

@@ -144,8 +144,9 @@ struct LossSplit {
 
 /// Steps 1 and 2's analysis: the split of an op whose operand 0 is the
 /// logits [N..., V].
-static FailureOr<LossSplit> analyzeLossSplit(Operation *op, Value offset,
-                                             const OpPartitionContext &context) {
+static FailureOr<LossSplit>
+analyzeLossSplit(Operation *op, Value offset,
+                 const OpPartitionContext &context) {
   if (offset)
     return op->emitOpError("is already in its local form (it has an offset) "
                            "and cannot be partitioned again");

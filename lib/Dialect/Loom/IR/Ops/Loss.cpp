@@ -7,8 +7,9 @@
 // Behaviour of the cross-entropy loss, its gradient and the label count, in
 // the house order: verify, infer, sharding rule, cost. The loss and its
 // gradient share the check of logits against labels (checkLogitsAndLabels)
-// and the shape of their rules: one factor per position dim and a vocabulary factor, whose
-// kinds depend on the form (op-partitioned in the global form).
+// and the shape of their rules: one factor per position dim and a
+// vocabulary factor, whose kinds depend on the form (op-partitioned in the
+// global form; see the local forms in Loss.td).
 //
 //===----------------------------------------------------------------------===//
 
