@@ -447,6 +447,19 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
     ++state.pc;
     return std::nullopt;
   }
+  if (isa<arith::AddIOp, arith::MulIOp>(op)) {
+    // Integer index arithmetic of partitioned code: a block's global offset
+    // from dist.axis_index (e.g. the first row of a vocab-parallel shard).
+    if (!op->getResult(0).getType().isIntOrIndex())
+      return at(r, op) + "integer arithmetic runs on scalars only";
+    int64_t lhs = ctx.get(op->getOperand(0)).data<int64_t>()[0];
+    int64_t rhs = ctx.get(op->getOperand(1)).data<int64_t>()[0];
+    HostTensor &out = ctx.allocate(op->getResult(0));
+    out.mutableData<int64_t>()[0] =
+        isa<arith::AddIOp>(op) ? lhs + rhs : lhs * rhs;
+    ++state.pc;
+    return std::nullopt;
+  }
   if (op->getName().getDialectNamespace() == "dist") {
     if (isGroupCollective(op)) {
       outcome = Outcome::Waits;
@@ -501,7 +514,8 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
       }
     } else {
       return at(r, op) + "unsupported op; the interpreter runs loom, dist, "
-                         "arith.constant and func.return ops";
+                         "arith.constant, arith.addi, arith.muli and "
+                         "func.return ops";
     }
     ++state.pc;
     return std::nullopt;
@@ -517,7 +531,8 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
     return std::nullopt;
   }
   return at(r, op) + "unsupported op; the interpreter runs loom, dist, "
-                     "arith.constant and func.return ops";
+                     "arith.constant, arith.addi, arith.muli and "
+                     "func.return ops";
 }
 
 std::optional<std::string>

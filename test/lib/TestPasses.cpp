@@ -7,6 +7,7 @@
 #include "TestPasses.h"
 
 void mlir::loom::test::registerTestPasses() {
+  registerTestPartitionOpPass();
   registerTestPrintCostsPass();
   registerTestPrintPlanJSONPass();
   registerTestPrintShardingRulesPass();

@@ -6,7 +6,8 @@
 //
 // Passes that expose analyses and interfaces to lit tests. Most print and
 // never change the IR; -test-strip-distribution rebuilds the single-device
-// reference of a distributed program for numeric tests.
+// reference of a distributed program for numeric tests, and
+// -test-partition-op runs per-op partitioners on their own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,7 @@ void registerTestPrintShardingRulesPass();
 void registerTestPrintCostsPass();
 void registerTestPrintPlanJSONPass();
 void registerTestStripDistributionPass();
+void registerTestPartitionOpPass();
 
 } // namespace test
 } // namespace loom

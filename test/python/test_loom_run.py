@@ -194,3 +194,62 @@ func.func @f(%x: tensor<2x3xf64> {loom.name = "x"}) -> tensor<2x3xf64> {
     assert result.returncode == 0, result.stderr
     close(safetensors_io.load(tmp_path / "out.safetensors")["result0"],
           np.exp(x))
+
+
+def test_loss_and_embedding_local_forms(tmp_path):
+    """The local forms the partitioner emits (docs/Partitioning.md): the
+    summed loss, a block of log-probability columns at an offset, the label
+    count, and embedding lookups and gradients at a row offset."""
+    rng = np.random.default_rng(7)
+    n, vocab, block, offset, hidden = 6, 10, 4, 3, 5
+    logits = 2.0 * rng.standard_normal((n, vocab))
+    labels = np.array([3, -100, 6, 0, 9, 5], dtype=np.int64)
+    dloss = np.array(0.7)
+    table = rng.standard_normal((block, hidden))
+    ids = np.array([2, 3, 6, 3, 7, 9], dtype=np.int64)
+    dy = rng.standard_normal((n, hidden))
+
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    z = logp[:, offset:offset + block]
+    valid = labels != -100
+    rows = np.arange(n)
+    losses = np.where(valid, -logp[rows, np.where(valid, labels, 0)], 0.0)
+    in_block = valid & (labels >= offset) & (labels < offset + block)
+    picked = np.where(in_block, -z[rows, np.clip(labels - offset, 0, block - 1)], 0.0)
+    onehot = np.zeros((n, block))
+    onehot[rows[in_block], labels[in_block] - offset] = 1.0
+    grad_block = (np.exp(z) - onehot) * np.where(valid, 1.0, 0.0)[:, None]
+    local = (ids >= offset) & (ids < offset + block)
+    lookup = np.where(local[:, None], table[np.clip(ids - offset, 0, block - 1)], 0.0)
+    dtable = np.zeros((block, hidden))
+    np.add.at(dtable, ids[local] - offset, dy[local])
+
+    ir = f"""
+func.func @f(%x: {ty((n, vocab))} {{loom.name = "x"}}, %z: {ty((n, block))} {{loom.name = "z"}},
+             %l: tensor<{n}xi64> {{loom.name = "labels"}}, %dy: tensor<f64> {{loom.name = "dloss"}},
+             %t: {ty((block, hidden))} {{loom.name = "table"}}, %ids: tensor<{n}xi64> {{loom.name = "ids"}},
+             %g: {ty((n, hidden))} {{loom.name = "g"}})
+    -> (tensor<f64> {{loom.name = "sum"}}, tensor<f64> {{loom.name = "part"}},
+        tensor<f64> {{loom.name = "part_mean"}}, {ty((n, block))} {{loom.name = "grad"}},
+        tensor<f64> {{loom.name = "count"}}, {ty((n, hidden))} {{loom.name = "lookup"}},
+        {ty((block, hidden))} {{loom.name = "dtable"}}) {{
+  %o = arith.constant {offset} : index
+  %s = loom.cross_entropy %x, %l {{sum}} : ({ty((n, vocab))}, tensor<{n}xi64>) -> tensor<f64>
+  %p = loom.cross_entropy %z, %l offset %o {{sum}} : ({ty((n, block))}, tensor<{n}xi64>, index) -> tensor<f64>
+  %pm = loom.cross_entropy %z, %l offset %o : ({ty((n, block))}, tensor<{n}xi64>, index) -> tensor<f64>
+  %d = loom.cross_entropy_grad %z, %l, %dy offset %o {{sum}} : ({ty((n, block))}, tensor<{n}xi64>, tensor<f64>, index) -> {ty((n, block))}
+  %c = loom.label_count %l : (tensor<{n}xi64>) -> tensor<f64>
+  %y = loom.embedding %t, %ids offset %o : ({ty((block, hidden))}, tensor<{n}xi64>, index) -> {ty((n, hidden))}
+  %dt = loom.embedding_grad %g, %ids offset %o {{vocab_size = {block} : i64}} : ({ty((n, hidden))}, tensor<{n}xi64>, index) -> {ty((block, hidden))}
+  return %s, %p, %pm, %d, %c, %y, %dt : tensor<f64>, tensor<f64>, tensor<f64>, {ty((n, block))}, tensor<f64>, {ty((n, hidden))}, {ty((block, hidden))}
+}}"""
+    out = run(tmp_path, ir, {"x": logits, "z": z, "labels": labels, "dloss": dloss,
+                             "table": table, "ids": ids, "g": dy})
+    close(out["sum"], losses.sum())
+    close(out["part"], picked.sum())
+    close(out["part_mean"], picked.sum() / valid.sum())
+    close(out["grad"], grad_block * 0.7)
+    close(out["count"], valid.sum())
+    close(out["lookup"], lookup)
+    close(out["dtable"], dtable)

@@ -88,7 +88,8 @@ public:
     Value position =
         g.addParameter(prefix + ".position_embedding.embedding_table",
                        {length, c.hidden}, weightInit);
-    Value x = EmbeddingOp::create(g.getBuilder(), g.getLoc(), word, ids);
+    Value x = EmbeddingOp::create(g.getBuilder(), g.getLoc(), word, ids,
+                                  /*offset=*/Value());
     return g.dropout(g.add(x, position), c.dropout);
   }
 
@@ -145,6 +146,7 @@ mlir::loom::models::buildEncoderDecoder(const ModelConfig &c,
   Value logits = g.linearLayer(x, "head", c.hidden, c.vocab, ms.weightInit,
                                /*biasInit=*/nullptr);
   Value loss = CrossEntropyOp::create(g.getBuilder(), g.getLoc(), logits,
-                                      labels, /*ignore_index=*/uint64_t(0));
+                                      labels, /*offset=*/Value(),
+                                      /*ignore_index=*/uint64_t(0));
   return g.finish(loss);
 }

@@ -56,7 +56,7 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
       g.addParameter("transformer.wte.weight", {c.vocab, hidden}, weightInit);
   Value wpe =
       g.addParameter("transformer.wpe.weight", {seq, hidden}, weightInit);
-  Value x = g.add(EmbeddingOp::create(b, g.getLoc(), wte, ids), wpe);
+  Value x = g.add(EmbeddingOp::create(b, g.getLoc(), wte, ids, Value()), wpe);
   x = g.dropout(x, c.dropout);
 
   for (int64_t i = 0; i < c.layers; ++i) {
@@ -103,6 +103,7 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
   x = g.layerNorm(x, "transformer.ln_f", c.normEps);
   // Weight tying: lm_head.weight is transformer.wte.weight.
   Value logits = g.linear(x, wte, /*bias=*/Value());
-  Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels);
+  Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels,
+                                      /*offset=*/Value());
   return g.finish(loss);
 }

@@ -49,7 +49,7 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildLlama(const ModelConfig &c,
   g.setScope("model.embed_tokens");
   Value table = g.addParameter("model.embed_tokens.weight", {c.vocab, hidden},
                                weightInit);
-  Value x = EmbeddingOp::create(b, g.getLoc(), table, ids);
+  Value x = EmbeddingOp::create(b, g.getLoc(), table, ids, Value());
 
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string layer = "model.layers." + std::to_string(i);
@@ -86,6 +86,7 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildLlama(const ModelConfig &c,
   x = g.rmsNorm(x, "model.norm", c.normEps);
   Value logits = g.linearLayer(x, "lm_head", hidden, c.vocab, weightInit,
                                /*biasInit=*/nullptr);
-  Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels);
+  Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels,
+                                      /*offset=*/Value());
   return g.finish(loss);
 }

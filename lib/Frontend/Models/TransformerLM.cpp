@@ -78,7 +78,7 @@ mlir::loom::models::buildTransformerLM(const ModelConfig &c,
   g.setScope("encoder");
   Value table =
       g.addParameter("encoder.weight", {c.vocab, hidden}, g.uniform(-0.1, 0.1));
-  Value x = EmbeddingOp::create(b, g.getLoc(), table, ids);
+  Value x = EmbeddingOp::create(b, g.getLoc(), table, ids, Value());
   x = ScaleOp::create(
       b, g.getLoc(), x,
       b.getF64FloatAttr(std::sqrt(static_cast<double>(hidden))));
@@ -122,6 +122,7 @@ mlir::loom::models::buildTransformerLM(const ModelConfig &c,
   g.setScope("decoder");
   Value logits = g.linearLayer(x, "decoder", hidden, c.vocab,
                                g.uniform(-0.1, 0.1), g.zeros());
-  Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels);
+  Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels,
+                                      /*offset=*/Value());
   return g.finish(loss);
 }

@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// embedding and embedding_grad. The host kernels index the table they are
-// given with the ids as they are, so a vocab-parallel embedding (a table
-// split along V, ids global) is not run yet: an id outside the local rows is
-// reported as out of range.
+// embedding and embedding_grad. In the global form the host kernels index
+// the table they are given with the ids as they are (an id outside it is an
+// error); the local form of a vocab-parallel shard carries the global row
+// `offset` of its block and handles only the ids in it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +29,15 @@ static KernelStatus runEmbedding(EmbeddingOp op, KernelContext &ctx) {
   const HostTensor &table = ctx.get(op.getTable());
   const HostTensor &ids = ctx.get(op.getIds());
   HostTensor &y = ctx.allocate(op.getResult());
+  if (Value offset = op.getOffset()) {
+    int64_t first = ctx.get(offset).data<int64_t>()[0];
+    return dispatchFloat(ctx.getFloatKind(), [&](auto zero) -> KernelStatus {
+      using T = decltype(zero);
+      return toKernelStatus(host::embeddingBlock<T>(
+          table.data<T>(), table.getShape(), ids.data<int64_t>(),
+          ids.getShape(), first, y.mutableData<T>()));
+    });
+  }
   return dispatchFloat(ctx.getFloatKind(), [&](auto zero) -> KernelStatus {
     using T = decltype(zero);
     return toKernelStatus(host::embedding<T>(
@@ -43,6 +52,15 @@ static KernelStatus runEmbeddingGrad(EmbeddingGradOp op, KernelContext &ctx) {
   HostTensor &dtable = ctx.allocate(op.getResult());
   // The result's rows: vocab_size, or this rank's block of them.
   int64_t rows = dtable.getShape()[0];
+  if (Value offset = op.getOffset()) {
+    int64_t first = ctx.get(offset).data<int64_t>()[0];
+    return dispatchFloat(ctx.getFloatKind(), [&](auto zero) -> KernelStatus {
+      using T = decltype(zero);
+      return toKernelStatus(host::embeddingGradBlock<T>(
+          dy.data<T>(), dy.getShape(), ids.data<int64_t>(), ids.getShape(),
+          first, rows, dtable.mutableData<T>()));
+    });
+  }
   return dispatchFloat(ctx.getFloatKind(), [&](auto zero) -> KernelStatus {
     using T = decltype(zero);
     return toKernelStatus(host::embeddingGrad<T>(

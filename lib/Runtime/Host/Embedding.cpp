@@ -46,24 +46,30 @@ Status embedding(const T *table, const Shape &tableShape, const int64_t *ids,
   return Status::success();
 }
 
+namespace {
+/// Scatter-adds the rows of `dy` into `result` [rows, H] at the local row
+/// `ids[n] - offset` of each position whose id falls in [offset, offset +
+/// rows); the caller has checked or decided to skip the others.
 template <typename T>
-Status embeddingGrad(const T *dy, const Shape &dyShape, const int64_t *ids,
-                     const Shape &idsShape, int64_t vocabSize, T *result) {
-  int64_t hidden = dyShape.back();
-  int64_t count = numElements(idsShape);
-  if (Status status = checkIds(ids, count, vocabSize); !status)
-    return status;
-  // start[v] .. start[v + 1] indexes the positions of id v in `order`.
-  std::vector<int64_t> start(vocabSize + 1, 0), order(count);
+void scatterRows(const T *dy, int64_t hidden, const int64_t *ids,
+                 int64_t count, int64_t offset, int64_t rows, T *result) {
+  auto local = [&](int64_t n) { return ids[n] - offset; };
+  auto inBlock = [&](int64_t n) { return local(n) >= 0 && local(n) < rows; };
+  // start[v] .. start[v + 1] indexes the positions of local row v in
+  // `order`.
+  std::vector<int64_t> start(rows + 1, 0), order;
   for (int64_t n = 0; n < count; ++n)
-    ++start[ids[n] + 1];
-  for (int64_t v = 0; v < vocabSize; ++v)
+    if (inBlock(n))
+      ++start[local(n) + 1];
+  for (int64_t v = 0; v < rows; ++v)
     start[v + 1] += start[v];
+  order.resize(start[rows]);
   std::vector<int64_t> next(start.begin(), start.end() - 1);
   for (int64_t n = 0; n < count; ++n)
-    order[next[ids[n]]++] = n;
+    if (inBlock(n))
+      order[next[local(n)]++] = n;
   std::vector<double> acc(hidden);
-  for (int64_t v = 0; v < vocabSize; ++v) {
+  for (int64_t v = 0; v < rows; ++v) {
     T *row = result + v * hidden;
     if (start[v] == start[v + 1]) {
       std::fill(row, row + hidden, T(0));
@@ -78,6 +84,42 @@ Status embeddingGrad(const T *dy, const Shape &dyShape, const int64_t *ids,
     for (int64_t h = 0; h < hidden; ++h)
       row[h] = static_cast<T>(acc[h]);
   }
+}
+} // namespace
+
+template <typename T>
+Status embeddingGrad(const T *dy, const Shape &dyShape, const int64_t *ids,
+                     const Shape &idsShape, int64_t vocabSize, T *result) {
+  int64_t count = numElements(idsShape);
+  if (Status status = checkIds(ids, count, vocabSize); !status)
+    return status;
+  scatterRows(dy, dyShape.back(), ids, count, /*offset=*/0, vocabSize, result);
+  return Status::success();
+}
+
+template <typename T>
+Status embeddingBlock(const T *table, const Shape &tableShape,
+                      const int64_t *ids, const Shape &idsShape, int64_t offset,
+                      T *result) {
+  int64_t rows = tableShape[0], hidden = tableShape[1];
+  int64_t count = numElements(idsShape);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t local = ids[n] - offset;
+    T *dst = result + n * hidden;
+    if (local < 0 || local >= rows)
+      std::fill(dst, dst + hidden, T(0));
+    else
+      std::copy(table + local * hidden, table + (local + 1) * hidden, dst);
+  }
+  return Status::success();
+}
+
+template <typename T>
+Status embeddingGradBlock(const T *dy, const Shape &dyShape,
+                          const int64_t *ids, const Shape &idsShape,
+                          int64_t offset, int64_t rows, T *result) {
+  scatterRows(dy, dyShape.back(), ids, numElements(idsShape), offset, rows,
+              result);
   return Status::success();
 }
 
@@ -85,7 +127,12 @@ Status embeddingGrad(const T *dy, const Shape &dyShape, const int64_t *ids,
   template Status embedding<T>(const T *, const Shape &, const int64_t *,      \
                                const Shape &, T *);                            \
   template Status embeddingGrad<T>(const T *, const Shape &, const int64_t *,  \
-                                   const Shape &, int64_t, T *);
+                                   const Shape &, int64_t, T *);               \
+  template Status embeddingBlock<T>(const T *, const Shape &, const int64_t *, \
+                                    const Shape &, int64_t, T *);              \
+  template Status embeddingGradBlock<T>(const T *, const Shape &,              \
+                                        const int64_t *, const Shape &,        \
+                                        int64_t, int64_t, T *);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)
 #undef LOOM_INSTANTIATE

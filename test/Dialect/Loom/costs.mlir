@@ -178,6 +178,34 @@ func.func @cross_entropy_grad(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8x
   return %0 : tensor<2x8x100xf32>
 }
 
+// The local form is given log-probabilities: one accumulation per position
+// and the final step, 16 + 1 = 17. Reads logits, labels and the 8-byte
+// index offset (6400 + 128 + 8).
+// CHECK-LABEL: @cross_entropy_offset loom.cross_entropy:
+// CHECK-SAME: reduction flops=17 read=6536 written=4 output=4{{$}}
+func.func @cross_entropy_offset(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %o: index) -> tensor<f32> {
+  %0 = loom.cross_entropy %logits, %labels offset %o {sum} : (tensor<2x8x100xf32>, tensor<2x8xi64>, index) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// Given log-probabilities, a logit costs an exp and the scaling: 2*1600 +
+// 16 + 1 = 3217. Reads 6400 + 128 + 4 + 8.
+// CHECK-LABEL: @cross_entropy_grad_offset loom.cross_entropy_grad:
+// CHECK-SAME: reduction flops=3217 read=6540 written=6400 output=6400{{$}}
+func.func @cross_entropy_grad_offset(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %dloss: tensor<f32>, %o: index) -> tensor<2x8x100xf32> {
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss offset %o : (tensor<2x8x100xf32>, tensor<2x8xi64>, tensor<f32>, index) -> tensor<2x8x100xf32>
+  return %0 : tensor<2x8x100xf32>
+}
+
+// One compare-and-add per label (16); reads 128 bytes of labels, writes one
+// f32.
+// CHECK-LABEL: @label_count loom.label_count:
+// CHECK-SAME: reduction flops=16 read=128 written=4 output=4{{$}}
+func.func @label_count(%labels: tensor<2x8xi64>) -> tensor<f32> {
+  %0 = loom.label_count %labels : (tensor<2x8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 // ===== Reduction, softmax and normalization ops =====
 
 // One addition per input element (8*16 = 128) and one division per output

@@ -613,6 +613,25 @@ func.func @cross_entropy_labels(%logits: tensor<2x8x100xf32>, %labels: tensor<2x
 
 // -----
 
+// label_count C1: a count is one scalar.
+func.func @label_count_rank(%labels: tensor<8xi64>) -> tensor<1xf32> {
+  // expected-error @+1 {{'loom.label_count' op expects a rank-0 result, got 'tensor<1xf32>'}}
+  %0 = loom.label_count %labels : (tensor<8xi64>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+// cross_entropy: the offset is a scalar index or i64 (an ODS type
+// constraint, not numbered).
+func.func @cross_entropy_offset_type(%logits: tensor<8x100xf32>, %labels: tensor<8xi64>, %o: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{operand #2 must be index or i64}}
+  %0 = loom.cross_entropy %logits, %labels offset %o : (tensor<8x100xf32>, tensor<8xi64>, tensor<i64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // cross_entropy_grad C1: a scalar has no class dim.
 func.func @cross_entropy_grad_rank(%logits: tensor<f32>, %labels: tensor<i64>, %dloss: tensor<f32>) -> tensor<f32> {
   // expected-error @+2 {{failed to infer returned types}}

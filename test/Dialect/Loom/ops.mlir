@@ -133,6 +133,30 @@ func.func @rope(%x: tensor<2x4x16x8xf32>, %pos: tensor<2x16xi64>, %pos1: tensor<
   return %0, %1, %2 : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>
 }
 
+// The local forms of the loss ops (what the partitioner emits): a summed
+// loss, a block of log-probability columns at an offset, and the label
+// count.
+// CHECK-LABEL: func.func @cross_entropy_local
+func.func @cross_entropy_local(%logits: tensor<2x8x50xf32>, %labels: tensor<2x8xi64>, %dloss: tensor<f32>, %o: index) -> (tensor<f32>, tensor<2x8x50xf32>, tensor<f32>) {
+  // CHECK: loom.cross_entropy %{{.+}}, %{{.+}} offset %{{.+}} {sum} : (tensor<2x8x50xf32>, tensor<2x8xi64>, index) -> tensor<f32>
+  %0 = loom.cross_entropy %logits, %labels offset %o {sum} : (tensor<2x8x50xf32>, tensor<2x8xi64>, index) -> tensor<f32>
+  // CHECK: loom.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} offset %{{.+}} {ignore_index = 0 : i64, sum} : (tensor<2x8x50xf32>, tensor<2x8xi64>, tensor<f32>, index) -> tensor<2x8x50xf32>
+  %1 = loom.cross_entropy_grad %logits, %labels, %dloss offset %o {ignore_index = 0 : i64, sum} : (tensor<2x8x50xf32>, tensor<2x8xi64>, tensor<f32>, index) -> tensor<2x8x50xf32>
+  // CHECK: loom.label_count %{{.+}} {ignore_index = 0 : i64} : (tensor<2x8xi64>) -> tensor<f32>
+  %2 = loom.label_count %labels {ignore_index = 0 : i64} : (tensor<2x8xi64>) -> tensor<f32>
+  return %0, %1, %2 : tensor<f32>, tensor<2x8x50xf32>, tensor<f32>
+}
+
+// The local forms of the embedding ops take the block's first row.
+// CHECK-LABEL: func.func @embedding_offset
+func.func @embedding_offset(%table: tensor<50x16xf32>, %ids: tensor<2x8xi64>, %dy: tensor<2x8x16xf32>, %o: i64) -> (tensor<2x8x16xf32>, tensor<50x16xf32>) {
+  // CHECK: loom.embedding %{{.+}}, %{{.+}} offset %{{.+}} : (tensor<50x16xf32>, tensor<2x8xi64>, i64) -> tensor<2x8x16xf32>
+  %0 = loom.embedding %table, %ids offset %o : (tensor<50x16xf32>, tensor<2x8xi64>, i64) -> tensor<2x8x16xf32>
+  // CHECK: loom.embedding_grad %{{.+}}, %{{.+}} offset %{{.+}} {vocab_size = 50 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>, i64) -> tensor<50x16xf32>
+  %1 = loom.embedding_grad %dy, %ids offset %o {vocab_size = 50 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>, i64) -> tensor<50x16xf32>
+  return %0, %1 : tensor<2x8x16xf32>, tensor<50x16xf32>
+}
+
 // The loss is rank 0; the default ignore_index (-100) is elided, another one
 // prints. The gradient has the logits' type.
 // CHECK-LABEL: func.func @cross_entropy

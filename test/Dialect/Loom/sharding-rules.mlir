@@ -203,6 +203,23 @@ func.func @embedding_grad(%dy: tensor<2x8x16xf32>, %ids: tensor<2x8xi64>) -> ten
   return %0 : tensor<100x16xf32>
 }
 
+// The local form of a vocab-parallel lookup: the scalar offset has no
+// factor, the rest is the global rule.
+// CHECK-LABEL: @embedding_offset loom.embedding:
+// CHECK-SAME: ([d, c], [a, b], []) -> ([a, b, c]) {a=2, b=8, c=16, d=50} reduction={d} global={d}{{$}}
+func.func @embedding_offset(%table: tensor<50x16xf32>, %ids: tensor<2x8xi64>, %o: index) -> tensor<2x8x16xf32> {
+  %0 = loom.embedding %table, %ids offset %o : (tensor<50x16xf32>, tensor<2x8xi64>, index) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// The local form of the table gradient: the offset has no factor.
+// CHECK-LABEL: @embedding_grad_offset loom.embedding_grad:
+// CHECK-SAME: ([a, b, c], [a, b], []) -> ([d, c]) {a=2, b=8, c=16, d=50} reduction={a, b} global={d}{{$}}
+func.func @embedding_grad_offset(%dy: tensor<2x8x16xf32>, %ids: tensor<2x8xi64>, %o: index) -> tensor<50x16xf32> {
+  %0 = loom.embedding_grad %dy, %ids offset %o {vocab_size = 50 : i64} : (tensor<2x8x16xf32>, tensor<2x8xi64>, index) -> tensor<50x16xf32>
+  return %0 : tensor<50x16xf32>
+}
+
 // Grouped-query causal self-attention, 8 query heads over 2 key/value heads:
 // the query head dim is (hkv, g) = (b, c); one sequence factor (d) spans the
 // queries, keys and values alike, op-partitioned (ring attention) and
@@ -306,6 +323,43 @@ func.func @cross_entropy(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>)
 func.func @cross_entropy_grad(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %dloss: tensor<f32>) -> tensor<2x8x100xf32> {
   %0 = loom.cross_entropy_grad %logits, %labels, %dloss : (tensor<2x8x100xf32>, tensor<2x8xi64>, tensor<f32>) -> tensor<2x8x100xf32>
   return %0 : tensor<2x8x100xf32>
+}
+
+// The summed loss needs no global count: positions become reduction factors
+// (a block of positions gives a partial sum); V stays op-partitioned.
+// CHECK-LABEL: @cross_entropy_sum loom.cross_entropy:
+// CHECK-SAME: ([a, b, c], [a, b]) -> ([]) {a=2, b=8, c=100} reduction={a, b} op_partitioned={c}{{$}}
+func.func @cross_entropy_sum(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>) -> tensor<f32> {
+  %0 = loom.cross_entropy %logits, %labels {sum} : (tensor<2x8x100xf32>, tensor<2x8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// The local form on a block of log-probability columns: only the device
+// holding a label adds its loss, so V is a globally indexed reduction
+// factor; the offset has none.
+// CHECK-LABEL: @cross_entropy_offset loom.cross_entropy:
+// CHECK-SAME: ([a, b, c], [a, b], []) -> ([]) {a=2, b=8, c=100} reduction={a, b, c} global={c}{{$}}
+func.func @cross_entropy_offset(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %o: index) -> tensor<f32> {
+  %0 = loom.cross_entropy %logits, %labels offset %o {sum} : (tensor<2x8x100xf32>, tensor<2x8xi64>, index) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// The summed gradient's rows are independent (parallel positions); given
+// log-probabilities (offset), so are its columns (parallel, globally
+// indexed).
+// CHECK-LABEL: @cross_entropy_grad_offset loom.cross_entropy_grad:
+// CHECK-SAME: ([a, b, c], [a, b], [], []) -> ([a, b, c]) {a=2, b=8, c=100} global={c}{{$}}
+func.func @cross_entropy_grad_offset(%logits: tensor<2x8x100xf32>, %labels: tensor<2x8xi64>, %dloss: tensor<f32>, %o: index) -> tensor<2x8x100xf32> {
+  %0 = loom.cross_entropy_grad %logits, %labels, %dloss offset %o {sum} : (tensor<2x8x100xf32>, tensor<2x8xi64>, tensor<f32>, index) -> tensor<2x8x100xf32>
+  return %0 : tensor<2x8x100xf32>
+}
+
+// A count is a sum over every label dim.
+// CHECK-LABEL: @label_count loom.label_count:
+// CHECK-SAME: ([a, b]) -> ([]) {a=2, b=8} reduction={a, b}{{$}}
+func.func @label_count(%labels: tensor<2x8xi64>) -> tensor<f32> {
+  %0 = loom.label_count %labels : (tensor<2x8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
 }
 
 // ===== Reduction, softmax and normalization ops =====

@@ -37,7 +37,7 @@
 // RUN: not loom-run %s --entry bad_id --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=KERNEL
 // KERNEL: loom-run: error: rank 0: `loom.embedding` at {{.*}}errors.mlir:{{[0-9]+}}:{{[0-9]+}}: id 5 at index 0 is outside [0, 2)
 // RUN: not loom-run %s --entry foreign --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=FOREIGN
-// FOREIGN: loom-run: error: rank 0: `tensor.empty` at {{.*}}: unsupported op; the interpreter runs loom, dist, arith.constant and func.return ops
+// FOREIGN: loom-run: error: rank 0: `tensor.empty` at {{.*}}: unsupported op; the interpreter runs loom, dist, arith.constant, arith.addi, arith.muli and func.return ops
 //
 // A tensor given by two input files.
 // RUN: not loom-run %s --entry softmax --inputs %t.in.safetensors --inputs %t.in.safetensors 2>&1 | FileCheck %s --check-prefix=TWICE

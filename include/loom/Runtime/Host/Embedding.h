@@ -33,6 +33,23 @@ template <typename T>
 Status embeddingGrad(const T *dy, const Shape &dyShape, const int64_t *ids,
                      const Shape &idsShape, int64_t vocabSize, T *result);
 
+/// The local form of loom.embedding (a vocab-parallel shard): `table`
+/// [V, H] holds the global rows [offset, offset + V). An id in that range
+/// reads row `id - offset`; any other id gives a zero row and is not
+/// checked (another device holds it).
+template <typename T>
+Status embeddingBlock(const T *table, const Shape &tableShape,
+                      const int64_t *ids, const Shape &idsShape, int64_t offset,
+                      T *result);
+
+/// The local form of loom.embedding_grad: `result` [rows, H] is the block of
+/// global rows [offset, offset + rows) of the table gradient; ids outside
+/// that range are skipped. Same accumulation order as embeddingGrad.
+template <typename T>
+Status embeddingGradBlock(const T *dy, const Shape &dyShape,
+                          const int64_t *ids, const Shape &idsShape,
+                          int64_t offset, int64_t rows, T *result);
+
 } // namespace loom::runtime::host
 
 #endif // LOOM_RUNTIME_HOST_EMBEDDING_H

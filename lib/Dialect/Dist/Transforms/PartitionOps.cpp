@@ -102,24 +102,6 @@ std::string mlir::loom::dist::formatAxes(const Layout::AxisList &axes) {
 // Registry
 //===----------------------------------------------------------------------===//
 
-/// The rewrite of the vocab-parallel loss and embedding ops until
-/// PartitionLoss.cpp and PartitionEmbedding.cpp are merged: splits that
-/// need no communication of the op's own are type-only, anything else is
-/// reported. On merge, each case in lookupOpPartitioner below points to its
-/// function instead (one line each).
-static LogicalResult partitionLossOrEmbeddingNotSupportedYet(
-    Operation *op, const OpPartitionContext &context, OpBuilder &) {
-  SmallVector<int64_t> blocking =
-      getSplitFactors(context, FactorKind::OpPartitioned);
-  llvm::append_range(blocking, getSplitGlobalIndexedFactors(context));
-  if (blocking.empty())
-    return setLocalResultTypes(op, context);
-  int64_t factor = blocking.front();
-  return op->emitOpError() << "split of factor " << getFactorName(factor)
-                           << " over " << formatAxes(context.factorAxes[factor])
-                           << " is not supported yet";
-}
-
 OpPartitioner mlir::loom::dist::lookupOpPartitioner(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpPartitioner>(op)
       .Case<SliceOp>([](auto) { return partitionSlice; })
@@ -128,16 +110,11 @@ OpPartitioner mlir::loom::dist::lookupOpPartitioner(Operation *op) {
           [](auto) { return partitionAttention; })
       .Case<RopeOp>([](auto) { return partitionRope; })
       .Case<DropoutOp>([](auto) { return partitionDropout; })
-      // Vocab-parallel loss and embedding (PartitionLoss.cpp,
-      // PartitionEmbedding.cpp), not merged yet: on merge, each line returns
-      // its function (partitionCrossEntropy, ...) instead.
-      .Case<CrossEntropyOp>(
-          [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
-      .Case<CrossEntropyGradOp>(
-          [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
-      .Case<EmbeddingOp>(
-          [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
-      .Case<EmbeddingGradOp>(
-          [](auto) { return partitionLossOrEmbeddingNotSupportedYet; })
+      // Vocab-parallel loss and embedding, the data-parallel loss
+      // (PartitionLoss.cpp, PartitionEmbedding.cpp).
+      .Case<CrossEntropyOp>([](auto) { return partitionCrossEntropy; })
+      .Case<CrossEntropyGradOp>([](auto) { return partitionCrossEntropyGrad; })
+      .Case<EmbeddingOp>([](auto) { return partitionEmbedding; })
+      .Case<EmbeddingGradOp>([](auto) { return partitionEmbeddingGrad; })
       .Default([](Operation *) -> OpPartitioner { return nullptr; });
 }

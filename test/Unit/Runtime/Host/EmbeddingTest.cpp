@@ -79,4 +79,32 @@ TEST(EmbeddingTest, FloatGradientAccumulatesInDouble) {
   EXPECT_EQ(dtable[0], static_cast<float>(1.0 + 1000 * double(1e-8f)));
 }
 
+/// Row blocks of the table: the lookups at their offsets add up to the
+/// global lookup (ids outside a block give zeros, unchecked), and the
+/// gradient blocks are the rows of the global gradient.
+TEST(EmbeddingTest, RowBlocksAddUpToTheLookup) {
+  const int64_t vocab = 6, hidden = 2, block = 3;
+  std::vector<double> table = randomValues(vocab * hidden, 55, -1, 1);
+  std::vector<int64_t> ids{5, 0, 3, 3, 2};
+  std::vector<double> dy = randomValues(5 * hidden, 56, -1, 1);
+  std::vector<double> full(5 * hidden), sum(5 * hidden, 0.0);
+  std::vector<double> dtable(vocab * hidden);
+  ASSERT_TRUE(embedding(table.data(), {vocab, hidden}, ids.data(), {5},
+                        full.data()));
+  ASSERT_TRUE(embeddingGrad(dy.data(), {5, hidden}, ids.data(), {5}, vocab,
+                            dtable.data()));
+  for (int64_t first = 0; first < vocab; first += block) {
+    std::vector<double> part(5 * hidden), grad(block * hidden);
+    ASSERT_TRUE(embeddingBlock(table.data() + first * hidden, {block, hidden},
+                               ids.data(), {5}, first, part.data()));
+    for (size_t i = 0; i < part.size(); ++i)
+      sum[i] += part[i];
+    ASSERT_TRUE(embeddingGradBlock(dy.data(), {5, hidden}, ids.data(), {5},
+                                   first, block, grad.data()));
+    for (int64_t i = 0; i < block * hidden; ++i)
+      EXPECT_EQ(grad[i], dtable[first * hidden + i]) << "element " << i;
+  }
+  EXPECT_EQ(sum, full);
+}
+
 } // namespace

@@ -124,4 +124,66 @@ TEST(LossTest, FloatKernelsAgreeWithDouble) {
   expectAllClose(gradf, grad, 1e-6, "cross_entropy_grad");
 }
 
+/// The local forms over column blocks of the log-probabilities add up to
+/// the global loss and concatenate to the global gradient (what a
+/// vocab-parallel partition relies on).
+TEST(LossTest, VocabBlocksOfLogProbabilitiesAddUp) {
+  const int64_t rows = 4, vocab = 6, block = 3;
+  std::vector<double> logits = randomValues(rows * vocab, 321, -3, 3);
+  std::vector<int64_t> labels{5, -100, 0, 3};
+  // Log-probabilities, row by row.
+  std::vector<double> logp(logits.size());
+  for (int64_t n = 0; n < rows; ++n) {
+    double sum = 0;
+    for (int64_t v = 0; v < vocab; ++v)
+      sum += std::exp(logits[n * vocab + v]);
+    for (int64_t v = 0; v < vocab; ++v)
+      logp[n * vocab + v] = logits[n * vocab + v] - std::log(sum);
+  }
+  std::vector<double> mean(1), sum(1), grad(rows * vocab);
+  ASSERT_TRUE(crossEntropy(logits.data(), {rows, vocab}, labels.data(), -100,
+                           mean.data()));
+  ASSERT_TRUE(crossEntropyLocal(logits.data(), {rows, vocab}, labels.data(),
+                                -100, /*offset=*/nullptr, /*sum=*/true,
+                                sum.data()));
+  EXPECT_NEAR(sum[0], 3 * mean[0], 1e-13);
+  ASSERT_TRUE(crossEntropyGrad(logits.data(), {rows, vocab}, labels.data(),
+                               0.5, -100, grad.data()));
+
+  double partialMeans = 0, partialSums = 0;
+  for (int64_t first = 0; first < vocab; first += block) {
+    std::vector<double> z(rows * block), part(1), gradBlock(rows * block);
+    for (int64_t n = 0; n < rows; ++n)
+      for (int64_t v = 0; v < block; ++v)
+        z[n * block + v] = logp[n * vocab + first + v];
+    ASSERT_TRUE(crossEntropyLocal(z.data(), {rows, block}, labels.data(), -100,
+                                  &first, /*sum=*/false, part.data()));
+    partialMeans += part[0];
+    ASSERT_TRUE(crossEntropyLocal(z.data(), {rows, block}, labels.data(), -100,
+                                  &first, /*sum=*/true, part.data()));
+    partialSums += part[0];
+    // The summed form takes dloss / count (3 labelled rows).
+    ASSERT_TRUE(crossEntropyGradLocal(z.data(), {rows, block}, labels.data(),
+                                      0.5 / 3, -100, &first, /*sum=*/true,
+                                      gradBlock.data()));
+    for (int64_t n = 0; n < rows; ++n)
+      for (int64_t v = 0; v < block; ++v)
+        EXPECT_NEAR(gradBlock[n * block + v], grad[n * vocab + first + v],
+                    1e-15)
+            << "row " << n << " column " << first + v;
+  }
+  EXPECT_NEAR(partialMeans, mean[0], 1e-14);
+  EXPECT_NEAR(partialSums, sum[0], 1e-13);
+}
+
+TEST(LossTest, LabelCountSkipsTheIgnoreIndex) {
+  std::vector<int64_t> labels{4, -100, 0, -100, 7};
+  float count;
+  labelCount(labels.data(), 5, -100, &count);
+  EXPECT_EQ(count, 3.0f);
+  double none;
+  labelCount(labels.data(), 0, -100, &none);
+  EXPECT_EQ(none, 0.0);
+}
+
 } // namespace

@@ -36,6 +36,9 @@ def Loom_FloatTensor : StaticShapeTensorOf<[Loom_Float]>;
 def Loom_Tensor : StaticShapeTensorOf<[Loom_Float, Loom_Integer]>;
 // Token ids, labels and positions.
 def Loom_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
+// A scalar global offset of a device's block (the first vocabulary row it
+// holds), computed by partitioned code from `dist.axis_index`.
+def Loom_Offset : AnyTypeOf<[Index, I64], "index or i64">;
 
 //===----------------------------------------------------------------------===//
 // Base class

@@ -6,8 +6,9 @@
 //
 // Behaviour of the embedding lookup and its gradient, in the house order:
 // verify, infer, sharding rule, cost. The vocabulary factor of both is
-// op-partitioned: a device owning a block of table rows handles only the ids
-// in its block (see the op descriptions for what the results then hold).
+// globally indexed: a device owning a block of table rows handles only the
+// ids in its block (see the op descriptions for what the results then hold),
+// which the local form's `offset` operand locates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,15 +49,23 @@ OpShardingRule EmbeddingOp::getShardingRule() {
   int64_t rank = ids.size();
   Builder builder(getOperation()->getOperandTypes(),
                   getOperation()->getResultTypes());
+  // Operands: table, ids and (in the local form) the scalar offset, which
+  // no factor occupies.
+  auto operandDims = [&](int64_t tableDim, int64_t idsDim) {
+    SmallVector<int64_t> dims(getNumOperands(), Builder::kNoDim);
+    dims[0] = tableDim;
+    dims[1] = idsDim;
+    return dims;
+  };
   // Each id's row lands at the id's position.
   for (int64_t d = 0; d < rank; ++d)
-    builder.addFactor({Builder::kNoDim, d}, {d}, ids[d]);
-  builder.addFactor({1, Builder::kNoDim}, {rank}, table[1]);
+    builder.addFactor(operandDims(Builder::kNoDim, d), {d}, ids[d]);
+  builder.addFactor(operandDims(1, Builder::kNoDim), {rank}, table[1]);
   // Vocab-parallel: a device looks up only the ids among its rows (so it
   // needs its global row range) and writes zeros for the rest, so the result
   // is a partial sum over the vocab axes.
-  builder.addFactor({0, Builder::kNoDim}, {Builder::kNoDim}, table[0],
-                    FactorKind::Reduction, /*globalIndexed=*/true);
+  builder.addFactor(operandDims(0, Builder::kNoDim), {Builder::kNoDim},
+                    table[0], FactorKind::Reduction, /*globalIndexed=*/true);
   return builder.build();
 }
 
@@ -119,15 +128,24 @@ OpShardingRule EmbeddingGradOp::getShardingRule() {
   int64_t rank = getIds().getType().getRank();
   Builder builder(getOperation()->getOperandTypes(),
                   getOperation()->getResultTypes());
+  // Operands: dy, ids and (in the local form) the scalar offset.
+  auto operandDims = [&](int64_t dyDim, int64_t idsDim) {
+    SmallVector<int64_t> dims(getNumOperands(), Builder::kNoDim);
+    dims[0] = dyDim;
+    dims[1] = idsDim;
+    return dims;
+  };
   // The table gradient sums over every position: splitting positions leaves
   // partial sums of it.
   for (int64_t d = 0; d < rank; ++d)
-    builder.addFactor({d, d}, {Builder::kNoDim}, dy[d], FactorKind::Reduction);
-  builder.addFactor({rank, Builder::kNoDim}, {1}, dy[rank]);
+    builder.addFactor(operandDims(d, d), {Builder::kNoDim}, dy[d],
+                      FactorKind::Reduction);
+  builder.addFactor(operandDims(rank, Builder::kNoDim), {1}, dy[rank]);
   // A device owning a block of rows accumulates only the ids in its block,
   // so it needs the block's global row range.
-  builder.addFactor({Builder::kNoDim, Builder::kNoDim}, {0}, getVocabSize(),
-                    FactorKind::Parallel, /*globalIndexed=*/true);
+  builder.addFactor(operandDims(Builder::kNoDim, Builder::kNoDim), {0},
+                    getVocabSize(), FactorKind::Parallel,
+                    /*globalIndexed=*/true);
   return builder.build();
 }
 
@@ -158,13 +176,16 @@ OpCost EmbeddingGradOp::getCost(const OpShapes &shapes) {
 
 LogicalResult EmbeddingOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                     SmallVectorImpl<Value> &operandGrads) {
-  operandGrads.assign(2, Value());
+  operandGrads.assign(getNumOperands(), Value());
   Value dy = resultGrads[0];
   if (!dy)
     return success();
+  // The local form's table is a block of rows, and its offset is no
+  // differentiable input: the gradient keeps the block and the offset.
   int64_t vocab = getTable().getType().getShape()[0];
-  operandGrads[0] = EmbeddingGradOp::create(builder, getLoc(), dy, getIds(),
-                                            static_cast<uint64_t>(vocab));
+  operandGrads[0] =
+      EmbeddingGradOp::create(builder, getLoc(), dy, getIds(), getOffset(),
+                              static_cast<uint64_t>(vocab));
   return success();
 }
 

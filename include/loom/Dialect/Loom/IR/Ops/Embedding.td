@@ -40,14 +40,27 @@ def Loom_EmbeddingOp : Loom_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
     so its result is a *partial sum* over the vocab mesh axes, resolved by
     the all-reduce (or reduce-scatter) that follows.
 
+    Local form (what the partitioner emits for a vocab split): with
+    `offset`, `table` holds the rows `[offset, offset + V)` of the global
+    table; an id in that range reads row `id - offset`, any other id gives a
+    zero row (it is some other device's, so it is not range-checked):
+
+    ```mlir
+    %x = loom.embedding %table, %tokens offset %o
+        : (tensor<16000x768xf32>, tensor<8x128xi64>, index)
+        -> tensor<8x128x768xf32>
+    ```
+
     Constraints:
     - C1: `table` has rank 2.
   }];
 
-  let arguments = (ins Loom_FloatTensor:$table, Loom_IndexTensor:$ids);
+  let arguments = (ins Loom_FloatTensor:$table, Loom_IndexTensor:$ids,
+                       Optional<Loom_Offset>:$offset);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $table `,` $ids attr-dict `:` functional-type(operands, results)
+    $table `,` $ids (`offset` $offset^)? attr-dict `:`
+    functional-type(operands, results)
   }];
 }
 
@@ -73,6 +86,11 @@ def Loom_EmbeddingGradOp
     parallel and globally indexed: a device holding rows `[v0, v0 + V/n)`
     accumulates only the ids in that range, into its own rows.
 
+    Local form (what the partitioner emits for a vocab split): with
+    `offset`, the result is the block of rows `[offset, offset +
+    vocab_size)` of the table gradient: an id in that range adds into row
+    `id - offset`, any other id is skipped (not range-checked).
+
     Constraints:
     - C1: `vocab_size` is positive.
     - C2: `dy` has rank `rank(ids) + 1`.
@@ -80,10 +98,11 @@ def Loom_EmbeddingGradOp
   }];
 
   let arguments = (ins Loom_FloatTensor:$dy, Loom_IndexTensor:$ids,
-                       I64Attr:$vocab_size);
+                       Optional<Loom_Offset>:$offset, I64Attr:$vocab_size);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $dy `,` $ids attr-dict `:` functional-type(operands, results)
+    $dy `,` $ids (`offset` $offset^)? attr-dict `:`
+    functional-type(operands, results)
   }];
 }
 

@@ -49,16 +49,38 @@ def Loom_CrossEntropyOp : Loom_Op<"cross_entropy", [Pure,
     subtract the label's logit, accumulate) and one division. Operands are
     read and the result written once.
 
+    Local forms (what the partitioner emits; docs/Partitioning.md):
+    - `sum`: returns the sum of the per-position losses instead of their
+      mean (0 when every label is ignored). The position dims are then
+      reduction factors: a block of positions gives a partial sum.
+    - `offset`: `logits` is the block of columns `[offset, offset + V)` of
+      the global *log-probabilities* (logits minus each row's global
+      log-sum-exp, which one device cannot compute from its block). The op
+      does not normalize them again: a position adds `-logits[n..., label -
+      offset]` when its label lies in the block and nothing otherwise, so
+      the result is a partial sum over the devices holding the vocabulary
+      blocks (the vocab factor becomes a globally indexed reduction factor).
+      The mean still divides by the count of every labelled local position.
+      Labels outside the block are not range-checked.
+
+    ```mlir
+    %part = loom.cross_entropy %logprobs, %labels offset %o {sum}
+        : (tensor<4x128x16000xf32>, tensor<4x128xi64>, index) -> tensor<f32>
+    ```
+
     Constraints:
     - C1: `logits` has rank >= 1.
     - C2: the shape of `labels` is that of `logits` without its last dim.
   }];
 
   let arguments = (ins Loom_FloatTensor:$logits, Loom_IndexTensor:$labels,
-                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+                       Optional<Loom_Offset>:$offset,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       UnitAttr:$sum);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+    $logits `,` $labels (`offset` $offset^)? attr-dict `:`
+    functional-type(operands, results)
   }];
 }
 
@@ -96,6 +118,17 @@ def Loom_CrossEntropyGradOp : Loom_Op<"cross_entropy_grad", [Pure,
     and one for `dloss / count`. Operands are read and the result written
     once.
 
+    Local forms (what the partitioner emits; docs/Partitioning.md):
+    - `sum`: the gradient of the summed loss, `(softmax - onehot) * dloss`
+      (no division by the count; the partitioner divides `dloss` by the
+      global count instead). Rows are then independent: the position dims
+      are parallel factors.
+    - `offset`: `logits` is the block of columns `[offset, offset + V)` of
+      the global log-probabilities (as for `loom.cross_entropy`), so
+      `softmax = exp(logits)` without normalizing again, and the one-hot is
+      subtracted only where the label lies in the block. The vocab factor
+      is then parallel and globally indexed.
+
     Constraints:
     - C1: `logits` has rank >= 1.
     - C2: the shape of `labels` is that of `logits` without its last dim.
@@ -104,13 +137,49 @@ def Loom_CrossEntropyGradOp : Loom_Op<"cross_entropy_grad", [Pure,
   }];
 
   let arguments = (ins Loom_FloatTensor:$logits, Loom_IndexTensor:$labels,
-                       Loom_FloatTensor:$dloss,
+                       Loom_FloatTensor:$dloss, Optional<Loom_Offset>:$offset,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       UnitAttr:$sum);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $dloss (`offset` $offset^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Label count
+//===----------------------------------------------------------------------===//
+
+def Loom_LabelCountOp : Loom_Op<"label_count", [Pure]> {
+  let summary = "number of labels that are not the ignore index";
+  let description = [{
+    Counts the elements of `labels` that differ from `ignore_index`, as a
+    rank-0 float: the divisor of the mean `loom.cross_entropy`. Partitioned
+    code all-reduces the counts of blocks of positions to get the global
+    divisor of a data-parallel loss.
+
+    ```mlir
+    %n = loom.label_count %labels : (tensor<8x128xi64>) -> tensor<f32>
+    ```
+
+    Sharding: every dim of `labels` is a reduction factor (a block of
+    positions gives a partial count).
+
+    Cost: one FLOP (compare and accumulate) per label; the labels are read
+    and the scalar written once.
+
+    Constraints:
+    - C1: the result has rank 0.
+  }];
+
+  let arguments = (ins Loom_IndexTensor:$labels,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $logits `,` $labels `,` $dloss attr-dict `:`
-    functional-type(operands, results)
+    $labels attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 #endif // LOOM_DIALECT_LOOM_IR_OPS_LOSS_TD
