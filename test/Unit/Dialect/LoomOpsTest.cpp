@@ -206,9 +206,11 @@ TEST_F(LoomOpsTest, EmbeddingAppendsHiddenDimAndGradRestoresTable) {
   };
   auto args = makeFunction({f32({100, 16}), i64({2, 8}), f32({2, 8, 16})});
   auto lookup =
-      EmbeddingOp::create(builder, builder.getUnknownLoc(), args[0], args[1]);
+      EmbeddingOp::create(builder, builder.getUnknownLoc(), args[0], args[1],
+                          /*offset=*/Value());
   auto grad = EmbeddingGradOp::create(builder, builder.getUnknownLoc(), args[2],
-                                      args[1], /*vocab_size=*/100);
+                                      args[1], /*offset=*/Value(),
+                                      /*vocab_size=*/100);
   EXPECT_EQ(lookup.getType(), f32({2, 8, 16}));
   EXPECT_EQ(grad.getType(), f32({100, 16}));
   EXPECT_TRUE(succeeded(verify(lookup)));
@@ -272,9 +274,10 @@ TEST_F(LoomOpsTest, CrossEntropyIsRankZeroAndItsGradHasTheLogitsType) {
                             RankedTensorType::get({2, 8}, builder.getI64Type()),
                             f32({})});
   auto loss = CrossEntropyOp::create(builder, builder.getUnknownLoc(), args[0],
-                                     args[1]);
+                                     args[1], /*offset=*/Value());
   auto grad = CrossEntropyGradOp::create(builder, builder.getUnknownLoc(),
-                                         args[0], args[1], args[2]);
+                                         args[0], args[1], args[2],
+                                         /*offset=*/Value());
   EXPECT_EQ(loss.getType(), f32({}));
   EXPECT_EQ(loss.getIgnoreIndex(), static_cast<uint64_t>(-100));
   EXPECT_EQ(grad.getType(), f32({2, 8, 100}));

@@ -44,12 +44,6 @@ using namespace mlir::loom::dist;
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-/// The symbol reference collectives use to name the context's mesh.
-static FlatSymbolRefAttr getMeshRef(const OpPartitionContext &context) {
-  MeshOp meshOp = context.meshOp;
-  return FlatSymbolRefAttr::get(meshOp.getSymNameAttr());
-}
-
 Layout::AxisList mlir::loom::dist::getFactorsAxes(
     const OpPartitionContext &context, ArrayRef<int64_t> factors) {
   Layout::AxisList axes;
