@@ -66,6 +66,7 @@ func.func @forward(
   %logits = loom.matmul %rn, %wte {transpose_rhs} : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
   %loss = loom.cross_entropy %logits, %labels {ignore_index = 0 : i64} : (tensor<2x4x16xf32>, tensor<2x4xi64>) -> tensor<f32>
   %dlogits = loom.cross_entropy_grad %logits, %labels, %loss : (tensor<2x4x16xf32>, tensor<2x4xi64>, tensor<f32>) -> tensor<2x4x16xf32>
+  %nlab = loom.label_count %labels {ignore_index = 0 : i64} : (tensor<2x4xi64>) -> tensor<f32>
   %eg = loom.embedding_grad %r, %ids {vocab_size = 16 : i64} : (tensor<2x4x8xf32>, tensor<2x4xi64>) -> tensor<16x8xf32>
   %e2 = loom.embedding %wte, %dec : (tensor<16x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
   %rs = loom.reduce_sum %r {axes = array<i64: 0, 1>} : (tensor<2x4x8xf32>) -> tensor<8xf32>
