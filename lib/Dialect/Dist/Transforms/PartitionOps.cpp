@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PartitionOps.h"
+#include "PartitionLossOps.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 

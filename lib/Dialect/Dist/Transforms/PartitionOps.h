@@ -125,20 +125,8 @@ LogicalResult partitionRope(Operation *op, const OpPartitionContext &context,
 LogicalResult partitionDropout(Operation *op, const OpPartitionContext &context,
                                OpBuilder &builder);
 
-// PartitionLoss.cpp / PartitionEmbedding.cpp (vocab-parallel loss and
-// embedding, written next to each other).
-LogicalResult partitionCrossEntropy(Operation *op,
-                                    const OpPartitionContext &context,
-                                    OpBuilder &builder);
-LogicalResult partitionCrossEntropyGrad(Operation *op,
-                                        const OpPartitionContext &context,
-                                        OpBuilder &builder);
-LogicalResult partitionEmbedding(Operation *op,
-                                 const OpPartitionContext &context,
-                                 OpBuilder &builder);
-LogicalResult partitionEmbeddingGrad(Operation *op,
-                                     const OpPartitionContext &context,
-                                     OpBuilder &builder);
+// PartitionLoss.cpp / PartitionEmbedding.cpp: declared, with the helpers
+// they share, in PartitionLossOps.h.
 
 } // namespace mlir::loom::dist
 
