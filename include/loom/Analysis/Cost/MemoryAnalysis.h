@@ -1,0 +1,53 @@
+//===- MemoryAnalysis.h - Peak live bytes of a training step ----*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The memory a device needs for one `train_step`: a liveness walk over the
+// entry function's block in program order, at the types the values have
+// (global for a single-device program, local after dist-partition-spmd, so
+// the result is per device). A value is live from its definition to its last
+// use; arguments are live from entry and loop-carried state (parameters,
+// optimizer states) until the end, since the updated copy is written while
+// the old one is read. The peak is broken down by what is live at that
+// moment, so reports can say what fills memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_ANALYSIS_COST_MEMORYANALYSIS_H
+#define LOOM_ANALYSIS_COST_MEMORYANALYSIS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstdint>
+
+namespace mlir::loom::dist {
+
+/// Bytes live at the peak of a training step, by category.
+struct MemoryBreakdown {
+  /// Parameters (arguments with `loom.param`) and their updated copies.
+  int64_t parameters = 0;
+  /// Gradients of parameters (the values an optimizer update consumes as its
+  /// gradient operand) live at the peak.
+  int64_t gradients = 0;
+  /// Optimizer states (arguments named `<param>.exp_avg`, ...) and updates.
+  int64_t optimizerStates = 0;
+  /// Forward results still needed by backward ops (ops with `loom.fwd` that
+  /// are not forward ops) at the peak: what recompute removes.
+  int64_t activations = 0;
+  /// Everything else live at the peak (data inputs, temporaries).
+  int64_t other = 0;
+
+  /// The sum of the categories: the peak live bytes.
+  int64_t getPeak() const {
+    return parameters + gradients + optimizerStates + activations + other;
+  }
+};
+
+/// Analyzes `entry` (one block, ranked tensors of static shape).
+MemoryBreakdown analyzeMemory(func::FuncOp entry);
+
+} // namespace mlir::loom::dist
+
+#endif // LOOM_ANALYSIS_COST_MEMORYANALYSIS_H
