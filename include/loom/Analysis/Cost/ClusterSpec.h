@@ -81,6 +81,12 @@ std::vector<std::string> getClusterPresetNames();
 /// Prints a spec back as JSON (presets included), for `--report` and tests.
 std::string printClusterSpec(const ClusterSpec &spec);
 
+/// The fraction of peak the op class named `opClassName` reaches when a spec
+/// does not say (docs/CostModel.md says how it was chosen); 0 for a name
+/// that is not an op class. `parseClusterSpec` fills these in, so a parsed
+/// spec lists every class.
+double getDefaultAchievableFraction(std::string_view opClassName);
+
 } // namespace mlir::loom::dist
 
 #endif // LOOM_ANALYSIS_COST_CLUSTERSPEC_H
