@@ -248,7 +248,9 @@ CollectiveTime priceCollective(const ClusterSpec &cluster, const Mesh &mesh,
 /// Checks the numbers the formulas divide by; specs built in code skip
 /// parseClusterSpec's checks.
 std::optional<std::string> verifyCluster(const ClusterSpec &cluster) {
-  auto positive = [](double value) { return std::isfinite(value) && value > 0; };
+  auto positive = [](double value) {
+    return std::isfinite(value) && value > 0;
+  };
   std::string prefix = "cluster `" + cluster.name + "`: ";
   if (cluster.devicesPerNode < 1)
     return prefix + "devices_per_node is " +
@@ -258,10 +260,9 @@ std::optional<std::string> verifyCluster(const ClusterSpec &cluster) {
            ", expected 0 (unbounded) or more";
   if (!positive(cluster.device.memoryBandwidthBytesPerSecond))
     return prefix + "device memory bandwidth must be positive";
-  for (const auto &[name, link] :
-       {std::pair<const char *, const LinkSpec &>{"intra_node",
-                                                  cluster.intraNode},
-        {"inter_node", cluster.interNode}})
+  for (const auto &[name, link] : {std::pair<const char *, const LinkSpec &>{
+                                       "intra_node", cluster.intraNode},
+                                   {"inter_node", cluster.interNode}})
     if (!positive(link.bandwidthBytesPerSecond) ||
         !(link.latencySeconds >= 0) || !std::isfinite(link.latencySeconds))
       return prefix + name +
@@ -315,11 +316,11 @@ ValueOrError<MeshPlacement> MeshPlacement::get(const ClusterSpec &cluster,
         std::to_string(perNode) + " devices of cluster `" + cluster.name + "`");
   placement.numNodes = numDevices / perNode;
   if (cluster.maxNodes > 0 && placement.numNodes > cluster.maxNodes)
-    return Result::failure(
-        "mesh " + mesh.toString() + " needs " +
-        std::to_string(placement.numNodes) + " nodes of " +
-        std::to_string(perNode) + " devices; cluster `" + cluster.name +
-        "` has at most " + std::to_string(cluster.maxNodes));
+    return Result::failure("mesh " + mesh.toString() + " needs " +
+                           std::to_string(placement.numNodes) + " nodes of " +
+                           std::to_string(perNode) + " devices; cluster `" +
+                           cluster.name + "` has at most " +
+                           std::to_string(cluster.maxNodes));
   // Room left in a node, walking from the fastest-varying (last) axis.
   int64_t room = perNode;
   for (size_t i = mesh.getNumAxes(); i-- > 0;) {
@@ -333,12 +334,11 @@ ValueOrError<MeshPlacement> MeshPlacement::get(const ClusterSpec &cluster,
       placement.devicesPerNodeOnAxis[i] = room;
       room = 1;
     } else {
-      return Result::failure(
-          "mesh axis `" + mesh.getAxis(i).name + "` (size " +
-          std::to_string(size) + ") of mesh " + mesh.toString() +
-          " straddles nodes of " + std::to_string(perNode) +
-          " devices unevenly (" + std::to_string(room) +
-          " places left in a node)");
+      return Result::failure("mesh axis `" + mesh.getAxis(i).name + "` (size " +
+                             std::to_string(size) + ") of mesh " +
+                             mesh.toString() + " straddles nodes of " +
+                             std::to_string(perNode) + " devices unevenly (" +
+                             std::to_string(room) + " places left in a node)");
     }
   }
   return placement;
@@ -370,7 +370,8 @@ ClusterCostModel::getComputeSeconds(const OpCost &cost,
   // peak for their element type.
   if (cost.flops <= 0)
     return memorySeconds;
-  auto peak = cluster.device.peakFlopsPerSecond.find(std::string(elementTypeName));
+  auto peak =
+      cluster.device.peakFlopsPerSecond.find(std::string(elementTypeName));
   if (peak == cluster.device.peakFlopsPerSecond.end()) {
     std::string known;
     for (const auto &[dtype, value] : cluster.device.peakFlopsPerSecond)

@@ -35,8 +35,8 @@ namespace {
 const char *const kDtypes[] = {"f64", "f32", "bf16", "f16"};
 
 /// Every op class, in the order `OpClass` declares them.
-const OpClass kOpClasses[] = {OpClass::Gemm,      OpClass::Elementwise,
-                              OpClass::Reduction, OpClass::Attention,
+const OpClass kOpClasses[] = {OpClass::Gemm,         OpClass::Elementwise,
+                              OpClass::Reduction,    OpClass::Attention,
                               OpClass::DataMovement, OpClass::Optimizer};
 
 /// Joins `names` with ", " for "expected one of ..." in messages.
@@ -187,8 +187,8 @@ public:
     if (!value || !checkObject(*value, path, {"bandwidth", "latency"},
                                "an object with bandwidth and latency"))
       return;
-    if (const json *bw = field(*value, path, "bandwidth",
-                               "a positive number in bytes/s"))
+    if (const json *bw =
+            field(*value, path, "bandwidth", "a positive number in bytes/s"))
       if (auto number = readPositive(*bw, path + "/bandwidth", "bytes/s"))
         link.bandwidthBytesPerSecond = *number;
     if (const json *lat =
@@ -200,11 +200,10 @@ public:
   void readDevice(const json &object, DeviceSpec &device) {
     const std::string path = "/device";
     const json *value = field(object, "", "device", "an object");
-    if (!value ||
-        !checkObject(*value, path,
-                     {"name", "peak_flops", "memory_bandwidth", "memory_bytes",
-                      "memory_gib"},
-                     "an object"))
+    if (!value || !checkObject(*value, path,
+                               {"name", "peak_flops", "memory_bandwidth",
+                                "memory_bytes", "memory_gib"},
+                               "an object"))
       return;
     if (const json *name = field(*value, path, "name", "a non-empty string"))
       if (auto text = readName(*name, path + "/name"))
@@ -220,15 +219,16 @@ public:
           fail(peaksPath, "expected a peak for at least one of " +
                               joinNames(dtypes) + ", got {}");
         for (auto it = peaks->begin(); it != peaks->end(); ++it)
-          if (auto number = readPositive(it.value(),
-                                         peaksPath + "/" + it.key(), "FLOP/s"))
+          if (auto number = readPositive(it.value(), peaksPath + "/" + it.key(),
+                                         "FLOP/s"))
             device.peakFlopsPerSecond[it.key()] = *number;
       }
     }
 
     if (const json *bw = field(*value, path, "memory_bandwidth",
                                "a positive number in bytes/s"))
-      if (auto number = readPositive(*bw, path + "/memory_bandwidth", "bytes/s"))
+      if (auto number =
+              readPositive(*bw, path + "/memory_bandwidth", "bytes/s"))
         device.memoryBandwidthBytesPerSecond = *number;
 
     const json *bytes = field(*value, path, "memory_bytes", "", false);
