@@ -209,17 +209,18 @@ TEST(CostGraphTest, StarFoldsEveryLeaf) {
 TEST(CostGraphTest, ParallelAndOppositeEdgesAreSummed) {
   // Two edges a → b and one b → a (a tensor each way, as a parameter read
   // and its gradient written back). The edges are summed into one, the
-  // opposite one transposed. Asymmetric matrices make a wrong transpose
-  // change the answer: only (a=1, b=0) is cheap on all three.
+  // opposite one transposed. The matrices are asymmetric so that reading
+  // b → a untransposed would make (a=0, b=1) look cheaper (10 + 0 against
+  // 1 + 20) and change the answer.
   CostGraph graph;
   unsigned a = addFreeNode(graph, {0, 0});
   unsigned b = addFreeNode(graph, {0, 0});
-  graph.addEdge(a, b, {5, 5, 0, 5});
-  graph.addEdge(a, b, {5, 5, 1, 5});
-  graph.addEdge(b, a, {5, 2, 5, 5}); // [b][a]: b=0, a=1 costs 2
+  graph.addEdge(a, b, {15, 5, 0, 15});
+  graph.addEdge(a, b, {15, 5, 1, 15});
+  graph.addEdge(b, a, {15, 0, 20, 15}); // [b][a]: (b=0, a=1) costs 0
   SearchSolution solution = solveAndCheck(graph);
   EXPECT_EQ(solution.choice, (std::vector<unsigned>{1, 0}));
-  EXPECT_EQ(solution.cost, 3);
+  EXPECT_EQ(solution.cost, 1);
   EXPECT_EQ(solution.edgeEliminations, 2);
   EXPECT_EQ(solution.enumeratedNodes, 1);
   EXPECT_EQ(decided(solution), 2);
