@@ -216,24 +216,52 @@ void Eliminator::eliminateOperator(unsigned node) {
   Fold fold{Fold::Kind::Operator, node, left, right, {}};
   fold.argmin.assign(leftCount * rightCount, 0);
   std::vector<Score> merged(leftCount * rightCount);
-  std::vector<BestScore> best(rightCount);
-  // i, j, k order: the inner loop runs along a row of the right matrix and a
-  // row of the running minima, both contiguous.
+  // The right matrix's keys on their own, so the first pass below is a
+  // plain running minimum over contiguous doubles (vectorized).
+  std::vector<double> rightKeys(rightMatrix.size());
+  for (size_t e = 0; e < rightMatrix.size(); ++e)
+    rightKeys[e] = rightMatrix[e].key;
+  std::vector<Score> base(count);
+  std::vector<double> minKey(rightCount), high(rightCount);
   for (size_t i = 0; i < leftCount; ++i) {
-    for (BestScore &b : best)
-      b.reset();
-    uint32_t *argmin = &fold.argmin[i * rightCount];
+    for (size_t j = 0; j < count; ++j)
+      base[j] = leftMatrix[i * count + j] + middle[j];
+    // Pass 1: the least key of every path u(i)–v(j)–w(k), per k.
+    std::fill(minKey.begin(), minKey.end(), kInfiniteCost);
     for (size_t j = 0; j < count; ++j) {
-      Score base = leftMatrix[i * count + j] + middle[j];
-      if (std::isinf(base.key))
+      if (std::isinf(base[j].key))
         continue; // forbidden whatever w takes
-      const Score *row = &rightMatrix[j * rightCount];
+      const double *row = &rightKeys[j * rightCount];
+      double b = base[j].key;
       for (size_t k = 0; k < rightCount; ++k)
-        if (best[k].offer(base + row[k]))
-          argmin[k] = j;
+        minKey[k] = std::min(minKey[k], b + row[k]);
     }
+    // Pass 2: among the paths within the tie window of that least key, the
+    // one with the smallest tie-breaker (BestScore's order, in two passes).
     for (size_t k = 0; k < rightCount; ++k)
-      merged[i * rightCount + k] = best[k].get();
+      high[k] = std::isinf(minKey[k])
+                    ? minKey[k]
+                    : minKey[k] + kTieTolerance * std::fabs(minKey[k]);
+    Score *out = &merged[i * rightCount];
+    uint32_t *argmin = &fold.argmin[i * rightCount];
+    for (size_t k = 0; k < rightCount; ++k)
+      out[k] = {kInfiniteCost, kInfiniteCost};
+    for (size_t j = 0; j < count; ++j) {
+      if (std::isinf(base[j].key))
+        continue;
+      const double *row = &rightKeys[j * rightCount];
+      const Score *scores = &rightMatrix[j * rightCount];
+      double b = base[j].key;
+      for (size_t k = 0; k < rightCount; ++k) {
+        if (b + row[k] > high[k])
+          continue;
+        Score path = base[j] + scores[k];
+        if (path.tie < out[k].tie || std::isinf(out[k].key)) {
+          out[k] = path;
+          argmin[k] = j;
+        }
+      }
+    }
   }
   folds.push_back(std::move(fold));
 
@@ -299,7 +327,7 @@ bool Eliminator::run(const SearchOptions &options,
       return false;
     for (size_t i = 0; i < node.cost.size(); ++i)
       nodes[v].scores.push_back(
-          makeScore(objective, node.cost[i], node.memory[i]));
+          makeScore(objective, node.cost[i], node.memory[i], v));
   }
   for (const CostGraph::Edge &edge : graph.getEdges()) {
     if (edge.source >= numNodes || edge.destination >= numNodes ||

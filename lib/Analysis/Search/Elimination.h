@@ -41,6 +41,10 @@ struct Objective {
   double lambda = 0;
   /// Minimize memory, then cost (the limit of lambda → ∞ done exactly).
   bool memoryFirst = false;
+  /// Among plans of equal cost + lambda * memory, nodes with ids below this
+  /// prefer more memory and the others less (the memory-limit search's tie
+  /// sweep); 0 prefers less memory everywhere. Ignored when `memoryFirst`.
+  unsigned moreMemoryBelow = 0;
 };
 
 /// An objective value: the key and the tie-breaker (both additive).
@@ -84,12 +88,14 @@ private:
   double low, high;
 };
 
-/// The score of a node candidate or an edge entry under `objective`.
-inline Score makeScore(const Objective &objective, double cost,
-                       double memory) {
+/// The score of an edge entry, or of candidate of node `node`, under
+/// `objective`.
+inline Score makeScore(const Objective &objective, double cost, double memory,
+                       unsigned node = ~0u) {
   if (objective.memoryFirst)
     return {std::isinf(cost) ? kInfiniteCost : memory, cost};
-  return {cost + objective.lambda * memory, memory};
+  double tie = node < objective.moreMemoryBelow ? -memory : memory;
+  return {cost + objective.lambda * memory, tie};
 }
 
 /// A connected piece of the graph that elimination could not reduce: its

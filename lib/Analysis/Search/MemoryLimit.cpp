@@ -18,7 +18,15 @@
 //     where F and I score the same. A plan strictly below that score is a
 //     hull point between them and replaces F if it fits, else I. When none
 //     is, F and I are neighbours on the hull and F is the answer.
-//  4. Polish F under the limit: sweep the nodes, moving each to the
+//  4. If the walk ended with F and I neighbours on the hull, every plan on
+//     the segment between them scores the same at its slope, and the DP,
+//     preferring less memory, returned F. Repeated layers make such ties
+//     the rule: "k of 96 layers recompute" is one segment with 95 plans
+//     inside. Sweep the segment by flipping the tie-breaker to "more
+//     memory" for the nodes below a threshold t, bisecting t on the limit
+//     (about log2(nodes) more solves, spent only when a probe at the middle
+//     finds a plan strictly inside the segment).
+//  5. Polish F under the limit: sweep the nodes, moving each to the
 //     cheapest candidate (its edges priced at the neighbours' current
 //     candidates) that keeps the total memory within the limit, until a
 //     sweep changes nothing. This only ever lowers the cost; it reaches
@@ -55,7 +63,7 @@ static constexpr double kHullTolerance = 1e-9;
 /// and edges.
 static constexpr int kMaxPolishSweeps = 20;
 
-/// Step 4: first-improvement coordinate descent on cost under the limit.
+/// Step 5: first-improvement coordinate descent on cost under the limit.
 static void polishUnderLimit(const CostGraph &graph, SearchSolution &solution,
                              double memoryLimit) {
   const std::vector<CostGraph::Node> &nodes = graph.getNodes();
@@ -118,6 +126,49 @@ static void polishUnderLimit(const CostGraph &graph, SearchSolution &solution,
   solution.memory = finalMemory;
 }
 
+/// Step 4: the plans on the hull segment from F to I all score the same at
+/// its slope; the DP returns the one with the least memory (F). Flipping the
+/// tie-breaker to "more memory" for the nodes below a threshold t walks
+/// along the segment as t grows (for repeated layers: the first t nodes'
+/// layers take I's strategies, the rest F's). Probe the middle; if it gives
+/// neither F nor I the segment has interior plans, and bisecting t on the
+/// limit finds the one that fills the memory best. Memory need not be
+/// monotone in t, so the cheapest feasible plan seen is kept.
+static void sweepTies(const CostGraph &graph, const SearchOptions &options,
+                      SearchSolution &feasible,
+                      const SearchSolution &infeasible) {
+  Objective sweep;
+  sweep.lambda = (feasible.cost - infeasible.cost) /
+                 (infeasible.memory - feasible.memory);
+  if (!(sweep.lambda > 0) || !std::isfinite(sweep.lambda))
+    return;
+  auto isEndpoint = [&](const SearchSolution &solution) {
+    double tolerance = kHullTolerance * infeasible.memory;
+    return std::fabs(solution.memory - feasible.memory) <= tolerance ||
+           std::fabs(solution.memory - infeasible.memory) <= tolerance;
+  };
+  unsigned low = 0, high = graph.getNodes().size();
+  bool probed = false;
+  while (high - low > 1) {
+    sweep.moreMemoryBelow = low + (high - low) / 2;
+    SearchSolution probe = solveForObjective(graph, sweep, options);
+    if (probe.choice.empty())
+      return;
+    if (!probed && isEndpoint(probe))
+      return; // no plan inside the segment (the usual case off symmetry)
+    probed = true;
+    if (probe.memory <= options.memoryLimit) {
+      if (probe.cost < feasible.cost) {
+        probe.lambda = sweep.lambda;
+        feasible = std::move(probe);
+      }
+      low = sweep.moreMemoryBelow;
+    } else {
+      high = sweep.moreMemoryBelow;
+    }
+  }
+}
+
 SearchSolution mlir::loom::dist::solveByElimination(
     const CostGraph &graph, const SearchOptions &options) {
   SearchSolution cheapest = solveForObjective(graph, Objective{}, options);
@@ -137,6 +188,8 @@ SearchSolution mlir::loom::dist::solveByElimination(
   }
 
   SearchSolution infeasible = std::move(cheapest);
+  // Whether the walk ended with F and I neighbours on the hull.
+  bool adjacent = false;
   for (int step = 0; step < kMaxHullSteps; ++step) {
     double memoryGap = infeasible.memory - feasible.memory;
     double costGap = feasible.cost - infeasible.cost;
@@ -149,14 +202,18 @@ SearchSolution mlir::loom::dist::solveByElimination(
       break;
     double line = feasible.cost + slope.lambda * feasible.memory;
     double score = next.cost + slope.lambda * next.memory;
-    if (!(score < line - kHullTolerance * std::fabs(line)))
+    if (!(score < line - kHullTolerance * std::fabs(line))) {
+      adjacent = true;
       break;
+    }
     next.lambda = slope.lambda;
     if (next.memory <= options.memoryLimit)
       feasible = std::move(next);
     else
       infeasible = std::move(next);
   }
+  if (adjacent)
+    sweepTies(graph, options, feasible, infeasible);
   polishUnderLimit(graph, feasible, options.memoryLimit);
   return feasible;
 }

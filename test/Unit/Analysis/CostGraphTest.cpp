@@ -427,6 +427,31 @@ TEST(CostGraphTest, LagrangianMissesPlansAboveTheHull) {
             (std::vector<unsigned>{1, 1}));
 }
 
+TEST(CostGraphTest, RepeatedLayersFillTheMemoryLimit) {
+  // Eight identical layers, each two nodes whose candidates must agree, so
+  // no single node can move alone: a layer is fast (cost 1, memory 10) or
+  // lean (cost 2, memory 5), as with and without activation recompute.
+  // Every mix of k fast layers lies on one hull segment, and at its slope
+  // all score the same. Under a limit of 55 the best plan has three fast
+  // layers (cost 13); the hull walk alone stops at all lean (cost 16), the
+  // tie sweep finds a three-fast mix.
+  CostGraph graph;
+  std::vector<double> agree = {0, kInf, kInf, 0};
+  for (int layer = 0; layer < 8; ++layer) {
+    unsigned a = graph.addNode("a", {1, 2}, {10, 5});
+    unsigned b = graph.addNode("b", {0, 0}, {0, 0});
+    graph.addEdge(a, b, agree);
+    if (layer > 0)
+      graph.addEdge(a - 1, a, {0, 0, 0, 0});
+  }
+  SearchOptions options;
+  options.memoryLimit = 55;
+  SearchSolution solution = solveAndCheck(graph, options);
+  EXPECT_EQ(solution.cost, 13);
+  EXPECT_EQ(solution.memory, 55);
+  EXPECT_TRUE(near(solveExhaustively(graph, options).cost, 13));
+}
+
 TEST(CostGraphTest, EqualCostPrefersLessMemory) {
   // Two plans of equal cost: the solver returns the smaller one even
   // without a limit, so a limit between them needs no trade-off.
