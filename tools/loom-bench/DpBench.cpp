@@ -65,8 +65,15 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
 
 int mlir::loom::bench::runDpBench() {
   if (candidates == 0 || repeat == 0) {
-    llvm::errs() << "loom-bench dp: --candidates and --repeat must be at "
-                    "least 1\n";
+    llvm::errs() << "loom-bench dp: error: --"
+                 << (candidates == 0 ? "candidates" : "repeat")
+                 << " must be at least 1, got 0\n";
+    return 1;
+  }
+  if (memoryFraction < 0) {
+    llvm::errs() << "loom-bench dp: error: --memory-fraction must not be "
+                    "negative, got "
+                 << llvm::format("%g", memoryFraction.getValue()) << "\n";
     return 1;
   }
   SyntheticTransformerOptions graphOptions;

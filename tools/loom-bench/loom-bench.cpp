@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
   for (const BenchCommand &entry : kCommands)
     if (entry.command)
       return entry.run();
-  llvm::errs() << "loom-bench: name a benchmark:";
+  llvm::errs() << "loom-bench: error: name a benchmark:";
   for (const BenchCommand &entry : kCommands)
     llvm::errs() << " " << entry.command.getName();
   llvm::errs() << " (see loom-bench --help)\n";
