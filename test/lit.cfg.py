@@ -31,7 +31,8 @@ tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["loom-opt", "loom-translate", "loom-model", "loom-run", "loomc"],
+    ["loom-opt", "loom-translate", "loom-model", "loom-run", "loomc",
+     "loom-bench"],
     tool_dirs)
 
 # `cuda-build`: the CUDA runtime was compiled. Tests that need a GPU to run

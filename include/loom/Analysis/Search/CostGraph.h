@@ -80,11 +80,22 @@ struct SearchSolution {
   /// The number of elimination steps of each kind, for reports and tests.
   int64_t nodeEliminations = 0, edgeEliminations = 0, mergeEliminations = 0,
           contractEliminations = 0, enumeratedNodes = 0;
+  /// False when what remained after elimination was too large to enumerate
+  /// and was settled by iterated conditional modes (a local optimum).
+  bool exact = true;
+  /// The Lagrange multiplier (seconds per byte) whose scalarized problem
+  /// cost + lambda * memory gave `choice`; 0 when the memory limit did not
+  /// bind, infinity when only the smallest-memory plan fits.
+  double lambda = 0;
 };
 
 struct SearchOptions {
   /// The memory limit (bytes, summed node memory); infinity for none.
   double memoryLimit = std::numeric_limits<double>::infinity();
+  /// The most candidate combinations the solver enumerates for one connected
+  /// component left after elimination; larger ones fall back to iterated
+  /// conditional modes and clear SearchSolution::exact.
+  double maxEnumeratedCombinations = 1e6;
 };
 
 /// Solves by graph elimination (MindSpore's operator, edge, merge and

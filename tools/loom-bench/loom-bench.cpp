@@ -1,0 +1,49 @@
+//===- loom-bench.cpp - Loom's benchmarks ---------------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// loom-bench <benchmark> [options]
+//
+// Runs one benchmark and prints what it measured as `key: value` lines, the
+// numbers docs/Performance.md records with the command that produced them.
+// `loom-bench <benchmark> --help` lists a benchmark's options.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BenchCommands.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir::loom::bench;
+
+namespace {
+
+/// One row per benchmark.
+struct BenchCommand {
+  llvm::cl::SubCommand &command;
+  int (*run)();
+};
+
+} // namespace
+
+static const BenchCommand kCommands[] = {
+    {dpCommand, runDpBench},
+};
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "Loom benchmarks; name one to run it\n");
+  for (const BenchCommand &entry : kCommands)
+    if (entry.command)
+      return entry.run();
+  llvm::errs() << "loom-bench: error: name a benchmark:";
+  for (const BenchCommand &entry : kCommands)
+    llvm::errs() << " " << entry.command.getName();
+  llvm::errs() << " (see loom-bench --help)\n";
+  return 1;
+}
