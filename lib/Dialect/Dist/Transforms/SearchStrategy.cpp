@@ -35,6 +35,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -405,15 +406,21 @@ void SearchStrategyPass::runOnOperation() {
                    builder.getStrArrayAttr(names));
   }
   double compute = 0, comm = 0;
+  double parameters = 0, optimizerStates = 0, activations = 0;
   const std::vector<SearchNode> &nodes = best.builder->getNodes();
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];
     node.op->setAttr("dist.strategy",
                      StrategyAttr::get(meshRef, node.candidates[candidate]));
     const CandidateCost &cost = node.costs[candidate];
+    bool recomputed = best.choice.recompute && node.layer >= 0;
     double nodeCompute = cost.forwardSeconds + cost.followerSeconds;
-    if (best.choice.recompute && node.layer >= 0)
+    if (recomputed)
       nodeCompute += cost.forwardSeconds;
+    parameters += cost.parameterBytes;
+    optimizerStates +=
+        best.choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes;
+    activations += recomputed ? cost.layerInputBytes : cost.activationBytes;
     compute += nodeCompute;
     comm += best.builder->getNodeCost(index, candidate, best.choice) -
             nodeCompute;
@@ -446,6 +453,18 @@ void SearchStrategyPass::runOnOperation() {
            builder.getNamedAttr("model_flops_per_step",
                                 f64(best.builder->getModelFlops())),
            builder.getNamedAttr("step_time_s", f64(compute + comm))}));
+  // The memory breakdown, for reports (parameters and gradients alike).
+  module->setAttr(
+      "dist.memory",
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("activations",
+                                builder.getI64IntegerAttr(activations)),
+           builder.getNamedAttr("gradients",
+                                builder.getI64IntegerAttr(parameters)),
+           builder.getNamedAttr("optimizer_states",
+                                builder.getI64IntegerAttr(optimizerStates)),
+           builder.getNamedAttr("parameters",
+                                builder.getI64IntegerAttr(parameters))}));
   if (explain)
     explainNodes(best);
 }

@@ -94,9 +94,7 @@ static double getLocalBytes(const Mesh &mesh, const Layout &layout,
   return double(getNumElements(*local)) * elementBytes;
 }
 
-/// The first integer component of a dotted name (`transformer.h.3.mlp` is
-/// 3), or -1.
-static int64_t getLayerIndex(StringRef name) {
+int64_t mlir::loom::dist::getLayerIndex(StringRef name) {
   SmallVector<StringRef> parts;
   name.split(parts, '.');
   for (StringRef part : parts) {

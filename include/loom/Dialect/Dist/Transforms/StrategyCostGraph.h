@@ -166,6 +166,10 @@ private:
   double modelFlops = 0;
 };
 
+/// The first integer component of a dotted parameter name
+/// (`transformer.h.3.mlp.c_fc.weight` is 3), or -1: the layer it belongs to.
+int64_t getLayerIndex(StringRef name);
+
 /// The element type name (`f32`, ...) an op's compute is priced at: its
 /// first floating-point result or operand, else `f32`.
 std::string getComputeTypeName(Operation *op);
