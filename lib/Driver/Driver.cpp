@@ -10,7 +10,9 @@
 //      stops before (each by its flag), and values the phases would refuse;
 //   2. load the input by its extension (graph JSON importer, MLIR parser);
 //   3. run `loom-<phase>-pipeline` for each phase up to `compileTo`
-//      (import, then autodiff with the optimizer flags, then partition with
+//      (import, then autodiff with the optimizer flags, then the strategy
+//      search when `--cluster` is given (`--report` prints its plan), then
+//      partition with
 //      the mesh, strategies and parallel config; the partition phase runs
 //      in steps so that the device count is checked against the mesh and
 //      the plan can be dumped before partitioning).
@@ -23,9 +25,11 @@
 
 #include "loom/Driver/Driver.h"
 
+#include "loom/Analysis/Cost/ClusterSpec.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PlanJSON.h"
+#include "loom/Dialect/Dist/Transforms/PlanReport.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
@@ -72,14 +76,14 @@ StringRef mlir::loom::stringifyPhase(Phase phase) {
   return "unknown";
 }
 
-/// Whether this build implements `phase`. The sharding phase's own work (the
-/// strategy search) has not landed: user strategies (`--mesh`,
-/// `--parallel-config`, `--strategy`) are read by the partition phase's
-/// layout assignment. The pipeline phase only runs with more than one stage,
-/// so a partition without it is complete.
+/// Whether this build implements `phase`. The sharding phase is the
+/// strategy search (it runs when `--cluster` is given; user strategies alone
+/// are read by the partition phase's layout assignment). The pipeline phase
+/// only runs with more than one stage, so a partition without it is
+/// complete.
 static bool isImplemented(Phase phase) {
   return phase == Phase::Import || phase == Phase::Autodiff ||
-         phase == Phase::Partition;
+         phase == Phase::Sharding || phase == Phase::Partition;
 }
 
 LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
@@ -104,7 +108,7 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (!isImplemented(options.compileTo))
     error() << "--compile-to=" << stringifyPhase(options.compileTo)
             << " is not implemented yet; the phases available are: import, "
-               "autodiff, partition";
+               "autodiff, sharding, partition";
   // Each option in the phase that first reads it.
   if (options.optimizer)
     reject("--optimizer", Phase::Autodiff);
@@ -126,16 +130,18 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   // (the pipeline phase will schedule the same micro-batches).
   if (options.microBatches)
     reject("--micro-batches", Phase::Autodiff);
+  // With a cluster, the search reads the device and strategy options first.
+  Phase searchPhase = options.cluster ? Phase::Sharding : Phase::Partition;
   if (options.cluster)
     reject("--cluster", Phase::Sharding);
   if (options.devices)
-    reject("--devices", Phase::Partition);
+    reject("--devices", searchPhase);
   if (options.mesh)
-    reject("--mesh", Phase::Partition);
+    reject("--mesh", searchPhase);
   if (options.parallelConfig)
-    reject("--parallel-config", Phase::Partition);
+    reject("--parallel-config", searchPhase);
   if (options.strategy)
-    reject("--strategy", Phase::Partition);
+    reject("--strategy", searchPhase);
   if (options.memoryLimitGiB)
     reject("--memory-limit", Phase::Sharding);
   if (options.planJson)
@@ -178,6 +184,21 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                              std::pair{"--beta2", options.beta2}})
     if (value && !(*value >= 0.0 && *value < 1.0))
       error() << flag << ": expected a value in [0, 1), found " << *value;
+  if (options.compileTo == Phase::Sharding && !options.cluster)
+    error() << "--compile-to=sharding needs --cluster (a preset or a cluster "
+               "spec file) to search strategies";
+  if (options.memoryLimitGiB && !options.cluster)
+    error() << "--memory-limit applies to the strategy search: give --cluster";
+  if (options.report && !options.cluster)
+    error() << "--report prints the searched plan: give --cluster";
+  if (options.memoryLimitGiB && !(*options.memoryLimitGiB > 0.0))
+    error() << "--memory-limit: expected a value > 0 (GiB), found "
+            << *options.memoryLimitGiB;
+  if (options.cluster && options.compileTo >= Phase::Sharding &&
+      !options.devices && !options.mesh && !options.parallelConfig &&
+      !options.strategy)
+    error() << "--cluster needs the devices: give --devices N (the search "
+               "picks the mesh), --mesh, --parallel-config or --strategy";
   if (options.devices && *options.devices < 1)
     error() << "--devices: expected a value >= 1, found " << *options.devices;
   if (options.compileTo == Phase::Partition && !options.devices &&
@@ -226,6 +247,9 @@ OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
 static std::string getMeshSpec(const CompileOptions &options) {
   if (options.mesh)
     return *options.mesh;
+  // The strategy search created the mesh.
+  if (options.cluster)
+    return "";
   if (options.devices && !options.parallelConfig && !options.strategy)
     return "dp=" + std::to_string(*options.devices);
   return "";
@@ -255,6 +279,52 @@ static LogicalResult checkDeviceCount(const CompileOptions &options,
   return success();
 }
 
+LogicalResult mlir::loom::runShardingPhase(const CompileOptions &options,
+                                           ModuleOp module) {
+  dist::SearchStrategyPassOptions search;
+  search.cluster = *options.cluster;
+  if (options.devices)
+    search.devices = *options.devices;
+  if (options.mesh)
+    search.meshSpec = *options.mesh;
+  if (options.memoryLimitGiB)
+    search.memoryLimitGiB = *options.memoryLimitGiB;
+  if (options.parallelConfig)
+    search.parallelConfig = *options.parallelConfig;
+  if (options.strategy)
+    search.strategyFile = *options.strategy;
+  search.explain = options.explain;
+  PassManager pm(module.getContext());
+  pm.addPass(dist::createSearchStrategyPass(search));
+  return pm.run(module);
+}
+
+/// Prints the report of `module` (searched; lowered or not) to stdout. An
+/// unlowered module is lowered in a copy so that the collectives show.
+static LogicalResult printReport(const CompileOptions &options,
+                                 ModuleOp module, bool lowered) {
+  dist::ValueOrError<dist::ClusterSpec> cluster =
+      dist::loadClusterSpec(*options.cluster);
+  if (!cluster)
+    return emitError(UnknownLoc::get(module.getContext())) << cluster.error();
+  OwningOpRef<ModuleOp> copy;
+  if (!lowered) {
+    copy = module.clone();
+    dist::InsertReshardsPassOptions assignment;
+    if (options.strategy)
+      assignment.strategyFile = *options.strategy;
+    if (options.parallelConfig)
+      assignment.parallelConfig = *options.parallelConfig;
+    PassManager pm(module.getContext());
+    pm.addPass(dist::createInsertReshardsPass(assignment));
+    pm.addPass(dist::createLowerReshardsPass());
+    if (failed(pm.run(*copy)))
+      return failure();
+    module = *copy;
+  }
+  return dist::writePlanReport(module, *cluster, llvm::outs());
+}
+
 LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
                                             ModuleOp module) {
   MLIRContext *context = module.getContext();
@@ -276,6 +346,8 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
   lowering.explain = options.explain;
   lower.addPass(dist::createLowerReshardsPass(lowering));
   if (failed(lower.run(module)))
+    return failure();
+  if (options.report && failed(printReport(options, module, true)))
     return failure();
   // The plan after lowering lists every collective with its bytes.
   if (options.planJson) {
@@ -341,6 +413,14 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
     buildAutodiffPipeline(pm, autodiff);
   }
   if (failed(pm.run(*module)))
+    return {};
+  // The search runs whenever a cluster is given; with every strategy fixed
+  // by the user it only prices them.
+  if (options.compileTo >= Phase::Sharding && options.cluster &&
+      failed(runShardingPhase(options, *module)))
+    return {};
+  if (options.compileTo == Phase::Sharding && options.report &&
+      failed(printReport(options, *module, false)))
     return {};
   if (options.compileTo >= Phase::Partition &&
       failed(runPartitionPhase(options, *module)))

@@ -104,13 +104,18 @@ OwningOpRef<ModuleOp> loadInput(StringRef path, MLIRContext *context,
 OwningOpRef<ModuleOp> compile(const CompileOptions &options,
                               MLIRContext *context, llvm::SourceMgr &sourceMgr);
 
-/// `compile`, then writes the IR to `options.outputFile` (through a
-/// temporary file renamed into place, so a failure never leaves a partial
-/// file). What `loomc` runs.
+/// Runs the sharding phase on `module` (after autodiff): the strategy search
+/// `dist-search-strategy` with `--cluster`, `--devices`, `--mesh`,
+/// `--memory-limit`, `--parallel-config`, `--strategy` and `--explain`.
+LogicalResult runShardingPhase(const CompileOptions &options, ModuleOp module);
+
 /// Runs the partition phase on `module` (after autodiff) with the sharding
 /// options of `options`.
 LogicalResult runPartitionPhase(const CompileOptions &options, ModuleOp module);
 
+/// `compile`, then writes the IR to `options.outputFile` (through a
+/// temporary file renamed into place, so a failure never leaves a partial
+/// file). What `loomc` runs.
 LogicalResult compileToFile(const CompileOptions &options, MLIRContext *context,
                             llvm::SourceMgr &sourceMgr);
 

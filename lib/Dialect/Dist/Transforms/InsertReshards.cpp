@@ -46,6 +46,11 @@ struct InsertReshardsPass
       module.emitError() << error;
       return signalPassFailure();
     }
+    // The search's ZeRO choice, unless the user set one.
+    if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+      if (auto zero = plan.getAs<IntegerAttr>("zero");
+          zero && options.spec.optimizerShard == 0)
+        options.spec.optimizerShard = zero.getInt();
     if (failed(assignLayouts(module, options)))
       return signalPassFailure();
     if (planJson.empty())

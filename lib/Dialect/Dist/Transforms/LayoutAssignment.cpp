@@ -31,6 +31,8 @@
 
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 
+#include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
+
 #include "loom/Analysis/Strategy/FollowProducers.h"
 #include "loom/Analysis/Strategy/OpLayouts.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -42,7 +44,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Debug.h"
-#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <map>
@@ -53,26 +54,6 @@
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
-
-/// `["dp", "tp"]`, for messages.
-static std::string printAxes(const Layout::AxisList &axes) {
-  std::string text = "[";
-  for (auto [i, axis] : llvm::enumerate(axes))
-    text += (i ? ", \"" : "\"") + axis + "\"";
-  return text + "]";
-}
-
-/// The name users give an argument: its parameter name, its `loom.name`
-/// (optimizer states, the step counter) or its input role.
-static std::string getArgName(func::FuncOp func, unsigned index) {
-  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param"))
-    return param.getName().str();
-  if (auto name = func.getArgAttrOfType<StringAttr>(index, "loom.name"))
-    return name.str();
-  if (auto role = func.getArgAttrOfType<InputRoleAttr>(index, "loom.input"))
-    return stringifyInputRole(role.getValue()).str();
-  return "";
-}
 
 static std::vector<int64_t> getShape(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -131,15 +112,6 @@ private:
   LogicalResult setUpEntryAndMesh();
   LogicalResult setUpArguments();
   LogicalResult applyOpEntries();
-  LogicalResult applyEntry(Operation *op, const OpEntry &entry,
-                           unsigned matchedOperand);
-  LogicalResult fix(Operation *op, FixedFactors &fixed, int64_t factor,
-                    const Layout::AxisList &axes, const std::string &origin,
-                    const std::string &where);
-  LogicalResult fixDim(Operation *op, const OpShardingRule &rule,
-                       FixedFactors &fixed, unsigned operand, int64_t dim,
-                       const Layout::AxisList &axes,
-                       const std::string &origin, bool complete);
   LogicalResult assignOp(Operation *op);
   FailureOr<FactorAxes> chooseStrategy(Operation *op,
                                        const OpShardingRule &rule,
@@ -285,7 +257,7 @@ LogicalResult LayoutAssigner::setUpArguments() {
   Block &body = func.getBody().front();
   std::map<std::string, unsigned> byName;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    argNames.push_back(getArgName(func, i));
+    argNames.push_back(getArgumentName(func, i));
     if (!argNames.back().empty())
       byName[argNames.back()] = i;
   }
@@ -343,217 +315,17 @@ LogicalResult LayoutAssigner::setUpArguments() {
 }
 
 //===----------------------------------------------------------------------===//
-// Op entries: user splits resolved into fixed factors
+// Op entries: user splits resolved into fixed factors (FixedStrategies.cpp)
 //===----------------------------------------------------------------------===//
 
-LogicalResult LayoutAssigner::fix(Operation *op, FixedFactors &fixed,
-                                  int64_t factor, const Layout::AxisList &axes,
-                                  const std::string &origin,
-                                  const std::string &where) {
-  if (fixed[factor] && *fixed[factor] != axes)
-    return op->emitOpError()
-           << "contradictory strategy: " << origin << " splits " << where
-           << " (factor " << char('a' + factor % 26) << ") over "
-           << printAxes(axes) << ", but it is already split over "
-           << printAxes(*fixed[factor]);
-  fixed[factor] = axes;
-  return success();
-}
-
-LogicalResult LayoutAssigner::fixDim(Operation *op, const OpShardingRule &rule,
-                                     FixedFactors &fixed, unsigned operand,
-                                     int64_t dim, const Layout::AxisList &axes,
-                                     const std::string &origin,
-                                     bool complete) {
-  std::vector<int64_t> shape = getShape(op->getOperand(operand));
-  std::string where = "dim " + std::to_string(dim) + " of operand " +
-                      std::to_string(operand);
-  for (const std::string &axis : axes)
-    if (!mesh->findAxis(axis))
-      return op->emitOpError()
-             << origin << ": unknown mesh axis `" << axis << "` in " << where
-             << " (mesh " << mesh->toString() << ")";
-  std::set<std::string> distinct(axes.begin(), axes.end());
-  if (distinct.size() != axes.size())
-    return op->emitOpError() << origin << ": " << where
-                             << " names a mesh axis twice: "
-                             << printAxes(axes);
-  int64_t blocks = mesh->getGroupSize(axes);
-  if (shape[dim] % blocks != 0)
-    return op->emitOpError()
-           << origin << ": mesh axes " << printAxes(axes) << " (" << blocks
-           << " devices) do not divide " << where << " (size " << shape[dim]
-           << ")";
-  ArrayRef<int64_t> dimFactors = rule.getOperandDimFactors(operand, dim);
-  if (dimFactors.empty()) {
-    if (!axes.empty())
-      return op->emitOpError() << origin << ": " << where
-                               << " is broadcast (no factor) and cannot be "
-                                  "split over "
-                               << printAxes(axes);
-    return success();
-  }
-  // Major first: a factor takes axes until it is split completely.
-  ArrayRef<ShardingFactor> factors = rule.getFactors();
-  std::vector<Layout::AxisList> perFactor(dimFactors.size());
-  size_t current = 0;
-  int64_t remaining = factors[dimFactors[0]].size;
-  for (const std::string &axis : axes) {
-    while (remaining == 1 && current + 1 < dimFactors.size())
-      remaining = factors[dimFactors[++current]].size;
-    int64_t size = mesh->getAxis(*mesh->findAxis(axis)).size;
-    if (remaining % size != 0)
-      return op->emitOpError()
-             << origin << ": " << where << " is made of several factors and "
-             << printAxes(axes)
-             << " does not split them major-first into whole blocks";
-    remaining /= size;
-    perFactor[current].push_back(axis);
-  }
-  for (auto [i, factor] : llvm::enumerate(dimFactors)) {
-    // A sparse split (parallel config) leaves the minor factors free.
-    if (!complete && perFactor[i].empty() && i > current)
-      continue;
-    if (failed(fix(op, fixed, factor, perFactor[i], origin, where)))
-      return failure();
-  }
-  return success();
-}
-
-LogicalResult LayoutAssigner::applyEntry(Operation *op, const OpEntry &entry,
-                                         unsigned matchedOperand) {
-  auto ruleOp = cast<ShardingRuleOpInterface>(op);
-  OpShardingRule rule = ruleOp.getShardingRule();
-  FixedFactors &fixed = fixedFactors[op];
-  fixed.resize(rule.getFactors().size());
-  std::string origin = "strategy " + entry.origin + " (`" + entry.match + "`)";
-  fixedOrigins[op].push_back(origin);
-
-  if (entry.in) {
-    if (entry.in->size() != op->getNumOperands())
-      return op->emitOpError()
-             << origin << " gives " << entry.in->size()
-             << " operands, the op has " << op->getNumOperands();
-    for (auto [operand, dims] : llvm::enumerate(*entry.in)) {
-      if (!dims)
-        continue;
-      int64_t rank = getShape(op->getOperand(operand)).size();
-      if (int64_t(dims->size()) != rank)
-        return op->emitOpError()
-               << origin << " gives " << dims->size() << " dims for operand "
-               << operand << " of rank " << rank;
-      for (auto [dim, axes] : llvm::enumerate(*dims))
-        if (failed(fixDim(op, rule, fixed, operand, dim, axes, origin,
-                          /*complete=*/true)))
-          return failure();
-    }
-  }
-  for (const DimSplit &split : entry.dimSplits) {
-    if (split.operand >= op->getNumOperands())
-      return op->emitOpError() << origin << ": no operand " << split.operand;
-    int64_t rank = getShape(op->getOperand(split.operand)).size();
-    int64_t dim = split.dim < 0 ? split.dim + rank : split.dim;
-    if (dim < 0 || dim >= rank)
-      return op->emitOpError() << origin << ": operand " << split.operand
-                               << " has no dim " << split.dim;
-    if (failed(fixDim(op, rule, fixed, split.operand, dim, split.axes, origin,
-                      /*complete=*/false)))
-      return failure();
-  }
-  for (const ParamSplit &split : entry.paramSplits) {
-    int64_t rank = getShape(op->getOperand(matchedOperand)).size();
-    if (split.kind == ParamSplit::Kind::Dim) {
-      int64_t dim = split.dim < 0 ? split.dim + rank : split.dim;
-      if (dim < 0 || dim >= rank)
-        return op->emitOpError() << origin << ": operand " << matchedOperand
-                                 << " has no dim " << split.dim;
-      if (failed(fixDim(op, rule, fixed, matchedOperand, dim, split.axes,
-                        origin, /*complete=*/false)))
-        return failure();
-      continue;
-    }
-    // The feature (kept) or contraction (summed) dim of a linear's weight.
-    bool wantReduction = split.kind == ParamSplit::Kind::Contraction;
-    std::optional<int64_t> found;
-    for (int64_t dim = 0; dim < rank && !found; ++dim) {
-      ArrayRef<int64_t> dimFactors =
-          rule.getOperandDimFactors(matchedOperand, dim);
-      if (dimFactors.size() == 1 &&
-          (rule.getFactors()[dimFactors[0]].kind == FactorKind::Reduction) ==
-              wantReduction)
-        found = dim;
-    }
-    if (!found)
-      return op->emitOpError()
-             << origin << ": operand " << matchedOperand << " has no "
-             << (wantReduction ? "contracted" : "output-feature") << " dim";
-    if (failed(fixDim(op, rule, fixed, matchedOperand, *found, split.axes,
-                      origin, /*complete=*/false)))
-      return failure();
-  }
-  return success();
-}
-
 LogicalResult LayoutAssigner::applyOpEntries() {
-  Block &body = func.getBody().front();
-  std::vector<llvm::GlobPattern> patterns;
-  for (const OpEntry &entry : options.spec.ops) {
-    llvm::Expected<llvm::GlobPattern> pattern =
-        llvm::GlobPattern::create(entry.match);
-    if (!pattern)
-      return func.emitOpError()
-             << "strategy " << entry.origin << ": invalid glob `"
-             << entry.match << "`: " << llvm::toString(pattern.takeError());
-    patterns.push_back(std::move(*pattern));
-  }
-  std::vector<bool> used(options.spec.ops.size(), false);
-
-  for (Operation &op : body) {
-    if (auto id = op.getAttrOfType<IntegerAttr>("loom.fwd")) {
-      auto [it, inserted] = forwardOps.try_emplace(id.getInt(), &op);
-      if (!inserted)
-        continue; // Backward and optimizer ops follow their forward op.
-    }
-    auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op);
-    if (!ruleOp)
-      continue;
-    if (auto attr = op.getAttrOfType<StrategyAttr>("dist.strategy")) {
-      OpShardingRule rule = ruleOp.getShardingRule();
-      if (attr.getMesh() != meshRef)
-        return op.emitOpError() << "strategy names mesh " << attr.getMesh()
-                                << ", not " << meshRef;
-      FactorAxes axes = attr.getAllFactorAxes();
-      std::string error = verifyFactorAxes(rule, *mesh, axes);
-      if (!error.empty())
-        return op.emitOpError() << "invalid strategy: " << error;
-      FixedFactors &fixed = fixedFactors[&op];
-      fixed.assign(axes.begin(), axes.end());
-      fixedOrigins[&op].push_back("its dist.strategy attribute");
-    }
-    for (auto [index, entry] : llvm::enumerate(options.spec.ops)) {
-      if (!entry.opKind.empty() && op.getName().getStringRef() != entry.opKind)
-        continue;
-      std::optional<unsigned> matched;
-      for (OpOperand &operand : op.getOpOperands()) {
-        auto arg = dyn_cast<BlockArgument>(operand.get());
-        if (arg && arg.getOwner() == &body &&
-            !argNames[arg.getArgNumber()].empty() &&
-            patterns[index].match(argNames[arg.getArgNumber()])) {
-          matched = operand.getOperandNumber();
-          break;
-        }
-      }
-      if (!matched)
-        continue;
-      used[index] = true;
-      if (failed(applyEntry(&op, entry, *matched)))
-        return failure();
-    }
-  }
-  for (auto [index, entry] : llvm::enumerate(options.spec.ops))
-    if (!used[index] && entry.origin.rfind("ops[", 0) == 0)
-      return func.emitOpError() << "strategy " << entry.origin << " (`"
-                                << entry.match << "`) matches no op";
+  FailureOr<FixedStrategies> fixed =
+      resolveFixedStrategies(func, *mesh, meshRef, options.spec);
+  if (failed(fixed))
+    return failure();
+  fixedFactors = std::move(fixed->factors);
+  fixedOrigins = std::move(fixed->origins);
+  forwardOps = std::move(fixed->forwardOps);
   return success();
 }
 

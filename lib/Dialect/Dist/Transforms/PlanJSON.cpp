@@ -199,6 +199,23 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
                     {"reshard_bytes", reshardBytes},
                     {"collectives", collectives.size()},
                     {"collective_bytes", collectiveBytes}};
+  // What dist-search-strategy predicted and chose, when it ran.
+  auto numbers = [](DictionaryAttr dict) {
+    ojson object = ojson::object();
+    for (NamedAttribute entry : dict) {
+      if (auto value = dyn_cast<FloatAttr>(entry.getValue()))
+        object[entry.getName().str()] = value.getValueAsDouble();
+      else if (auto value = dyn_cast<IntegerAttr>(entry.getValue()))
+        object[entry.getName().str()] = value.getInt();
+      else if (auto value = dyn_cast<BoolAttr>(entry.getValue()))
+        object[entry.getName().str()] = value.getValue();
+    }
+    return object;
+  };
+  if (auto predicted = module->getAttrOfType<DictionaryAttr>("dist.predicted"))
+    plan["predicted"] = numbers(predicted);
+  if (auto choice = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+    plan["plan"] = numbers(choice);
   os << plan.dump(2) << "\n";
   return success();
 }

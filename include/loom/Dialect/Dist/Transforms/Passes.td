@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The partition phase: layout assignment, redistribution, SPMD partitioning.
+// The sharding phase (strategy search) and the partition phase: layout
+// assignment, redistribution, SPMD partitioning.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,51 @@
 #define LOOM_DIALECT_DIST_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
+  let summary = "Choose every forward op's strategy, the mesh, ZeRO and "
+                "recompute by dynamic programming over a cluster cost model";
+  let description = [{
+    The sharding phase's search. For each candidate mesh (every `dp x tp`
+    factorization of `devices`, `tp` minor so it maps inside a node; only
+    the given mesh when the module, `mesh`, the parallel config or the
+    strategy file fixes one), builds a cost graph of the entry function
+    (nodes: forward ops carrying their backward and optimizer followers;
+    candidates: mesh axes per sharding-rule factor, keeping what the user
+    fixed; edges: tensors priced by redistribution forward and backward),
+    solves it by graph elimination under the memory limit for each outer
+    choice (ZeRO-1 on/off, recompute off/all layers), and keeps the
+    cheapest plan. Writes the mesh (`dist.mesh`), each forward op's
+    `dist.strategy`, the module attributes `dist.plan` ({zero, recompute})
+    and `dist.predicted` ({step_time_s, compute_s, comm_s, bubble_s,
+    memory_bytes_per_device, model_flops_per_step}). `dist-insert-reshards`
+    then keeps those strategies and makes followers follow.
+    See docs/Search.md.
+  }];
+  let dependentDialects = ["::mlir::loom::dist::DistDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Function to search (falls back to `forward` when absent)">,
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "Cluster preset (dgx-a100-80g, dgx-h100, p3-v100, host) or spec "
+           "file (JSON)">,
+    Option<"devices", "devices", "int64_t", /*default=*/"0",
+           "Number of devices (needed unless a mesh is given)">,
+    Option<"meshSpec", "mesh", "std::string", /*default=*/"\"\"",
+           "Search only this mesh, e.g. `dp=2,tp=4`">,
+    Option<"memoryLimitGiB", "memory-limit", "double", /*default=*/"0",
+           "Memory limit per device in GiB (0: the device's capacity)">,
+    Option<"parallelConfig", "parallel-config", "std::string",
+           /*default=*/"\"\"",
+           "MindSpore-style parallel config (inline JSON or a file): its "
+           "splits are fixed, the search fills in the rest">,
+    Option<"strategyFile", "strategy", "std::string", /*default=*/"\"\"",
+           "Strategy file (JSON) whose splits are fixed">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per searched op (chosen strategy, its cost, the "
+           "runner-up's) and per mesh">,
+  ];
+}
 
 def InsertReshardsPass : Pass<"dist-insert-reshards", "::mlir::ModuleOp"> {
   let summary = "Give every value a layout and insert dist.reshard where "

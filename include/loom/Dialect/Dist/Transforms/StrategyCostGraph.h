@@ -1,0 +1,179 @@
+//===- StrategyCostGraph.h - A training step as a search problem -*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Turns the `train_step` of a module into the strategy search's CostGraph
+// (include/loom/Analysis/Search/CostGraph.h) for one mesh and one cluster:
+//
+//   - a node per forward op with a sharding rule (the first op of each
+//     `loom.fwd` id), whose candidates are the valid assignments of mesh
+//     axes to its factors that keep the user's fixed factors; a candidate's
+//     cost prices the forward op at its local shapes, its backward and
+//     optimizer followers, the gradient synchronization of the parameters it
+//     consumes first, and the reshards of data inputs and returned values
+//     it needs; its memory counts those parameters, their gradients and
+//     optimizer states and the forward results kept for backward;
+//   - an edge per tensor between two forward ops, priced by the
+//     redistribution planner forward (producer result layout → consumer
+//     operand layout) and backward (the operand's gradient, partial over
+//     the consumer's axes that split factors it lacks → the producer's
+//     layout made whole).
+//
+// Ops of identical layers have identical rules and shapes, so node costs and
+// edge matrices are keyed by a signature and computed once. Everything that
+// does not depend on the outer choices (ZeRO, recompute) is computed once
+// per mesh by `analyze`; `build` then assembles a graph for one choice.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_DIST_TRANSFORMS_STRATEGYCOSTGRAPH_H
+#define LOOM_DIALECT_DIST_TRANSFORMS_STRATEGYCOSTGRAPH_H
+
+#include "loom/Analysis/Cost/ClusterCostModel.h"
+#include "loom/Analysis/Search/CostGraph.h"
+#include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::loom::dist {
+
+/// The outer choices of the search, priced into node costs and memories.
+struct StrategyChoice {
+  /// ZeRO-1: optimizer states and updates split over the data-parallel
+  /// axes (gradients reduce-scattered, updated parameters all-gathered).
+  bool zero = false;
+  /// Full per-layer activation recompute: a layer keeps only its input and
+  /// runs its forward once more in the backward.
+  bool recompute = false;
+};
+
+/// What one candidate of one node costs, split by kind (seconds, bytes).
+struct CandidateCost {
+  /// Forward op at local shapes, and its followers.
+  double forwardSeconds = 0;
+  double followerSeconds = 0;
+  /// Reshards of data inputs and returned values this node needs.
+  double reshardSeconds = 0;
+  /// Gradient synchronization of the parameters this node owns: all-reduce,
+  /// or under ZeRO reduce-scatter + all-gather.
+  double syncSeconds = 0;
+  double zeroSyncSeconds = 0;
+  /// Per-device bytes of owned parameters (and as much again for their
+  /// gradients), optimizer states with and without ZeRO, and forward
+  /// results kept for backward.
+  double parameterBytes = 0;
+  double optimizerBytes = 0;
+  double zeroOptimizerBytes = 0;
+  double activationBytes = 0;
+  /// Under recompute: the bytes this node keeps when it starts a layer (its
+  /// input), else 0.
+  double layerInputBytes = 0;
+};
+
+/// One searched op.
+struct SearchNode {
+  Operation *op = nullptr;
+  /// The strategies it may take; `costs` is parallel to it.
+  std::vector<FactorAxes> candidates;
+  std::vector<CandidateCost> costs;
+  /// The repeated-layer index its parameters name (`transformer.h.3.*` is
+  /// 3), inherited by parameterless ops after it; -1 outside layers.
+  int64_t layer = -1;
+  /// The signature its costs were cached under.
+  std::string signature;
+};
+
+/// One tensor between two nodes (or a parameter shared by two nodes: then
+/// only the forward reshard of the later consumer's copy is priced).
+struct SearchEdge {
+  unsigned source = 0, destination = 0;
+  /// Row-major [source candidates][destination candidates], seconds.
+  std::shared_ptr<const std::vector<double>> cost;
+};
+
+/// Cache statistics of one analysis: how many node cost vectors and edge
+/// matrices were reused by signature.
+struct SearchCacheStats {
+  int64_t nodeHits = 0, nodeMisses = 0, edgeHits = 0, edgeMisses = 0;
+  double getHitRate() const {
+    int64_t total = nodeHits + nodeMisses + edgeHits + edgeMisses;
+    return total ? double(nodeHits + edgeHits) / total : 0;
+  }
+};
+
+/// Builds cost graphs of `func` for one mesh.
+class StrategyCostGraphBuilder {
+public:
+  /// `fixed` comes from resolveFixedStrategies on the same mesh;
+  /// `dataParallelAxes` split the batch of data inputs.
+  StrategyCostGraphBuilder(func::FuncOp func, const ClusterCostModel &model,
+                           const FixedStrategies &fixed,
+                           Layout::AxisList dataParallelAxes);
+
+  /// Finds the nodes, enumerates their candidates and prices everything
+  /// that does not depend on the outer choice. Fails with an error on the
+  /// op when a node has no candidate (its fixed factors are invalid on this
+  /// mesh) or an op cannot be priced.
+  LogicalResult analyze();
+
+  /// The graph for `choice`: node costs and memories from the candidates'
+  /// parts, the edges as analyzed.
+  CostGraph build(const StrategyChoice &choice) const;
+
+  /// The cost and memory of candidate `candidate` of `node` under `choice`,
+  /// as `build` sums them.
+  double getNodeCost(unsigned node, unsigned candidate,
+                     const StrategyChoice &choice) const;
+  double getNodeMemory(unsigned node, unsigned candidate,
+                       const StrategyChoice &choice) const;
+
+  const std::vector<SearchNode> &getNodes() const { return nodes; }
+  const std::vector<SearchEdge> &getEdges() const { return edges; }
+  const SearchCacheStats &getCacheStats() const { return stats; }
+  /// Whether some node can use each mesh axis (an axis no op can use wastes
+  /// its devices).
+  bool usesEveryAxis() const;
+  /// Whether any node lies in a repeated layer (recompute applies).
+  bool hasLayers() const;
+  /// The global FLOPs of every op of the step (the model FLOPs).
+  double getModelFlops() const { return modelFlops; }
+
+private:
+  LogicalResult analyzeNode(unsigned index);
+  void analyzeEdges();
+  std::string getSignature(Operation *op) const;
+
+  func::FuncOp func;
+  const ClusterCostModel &model;
+  const FixedStrategies &fixed;
+  Layout::AxisList dataParallelAxes;
+  std::unique_ptr<RedistributionPlanner> planner;
+
+  std::vector<SearchNode> nodes;
+  std::vector<SearchEdge> edges;
+  llvm::DenseMap<Operation *, unsigned> nodeOf;
+  /// Followers of each forward op.
+  llvm::DenseMap<Operation *, std::vector<Operation *>> followers;
+  /// The node that first consumes each parameter argument.
+  llvm::DenseMap<unsigned, unsigned> parameterOwner;
+  SearchCacheStats stats;
+  double modelFlops = 0;
+};
+
+/// The first integer component of a dotted parameter name
+/// (`transformer.h.3.mlp.c_fc.weight` is 3), or -1: the layer it belongs to.
+int64_t getLayerIndex(StringRef name);
+
+/// The element type name (`f32`, ...) an op's compute is priced at: its
+/// first floating-point result or operand, else `f32`.
+std::string getComputeTypeName(Operation *op);
+
+} // namespace mlir::loom::dist
+
+#endif // LOOM_DIALECT_DIST_TRANSFORMS_STRATEGYCOSTGRAPH_H

@@ -1,0 +1,256 @@
+//===- PlanReport.cpp - The searched plan, readable -----------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. Header: the cluster, the mesh and its placement (devices per node on
+//    each axis), the outer choices from `dist.plan`.
+// 2. Strategies: each op with a `dist.strategy` and a `loom.fwd` that is
+//    the first of its id, grouped by layer (the layer of the parameters it
+//    consumes, inherited by parameterless ops); when every layer's list of
+//    (op, strategy) is the same, only the first layer is shown.
+// 3. Collectives: every dist collective of the lowered step grouped by
+//    (kind, axes), with its count, its local input bytes and its time
+//    priced by the cluster cost model.
+// 4. Totals from `dist.predicted` and `dist.memory`, and the MFU: model
+//    FLOPs / (step time · devices · peak FLOP/s of the step's dtype).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/PlanReport.h"
+
+#include "loom/Analysis/Cost/ClusterCostModel.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::dist;
+
+static std::string formatBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return llvm::formatv("{0:F2} {1}", bytes, units[unit]).str();
+}
+
+static std::string formatTime(double seconds) {
+  if (seconds >= 1)
+    return llvm::formatv("{0:F3} s", seconds).str();
+  if (seconds >= 1e-3)
+    return llvm::formatv("{0:F3} ms", seconds * 1e3).str();
+  return llvm::formatv("{0:F3} us", seconds * 1e6).str();
+}
+
+static double getNumber(DictionaryAttr dict, StringRef name) {
+  if (!dict)
+    return 0;
+  Attribute value = dict.get(name);
+  if (auto number = dyn_cast_or_null<FloatAttr>(value))
+    return number.getValueAsDouble();
+  if (auto number = dyn_cast_or_null<IntegerAttr>(value))
+    return double(number.getInt());
+  return 0;
+}
+
+static std::string printStrategy(StrategyAttr strategy) {
+  std::string text = "[";
+  for (size_t f = 0; f < strategy.getNumFactors(); ++f) {
+    text += f ? ", [" : "[";
+    for (auto [i, axis] : llvm::enumerate(strategy.getFactorAxes(f)))
+      text += (i ? ", " : "") + axis;
+    text += "]";
+  }
+  return text + "]";
+}
+
+LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
+                                                const ClusterSpec &cluster,
+                                                llvm::raw_ostream &os) {
+  SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());
+  auto predicted = module->getAttrOfType<DictionaryAttr>("dist.predicted");
+  if (meshOps.size() != 1 || !predicted)
+    return module.emitError()
+           << "no searched plan to report (one dist.mesh and dist.predicted "
+              "are needed; run dist-search-strategy first)";
+  ValueOrError<Mesh> mesh = meshOps[0].getMesh();
+  if (!mesh)
+    return meshOps[0].emitOpError() << mesh.error();
+  func::FuncOp func = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!func)
+    func = module.lookupSymbol<func::FuncOp>("forward");
+  if (!func || func.isExternal())
+    return module.emitError() << "no entry function to report";
+  ValueOrError<ClusterCostModel> model = ClusterCostModel::get(cluster, *mesh);
+  if (!model)
+    return module.emitError() << model.error();
+  auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan");
+  auto memory = module->getAttrOfType<DictionaryAttr>("dist.memory");
+
+  // 1. Header.
+  os << "Plan: " << mesh->getNumDevices() << " devices of cluster `"
+     << cluster.name << "` (" << cluster.devicesPerNode << " x "
+     << cluster.device.name << " per node)\n";
+  os << "Mesh:";
+  for (auto [i, axis] : llvm::enumerate(mesh->getAxes())) {
+    int64_t inside = model->getPlacement().devicesPerNodeOnAxis[i];
+    os << (i ? ", " : " ") << axis.name << "=" << axis.size << " ("
+       << (inside >= axis.size ? "inside a node"
+           : inside == 1       ? "across nodes"
+                               : llvm::formatv("{0} per node, across nodes",
+                                               inside)
+                                     .str())
+       << ")";
+  }
+  os << "; " << model->getPlacement().numNodes << " node(s)\n";
+  os << "Choices: ZeRO-" << int64_t(getNumber(plan, "zero")) << ", recompute "
+     << (plan && plan.getAs<BoolAttr>("recompute") &&
+                 plan.getAs<BoolAttr>("recompute").getValue()
+             ? "on (all layers)"
+             : "off")
+     << "\n\n";
+
+  // 2. Strategies by layer.
+  Block &body = func.getBody().front();
+  llvm::DenseSet<int64_t> seen;
+  std::map<int64_t, std::vector<std::string>> byLayer;
+  std::vector<std::pair<int64_t, std::string>> order;
+  int64_t layer = -1;
+  for (Operation &op : body) {
+    auto id = op.getAttrOfType<IntegerAttr>("loom.fwd");
+    auto strategy = op.getAttrOfType<StrategyAttr>("dist.strategy");
+    if (!id || !strategy || !seen.insert(id.getInt()).second)
+      continue;
+    for (Value operand : op.getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == &body)
+        if (auto param = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                          "loom.param"))
+          layer = getLayerIndex(param.getName());
+    std::string line = llvm::formatv("{0,-20} {1}", op.getName().getStringRef(),
+                                     printStrategy(strategy))
+                           .str();
+    byLayer[layer].push_back(line);
+    order.emplace_back(layer, line);
+  }
+  std::optional<std::vector<std::string>> common;
+  bool identical = true;
+  int64_t numLayers = 0;
+  for (auto &[index, lines] : byLayer) {
+    if (index < 0)
+      continue;
+    ++numLayers;
+    if (!common)
+      common = lines;
+    else if (*common != lines)
+      identical = false;
+  }
+  os << "Strategies (mesh axes per sharding-rule factor of each forward op"
+     << (identical && numLayers > 1
+             ? llvm::formatv("; the {0} layers are identical, the first "
+                             "shown",
+                             numLayers)
+                   .str()
+             : std::string())
+     << "):\n";
+  int64_t shownLayer = byLayer.size() > 1 ? std::next(byLayer.begin(), 1)->first
+                                          : -1;
+  int64_t previous = -2;
+  for (auto &[index, line] : order) {
+    if (index >= 0 && identical && numLayers > 1 && index != shownLayer)
+      continue;
+    if (index != previous)
+      os << (index < 0 ? "  outside layers:\n"
+                       : llvm::formatv("  layer {0}:\n", index).str());
+    previous = index;
+    os << "    " << line << "\n";
+  }
+
+  // 3. Collectives.
+  struct Group {
+    int64_t count = 0;
+    double bytes = 0, seconds = 0;
+  };
+  std::map<std::string, Group> groups;
+  for (Operation &op : body) {
+    std::optional<CollectiveKind> kind =
+        llvm::StringSwitch<std::optional<CollectiveKind>>(
+            op.getName().getStringRef())
+            .Case("dist.all_gather", CollectiveKind::AllGather)
+            .Case("dist.all_reduce", CollectiveKind::AllReduce)
+            .Case("dist.reduce_scatter", CollectiveKind::ReduceScatter)
+            .Case("dist.all_to_all", CollectiveKind::AllToAll)
+            .Default(std::nullopt);
+    auto axesAttr = op.getAttrOfType<ArrayAttr>("axes");
+    if (!kind || !axesAttr || op.getNumOperands() == 0 ||
+        op.getNumResults() == 0)
+      continue;
+    Layout::AxisList axes;
+    for (Attribute axis : axesAttr)
+      axes.push_back(cast<StringAttr>(axis).str());
+    auto bytesOf = [](Type type) {
+      auto tensor = cast<RankedTensorType>(type);
+      return double(getNumElements(tensor.getShape())) *
+             getElementBytes(tensor);
+    };
+    double before = bytesOf(op.getOperand(0).getType());
+    double after = bytesOf(op.getResult(0).getType());
+    std::string key = op.getName().getStringRef().drop_front(5).str() + " [" +
+                      llvm::join(axes, ", ") + "]";
+    Group &group = groups[key];
+    ++group.count;
+    group.bytes += before;
+    group.seconds +=
+        model->getCollectiveTime(*kind, axes, before, after).seconds;
+  }
+  os << "\nCollectives per step (local input bytes, time by the cost model):\n";
+  if (groups.empty())
+    os << "  none (or not lowered yet)\n";
+  for (auto &[key, group] : groups)
+    os << llvm::formatv("  {0,-28} x{1,-5} {2,12}  {3,10}\n", key, group.count,
+                        formatBytes(group.bytes), formatTime(group.seconds));
+
+  // 4. Totals.
+  double step = getNumber(predicted, "step_time_s");
+  os << "\nPredicted step time: " << formatTime(step) << " = compute "
+     << formatTime(getNumber(predicted, "compute_s")) << " + communication "
+     << formatTime(getNumber(predicted, "comm_s")) << " + bubble "
+     << formatTime(getNumber(predicted, "bubble_s")) << "\n";
+  os << "Memory per device: "
+     << formatBytes(getNumber(predicted, "memory_bytes_per_device"))
+     << " (parameters " << formatBytes(getNumber(memory, "parameters"))
+     << ", gradients " << formatBytes(getNumber(memory, "gradients"))
+     << ", optimizer states "
+     << formatBytes(getNumber(memory, "optimizer_states"))
+     << ", activations " << formatBytes(getNumber(memory, "activations"))
+     << "); capacity " << formatBytes(double(cluster.device.memoryBytes))
+     << "\n";
+  double flops = getNumber(predicted, "model_flops_per_step");
+  std::string dtype = "f32";
+  for (Operation &op : body)
+    if (op.getAttr("loom.fwd")) {
+      dtype = getComputeTypeName(&op);
+      break;
+    }
+  auto peak = cluster.device.peakFlopsPerSecond.find(dtype);
+  os << llvm::formatv("Model FLOPs per step: {0:E3}", flops);
+  if (peak != cluster.device.peakFlopsPerSecond.end() && step > 0)
+    os << llvm::formatv("; MFU {0:F1}% of the {1} peak",
+                        100 * flops /
+                            (step * mesh->getNumDevices() * peak->second),
+                        dtype);
+  os << "\n";
+  return success();
+}

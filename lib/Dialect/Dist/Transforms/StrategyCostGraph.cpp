@@ -1,0 +1,675 @@
+//===- StrategyCostGraph.cpp - A training step as a search problem --------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. Walk the entry block: the first op of each `loom.fwd` id with a
+//    sharding rule is a node, the other ops of that id its followers; every
+//    op's global FLOPs add to the model FLOPs. A node's layer is the first
+//    integer component of a parameter name it consumes (`h.3.`), else the
+//    previous node's, reset to -1 by a parameter without one (`ln_f`).
+// 2. Per node, candidates: every way of giving each free mesh axis (in
+//    mesh order, so a factor split by two axes takes them major-first in
+//    mesh order) to one factor or none, on top of the fixed factors, that
+//    verifyFactorAxes accepts. Their costs (CandidateCost) are computed once
+//    per signature (op, attributes, types, operand kinds, fixed factors,
+//    followers, layer role): identical layers hit the cache.
+// 3. Edges: for each operand produced by another node, a matrix of forward
+//    plus backward redistribution costs, again cached by the signatures of
+//    both ends; a parameter consumed by a second node gets an edge from its
+//    first consumer pricing the forward reshard of its copy.
+//
+// Attention split on a sequence (context parallelism) is left out of the
+// candidates until the partition phase implements it.
+//
+// Followers are priced from their global cost divided by the candidate's
+// parallelism (the product of the axes it uses): backward ops follow their
+// forward op's strategy, so they split alike. Optimizer updates split like
+// their parameter (and over the data-parallel axes under ZeRO).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+
+#include "loom/Analysis/Strategy/OpLayouts.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Interfaces/CostOpInterface.h"
+#include "loom/Interfaces/ShardingRuleOpInterface.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+#define DEBUG_TYPE "dist-search-strategy"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::dist;
+
+std::string mlir::loom::dist::getComputeTypeName(Operation *op) {
+  auto name = [](Type type) -> std::string {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !isa<FloatType>(tensor.getElementType()))
+      return "";
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    tensor.getElementType().print(os);
+    return text;
+  };
+  for (Type type : op->getResultTypes())
+    if (std::string text = name(type); !text.empty())
+      return text;
+  for (Type type : op->getOperandTypes())
+    if (std::string text = name(type); !text.empty())
+      return text;
+  return "f32";
+}
+
+static std::vector<int64_t> getShape(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape().vec();
+}
+
+static int64_t getValueElementBytes(Value value) {
+  return getElementBytes(cast<RankedTensorType>(value.getType()));
+}
+
+static bool isFloatTensor(Value value) {
+  return isa<FloatType>(
+      cast<RankedTensorType>(value.getType()).getElementType());
+}
+
+static bool isOptimizerUpdate(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return name == "loom.adamw_update" || name == "loom.sgd_update";
+}
+
+/// The local bytes of a tensor of `shape` under `layout` (0 if it does not
+/// fit, which candidates never produce).
+static double getLocalBytes(const Mesh &mesh, const Layout &layout,
+                            const std::vector<int64_t> &shape,
+                            int64_t elementBytes) {
+  ValueOrError<std::vector<int64_t>> local = layout.getLocalShape(mesh, shape);
+  if (!local)
+    return 0;
+  return double(getNumElements(*local)) * elementBytes;
+}
+
+int64_t mlir::loom::dist::getLayerIndex(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  for (StringRef part : parts) {
+    int64_t index;
+    if (!part.empty() && !part.getAsInteger(10, index))
+      return index;
+  }
+  return -1;
+}
+
+StrategyCostGraphBuilder::StrategyCostGraphBuilder(
+    func::FuncOp func, const ClusterCostModel &model,
+    const FixedStrategies &fixed, Layout::AxisList dataParallelAxes)
+    : func(func), model(model), fixed(fixed),
+      dataParallelAxes(std::move(dataParallelAxes)),
+      planner(std::make_unique<RedistributionPlanner>(
+          std::make_shared<ClusterCostModel>(model))) {}
+
+bool StrategyCostGraphBuilder::usesEveryAxis() const {
+  for (const Mesh::Axis &axis : model.getMesh().getAxes()) {
+    if (axis.size == 1)
+      continue;
+    bool used = llvm::any_of(nodes, [&](const SearchNode &node) {
+      return llvm::any_of(node.candidates, [&](const FactorAxes &candidate) {
+        return llvm::any_of(candidate, [&](const Layout::AxisList &axes) {
+          return llvm::is_contained(axes, axis.name);
+        });
+      });
+    });
+    if (!used)
+      return false;
+  }
+  return true;
+}
+
+bool StrategyCostGraphBuilder::hasLayers() const {
+  return llvm::any_of(nodes,
+                      [](const SearchNode &node) { return node.layer >= 0; });
+}
+
+std::string StrategyCostGraphBuilder::getSignature(Operation *op) const {
+  func::FuncOp func = this->func;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName() << "{";
+  for (NamedAttribute attr : op->getAttrs()) {
+    StringRef name = attr.getName().getValue();
+    if (name == "loom.fwd" || name.starts_with("dist."))
+      continue;
+    os << name << "=" << attr.getValue() << ",";
+  }
+  os << "}(";
+  Block &body = func.getBody().front();
+  for (OpOperand &operand : op->getOpOperands()) {
+    os << operand.get().getType();
+    if (auto arg = dyn_cast<BlockArgument>(operand.get());
+        arg && arg.getOwner() == &body) {
+      unsigned index = arg.getArgNumber();
+      if (func.getArgAttr(index, "loom.input"))
+        os << ":input";
+      else if (func.getArgAttr(index, "loom.param"))
+        os << (parameterOwner.lookup(index) == nodeOf.lookup(op) ? ":own"
+                                                                 : ":shared");
+    }
+    os << ",";
+  }
+  os << ")->(";
+  for (OpResult result : op->getResults()) {
+    os << result.getType();
+    for (Operation *user : result.getUsers())
+      if (isa<func::ReturnOp>(user))
+        os << ":returned";
+    os << ",";
+  }
+  os << ")";
+  auto it = fixed.factors.find(op);
+  if (it != fixed.factors.end()) {
+    os << "fixed[";
+    for (const auto &axes : it->second) {
+      if (!axes) {
+        os << "?;";
+        continue;
+      }
+      for (const std::string &axis : *axes)
+        os << axis << " ";
+      os << ";";
+    }
+    os << "]";
+  }
+  unsigned index = nodeOf.lookup(op);
+  os << "layer:" << (nodes[index].layer >= 0)
+     << (index > 0 && nodes[index - 1].layer != nodes[index].layer ? "first"
+                                                                   : "");
+  os << "followers[";
+  for (Operation *follower : followers.lookup(op)) {
+    os << follower->getName() << "(";
+    for (Type type : follower->getOperandTypes())
+      os << type << ",";
+    os << ")";
+  }
+  os << "]";
+  return text;
+}
+
+/// Whether the partition phase implements `candidate` for `op`: attention
+/// split on a sequence (context parallelism: its op-partitioned key
+/// sequence or the globally indexed sequences of its causal mask) is not
+/// implemented yet, so the search must not choose it.
+static bool isPartitionable(Operation *op, const OpShardingRule &rule,
+                            const FactorAxes &candidate) {
+  if (op->getName().getStringRef() != "loom.attention")
+    return true;
+  for (auto [factor, axes] : llvm::enumerate(candidate)) {
+    const ShardingFactor &info = rule.getFactors()[factor];
+    if (!axes.empty() &&
+        (info.kind == FactorKind::OpPartitioned || info.globalIndexed))
+      return false;
+  }
+  return true;
+}
+
+/// Every candidate strategy of an op: each free mesh axis goes to one factor
+/// or none, in mesh order; fixed factors keep their axes.
+static std::vector<FactorAxes>
+enumerateCandidates(Operation *op, const OpShardingRule &rule,
+                    const Mesh &mesh, const FixedFactors &fixedFactors) {
+  size_t numFactors = rule.getFactors().size();
+  FactorAxes base(numFactors);
+  std::vector<std::string> freeAxes;
+  for (size_t f = 0; f < numFactors && f < fixedFactors.size(); ++f)
+    if (fixedFactors[f])
+      base[f] = *fixedFactors[f];
+  for (const Mesh::Axis &axis : mesh.getAxes()) {
+    bool taken = llvm::any_of(base, [&](const Layout::AxisList &axes) {
+      return llvm::is_contained(axes, axis.name);
+    });
+    if (!taken && axis.size > 1)
+      freeAxes.push_back(axis.name);
+  }
+  std::vector<FactorAxes> candidates;
+  FactorAxes current = base;
+  std::function<void(size_t)> place = [&](size_t next) {
+    if (next == freeAxes.size()) {
+      if (verifyFactorAxes(rule, mesh, current).empty() &&
+          isPartitionable(op, rule, current))
+        candidates.push_back(current);
+      return;
+    }
+    place(next + 1); // Axis unused: the op is replicated over it.
+    for (size_t f = 0; f < numFactors; ++f) {
+      if (f < fixedFactors.size() && fixedFactors[f])
+        continue;
+      current[f].push_back(freeAxes[next]);
+      place(next + 1);
+      current[f].pop_back();
+    }
+  };
+  place(0);
+  return candidates;
+}
+
+LogicalResult StrategyCostGraphBuilder::analyze() {
+  Block &body = func.getBody().front();
+  // 1. Nodes, followers, layers and the model FLOPs.
+  int64_t layer = -1;
+  for (Operation &op : body) {
+    if (auto costOp = dyn_cast<CostOpInterface>(&op))
+      modelFlops += costOp.getCost(getGlobalShapes(&op)).flops;
+    auto id = op.getAttrOfType<IntegerAttr>("loom.fwd");
+    if (!id)
+      continue;
+    Operation *forward = fixed.forwardOps.lookup(id.getInt());
+    if (forward != &op) {
+      if (forward)
+        followers[forward].push_back(&op);
+      continue;
+    }
+    if (!isa<ShardingRuleOpInterface>(op))
+      continue;
+    for (Value operand : op.getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &body)
+        continue;
+      if (auto param =
+              func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), "loom.param"))
+        layer = getLayerIndex(param.getName());
+    }
+    nodeOf[&op] = nodes.size();
+    SearchNode node;
+    node.op = &op;
+    node.layer = layer;
+    nodes.push_back(std::move(node));
+    for (Value operand : op.getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == &body &&
+          func.getArgAttr(arg.getArgNumber(), "loom.param"))
+        parameterOwner.try_emplace(arg.getArgNumber(), nodeOf[&op]);
+  }
+
+  // 2. Candidates and their costs, once per signature.
+  std::map<std::string, unsigned> bySignature;
+  for (unsigned index = 0; index < nodes.size(); ++index) {
+    SearchNode &node = nodes[index];
+    node.signature = getSignature(node.op);
+    auto [it, inserted] = bySignature.try_emplace(node.signature, index);
+    if (!inserted) {
+      ++stats.nodeHits;
+      node.candidates = nodes[it->second].candidates;
+      node.costs = nodes[it->second].costs;
+      continue;
+    }
+    ++stats.nodeMisses;
+    if (failed(analyzeNode(index)))
+      return failure();
+  }
+
+  // 3. Edges.
+  analyzeEdges();
+  return success();
+}
+
+LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
+  SearchNode &node = nodes[index];
+  Operation *op = node.op;
+  const Mesh &mesh = model.getMesh();
+  Block &body = func.getBody().front();
+  OpShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
+  FixedFactors fixedFactors = fixed.factors.lookup(op);
+  node.candidates = enumerateCandidates(op, rule, mesh, fixedFactors);
+  if (node.candidates.empty())
+    return op->emitOpError()
+           << "has no valid strategy on mesh " << mesh.toString()
+           << " that keeps its fixed factors";
+
+  std::string typeName = getComputeTypeName(op);
+  auto seconds = [&](Operation *priced,
+                     const OpShapes &shapes) -> FailureOr<double> {
+    auto costOp = dyn_cast<CostOpInterface>(priced);
+    if (!costOp)
+      return 0.0;
+    ValueOrError<double> time = model.getComputeSeconds(
+        costOp.getCost(shapes), getComputeTypeName(priced));
+    if (!time)
+      return priced->emitOpError() << "cannot be priced: " << time.error();
+    return *time;
+  };
+
+  // Followers at global shapes, split later by the candidate's parallelism.
+  double followerGlobal = 0;
+  std::vector<std::pair<Operation *, double>> updates;
+  for (Operation *follower : followers.lookup(op)) {
+    FailureOr<double> time = seconds(follower, getGlobalShapes(follower));
+    if (failed(time))
+      return failure();
+    if (isOptimizerUpdate(follower))
+      updates.emplace_back(follower, *time);
+    else
+      followerGlobal += *time;
+  }
+
+  Layout::AxisList zeroAxes;
+  for (const std::string &axis : dataParallelAxes)
+    if (mesh.findAxis(axis))
+      zeroAxes.push_back(axis);
+
+  for (const FactorAxes &candidate : node.candidates) {
+    CandidateCost cost;
+    ValueOrError<OpLayouts> layouts = deriveOpLayouts(rule, mesh, candidate);
+    if (!layouts)
+      return op->emitOpError() << "invalid candidate: " << layouts.error();
+    OpShapes local;
+    for (auto [value, layout] :
+         llvm::zip_equal(op->getOperands(), layouts->operands)) {
+      auto shape = layout.getLocalShape(mesh, getShape(value));
+      local.operands.emplace_back(shape->begin(), shape->end());
+    }
+    for (auto [value, layout] :
+         llvm::zip_equal(op->getResults(), layouts->results)) {
+      auto shape = layout.getLocalShape(mesh, getShape(value));
+      local.results.emplace_back(shape->begin(), shape->end());
+    }
+    FailureOr<double> forward = seconds(op, local);
+    if (failed(forward))
+      return failure();
+    cost.forwardSeconds = *forward;
+    int64_t parallelism = getParallelism(mesh, candidate);
+    cost.followerSeconds = followerGlobal / parallelism;
+
+    // The axes this candidate uses, in mesh order.
+    Layout::AxisList used;
+    for (const Mesh::Axis &axis : mesh.getAxes())
+      if (llvm::any_of(candidate, [&](const Layout::AxisList &axes) {
+            return llvm::is_contained(axes, axis.name);
+          }))
+        used.push_back(axis.name);
+
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      const Layout &layout = layouts->operands[operand.getOperandNumber()];
+      std::vector<int64_t> shape = getShape(value);
+      int64_t elementBytes = getValueElementBytes(value);
+      auto arg = dyn_cast<BlockArgument>(value);
+      if (!arg || arg.getOwner() != &body)
+        continue;
+      unsigned argIndex = arg.getArgNumber();
+      if (func.getArgAttr(argIndex, "loom.input")) {
+        // Data inputs arrive split on their batch over the data-parallel
+        // axes.
+        std::vector<Layout::AxisList> dims(shape.size());
+        if (!dims.empty())
+          dims[0] = zeroAxes;
+        ValueOrError<Layout> data = Layout::get(mesh, dims);
+        if (!data || data->verifyShape(mesh, shape))
+          continue;
+        ValueOrError<RedistributionPlan> plan =
+            planner->plan(mesh, shape, elementBytes, *data, layout);
+        cost.reshardSeconds += plan ? plan->cost : kInfiniteCost;
+        continue;
+      }
+      if (!func.getArgAttr(argIndex, "loom.param") ||
+          parameterOwner.lookup(argIndex) != index)
+        continue;
+      double bytes = getLocalBytes(mesh, layout, shape, elementBytes);
+      // The gradient is a pending sum over the axes that split work the
+      // parameter does not have.
+      Layout::AxisList partial;
+      for (const std::string &axis : used)
+        if (!layout.uses(axis))
+          partial.push_back(axis);
+      Layout::AxisList zeroGroup, rest;
+      for (const std::string &axis : zeroAxes)
+        if (!layout.uses(axis))
+          zeroGroup.push_back(axis);
+      for (const std::string &axis : partial)
+        if (!llvm::is_contained(zeroGroup, axis))
+          rest.push_back(axis);
+      int64_t zeroSize = mesh.getGroupSize(zeroGroup);
+      bool zeroPartial = llvm::any_of(zeroGroup, [&](const std::string &a) {
+        return llvm::is_contained(partial, a);
+      });
+      if (!partial.empty())
+        cost.syncSeconds += model
+                                .getCollectiveTime(CollectiveKind::AllReduce,
+                                                   partial, bytes, bytes)
+                                .seconds;
+      if (!rest.empty())
+        cost.zeroSyncSeconds +=
+            model.getCollectiveTime(CollectiveKind::AllReduce, rest, bytes,
+                                    bytes)
+                .seconds;
+      if (zeroSize > 1) {
+        if (zeroPartial)
+          cost.zeroSyncSeconds +=
+              model
+                  .getCollectiveTime(CollectiveKind::ReduceScatter, zeroGroup,
+                                     bytes, bytes / zeroSize)
+                  .seconds;
+        cost.zeroSyncSeconds +=
+            model
+                .getCollectiveTime(CollectiveKind::AllGather, zeroGroup,
+                                   bytes / zeroSize, bytes)
+                .seconds;
+      }
+      cost.parameterBytes += bytes;
+      // The optimizer update of this parameter: its states and its time.
+      for (auto [update, time] : updates) {
+        if (update->getOperand(0) != value)
+          continue;
+        double states = update->getNumResults() - 1;
+        int64_t blocks = 1;
+        for (size_t dim = 0; dim < shape.size(); ++dim)
+          blocks *= layout.getNumBlocks(mesh, dim);
+        cost.followerSeconds += time / blocks;
+        cost.optimizerBytes += states * bytes;
+        cost.zeroOptimizerBytes += states * bytes / zeroSize;
+      }
+    }
+    // Updates of parameters owned elsewhere (or of none) split like the op.
+    for (auto [update, time] : updates) {
+      auto arg = dyn_cast<BlockArgument>(update->getOperand(0));
+      if (!arg || parameterOwner.lookup(arg.getArgNumber()) != index ||
+          !llvm::is_contained(op->getOperands(), update->getOperand(0)))
+        cost.followerSeconds += time / parallelism;
+    }
+
+    for (auto [result, layout] :
+         llvm::zip_equal(op->getResults(), layouts->results)) {
+      std::vector<int64_t> shape = getShape(result);
+      int64_t elementBytes = getValueElementBytes(result);
+      bool keptForBackward = false, returned = false;
+      for (Operation *user : result.getUsers()) {
+        if (isa<func::ReturnOp>(user)) {
+          returned = true;
+          continue;
+        }
+        auto id = user->getAttrOfType<IntegerAttr>("loom.fwd");
+        if (id && fixed.forwardOps.lookup(id.getInt()) != user)
+          keptForBackward = true;
+      }
+      if (keptForBackward)
+        cost.activationBytes +=
+            getLocalBytes(mesh, layout, shape, elementBytes);
+      if (returned && !layout.isReplicated()) {
+        // Returned values are gathered whole (the loss, replicated).
+        ValueOrError<Layout> whole = Layout::get(
+            mesh, std::vector<Layout::AxisList>(shape.size()));
+        ValueOrError<RedistributionPlan> plan =
+            planner->plan(mesh, shape, elementBytes, layout, *whole);
+        cost.reshardSeconds += plan ? plan->cost : kInfiniteCost;
+      }
+    }
+    if (node.layer >= 0 && (index == 0 || nodes[index - 1].layer != node.layer) &&
+        op->getNumOperands() > 0) {
+      Value input = op->getOperand(0);
+      cost.layerInputBytes = getLocalBytes(mesh, layouts->operands[0],
+                                           getShape(input),
+                                           getValueElementBytes(input));
+    }
+    node.costs.push_back(cost);
+  }
+  return success();
+}
+
+void StrategyCostGraphBuilder::analyzeEdges() {
+  const Mesh &mesh = model.getMesh();
+  Block &body = func.getBody().front();
+  // Layouts per node and candidate, computed lazily.
+  std::vector<std::vector<OpLayouts>> layouts(nodes.size());
+  auto getLayouts = [&](unsigned index) -> const std::vector<OpLayouts> & {
+    std::vector<OpLayouts> &cached = layouts[index];
+    if (cached.empty()) {
+      OpShardingRule rule =
+          cast<ShardingRuleOpInterface>(nodes[index].op).getShardingRule();
+      for (const FactorAxes &candidate : nodes[index].candidates)
+        cached.push_back(*deriveOpLayouts(rule, mesh, candidate));
+    }
+    return cached;
+  };
+  std::map<std::string, std::shared_ptr<const std::vector<double>>> cache;
+
+  for (unsigned consumer = 0; consumer < nodes.size(); ++consumer) {
+    Operation *op = nodes[consumer].op;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      unsigned operandIndex = operand.getOperandNumber();
+      std::optional<unsigned> producer;
+      std::optional<unsigned> sourceOperand;
+      unsigned resultIndex = 0;
+      if (auto result = dyn_cast<OpResult>(value)) {
+        auto it = nodeOf.find(result.getOwner());
+        if (it == nodeOf.end())
+          continue;
+        producer = it->second;
+        resultIndex = result.getResultNumber();
+      } else if (auto arg = dyn_cast<BlockArgument>(value);
+                 arg && arg.getOwner() == &body &&
+                 func.getArgAttr(arg.getArgNumber(), "loom.param")) {
+        unsigned owner = parameterOwner.lookup(arg.getArgNumber());
+        if (owner == consumer)
+          continue;
+        producer = owner;
+        for (OpOperand &use : nodes[owner].op->getOpOperands())
+          if (use.get() == value)
+            sourceOperand = use.getOperandNumber();
+      }
+      if (!producer || *producer == consumer)
+        continue;
+      std::string key = nodes[*producer].signature + "#" +
+                        (sourceOperand ? "arg" + std::to_string(*sourceOperand)
+                                       : std::to_string(resultIndex)) +
+                        "->" + nodes[consumer].signature + "#" +
+                        std::to_string(operandIndex);
+      auto it = cache.find(key);
+      if (it != cache.end()) {
+        ++stats.edgeHits;
+        edges.push_back({*producer, consumer, it->second});
+        continue;
+      }
+      ++stats.edgeMisses;
+      std::vector<int64_t> shape = getShape(value);
+      int64_t elementBytes = getValueElementBytes(value);
+      bool backward = !sourceOperand && isFloatTensor(value);
+      const std::vector<OpLayouts> &from = getLayouts(*producer);
+      const std::vector<OpLayouts> &to = getLayouts(consumer);
+      // The consumer's operand gradient: split like the operand, a pending
+      // sum over the axes splitting work the operand lacks.
+      std::vector<std::optional<Layout>> gradients;
+      for (auto [j, candidate] : llvm::enumerate(nodes[consumer].candidates)) {
+        const Layout &wanted = to[j].operands[operandIndex];
+        Layout::AxisList partial;
+        for (const Mesh::Axis &axis : mesh.getAxes()) {
+          bool usedByOp = llvm::any_of(candidate, [&](const auto &axes) {
+            return llvm::is_contained(axes, axis.name);
+          });
+          if (usedByOp && !wanted.uses(axis.name))
+            partial.push_back(axis.name);
+        }
+        ValueOrError<Layout> gradient =
+            Layout::get(mesh, wanted.getDims(), partial);
+        gradients.push_back(gradient ? std::optional<Layout>(*gradient)
+                                     : std::nullopt);
+      }
+      auto matrix = std::make_shared<std::vector<double>>();
+      matrix->reserve(from.size() * to.size());
+      for (size_t i = 0; i < from.size(); ++i) {
+        const Layout &source = sourceOperand
+                                   ? from[i].operands[*sourceOperand]
+                                   : from[i].results[resultIndex];
+        ValueOrError<Layout> whole = Layout::get(mesh, source.getDims());
+        for (size_t j = 0; j < to.size(); ++j) {
+          double total = 0;
+          ValueOrError<RedistributionPlan> forward = planner->plan(
+              mesh, shape, elementBytes, source, to[j].operands[operandIndex]);
+          total += forward ? forward->cost : kInfiniteCost;
+          if (backward && gradients[j] && whole) {
+            ValueOrError<RedistributionPlan> back = planner->plan(
+                mesh, shape, elementBytes, *gradients[j], *whole);
+            total += back ? back->cost : kInfiniteCost;
+          }
+          matrix->push_back(total);
+        }
+      }
+      cache.emplace(key, matrix);
+      edges.push_back({*producer, consumer, matrix});
+    }
+  }
+  LLVM_DEBUG(llvm::dbgs() << "mesh " << mesh.toString() << ": "
+                          << nodes.size() << " nodes, " << edges.size()
+                          << " edges, planner " << planner->getNumSearches()
+                          << " searches, " << planner->getNumCacheHits()
+                          << " cache hits\n");
+}
+
+double StrategyCostGraphBuilder::getNodeCost(unsigned node, unsigned candidate,
+                                             const StrategyChoice &choice) const {
+  const CandidateCost &cost = nodes[node].costs[candidate];
+  double total = cost.forwardSeconds + cost.followerSeconds +
+                 cost.reshardSeconds +
+                 (choice.zero ? cost.zeroSyncSeconds : cost.syncSeconds);
+  if (choice.recompute && nodes[node].layer >= 0)
+    total += cost.forwardSeconds;
+  return total;
+}
+
+double
+StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
+                                        const StrategyChoice &choice) const {
+  const CandidateCost &cost = nodes[node].costs[candidate];
+  // Parameters and their gradients.
+  double total = 2 * cost.parameterBytes +
+                 (choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes);
+  if (choice.recompute && nodes[node].layer >= 0)
+    total += cost.layerInputBytes;
+  else
+    total += cost.activationBytes;
+  return total;
+}
+
+CostGraph StrategyCostGraphBuilder::build(const StrategyChoice &choice) const {
+  CostGraph graph;
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    std::vector<double> cost, memory;
+    for (unsigned c = 0; c < node.candidates.size(); ++c) {
+      cost.push_back(getNodeCost(index, c, choice));
+      memory.push_back(getNodeMemory(index, c, choice));
+    }
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    os << node.op->getName() << " #" << index;
+    graph.addNode(name, std::move(cost), std::move(memory));
+  }
+  for (const SearchEdge &edge : edges)
+    graph.addEdge(edge.source, edge.destination, *edge.cost);
+  return graph;
+}
