@@ -333,9 +333,27 @@ void SearchStrategyPass::runOnOperation() {
       for (bool recompute : recomputeChoices) {
         StrategyChoice choice{zero, recompute};
         CostGraph graph = builder->build(choice);
-        SearchOptions options;
-        options.memoryLimit = memoryLimit;
-        SearchSolution solution = solveByElimination(graph, options);
+        // Branch and bound: the unconstrained optimum is a lower bound on
+        // the constrained one (the solver is exact without a limit), so a
+        // choice whose bound cannot beat the best plan so far is skipped,
+        // and one whose unconstrained plan fits needs no Lagrangian walk.
+        SearchSolution free = solveByElimination(graph);
+        double bestSoFar = kInfiniteCost;
+        if (meshBest)
+          bestSoFar = meshBest->solution.cost;
+        if (best.builder)
+          bestSoFar = std::min(bestSoFar, best.solution.cost);
+        if (!free.choice.empty() && free.cost >= bestSoFar &&
+            free.memory <= memoryLimit)
+          continue;
+        SearchSolution solution = free;
+        if (free.choice.empty() || free.memory > memoryLimit) {
+          if (!free.choice.empty() && free.cost >= bestSoFar)
+            continue;
+          SearchOptions options;
+          options.memoryLimit = memoryLimit;
+          solution = solveByElimination(graph, options);
+        }
         LLVM_DEBUG(llvm::dbgs()
                    << mesh.toString() << " zero=" << zero
                    << " recompute=" << recompute << ": "
@@ -343,7 +361,6 @@ void SearchStrategyPass::runOnOperation() {
                    << solution.memory / double(1 << 30) << " GiB\n");
         if (solution.choice.empty()) {
           // Why nothing fits: the least memory any plan needs.
-          SearchSolution free = solveByElimination(graph);
           if (!free.choice.empty() && free.memory < smallestMemory) {
             smallestMemory = free.memory;
             smallestMesh = mesh.toString();
