@@ -13,7 +13,6 @@
 #include "loom/Runtime/MPI/DeviceMesh.h"
 
 #include <charconv>
-#include <limits>
 
 namespace loom::runtime::mpi {
 
@@ -31,11 +30,10 @@ Status DeviceMesh::create(std::vector<Axis> axes, DeviceMesh &out) {
       if (axes[j].name == axes[i].name)
         return Status::failure("mesh axis `" + axes[i].name +
                                "` is named twice");
-    // Ranks are MPI ints: a mesh beyond that is a typo, not a cluster.
-    if (devices > std::numeric_limits<int>::max() / axes[i].size)
+    // Ranks are MPI ints; the limit is dist::Mesh::kMaxDevices.
+    if (devices > kMaxDevices / axes[i].size)
       return Status::failure("mesh has more than " +
-                             std::to_string(std::numeric_limits<int>::max()) +
-                             " devices");
+                             std::to_string(kMaxDevices) + " devices");
     devices *= axes[i].size;
   }
   out.axes = std::move(axes);

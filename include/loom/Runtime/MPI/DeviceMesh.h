@@ -46,10 +46,15 @@ public:
     int64_t size;
   };
 
+  /// The most devices a mesh may have (as dist::Mesh::kMaxDevices): ranks
+  /// must fit MPI's int.
+  static constexpr int64_t kMaxDevices = int64_t(1) << 30;
+
   DeviceMesh() = default;
 
-  /// Builds a mesh, checking that names are non-empty and distinct and sizes
-  /// positive (a mesh with no axes is one device).
+  /// Builds a mesh, checking that names are non-empty and distinct, sizes
+  /// positive and the device count at most kMaxDevices (a mesh with no axes
+  /// is one device).
   static Status create(std::vector<Axis> axes, DeviceMesh &out);
 
   /// Parses "dp=2,tp=4" (the spelling of `loomc --mesh`).
