@@ -21,6 +21,10 @@
 // it fails on any rank), writes JUnit XML with --junit, and every rank exits
 // 1 when a case failed.
 //
+// `--abort-on-rank R` instead shows how a failure that strikes one rank
+// ends the job: rank R calls Communicator::abort while the others wait in an
+// all_reduce; mpirun must stop them all (no hang) with a non-zero status.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MPITestSupport.h"
@@ -29,6 +33,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 
@@ -642,7 +647,8 @@ void mismatchCase(Context &ctx, Checks &checks) {
 static int usage(int rank) {
   if (rank == 0)
     std::fprintf(stderr, "usage: mpirun -np N loom-mpi-collectives-test "
-                         "--mesh NAME=SIZE,... [--junit FILE]\n");
+                         "--mesh NAME=SIZE,... [--junit FILE] "
+                         "[--abort-on-rank R]\n");
   MPI_Finalize();
   return 2;
 }
@@ -652,12 +658,15 @@ int main(int argc, char **argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::string meshText, junit;
+  int abortRank = -1;
   for (int a = 1; a < argc; ++a) {
     std::string arg = argv[a];
     if (arg == "--mesh" && a + 1 < argc)
       meshText = argv[++a];
     else if (arg == "--junit" && a + 1 < argc)
       junit = argv[++a];
+    else if (arg == "--abort-on-rank" && a + 1 < argc)
+      abortRank = std::atoi(argv[++a]);
     else
       return usage(rank);
   }
@@ -693,6 +702,21 @@ int main(int argc, char **argv) {
   ctx.chunked = chunked.get();
   ctx.verifying = verifying.get();
   ctx.axisLists = orderedAxisLists(ctx.mesh);
+
+  if (abortRank >= 0) {
+    if (rank == abortRank)
+      comm->abort(Status::failure("injected failure on one rank"));
+    AxisList all;
+    for (const auto &axis : ctx.mesh.getAxes())
+      all.push_back(axis.name);
+    double value = 1, sum = 0;
+    Status status =
+        comm->allReduce(&value, Shape{}, all, ReduceKind::Sum, &sum);
+    std::fprintf(stderr, "rank %d: the all_reduce returned (%s)\n", rank,
+                 status.ok() ? "ok" : status.message().c_str());
+    MPI_Finalize();
+    return 0;
+  }
 
   std::vector<std::pair<std::string, std::function<void(Checks &)>>> cases;
   auto addTyped = [&](auto zero) {
