@@ -312,6 +312,31 @@ Status Communicator::getGroup(const AxisList &axes, const std::string &what,
   return Status::success();
 }
 
+template <typename T> T *Communicator::scratch(int slot, int64_t count) {
+  Scratch &buffer = scratchBuffers[slot];
+  size_t bytes = sizeof(T) * static_cast<size_t>(count);
+  if (buffer.bytes < bytes) {
+    // Default-initialized: no zero fill of memory about to be overwritten.
+    buffer.data.reset(new unsigned char[bytes]);
+    buffer.bytes = bytes;
+  }
+  return reinterpret_cast<T *>(buffer.data.get());
+}
+
+void Communicator::releaseScratch() {
+  for (Scratch &buffer : scratchBuffers) {
+    buffer.data.reset();
+    buffer.bytes = 0;
+  }
+}
+
+int64_t Communicator::getScratchBytes() const {
+  int64_t bytes = 0;
+  for (const Scratch &buffer : scratchBuffers)
+    bytes += static_cast<int64_t>(buffer.bytes);
+  return bytes;
+}
+
 Status Communicator::verifyCall(const Group &group, const std::string &what,
                                 const std::string &signature) {
   if (!options.verifyCalls || group.size == 1)
@@ -367,17 +392,12 @@ Status Communicator::allGather(const T *in, const Shape &shape,
   int64_t inner = count / std::max<int64_t>(outer, 1);
   // Member j's tensor goes to the j-th block of [outer][n][inner]; with one
   // outer row the blocks are consecutive and MPI writes them in place.
-  std::vector<T> received;
-  T *target = out;
-  if (outer > 1) {
-    received.resize(count * n);
-    target = received.data();
-  }
+  T *target = outer > 1 ? scratch<T>(1, count * n) : out;
   LOOM_MPI_CHECK(what, MPI_Allgather, in, static_cast<int>(count),
                  datatypeOf<T>(), target, static_cast<int>(count),
                  datatypeOf<T>(), group->comm);
   if (outer > 1)
-    swapLeadingAxes(received.data(), n, outer, inner, out);
+    swapLeadingAxes(target, n, outer, inner, out);
   return Status::success();
 }
 
@@ -424,10 +444,10 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
     if (count * n > std::numeric_limits<int>::max())
       return Status::failure(what + ": the gathered tensors have more "
                                     "elements than an MPI count holds");
-    std::vector<T> all(count * n);
+    T *all = scratch<T>(1, count * n);
     LOOM_MPI_CHECK(what, MPI_Allgather, in, static_cast<int>(count), type,
-                   all.data(), static_cast<int>(count), type, group->comm);
-    fold(all.data(), n, count, kind, out);
+                   all, static_cast<int>(count), type, group->comm);
+    fold(all, n, count, kind, out);
     return Status::success();
   }
   // Two rounds: member c folds chunk c of every tensor (an all-to-all of
@@ -443,13 +463,14 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
   std::vector<int> recvCounts(n, mine), recvDispls(n);
   for (int64_t j = 0; j < n; ++j)
     recvDispls[j] = static_cast<int>(j * mine);
-  std::vector<T> chunks(static_cast<size_t>(mine) * n), folded(mine);
+  T *chunks = scratch<T>(1, static_cast<int64_t>(mine) * n);
+  T *folded = scratch<T>(2, mine);
   LOOM_MPI_CHECK(what, MPI_Alltoallv, in, counts.data(), displs.data(), type,
-                 chunks.data(), recvCounts.data(), recvDispls.data(), type,
+                 chunks, recvCounts.data(), recvDispls.data(), type,
                  group->comm);
-  fold(chunks.data(), n, mine, kind, folded.data());
-  LOOM_MPI_CHECK(what, MPI_Allgatherv, folded.data(), mine, type, out,
-                 counts.data(), displs.data(), type, group->comm);
+  fold(chunks, n, mine, kind, folded);
+  LOOM_MPI_CHECK(what, MPI_Allgatherv, folded, mine, type, out, counts.data(),
+                 displs.data(), type, group->comm);
   return Status::success();
 }
 
@@ -475,18 +496,17 @@ Status Communicator::reduceScatter(const T *in, const Shape &shape,
   int64_t piece = count / n;
   // Piece j (along dim) of the operand goes to member j; each member then
   // holds its piece of every member's tensor, in group order, and folds.
-  std::vector<T> packed;
   const T *source = in;
   if (outer > 1) {
-    packed.resize(count);
-    swapLeadingAxes(in, outer, n, pieceInner, packed.data());
-    source = packed.data();
+    T *packed = scratch<T>(0, count);
+    swapLeadingAxes(in, outer, n, pieceInner, packed);
+    source = packed;
   }
-  std::vector<T> received(count);
+  T *received = scratch<T>(1, count);
   MPI_Datatype type = datatypeOf<T>();
   LOOM_MPI_CHECK(what, MPI_Alltoall, source, static_cast<int>(piece), type,
-                 received.data(), static_cast<int>(piece), type, group->comm);
-  fold(received.data(), n, piece, ReduceKind::Sum, out);
+                 received, static_cast<int>(piece), type, group->comm);
+  fold(received, n, piece, ReduceKind::Sum, out);
   return Status::success();
 }
 
@@ -515,30 +535,23 @@ Status Communicator::allToAll(const T *in, const Shape &shape,
   int64_t piece = count / n;
   // Send side: piece j along splitDim to member j.
   int64_t splitOuter = product(shape, 0, splitDim);
-  std::vector<T> packed;
   const T *source = in;
   if (splitOuter > 1) {
-    packed.resize(count);
-    swapLeadingAxes(in, splitOuter, n,
-                    count / splitOuter / n, packed.data());
-    source = packed.data();
+    T *packed = scratch<T>(0, count);
+    swapLeadingAxes(in, splitOuter, n, count / splitOuter / n, packed);
+    source = packed;
   }
   // Receive side: member j's piece is block j of the concatenation along
   // concatDim of pieces shaped like `pieceShape`.
   Shape pieceShape = shape;
   pieceShape[splitDim] /= n;
   int64_t concatOuter = product(pieceShape, 0, concatDim);
-  std::vector<T> received;
-  T *target = out;
-  if (concatOuter > 1) {
-    received.resize(count);
-    target = received.data();
-  }
+  T *target = concatOuter > 1 ? scratch<T>(1, count) : out;
   MPI_Datatype type = datatypeOf<T>();
   LOOM_MPI_CHECK(what, MPI_Alltoall, source, static_cast<int>(piece), type,
                  target, static_cast<int>(piece), type, group->comm);
   if (concatOuter > 1)
-    swapLeadingAxes(received.data(), n, concatOuter, piece / concatOuter, out);
+    swapLeadingAxes(target, n, concatOuter, piece / concatOuter, out);
   return Status::success();
 }
 

@@ -174,6 +174,14 @@ public:
   /// MPI_Abort (exit status 1): for failures that may strike one rank only.
   [[noreturn]] void abort(const Status &status) const;
 
+  /// Frees the scratch buffers that collectives keep between calls (see
+  /// getScratchBytes).
+  void releaseScratch();
+  /// Bytes of scratch memory held: packing, receive and fold buffers grow to
+  /// the largest collective so far and are reused, so that a training step's
+  /// collectives do not allocate (and page in) fresh memory on every call.
+  int64_t getScratchBytes() const;
+
   /// How many sub-communicators exist so far (one per distinct axis list
   /// used by a group collective with more than one member).
   size_t getNumGroupCommunicators() const { return groups.size(); }
@@ -200,6 +208,9 @@ private:
   /// A Status for a failed MPI call.
   Status mpiFailure(const char *call, int code, const std::string &what) const;
   Status reapSends();
+  /// Scratch buffer `slot` (0: packed operand, 1: received blocks, 2: folded
+  /// chunk) with room for `count` elements of T; contents are unspecified.
+  template <typename T> T *scratch(int slot, int64_t count);
 
   DeviceMesh mesh;
   CommunicatorOptions options;
@@ -218,6 +229,11 @@ private:
     std::vector<unsigned char> data;
   };
   std::vector<std::unique_ptr<PendingSend>> pendingSends;
+  struct Scratch {
+    std::unique_ptr<unsigned char[]> data;
+    size_t bytes = 0;
+  };
+  Scratch scratchBuffers[3];
 };
 
 } // namespace loom::runtime::mpi
