@@ -192,11 +192,11 @@ Status Communicator::create(const DeviceMesh &mesh,
     return Status::failure("MPI_Comm_rank failed on the world communicator");
   setReportedRank(rank);
   if (size != mesh.getNumDevices())
-    return Status::failure(
-        "mesh " + mesh.toString() + " has " +
-        std::to_string(mesh.getNumDevices()) + " devices but MPI runs " +
-        std::to_string(size) + " ranks (start it with mpirun -np " +
-        std::to_string(mesh.getNumDevices()) + ")");
+    return Status::failure("mesh " + mesh.toString() + " has " +
+                           std::to_string(mesh.getNumDevices()) +
+                           " devices but MPI runs " + std::to_string(size) +
+                           " ranks (start it with mpirun -np " +
+                           std::to_string(mesh.getNumDevices()) + ")");
   MPI_Comm base = MPI_COMM_NULL;
   int code = MPI_Comm_dup(world, &base);
   if (code == MPI_SUCCESS)
@@ -295,14 +295,15 @@ Status Communicator::getGroup(const AxisList &axes, const std::string &what,
       tag = (tag * static_cast<int>(mesh.getAxes().size() + 1) +
              static_cast<int>(position) + 1) %
             32768;
-    MPI_Group baseGroup, members_;
+    MPI_Group baseGroup, memberGroup;
     LOOM_MPI_CHECK(what, MPI_Comm_group, base, &baseGroup);
-    int code = MPI_Group_incl(baseGroup, created.size, ranks.data(), &members_);
+    int code =
+        MPI_Group_incl(baseGroup, created.size, ranks.data(), &memberGroup);
     MPI_Group_free(&baseGroup);
     if (code != MPI_SUCCESS)
       return mpiFailure("MPI_Group_incl", code, what);
-    code = MPI_Comm_create_group(base, members_, tag, &created.comm);
-    MPI_Group_free(&members_);
+    code = MPI_Comm_create_group(base, memberGroup, tag, &created.comm);
+    MPI_Group_free(&memberGroup);
     if (code != MPI_SUCCESS)
       return mpiFailure("MPI_Comm_create_group", code, what);
     LOOM_MPI_CHECK(what, MPI_Comm_set_errhandler, created.comm,
@@ -345,15 +346,15 @@ Status Communicator::verifyCall(const Group &group, const std::string &what,
   char mine[kLength] = {};
   std::strncpy(mine, signature.c_str(), kLength - 1);
   std::vector<char> all(kLength * group.size);
-  LOOM_MPI_CHECK(what, MPI_Allgather, mine, static_cast<int>(kLength),
-                 MPI_CHAR, all.data(), static_cast<int>(kLength), MPI_CHAR,
-                 group.comm);
+  LOOM_MPI_CHECK(what, MPI_Allgather, mine, static_cast<int>(kLength), MPI_CHAR,
+                 all.data(), static_cast<int>(kLength), MPI_CHAR, group.comm);
   // Every member compares the same table, so all of them fail alike.
   for (int j = 1; j < group.size; ++j)
     if (std::strncmp(all.data(), all.data() + j * kLength, kLength) != 0)
       return Status::failure(
-          what + ": the group's members make different calls: member 0 "
-                 "calls `" +
+          what +
+          ": the group's members make different calls: member 0 "
+          "calls `" +
           std::string(all.data()) + "`, member " + std::to_string(j) +
           " calls `" + std::string(all.data() + j * kLength) + "`");
   return Status::success();
@@ -386,8 +387,9 @@ Status Communicator::allGather(const T *in, const Shape &shape,
     std::memmove(out, in, sizeof(T) * count);
     return Status::success();
   }
-  LOOM_RETURN_IF_FAILED(verifyCall(
-      *group, what, signatureOf<T>(what + " dim " + std::to_string(dim), shape)));
+  LOOM_RETURN_IF_FAILED(
+      verifyCall(*group, what,
+                 signatureOf<T>(what + " dim " + std::to_string(dim), shape)));
   int64_t outer = product(shape, 0, dim);
   int64_t inner = count / std::max<int64_t>(outer, 1);
   // Member j's tensor goes to the j-th block of [outer][n][inner]; with one
@@ -424,9 +426,8 @@ Status Communicator::allSlice(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::allReduce(const T *in, const Shape &shape,
                                const AxisList &axes, ReduceKind kind, T *out) {
-  std::string what =
-      describe(kind == ReduceKind::Sum ? "all_reduce sum" : "all_reduce max",
-               axes);
+  std::string what = describe(
+      kind == ReduceKind::Sum ? "all_reduce sum" : "all_reduce max", axes);
   LOOM_RETURN_IF_FAILED(checkShape(shape, what));
   Group *group = nullptr;
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
@@ -445,8 +446,8 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
       return Status::failure(what + ": the gathered tensors have more "
                                     "elements than an MPI count holds");
     T *all = scratch<T>(1, count * n);
-    LOOM_MPI_CHECK(what, MPI_Allgather, in, static_cast<int>(count), type,
-                   all, static_cast<int>(count), type, group->comm);
+    LOOM_MPI_CHECK(what, MPI_Allgather, in, static_cast<int>(count), type, all,
+                   static_cast<int>(count), type, group->comm);
     fold(all, n, count, kind, out);
     return Status::success();
   }
@@ -489,8 +490,9 @@ Status Communicator::reduceScatter(const T *in, const Shape &shape,
     std::memmove(out, in, sizeof(T) * count);
     return Status::success();
   }
-  LOOM_RETURN_IF_FAILED(verifyCall(
-      *group, what, signatureOf<T>(what + " dim " + std::to_string(dim), shape)));
+  LOOM_RETURN_IF_FAILED(
+      verifyCall(*group, what,
+                 signatureOf<T>(what + " dim " + std::to_string(dim), shape)));
   int64_t outer = product(shape, 0, dim);
   int64_t pieceInner = count / std::max<int64_t>(outer, 1) / n;
   int64_t piece = count / n;
@@ -601,11 +603,11 @@ Status Communicator::collectivePermute(
   std::vector<int64_t> sourceOf(n, -1), targetOf(n, -1);
   std::string pairText;
   for (auto [source, target] : pairs) {
-    pairText += "(" + std::to_string(source) + ", " + std::to_string(target) +
-                ")";
+    pairText +=
+        "(" + std::to_string(source) + ", " + std::to_string(target) + ")";
     if (source < 0 || source >= n || target < 0 || target >= n)
-      return Status::failure(what + ": pair (" + std::to_string(source) +
-                             ", " + std::to_string(target) +
+      return Status::failure(what + ": pair (" + std::to_string(source) + ", " +
+                             std::to_string(target) +
                              ") is outside the group of " + std::to_string(n));
     if (targetOf[source] >= 0)
       return Status::failure(what + ": member " + std::to_string(source) +
@@ -620,9 +622,8 @@ Status Communicator::collectivePermute(
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
   int64_t count = product(shape, 0, shape.size());
   int64_t i = group->index;
-  bool moves = std::any_of(pairs.begin(), pairs.end(), [](auto pair) {
-    return pair.first != pair.second;
-  });
+  bool moves = std::any_of(pairs.begin(), pairs.end(),
+                           [](auto pair) { return pair.first != pair.second; });
   if (!moves) {
     // Nothing moves between members: keep or clear locally.
     if (sourceOf[i] == i)
@@ -730,9 +731,9 @@ Status Communicator::send(const T *in, const Shape &shape, int64_t to,
   auto pending = std::make_unique<PendingSend>();
   pending->data.resize(sizeof(T) * count);
   std::memcpy(pending->data.data(), in, sizeof(T) * count);
-  LOOM_MPI_CHECK(what, MPI_Isend, pending->data.data(),
-                 static_cast<int>(count), datatypeOf<T>(),
-                 static_cast<int>(to), tag, base, &pending->request);
+  LOOM_MPI_CHECK(what, MPI_Isend, pending->data.data(), static_cast<int>(count),
+                 datatypeOf<T>(), static_cast<int>(to), tag, base,
+                 &pending->request);
   pendingSends.push_back(std::move(pending));
   return Status::success();
 }
@@ -770,12 +771,11 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
     std::vector<unsigned char> discard(static_cast<size_t>(bytes) + 1);
     LOOM_MPI_CHECK(what, MPI_Recv, discard.data(), bytes, MPI_BYTE,
                    static_cast<int>(from), tag, base, MPI_STATUS_IGNORE);
-    return Status::failure("rank " + std::to_string(rank) + ": " + what +
-                           ": expects shape " + formatShape(shape) + " (" +
-                           std::to_string(count) + " " + typeName<T>() +
-                           " elements, " + std::to_string(expected) +
-                           " bytes) but the message holds " +
-                           std::to_string(bytes) + " bytes");
+    return Status::failure(
+        "rank " + std::to_string(rank) + ": " + what + ": expects shape " +
+        formatShape(shape) + " (" + std::to_string(count) + " " +
+        typeName<T>() + " elements, " + std::to_string(expected) +
+        " bytes) but the message holds " + std::to_string(bytes) + " bytes");
   }
   LOOM_MPI_CHECK(what, MPI_Recv, out, static_cast<int>(count), datatypeOf<T>(),
                  static_cast<int>(from), tag, base, MPI_STATUS_IGNORE);

@@ -51,8 +51,10 @@ Status DeviceMesh::parse(std::string_view text, DeviceMesh &out) {
     size_t equals = item.find('=');
     int64_t size = 0;
     if (equals == std::string_view::npos)
-      return Status::failure("mesh `" + std::string(text) + "`: expected "
-                             "NAME=SIZE, got `" + std::string(item) + "`");
+      return Status::failure("mesh `" + std::string(text) +
+                             "`: expected "
+                             "NAME=SIZE, got `" +
+                             std::string(item) + "`");
     std::string_view digits = item.substr(equals + 1);
     auto [end, error] =
         std::from_chars(digits.data(), digits.data() + digits.size(), size);
@@ -87,8 +89,8 @@ Status DeviceMesh::checkAxes(const AxisList &axisNames) const {
                              "` is not an axis of mesh " + toString());
     for (size_t j = 0; j < i; ++j)
       if (axisNames[j] == axisNames[i])
-        return Status::failure("axis `" + axisNames[i] + "` is listed twice in " +
-                               formatAxes(axisNames));
+        return Status::failure("axis `" + axisNames[i] +
+                               "` is listed twice in " + formatAxes(axisNames));
   }
   return Status::success();
 }

@@ -128,7 +128,8 @@ template <typename T> T maxNaN(T a, T b) {
 }
 
 /// Folds `values` first to last.
-template <typename T> T foldValues(const std::vector<T> &values, ReduceKind kind) {
+template <typename T>
+T foldValues(const std::vector<T> &values, ReduceKind kind) {
   T acc = values[0];
   for (size_t j = 1; j < values.size(); ++j)
     acc = kind == ReduceKind::Sum ? T(acc + values[j]) : maxNaN(acc, values[j]);
@@ -160,10 +161,9 @@ Shape evenShape(const DeviceMesh &mesh) {
 
 /// The operands of every member of `rank`'s group, in group order.
 template <typename T>
-std::vector<std::vector<T>> memberTensors(const Context &ctx,
-                                          const AxisList &axes,
-                                          const Shape &shape, uint64_t salt,
-                                          bool specials = false) {
+std::vector<std::vector<T>>
+memberTensors(const Context &ctx, const AxisList &axes, const Shape &shape,
+              uint64_t salt, bool specials = false) {
   std::vector<std::vector<T>> tensors;
   for (int64_t member : ctx.mesh.getGroup(ctx.rank, axes))
     tensors.push_back(tensorOf<T>(member, shape, salt, specials));
@@ -178,8 +178,8 @@ template <typename T> void allGatherCase(Context &ctx, Checks &checks) {
   for (const AxisList &axes : ctx.axisLists)
     for (const Shape &shape : {oddShape(), evenShape(ctx.mesh)})
       for (int64_t dim = 0; dim < 3; ++dim) {
-        std::string what =
-            describeCall("all_gather", axes, "dim " + std::to_string(dim), shape);
+        std::string what = describeCall("all_gather", axes,
+                                        "dim " + std::to_string(dim), shape);
         uint64_t salt = saltOf(what);
         auto inputs = memberTensors<T>(ctx, axes, shape, salt);
         int64_t n = static_cast<int64_t>(inputs.size());
@@ -194,9 +194,9 @@ template <typename T> void allGatherCase(Context &ctx, Checks &checks) {
           expected[o] = inputs[member][ravel(index, shape)];
         }
         std::vector<T> got(expected.size());
-        checks.expectOk(ctx.comm->allGather(inputs[i].data(), shape, axes, dim,
-                                            got.data()),
-                        what);
+        checks.expectOk(
+            ctx.comm->allGather(inputs[i].data(), shape, axes, dim, got.data()),
+            what);
         checks.expectBits(got, expected, what);
       }
 }
@@ -252,9 +252,9 @@ void allReduceCase(Context &ctx, Checks &checks, Communicator &comm,
         orderSensitive += std::memcmp(&reversed, &expected[e], sizeof(T)) != 0;
       }
       std::vector<T> got(expected.size());
-      checks.expectOk(comm.allReduce(inputs[i].data(), shape, axes, kind,
-                                     got.data()),
-                      what);
+      checks.expectOk(
+          comm.allReduce(inputs[i].data(), shape, axes, kind, got.data()),
+          what);
       checks.expectBits(got, expected, what);
     }
   // With three or more members the data must tell fold orders apart, or a
@@ -306,11 +306,11 @@ template <typename T> void allToAllCase(Context &ctx, Checks &checks) {
   for (const AxisList &axes : ctx.axisLists)
     for (int64_t split = 0; split < 3; ++split)
       for (int64_t concat = 0; concat < 3; ++concat) {
-        std::string what = describeCall(
-            "all_to_all", axes,
-            "split_dim " + std::to_string(split) + " concat_dim " +
-                std::to_string(concat),
-            shape);
+        std::string what =
+            describeCall("all_to_all", axes,
+                         "split_dim " + std::to_string(split) + " concat_dim " +
+                             std::to_string(concat),
+                         shape);
         auto inputs = memberTensors<T>(ctx, axes, shape, saltOf(what));
         int64_t n = static_cast<int64_t>(inputs.size());
         int64_t i = ctx.mesh.getGroupIndex(ctx.rank, axes);
@@ -327,8 +327,8 @@ template <typename T> void allToAllCase(Context &ctx, Checks &checks) {
           expected[o] = inputs[member][ravel(index, shape)];
         }
         std::vector<T> got(expected.size());
-        checks.expectOk(ctx.comm->allToAll(inputs[i].data(), shape, axes,
-                                           split, concat, got.data()),
+        checks.expectOk(ctx.comm->allToAll(inputs[i].data(), shape, axes, split,
+                                           concat, got.data()),
                         what);
         checks.expectBits(got, expected, what);
       }
@@ -347,8 +347,8 @@ template <typename T> void permuteCase(Context &ctx, Checks &checks) {
       auto inputs = memberTensors<T>(ctx, axes, shape, saltOf(what));
       const std::vector<T> &expected = inputs[((i - shift) % n + n) % n];
       std::vector<T> got(expected.size());
-      checks.expectOk(ctx.comm->collectivePermute(inputs[i].data(), shape,
-                                                  axes, shift, got.data()),
+      checks.expectOk(ctx.comm->collectivePermute(inputs[i].data(), shape, axes,
+                                                  shift, got.data()),
                       what);
       checks.expectBits(got, expected, what);
     }
@@ -366,9 +366,8 @@ template <typename T> void permuteCase(Context &ctx, Checks &checks) {
         if (target == i)
           expected = inputs[source];
       std::vector<T> got(expected.size(), T(1));
-      checks.expectOk(ctx.comm->collectivePermute(inputs[i].data(), shape,
-                                                  axes, pairLists[p],
-                                                  got.data()),
+      checks.expectOk(ctx.comm->collectivePermute(inputs[i].data(), shape, axes,
+                                                  pairLists[p], got.data()),
                       what);
       checks.expectBits(got, expected, what);
     }
@@ -385,9 +384,9 @@ template <typename T> void broadcastCase(Context &ctx, Checks &checks) {
                                       "root " + std::to_string(root), shape);
       auto inputs = memberTensors<T>(ctx, axes, shape, saltOf(what));
       std::vector<T> got(inputs[0].size());
-      checks.expectOk(ctx.comm->broadcast(inputs[i].data(), shape, axes, root,
-                                          got.data()),
-                      what);
+      checks.expectOk(
+          ctx.comm->broadcast(inputs[i].data(), shape, axes, root, got.data()),
+          what);
       checks.expectBits(got, inputs[root], what);
     }
   }
@@ -400,10 +399,10 @@ template <typename T> void inPlaceCase(Context &ctx, Checks &checks) {
     int64_t n = ctx.mesh.getGroupSize(axes);
     int64_t i = ctx.mesh.getGroupIndex(ctx.rank, axes);
     for (Communicator *comm : {ctx.comm, ctx.chunked}) {
-      std::string what = describeCall(
-          comm == ctx.comm ? "all_reduce sum in place"
-                           : "chunked all_reduce sum in place",
-          axes, "", shape);
+      std::string what =
+          describeCall(comm == ctx.comm ? "all_reduce sum in place"
+                                        : "chunked all_reduce sum in place",
+                       axes, "", shape);
       auto inputs = memberTensors<T>(ctx, axes, shape, saltOf(what));
       std::vector<T> expected(inputs[0].size());
       for (size_t e = 0; e < expected.size(); ++e) {
@@ -419,13 +418,13 @@ template <typename T> void inPlaceCase(Context &ctx, Checks &checks) {
       checks.expectBits(buffer, expected, what);
     }
     {
-      std::string what = describeCall("broadcast in place", axes, "root 0",
-                                      shape);
+      std::string what =
+          describeCall("broadcast in place", axes, "root 0", shape);
       auto inputs = memberTensors<T>(ctx, axes, shape, saltOf(what));
       std::vector<T> buffer = inputs[i];
-      checks.expectOk(ctx.comm->broadcast(buffer.data(), shape, axes, n - 1,
-                                          buffer.data()),
-                      what);
+      checks.expectOk(
+          ctx.comm->broadcast(buffer.data(), shape, axes, n - 1, buffer.data()),
+          what);
       checks.expectBits(buffer, inputs[n - 1], what);
     }
     {
@@ -433,8 +432,8 @@ template <typename T> void inPlaceCase(Context &ctx, Checks &checks) {
           describeCall("collective_permute in place", axes, "shift 1", shape);
       auto inputs = memberTensors<T>(ctx, axes, shape, saltOf(what));
       std::vector<T> buffer = inputs[i];
-      checks.expectOk(ctx.comm->collectivePermute(buffer.data(), shape, axes,
-                                                  1, buffer.data()),
+      checks.expectOk(ctx.comm->collectivePermute(buffer.data(), shape, axes, 1,
+                                                  buffer.data()),
                       what);
       checks.expectBits(buffer, inputs[(i - 1 + n) % n], what);
     }
@@ -539,25 +538,23 @@ void invalidCallsCase(Context &ctx, Checks &checks) {
       "all_gather over [\"nope\"]: axis `nope` is not an axis of mesh " +
           ctx.mesh.toString(),
       "unknown axis");
+  checks.expectFailure(comm.allReduce(in.data(), shape, {first, first},
+                                      ReduceKind::Sum, out.data()),
+                       "axis `" + first + "` is listed twice", "repeated axis");
+  checks.expectFailure(comm.allSlice(in.data(), shape, {"nope"}, 0, out.data()),
+                       "is not an axis of mesh", "unknown axis in all_slice");
   checks.expectFailure(
-      comm.allReduce(in.data(), shape, {first, first}, ReduceKind::Sum,
-                     out.data()),
-      "axis `" + first + "` is listed twice", "repeated axis");
-  checks.expectFailure(
-      comm.allSlice(in.data(), shape, {"nope"}, 0, out.data()),
-      "is not an axis of mesh", "unknown axis in all_slice");
-  checks.expectFailure(comm.reduceScatter(in.data(), shape, {first}, 3,
-                                          out.data()),
-                       "reduce_scatter over " + formatAxes({first}) +
-                           ": dim 3 is out of range for shape " +
-                           loom::runtime::mpi::formatShape(shape),
-                       "dim out of range");
+      comm.reduceScatter(in.data(), shape, {first}, 3, out.data()),
+      "reduce_scatter over " + formatAxes({first}) +
+          ": dim 3 is out of range for shape " +
+          loom::runtime::mpi::formatShape(shape),
+      "dim out of range");
   if (n > 1) {
     Shape odd{shape[0], n + 1, 1};
     checks.expectFailure(
         comm.reduceScatter(in.data(), odd, {first}, 1, out.data()),
-        "the group size " + std::to_string(n) + " does not divide dim 1 (size " +
-            std::to_string(n + 1) + ")",
+        "the group size " + std::to_string(n) +
+            " does not divide dim 1 (size " + std::to_string(n + 1) + ")",
         "indivisible reduce_scatter");
     checks.expectFailure(
         comm.allToAll(in.data(), odd, {first}, 1, 0, out.data()),
@@ -568,11 +565,10 @@ void invalidCallsCase(Context &ctx, Checks &checks) {
   checks.expectFailure(
       comm.allToAll(in.data(), shape, {first}, 0, -1, out.data()),
       "concat dim -1 is out of range", "concat dim out of range");
-  checks.expectFailure(
-      comm.broadcast(in.data(), shape, {first}, n, out.data()),
-      "root " + std::to_string(n) + " is outside the group of " +
-          std::to_string(n),
-      "root out of range");
+  checks.expectFailure(comm.broadcast(in.data(), shape, {first}, n, out.data()),
+                       "root " + std::to_string(n) +
+                           " is outside the group of " + std::to_string(n),
+                       "root out of range");
   checks.expectFailure(
       comm.collectivePermute(in.data(), shape, {first},
                              {{0, 0}, {0, n > 1 ? 1 : 0}}, out.data()),
@@ -583,10 +579,10 @@ void invalidCallsCase(Context &ctx, Checks &checks) {
   checks.expectFailure(
       comm.allGather(in.data(), Shape{2, -1}, {first}, 0, out.data()),
       "has a negative dim 1", "negative dim");
-  checks.expectFailure(
-      comm.send(in.data(), shape, ctx.mesh.getNumDevices(), 0),
-      "is outside the " + std::to_string(ctx.mesh.getNumDevices()) + " ranks",
-      "send to a rank outside the mesh");
+  checks.expectFailure(comm.send(in.data(), shape, ctx.mesh.getNumDevices(), 0),
+                       "is outside the " +
+                           std::to_string(ctx.mesh.getNumDevices()) + " ranks",
+                       "send to a rank outside the mesh");
   checks.expectFailure(comm.recv(out.data(), shape, 0, -1),
                        "tag -1 is outside [0, ", "negative tag");
   int64_t index = 0;
@@ -722,10 +718,10 @@ int main(int argc, char **argv) {
   auto addTyped = [&](auto zero) {
     using T = decltype(zero);
     std::string suffix = std::string(".") + typeName<T>();
-    cases.push_back({"all_gather" + suffix,
-                     [&](Checks &c) { allGatherCase<T>(ctx, c); }});
-    cases.push_back({"all_slice" + suffix,
-                     [&](Checks &c) { allSliceCase<T>(ctx, c); }});
+    cases.push_back(
+        {"all_gather" + suffix, [&](Checks &c) { allGatherCase<T>(ctx, c); }});
+    cases.push_back(
+        {"all_slice" + suffix, [&](Checks &c) { allSliceCase<T>(ctx, c); }});
     cases.push_back({"all_reduce_sum" + suffix, [&](Checks &c) {
                        allReduceCase<T>(ctx, c, *ctx.comm, ReduceKind::Sum,
                                         "all_reduce sum");
@@ -742,22 +738,24 @@ int main(int argc, char **argv) {
                      }});
     cases.push_back({"reduce_scatter" + suffix,
                      [&](Checks &c) { reduceScatterCase<T>(ctx, c); }});
-    cases.push_back({"all_to_all" + suffix,
-                     [&](Checks &c) { allToAllCase<T>(ctx, c); }});
+    cases.push_back(
+        {"all_to_all" + suffix, [&](Checks &c) { allToAllCase<T>(ctx, c); }});
     cases.push_back({"collective_permute" + suffix,
                      [&](Checks &c) { permuteCase<T>(ctx, c); }});
-    cases.push_back({"broadcast" + suffix,
-                     [&](Checks &c) { broadcastCase<T>(ctx, c); }});
-    cases.push_back({"in_place" + suffix,
-                     [&](Checks &c) { inPlaceCase<T>(ctx, c); }});
-    cases.push_back({"send_recv" + suffix,
-                     [&](Checks &c) { sendRecvCase<T>(ctx, c); }});
+    cases.push_back(
+        {"broadcast" + suffix, [&](Checks &c) { broadcastCase<T>(ctx, c); }});
+    cases.push_back(
+        {"in_place" + suffix, [&](Checks &c) { inPlaceCase<T>(ctx, c); }});
+    cases.push_back(
+        {"send_recv" + suffix, [&](Checks &c) { sendRecvCase<T>(ctx, c); }});
   };
   addTyped(float());
   addTyped(double());
   addTyped(int64_t());
-  cases.push_back({"invalid_calls", [&](Checks &c) { invalidCallsCase(ctx, c); }});
-  cases.push_back({"mismatched_calls", [&](Checks &c) { mismatchCase(ctx, c); }});
+  cases.push_back(
+      {"invalid_calls", [&](Checks &c) { invalidCallsCase(ctx, c); }});
+  cases.push_back(
+      {"mismatched_calls", [&](Checks &c) { mismatchCase(ctx, c); }});
 
   std::string suite = "mpi" + ctx.mesh.toString();
   std::vector<CaseResult> results;
@@ -766,9 +764,9 @@ int main(int argc, char **argv) {
     Checks checks;
     auto start = std::chrono::steady_clock::now();
     run(checks);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     // A case passes when it passes on every rank; each failing rank says why.
     int mineFailed = !checks.firstFailure.empty(), anyFailed = 0;
     int64_t totalChecks = 0;

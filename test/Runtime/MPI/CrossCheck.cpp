@@ -56,63 +56,93 @@ template <typename T> std::vector<Result<T>> resultsOf() {
   using V = const std::vector<T> &;
   Shape x{2, 6, 4}, y{2, 6, 4};
   return {
-      {"sum_b", {2, 6, 4}, {{"a"}, {}, {}},
+      {"sum_b",
+       {2, 6, 4},
+       {{"a"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allReduce(xs.data(), x, {"b"}, ReduceKind::Sum, out);
        }},
-      {"sum_ab", {2, 6, 4}, {{}, {}, {}},
+      {"sum_ab",
+       {2, 6, 4},
+       {{}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allReduce(xs.data(), x, {"a", "b"}, ReduceKind::Sum, out);
        }},
-      {"sum_ba", {2, 6, 4}, {{}, {}, {}},
+      {"sum_ba",
+       {2, 6, 4},
+       {{}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allReduce(xs.data(), x, {"b", "a"}, ReduceKind::Sum, out);
        }},
-      {"max_a", {2, 6, 4}, {{"b"}, {}, {}},
+      {"max_a",
+       {2, 6, 4},
+       {{"b"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allReduce(xs.data(), x, {"a"}, ReduceKind::Max, out);
        }},
-      {"rs_b", {2, 2, 4}, {{"a"}, {"b"}, {}},
+      {"rs_b",
+       {2, 2, 4},
+       {{"a"}, {"b"}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.reduceScatter(xs.data(), x, {"b"}, 1, out);
        }},
-      {"rs_a", {2, 6, 2}, {{"b"}, {}, {"a"}},
+      {"rs_a",
+       {2, 6, 2},
+       {{"b"}, {}, {"a"}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.reduceScatter(xs.data(), x, {"a"}, 2, out);
        }},
-      {"ag_b", {2, 18, 4}, {{"a"}, {}, {}},
+      {"ag_b",
+       {2, 18, 4},
+       {{"a"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allGather(xs.data(), x, {"b"}, 1, out);
        }},
-      {"ag_ba", {2, 6, 24}, {{}, {}, {}},
+      {"ag_ba",
+       {2, 6, 24},
+       {{}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allGather(xs.data(), x, {"b", "a"}, 2, out);
        }},
-      {"a2a_ab", {12, 1, 4}, {{}, {"a", "b"}, {}},
+      {"a2a_ab",
+       {12, 1, 4},
+       {{}, {"a", "b"}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allToAll(xs.data(), x, {"a", "b"}, 1, 0, out);
        }},
-      {"a2a_b", {2, 2, 12}, {{"a"}, {"b"}, {}},
+      {"a2a_b",
+       {2, 2, 12},
+       {{"a"}, {"b"}, {}},
        [=](Communicator &c, V, V ys, T *out) {
          return c.allToAll(ys.data(), y, {"b"}, 1, 2, out);
        }},
-      {"perm_b", {2, 6, 4}, {{"a", "b"}, {}, {}},
+      {"perm_b",
+       {2, 6, 4},
+       {{"a", "b"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.collectivePermute(xs.data(), x, {"b"}, int64_t(1), out);
        }},
-      {"perm_ba", {2, 6, 4}, {{"a", "b"}, {}, {}},
+      {"perm_ba",
+       {2, 6, 4},
+       {{"a", "b"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.collectivePermute(xs.data(), x, {"b", "a"}, int64_t(4), out);
        }},
-      {"bcast_a", {2, 6, 4}, {{"b"}, {}, {}},
+      {"bcast_a",
+       {2, 6, 4},
+       {{"b"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.broadcast(xs.data(), x, {"a"}, 1, out);
        }},
-      {"slice_b", {2, 2, 4}, {{"a", "b"}, {}, {}},
+      {"slice_b",
+       {2, 2, 4},
+       {{"a", "b"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          return c.allSlice(xs.data(), x, {"b"}, 1, out);
        }},
-      {"recv_a", {2, 6, 4}, {{"a", "b"}, {}, {}},
+      {"recv_a",
+       {2, 6, 4},
+       {{"a", "b"}, {}, {}},
        [=](Communicator &c, V xs, V, T *out) {
          // dist.send ... axis "a" to 1; dist.recv ... axis "a" from 0.
          int64_t to = 0, from = 0;
@@ -167,8 +197,8 @@ int run(const DeviceMesh &mesh, int rank, const TensorMap &inputs,
                   ", which does not give local shape " +
                   loom::runtime::mpi::formatShape(result.local);
       else
-        want = extract(valuesOf<T>(it->second), it->second.shape, offset,
-                       local);
+        want =
+            extract(valuesOf<T>(it->second), it->second.shape, offset, local);
     }
     for (Communicator *comm : {&gatherComm, &chunkedComm}) {
       if (!problem.empty())
@@ -241,12 +271,11 @@ int main(int argc, char **argv) {
     return fail(s.message());
   if (Status s = Communicator::create(mesh, chunkedComm, chunked); !s.ok())
     return fail(s.message());
-  int mismatches =
-      dtype == DType::F32
-          ? run<float>(mesh, rank, inputs, expected, dtype, *gatherComm,
-                       *chunkedComm)
-          : run<double>(mesh, rank, inputs, expected, dtype, *gatherComm,
-                        *chunkedComm);
+  int mismatches = dtype == DType::F32
+                       ? run<float>(mesh, rank, inputs, expected, dtype,
+                                    *gatherComm, *chunkedComm)
+                       : run<double>(mesh, rank, inputs, expected, dtype,
+                                     *gatherComm, *chunkedComm);
   gatherComm.reset();
   chunkedComm.reset();
   MPI_Finalize();

@@ -1,4 +1,5 @@
-//===- MPITestSupport.h - Helpers of the programs run under mpirun -*- C++ -*-===//
+//===- MPITestSupport.h - Helpers of the MPI test programs ------*- C++ -*-===//
+//-*-===//
 //
 // Part of the Loom project.
 //
@@ -160,11 +161,20 @@ inline std::string escapeXml(const std::string &text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;

@@ -141,10 +141,10 @@ public:
   /// targets may each appear once; a member that is no target gets zeros.
   /// Every member must pass the same pairs. `out` may be `in`.
   template <typename T>
-  Status collectivePermute(const T *in, const Shape &shape,
-                           const AxisList &axes,
-                           const std::vector<std::pair<int64_t, int64_t>> &pairs,
-                           T *out);
+  Status
+  collectivePermute(const T *in, const Shape &shape, const AxisList &axes,
+                    const std::vector<std::pair<int64_t, int64_t>> &pairs,
+                    T *out);
 
   /// `dist.broadcast ... root r`: every member receives member r's tensor
   /// (`in` is read on the root only). `out` may be `in`.
@@ -200,8 +200,7 @@ private:
 
   /// Validates `axes` and returns this rank's group over them, creating its
   /// communicator on first use.
-  Status getGroup(const AxisList &axes, const std::string &what,
-                  Group *&group);
+  Status getGroup(const AxisList &axes, const std::string &what, Group *&group);
   /// With verifyCalls, checks that every member makes the same call.
   Status verifyCall(const Group &group, const std::string &what,
                     const std::string &signature);

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/Analysis/Layout/Layout.h"
 #include "loom/Runtime/MPI/DeviceMesh.h"
+#include "loom/Analysis/Layout/Layout.h"
 
 #include "gtest/gtest.h"
 
