@@ -35,6 +35,16 @@ llvm_config.add_tool_substitutions(
      "loom-bench"],
     tool_dirs)
 
+# `mpi`: MPI programs run here. `%mpirun` starts one (flags in
+# test/CMakeLists.txt); the programs that test the MPI runtime live in the
+# build's test/Runtime/MPI.
+if config.loom_mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", config.loom_mpirun))
+    llvm_config.add_tool_substitutions(
+        ["loom-mpi-collectives-test", "loom-mpi-crosscheck"],
+        [config.loom_mpi_test_dir])
+
 # `cuda-build`: the CUDA runtime was compiled. Tests that need a GPU to run
 # will also require `cuda` (set when a device is visible).
 if config.loom_enable_cuda:

@@ -7,10 +7,10 @@
 # as on a developer's:
 #   1. installs missing packages with apt (tools/install-deps.sh),
 #   2. configures and builds everything, reference docs included,
-#   3. runs every test through one ctest run (lit, gtest; later pytest and
-#      MPI end-to-end runs),
-#   4. prints `N passed, N failed` as its last line, counting every lit and
-#      gtest case, and exits non-zero if anything failed.
+#   3. runs every test through one ctest run (lit, gtest, pytest and the
+#      MPI runs of test/Runtime/MPI),
+#   4. prints `N passed, N failed` as its last line, counting every lit,
+#      gtest, pytest and MPI case, and exits non-zero if anything failed.
 #
 #===----------------------------------------------------------------------===#
 set -uo pipefail
