@@ -28,6 +28,7 @@
 
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 
+#include "loom/Analysis/Cost/ClusterCostModel.h"
 #include "loom/Analysis/Layout/Redistribution.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/CollectiveChain.h"
@@ -48,6 +49,8 @@ using namespace mlir::loom::dist;
 
 /// The name of the attribute holding a cast's local-side layout.
 static constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
+/// The module attribute holding the cluster spec (JSON) a search planned for.
+static constexpr llvm::StringLiteral kClusterAttrName = "dist.cluster";
 
 /// The bytes of one element of `type`, for the cost model; nullopt for
 /// types without a fixed size.
@@ -150,10 +153,49 @@ struct LowerReshardsPass
     : mlir::loom::dist::impl::LowerReshardsPassBase<LowerReshardsPass> {
   using LowerReshardsPassBase::LowerReshardsPassBase;
 
+  /// The planner prices steps with the cluster the search planned for when
+  /// the module records one (`dist.cluster`, the spec as JSON), so lowering
+  /// picks the chains the search priced; else with the default α–β model.
+  FailureOr<std::shared_ptr<const RedistributionCostModel>> getCostModel() {
+    ModuleOp module = getOperation();
+    auto clusterAttr = module->getAttrOfType<StringAttr>(kClusterAttrName);
+    if (!clusterAttr)
+      return std::shared_ptr<const RedistributionCostModel>(
+          std::make_shared<AlphaBetaCostModel>());
+    auto meshOps = llvm::to_vector(module.getOps<MeshOp>());
+    if (meshOps.size() != 1) {
+      module.emitError() << kClusterAttrName << " needs exactly one dist.mesh, found "
+                         << meshOps.size();
+      return failure();
+    }
+    ValueOrError<ClusterSpec> spec =
+        parseClusterSpec(clusterAttr.getValue().str(), kClusterAttrName);
+    if (!spec) {
+      module.emitError() << spec.error();
+      return failure();
+    }
+    ValueOrError<Mesh> mesh = meshOps.front().getMesh();
+    if (!mesh) {
+      meshOps.front().emitOpError() << mesh.error();
+      return failure();
+    }
+    ValueOrError<ClusterCostModel> model = ClusterCostModel::get(*spec, *mesh);
+    if (!model) {
+      module.emitError() << kClusterAttrName << ": " << model.error();
+      return failure();
+    }
+    return std::shared_ptr<const RedistributionCostModel>(
+        std::make_shared<ClusterCostModel>(*model));
+  }
+
   void runOnOperation() override {
     SmallVector<ReshardOp> reshards;
     getOperation().walk([&](ReshardOp op) { reshards.push_back(op); });
-    RedistributionPlanner planner;
+    FailureOr<std::shared_ptr<const RedistributionCostModel>> costModel =
+        getCostModel();
+    if (failed(costModel))
+      return signalPassFailure();
+    RedistributionPlanner planner(*costModel);
     SymbolTableCollection symbolTables;
     bool failedAny = false;
     for (ReshardOp reshard : reshards)

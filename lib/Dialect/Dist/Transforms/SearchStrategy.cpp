@@ -458,6 +458,8 @@ void SearchStrategyPass::runOnOperation() {
                            best.choice.zero
                                ? std::max(1, sharding.optimizerShard)
                                : 0))}));
+  // The cluster, so dist-lower-reshards prices chains as the search did.
+  module->setAttr("dist.cluster", builder.getStringAttr(printClusterSpec(*spec)));
   module->setAttr(
       "dist.predicted",
       builder.getDictionaryAttr(
