@@ -96,16 +96,18 @@ struct RecomputePass : public loom::impl::RecomputePassBase<RecomputePass> {
   void runOnOperation() override;
 
 private:
-  /// Parses `layers`; nullopt selects all.
-  LogicalResult parseLayers(std::optional<std::set<int64_t>> &chosen);
+  /// Parses `layers` (errors on `entry`); nullopt selects all.
+  LogicalResult parseLayers(func::FuncOp entry,
+                            std::optional<std::set<int64_t>> &chosen);
   /// Step 3 for one layer; returns the number of clones kept.
-  FailureOr<int64_t> recompute(const LayerInstance &layer,
+  int64_t recompute(const LayerInstance &layer,
                                const llvm::DenseSet<Operation *> &forward,
                                Operation *terminator);
 };
 
 LogicalResult
-RecomputePass::parseLayers(std::optional<std::set<int64_t>> &chosen) {
+RecomputePass::parseLayers(func::FuncOp entry,
+                           std::optional<std::set<int64_t>> &chosen) {
   StringRef text = StringRef(layers).trim();
   if (text == "all") {
     chosen.reset();
@@ -119,8 +121,8 @@ RecomputePass::parseLayers(std::optional<std::set<int64_t>> &chosen) {
   for (StringRef item : items) {
     int64_t index;
     if (item.trim().getAsInteger(10, index) || index < 0) {
-      getOperation().emitError("loom-recompute: layers: expected all, none or "
-                               "a comma list of layer indices, found '")
+      entry.emitError("loom-recompute: layers: expected all, none or a comma "
+                      "list of layer indices, found '")
           << layers << "'";
       return failure();
     }
@@ -129,8 +131,7 @@ RecomputePass::parseLayers(std::optional<std::set<int64_t>> &chosen) {
   return success();
 }
 
-FailureOr<int64_t>
-RecomputePass::recompute(const LayerInstance &layer,
+int64_t RecomputePass::recompute(const LayerInstance &layer,
                          const llvm::DenseSet<Operation *> &forward,
                          Operation *terminator) {
   llvm::DenseSet<Operation *> inLayer(layer.ops.begin(), layer.ops.end());
@@ -154,17 +155,10 @@ RecomputePass::recompute(const LayerInstance &layer,
   for (OpOperand *use : backwardUses)
     if (use->getOwner()->isBeforeInBlock(insertion))
       insertion = use->getOwner();
-  // What the layer reads from outside must exist where the clones go; it
-  // does after autodiff, where a micro-batch's forward precedes its
-  // backward.
-  for (Operation *op : layer.ops)
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        if (!inLayer.contains(def) && !def->isBeforeInBlock(insertion))
-          return op->emitOpError("loom-recompute: layer '")
-                 << layer.name.key << "' reads a value defined after its "
-                 << "first backward use; cannot recompute it there";
-
+  // What the layer reads from outside is defined before the layer's ops,
+  // all in one forward run; the insertion point reads a layer value and is
+  // not a forward op, so it comes after that run: the clones' operands
+  // exist there.
   OpBuilder builder(insertion);
   IRMapping mapping;
   SmallVector<Operation *> clones;
@@ -187,15 +181,15 @@ RecomputePass::recompute(const LayerInstance &layer,
 
 void RecomputePass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::optional<std::set<int64_t>> chosen;
-  if (failed(parseLayers(chosen)))
-    return signalPassFailure();
   auto entry = module.lookupSymbol<func::FuncOp>(entryName);
   if (!entry || entry.isExternal() || !entry.getBody().hasOneBlock()) {
     module.emitError("loom-recompute: no function @")
         << entryName << " with one block";
     return signalPassFailure();
   }
+  std::optional<std::set<int64_t>> chosen;
+  if (failed(parseLayers(entry, chosen)))
+    return signalPassFailure();
   if (chosen && chosen->empty())
     return;
   Block &block = entry.getBody().front();
@@ -290,14 +284,12 @@ void RecomputePass::runOnOperation() {
   for (const LayerInstance &layer : instances) {
     if (chosen && !chosen->count(layer.name.index))
       continue;
-    FailureOr<int64_t> kept = recompute(layer, forward, terminator);
-    if (failed(kept))
-      return signalPassFailure();
+    int64_t kept = recompute(layer, forward, terminator);
     LLVM_DEBUG(llvm::dbgs() << "loom-recompute: layer '" << layer.name.key
                             << "' micro-batch " << layer.microBatch << ": "
-                            << *kept << " of " << layer.ops.size()
+                            << kept << " of " << layer.ops.size()
                             << " ops recomputed\n");
-    if (*kept == 0)
+    if (kept == 0)
       continue;
     ++recomputed;
     mlir::emitRemark(layer.ops.front()->getLoc(), "recomputing layer '")
@@ -305,7 +297,7 @@ void RecomputePass::runOnOperation() {
         << (microBatch > 1 ? " of micro-batch " +
                                  std::to_string(layer.microBatch)
                            : std::string())
-        << " before its backward: " << *kept << " of " << layer.ops.size()
+        << " before its backward: " << kept << " of " << layer.ops.size()
         << " forward ops cloned";
   }
   if (recomputed == 0)
