@@ -41,8 +41,7 @@ struct TestPrintMemoryPass
       if (func.isExternal())
         continue;
       loom::dist::MemoryBreakdown memory = loom::dist::analyzeMemory(func);
-      llvm::outs() << "@" << func.getSymName()
-                   << " peak=" << memory.getPeak()
+      llvm::outs() << "@" << func.getSymName() << " peak=" << memory.getPeak()
                    << " parameters=" << memory.parameters
                    << " gradients=" << memory.gradients
                    << " optimizer_states=" << memory.optimizerStates

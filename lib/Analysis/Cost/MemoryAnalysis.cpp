@@ -106,8 +106,7 @@ public:
     size_t dot = name.rfind('.');
     while (dot != StringRef::npos && dot > 0) {
       if (params.contains(name.take_front(dot)))
-        return name.drop_front(dot + 1) == "grad" ? Gradients
-                                                   : OptimizerStates;
+        return name.drop_front(dot + 1) == "grad" ? Gradients : OptimizerStates;
       dot = name.take_front(dot).rfind('.');
     }
     return Other;

@@ -58,8 +58,8 @@ TEST_F(MemoryAnalysisTest, ValueBytesFollowTheDeclaredType) {
   EXPECT_EQ(getValueBytes(RankedTensorType::get({}, b.getI64Type())), 8);
   EXPECT_EQ(getValueBytes(b.getIndexType()), 8);
   EXPECT_EQ(getValueBytes(b.getI32Type()), 4);
-  EXPECT_EQ(getValueBytes(RankedTensorType::get({ShapedType::kDynamic},
-                                                b.getF32Type())),
+  EXPECT_EQ(getValueBytes(
+                RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type())),
             0);
 }
 

@@ -77,8 +77,7 @@ std::optional<LayerName> parseLayerName(StringRef name) {
     if (parts[k].empty() || !llvm::all_of(parts[k], llvm::isDigit) ||
         parts[k].getAsInteger(10, index))
       continue;
-    return LayerName{llvm::join(ArrayRef(parts).take_front(k + 1), "."),
-                     index};
+    return LayerName{llvm::join(ArrayRef(parts).take_front(k + 1), "."), index};
   }
   return std::nullopt;
 }
@@ -101,8 +100,8 @@ private:
                             std::optional<std::set<int64_t>> &chosen);
   /// Step 3 for one layer; returns the number of clones kept.
   int64_t recompute(const LayerInstance &layer,
-                               const llvm::DenseSet<Operation *> &forward,
-                               Operation *terminator);
+                    const llvm::DenseSet<Operation *> &forward,
+                    Operation *terminator);
 };
 
 LogicalResult
@@ -132,8 +131,8 @@ RecomputePass::parseLayers(func::FuncOp entry,
 }
 
 int64_t RecomputePass::recompute(const LayerInstance &layer,
-                         const llvm::DenseSet<Operation *> &forward,
-                         Operation *terminator) {
+                                 const llvm::DenseSet<Operation *> &forward,
+                                 Operation *terminator) {
   llvm::DenseSet<Operation *> inLayer(layer.ops.begin(), layer.ops.end());
   // The non-forward uses of internal values, which the clones will serve.
   SmallVector<OpOperand *> backwardUses;
@@ -285,24 +284,24 @@ void RecomputePass::runOnOperation() {
     if (chosen && !chosen->count(layer.name.index))
       continue;
     int64_t kept = recompute(layer, forward, terminator);
-    LLVM_DEBUG(llvm::dbgs() << "loom-recompute: layer '" << layer.name.key
-                            << "' micro-batch " << layer.microBatch << ": "
-                            << kept << " of " << layer.ops.size()
-                            << " ops recomputed\n");
+    LLVM_DEBUG(llvm::dbgs()
+               << "loom-recompute: layer '" << layer.name.key
+               << "' micro-batch " << layer.microBatch << ": " << kept << " of "
+               << layer.ops.size() << " ops recomputed\n");
     if (kept == 0)
       continue;
     ++recomputed;
     mlir::emitRemark(layer.ops.front()->getLoc(), "recomputing layer '")
         << layer.name.key << "'"
-        << (microBatch > 1 ? " of micro-batch " +
-                                 std::to_string(layer.microBatch)
-                           : std::string())
+        << (microBatch > 1
+                ? " of micro-batch " + std::to_string(layer.microBatch)
+                : std::string())
         << " before its backward: " << kept << " of " << layer.ops.size()
         << " forward ops cloned";
   }
   if (recomputed == 0)
     mlir::emitRemark(entry.getLoc(), "no chosen layer keeps values for "
-                                      "backward; nothing recomputed");
+                                     "backward; nothing recomputed");
 }
 
 } // namespace
