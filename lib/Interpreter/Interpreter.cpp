@@ -11,7 +11,9 @@
 //    as zeros by the others), then advance the ranks under the scheduler:
 //    each rank runs until it waits (a group collective, a receive with no
 //    message); a collective whose whole group waits at it runs; no movement
-//    at all is a deadlock and an error.
+//    at all is a deadlock and an error. After each op a rank frees the
+//    values that die there and counts the bytes it holds (its peak is
+//    `--report-memory`, by the liveness rules of dist::analyzeMemory).
 // 3. assemble each global result from the ranks that hold coordinate 0 on
 //    its replicated axes (checking that the other replicas agree), adding
 //    the blocks of ranks that differ only in partial axes.
