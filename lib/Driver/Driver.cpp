@@ -27,6 +27,7 @@
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PlanJSON.h"
 #include "loom/Dialect/Dist/Transforms/PlanReport.h"
@@ -337,6 +338,14 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
   if (options.parallelConfig)
     assignment.parallelConfig = *options.parallelConfig;
   PassManager assign(context);
+  // `recompute: true` in the parallel config: the backward reads recomputed
+  // values, which need layouts like any other, so it runs first.
+  if (dist::requestsRecompute(assignment.strategyFile,
+                              assignment.parallelConfig)) {
+    RecomputePassOptions recompute;
+    recompute.layers = "all";
+    assign.addPass(createRecomputePass(recompute));
+  }
   assign.addPass(dist::createInsertReshardsPass(assignment));
   if (failed(assign.run(module)) || failed(checkDeviceCount(options, module)))
     return failure();

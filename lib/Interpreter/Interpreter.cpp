@@ -11,7 +11,9 @@
 //    as zeros by the others), then advance the ranks under the scheduler:
 //    each rank runs until it waits (a group collective, a receive with no
 //    message); a collective whose whole group waits at it runs; no movement
-//    at all is a deadlock and an error.
+//    at all is a deadlock and an error. After each op a rank frees the
+//    values that die there and counts the bytes it holds (its peak is
+//    `--report-memory`, by the liveness rules of dist::analyzeMemory).
 // 3. assemble each global result from the ranks that hold coordinate 0 on
 //    its replicated axes (checking that the other replicas agree), adding
 //    the blocks of ranks that differ only in partial axes.
@@ -19,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Interpreter/Interpreter.h"
+#include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Runtime/Host/Shape.h"
 
@@ -310,6 +313,10 @@ struct RankState {
   size_t pc = 0;
   Status status = Status::Running;
   std::vector<HostTensor> results;
+  /// Bytes of the values held now and at most, each at its declared type
+  /// (dist::getValueBytes).
+  int64_t liveBytes = 0;
+  int64_t peakBytes = 0;
 };
 
 /// A message of a `dist.send` not yet received.
@@ -325,11 +332,27 @@ public:
             const RunOptions &options, const std::optional<Mesh> &mesh,
             int64_t numRanks)
       : registry(registry), options(options), mesh(mesh), ranks(numRanks) {
+    // Each value dies after its last user, or right after its definition
+    // when nothing uses it; loop-carried arguments (parameters, optimizer
+    // states) never do. These are the liveness rules of
+    // dist::analyzeMemory, so the measured peak is the predicted one.
+    llvm::DenseMap<Value, size_t> lastUse;
+    for (BlockArgument arg : entry.getArguments())
+      lastUse[arg] = 0;
     for (Operation &op : entry.getBody().front()) {
       for (Value operand : op.getOperands())
-        lastUse[operand.getAsOpaquePointer()] = ops.size();
+        lastUse[operand] = ops.size();
+      for (Value result : op.getResults())
+        lastUse[result] = ops.size();
       ops.push_back(&op);
     }
+    dying.resize(ops.size());
+    for (BlockArgument arg : entry.getArguments())
+      if (!dist::isCarriedArgument(entry, arg.getArgNumber()))
+        dying[lastUse[arg]].push_back(arg);
+    for (Operation *op : ops)
+      for (Value result : op->getResults())
+        dying[lastUse[result]].push_back(result);
   }
 
   /// Runs every rank to the end; `ranks[r].results` holds the results.
@@ -344,15 +367,22 @@ private:
   std::optional<std::string> runCollective(Operation *op,
                                            const std::vector<int64_t> &group);
   std::optional<std::string> deadlock();
-  /// Frees the values of rank `r` whose last use is op `index`, so that a
-  /// run holds only live tensors (a training step's activations would
-  /// otherwise all stay in memory).
+  /// Counts the results op `index` bound on rank `r` and updates its peak.
+  void noteResults(int64_t r, size_t index) {
+    RankState &state = ranks[r];
+    for (Value result : ops[index]->getResults())
+      if (state.values.count(result.getAsOpaquePointer()))
+        state.liveBytes += dist::getValueBytes(result.getType());
+    state.peakBytes = std::max(state.peakBytes, state.liveBytes);
+  }
+  /// Frees the values of rank `r` that die at op `index`, so that a run
+  /// holds only live tensors (a training step's activations would otherwise
+  /// all stay in memory).
   void release(int64_t r, size_t index) {
-    for (Value operand : ops[index]->getOperands()) {
-      auto it = lastUse.find(operand.getAsOpaquePointer());
-      if (it != lastUse.end() && it->second == index)
-        ranks[r].values.erase(operand.getAsOpaquePointer());
-    }
+    RankState &state = ranks[r];
+    for (Value value : dying[index])
+      if (state.values.erase(value.getAsOpaquePointer()))
+        state.liveBytes -= dist::getValueBytes(value.getType());
   }
   std::string at(int64_t r, Operation *op) {
     return "rank " + std::to_string(r) + ": " + describeOp(op) + ": ";
@@ -369,8 +399,8 @@ private:
   const RunOptions &options;
   const std::optional<Mesh> &mesh;
   std::vector<Operation *> ops;
-  /// For each value, the index of the last op that uses it.
-  std::unordered_map<void *, size_t> lastUse;
+  /// For each op, the values that die once it has run.
+  std::vector<std::vector<Value>> dying;
   std::vector<RankState> ranks;
   /// Pending messages by (sender, receiver), in send order.
   std::map<std::pair<int64_t, int64_t>, std::deque<Message>> mailboxes;
@@ -611,6 +641,14 @@ std::optional<std::string> Execution::deadlock() {
 std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
   ranks = std::move(initial);
   using Status = RankState::Status;
+  // The arguments are held from the start.
+  for (RankState &state : ranks) {
+    state.liveBytes = 0;
+    for (auto &[key, tensor] : state.values)
+      state.liveBytes +=
+          dist::getValueBytes(Value::getFromOpaquePointer(key).getType());
+    state.peakBytes = state.liveBytes;
+  }
   while (true) {
     bool progress = false;
     // Advance every rank as far as it goes on its own.
@@ -624,6 +662,7 @@ std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
           ranks[r].status = Status::Waiting;
           break;
         }
+        noteResults(r, index);
         if (outcome == Outcome::Advanced)
           release(r, index);
         progress = true;
@@ -651,6 +690,7 @@ std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
       if (auto error = runCollective(op, group))
         return error;
       for (int64_t m : group) {
+        noteResults(m, ranks[m].pc);
         release(m, ranks[m].pc);
         ++ranks[m].pc;
         ranks[m].status = Status::Running;
@@ -716,6 +756,9 @@ std::optional<std::string> Interpreter::run(const std::vector<HostTensor> &args,
   Execution execution(entry, registry, options, mesh, numRanks);
   if (auto error = execution.runAll(ranks))
     return error;
+  peakLiveBytes.clear();
+  for (const RankState &state : ranks)
+    peakLiveBytes.push_back(state.peakBytes);
 
   results.clear();
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {

@@ -9,6 +9,7 @@
 void mlir::loom::test::registerTestPasses() {
   registerTestPartitionOpPass();
   registerTestPrintCostsPass();
+  registerTestPrintMemoryPass();
   registerTestPrintPlanJSONPass();
   registerTestPrintShardingRulesPass();
   registerTestStripDistributionPass();

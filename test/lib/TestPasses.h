@@ -23,6 +23,7 @@ void registerTestPasses();
 
 void registerTestPrintShardingRulesPass();
 void registerTestPrintCostsPass();
+void registerTestPrintMemoryPass();
 void registerTestPrintPlanJSONPass();
 void registerTestStripDistributionPass();
 void registerTestPartitionOpPass();

@@ -205,6 +205,17 @@ def test_2d_data_and_tensor_parallel(tmp_path, model):
           config(data_parallel=2, model_parallel=2))
 
 
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_2d_with_recompute(tmp_path, model):
+    # `recompute: true` runs loom-recompute before the layouts are assigned;
+    # the partitioned step with recomputed layers equals the single-device
+    # step without them.
+    ir = check(tmp_path, model, 4, "--parallel-config",
+               config(data_parallel=2, model_parallel=2, recompute=True))
+    # Every layer's forward runs again in the backward, partitioned alike.
+    assert ir.count("loom.recompute") >= LAYERS[model] * 10
+
+
 @pytest.mark.parametrize("level", [1, 3])
 def test_zero(tmp_path, level):
     # Without clipping, whose norm needs every gradient whole.

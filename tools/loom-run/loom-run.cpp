@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 //   loom-run FILE.mlir --entry NAME [--dtype f64|f32] [--ranks N] [--seed S]
-//            [--inputs F]... [--outputs F]
+//            [--inputs F]... [--outputs F] [--report-memory]
 //   loom-run --compare A B [--rtol R --atol A]
 //
 // The first form runs function NAME of FILE.mlir on global tensors read from
@@ -64,6 +64,10 @@ static llvm::cl::list<std::string> inputFiles(
 static llvm::cl::opt<std::string>
     outputFile("outputs",
                llvm::cl::desc("safetensors file to write the results to"));
+static llvm::cl::opt<bool> reportMemoryFlag(
+    "report-memory",
+    llvm::cl::desc("print each rank's peak bytes of live values (at their "
+                   "declared types)"));
 static llvm::cl::opt<bool>
     compareFlag("compare", llvm::cl::desc("compare two tensor files"));
 static llvm::cl::opt<double> rtolFlag("rtol",
@@ -316,6 +320,10 @@ static int runFile(const std::string &path) {
   if (!outputFile.empty())
     if (auto error = io::writeSafeTensors(outputFile, outputs))
       return fail(*error);
+  if (reportMemoryFlag)
+    for (auto [rank, bytes] : llvm::enumerate(interpreter.getPeakLiveBytes()))
+      llvm::outs() << "peak live bytes: " << bytes << " (rank " << rank
+                   << ")\n";
   return 0;
 }
 
@@ -325,7 +333,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "Loom reference interpreter\n\n"
       "  loom-run FILE.mlir --entry NAME [--dtype f64|f32] [--ranks N]\n"
-      "           [--seed S] [--inputs F]... [--outputs F]\n"
+      "           [--seed S] [--inputs F]... [--outputs F] [--report-memory]\n"
       "  loom-run --compare A B [--rtol R --atol A]\n");
   if (compareFlag) {
     if (positional.size() != 2)

@@ -81,6 +81,15 @@ public:
   std::optional<std::string> run(const std::vector<HostTensor> &args,
                                  std::vector<HostTensor> &results);
 
+  /// After a successful `run`: per rank, the most bytes of live values it
+  /// held at once, each value counted at its declared type (what a device
+  /// would hold, whatever precision the run computes in). Values die after
+  /// their last use and loop-carried arguments live to the end, the rules
+  /// of `dist::analyzeMemory`, so both give the same number.
+  const std::vector<int64_t> &getPeakLiveBytes() const {
+    return peakLiveBytes;
+  }
+
 private:
   func::FuncOp entry;
   const KernelRegistry &registry;
@@ -92,6 +101,7 @@ private:
   /// The layout of each argument and result (replicated when absent).
   std::vector<dist::Layout> argLayouts, resultLayouts;
   std::vector<Shape> argShapes, resultShapes;
+  std::vector<int64_t> peakLiveBytes;
 };
 
 /// Describes `op` for messages: "`loom.matmul` at model.mlir:12:8".

@@ -221,9 +221,8 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
       if (!value.is_boolean())
         error = "parallel config: recompute: expected true or false, got " +
                 describe(value);
-      else if (value.get<bool>())
-        error = "parallel config: recompute = true: recomputation is not "
-                "implemented yet";
+      else
+        config.recompute = value.get<bool>();
     } else {
       error = "parallel config: unknown key `" + key +
               "` (expected data_parallel, model_parallel, pipeline_stage, "
@@ -260,6 +259,7 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   spec.dataParallelAxes =
       dp > 1 ? Layout::AxisList{"dp"} : Layout::AxisList{};
   spec.optimizerShard = dp > 1 ? config.optimizerShard : 0;
+  spec.recompute = config.recompute;
   if (tp == 1)
     return;
 

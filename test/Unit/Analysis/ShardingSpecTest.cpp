@@ -78,9 +78,22 @@ TEST(ShardingSpecTest, ParsesParallelConfig) {
   EXPECT_FALSE(config->vocabEmbDp);
   EXPECT_TRUE(config->useSeqParallel);
   EXPECT_EQ(config->optimizerShard, 3);
+  EXPECT_FALSE(config->recompute);
   auto zero1 = parseParallelConfig(R"({"optimizer_shard": true})");
   ASSERT_TRUE(zero1.ok());
   EXPECT_EQ(zero1->optimizerShard, 1);
+}
+
+TEST(ShardingSpecTest, RecomputeReachesTheSpec) {
+  auto config = parseParallelConfig(R"({"data_parallel": 2, "recompute": true})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_TRUE(config->recompute);
+  ShardingSpec spec;
+  expandParallelConfig(*config, spec);
+  EXPECT_TRUE(spec.recompute);
+  ShardingSpec off;
+  expandParallelConfig(ParallelConfig(), off);
+  EXPECT_FALSE(off.recompute);
 }
 
 TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
@@ -92,7 +105,7 @@ TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
   check(R"({"pipeline_stage": 2})",
         "pipeline parallelism is not implemented yet (issue 10)");
   check(R"({"micro_batch_num": 4})", "micro_batch_num = 4");
-  check(R"({"recompute": true})", "recomputation is not implemented yet");
+  check(R"({"recompute": 1})", "recompute: expected true or false");
   check(R"({"context_parallel": 2})", "context parallelism");
   check(R"({"gradient_aggregation_group": 4})", "fusion groups");
   check(R"({"optimizer_shard": 2})", "expected true, false, 0, 1");

@@ -48,6 +48,17 @@ struct MemoryBreakdown {
 /// Analyzes `entry` (one block, ranked tensors of static shape).
 MemoryBreakdown analyzeMemory(func::FuncOp entry);
 
+/// The bytes one value of `type` occupies: elements times the element
+/// type's width rounded up to whole bytes (i1 is 1 byte, index 8); scalars
+/// count as one element; 0 for anything else. The interpreter's measured
+/// peak counts values with this too, so the two agree by construction.
+int64_t getValueBytes(Type type);
+
+/// Whether argument `index` of `entry` is loop-carried state, live for the
+/// whole step: a `loom.param`, or an argument whose `loom.name` is also the
+/// `loom.name` of a result (optimizer states, the step counter).
+bool isCarriedArgument(func::FuncOp entry, unsigned index);
+
 } // namespace mlir::loom::dist
 
 #endif // LOOM_ANALYSIS_COST_MEMORYANALYSIS_H

@@ -88,6 +88,9 @@ struct ShardingSpec {
   /// The device count the config implies (data_parallel * model_parallel),
   /// checked against the mesh; 0 when unknown.
   int64_t devices = 0;
+  /// Full activation recompute of every transformer layer: the partition
+  /// pipeline runs `loom-recompute{layers=all}` before assigning layouts.
+  bool recompute = false;
 };
 
 /// Parses a strategy file's text into `spec` (appending). Errors name the
@@ -102,12 +105,13 @@ struct ParallelConfig {
   bool vocabEmbDp = true;
   bool useSeqParallel = false;
   int optimizerShard = 0;
+  bool recompute = false;
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of
 /// features not implemented yet set to anything but their neutral value
-/// (`pipeline_stage` > 1, `micro_batch_num` > 1, `recompute` true,
-/// `context_parallel` > 1, `gradient_aggregation_group` > 1), are errors.
+/// (`pipeline_stage` > 1, `micro_batch_num` > 1, `context_parallel` > 1,
+/// `gradient_aggregation_group` > 1), are errors.
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 
 /// Expands a parallel config into `spec`: mesh `dp=D,tp=M` (axes of size 1
@@ -115,7 +119,7 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 /// column/row linears for the builder models' parameter names when M > 1,
 /// vocab-parallel embedding and head when `vocab_emb_dp` is false,
 /// sequence-parallel norms and row-linear biases with `use_seq_parallel`,
-/// and the optimizer shard level.
+/// the optimizer shard level and recompute.
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec);
 
 /// Parses `--mesh dp=2,tp=4` into mesh axes.

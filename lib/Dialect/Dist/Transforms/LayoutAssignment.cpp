@@ -100,6 +100,13 @@ std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
   return "";
 }
 
+bool mlir::loom::dist::requestsRecompute(const std::string &strategyFile,
+                                         const std::string &parallelConfig) {
+  ShardingSpec spec;
+  return loadShardingSpec(strategyFile, parallelConfig, spec).empty() &&
+         spec.recompute;
+}
+
 namespace {
 class LayoutAssigner {
 public:

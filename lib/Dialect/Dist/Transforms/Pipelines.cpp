@@ -9,7 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -19,6 +21,14 @@ using namespace mlir::loom::dist;
 
 void mlir::loom::dist::buildPartitionPipeline(
     OpPassManager &pm, const InsertReshardsPassOptions &options) {
+  // `recompute: true` changes which values the backward reads, so it comes
+  // before any of them gets a layout.
+  if (requestsRecompute(options.strategyFile, options.parallelConfig)) {
+    loom::RecomputePassOptions recompute;
+    recompute.entryName = options.entryName;
+    recompute.layers = "all";
+    pm.addPass(loom::createRecomputePass(recompute));
+  }
   // A layout on every value, and a reshard wherever one must change.
   pm.addPass(createInsertReshardsPass(options));
   // Each reshard becomes the cheapest chain of collectives.

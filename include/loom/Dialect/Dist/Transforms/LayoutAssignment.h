@@ -48,6 +48,12 @@ std::string loadShardingSpec(const std::string &strategyFile,
                              const std::string &parallelConfig,
                              ShardingSpec &spec);
 
+/// Whether the strategy file and parallel config ask for activation
+/// recompute (`recompute: true`); false when they cannot be read, which
+/// dist-insert-reshards then reports.
+bool requestsRecompute(const std::string &strategyFile,
+                       const std::string &parallelConfig);
+
 } // namespace mlir::loom::dist
 
 #endif // LOOM_DIALECT_DIST_TRANSFORMS_LAYOUTASSIGNMENT_H

@@ -106,4 +106,46 @@ def VerifyTrainStepPass : Pass<"loom-verify-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::loom::LoomDialect"];
 }
 
+def RecomputePass : Pass<"loom-recompute", "::mlir::ModuleOp"> {
+  let summary = "Recompute chosen transformer layers' activations in backward";
+  let description = [{
+    Full per-layer activation recomputation on `@train_step` (Megatron's
+    `--recompute-granularity full`): a chosen layer keeps only its inputs
+    (the residual stream entering it, and whatever else it reads from
+    outside) alive across the forward, and its forward runs again right
+    before its backward.
+
+    1. the forward ops are the ancestors of the returned `loss`; a maximal
+       run of them in program order is one micro-batch's forward;
+    2. a forward op that reads a `#loom.param` argument named with a
+       numeric component (`transformer.h.3.ln_1.weight`,
+       `model.layers.3.mlp.up_proj.weight`, `base1.encoder.blocks.3...`)
+       starts or continues layer `<prefix through the number>`; one that
+       reads any other parameter ends the layer; an op that reads none
+       belongs to the layer it follows;
+    3. for each chosen layer of each micro-batch: its *internal* values are
+       those only its own forward ops read in the forward; clone all of its
+       ops, in order, right before the first non-forward op that reads an
+       internal value, point every non-forward use of an internal value at
+       the clone, and erase clones nothing uses. Values the layer hands to
+       later forward ops (its output, the next layer's input) stay as they
+       are, so they are kept, not recomputed.
+
+    Clones keep every attribute (`loom.fwd`, a dropout's `seed`, which
+    redraws the same mask: dropout is a counter-based function of the seed
+    and the element's global index) and get a `loom.recompute` unit
+    attribute. The step computes bit for bit what it computed before; only
+    which values are live, and when, changes (`-test-print-memory`,
+    `loom-run --report-memory`). See docs/Recompute.md.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Name of the training step function">,
+    Option<"layers", "layers", "std::string", /*default=*/"\"all\"",
+           "Layers to recompute: all, none, or a comma list of layer "
+           "indices (the number in the parameter names)">,
+  ];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD
