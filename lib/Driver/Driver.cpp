@@ -338,9 +338,15 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
   if (options.parallelConfig)
     assignment.parallelConfig = *options.parallelConfig;
   PassManager assign(context);
-  // `recompute: true` in the parallel config: the backward reads recomputed
-  // values, which need layouts like any other, so it runs first.
-  if (dist::requestsRecompute(assignment.strategyFile,
+  // `recompute: true` in the parallel config, or the search's choice
+  // (`dist.plan`): the backward reads recomputed values, which need layouts
+  // like any other, so it runs first.
+  bool searchRecomputes = false;
+  if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+    if (auto recompute = plan.getAs<BoolAttr>("recompute"))
+      searchRecomputes = recompute.getValue();
+  if (searchRecomputes ||
+      dist::requestsRecompute(assignment.strategyFile,
                               assignment.parallelConfig)) {
     RecomputePassOptions recompute;
     recompute.layers = "all";
