@@ -18,6 +18,9 @@
 //    fewest bytes wins (a layout some user already needs costs nothing; a
 //    backward op that would re-layout a value its forward op used counts a
 //    penalty first, so backward and optimizer ops follow their forward op).
+//    An op linear in all its operands whose operands are all pending sums
+//    over common axes may keep them (a `partial` strategy) when that moves
+//    no more bytes, counting the reduction its result will need.
 //    Optimizer updates get the data-parallel axes added under ZeRO.
 //    An argument without a layout takes the one its first user requires
 //    (ZeRO-3: that layout, also split over the data-parallel axes).
@@ -120,6 +123,12 @@ std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
 }
 
 namespace {
+/// A chosen strategy: factor axes and the pending sums the op keeps.
+struct Choice {
+  FactorAxes factors;
+  Layout::AxisList partial;
+};
+
 class LayoutAssigner {
 public:
   LayoutAssigner(ModuleOp module, const LayoutAssignmentOptions &options)
@@ -141,9 +150,13 @@ private:
                        const Layout::AxisList &axes,
                        const std::string &origin, bool complete);
   LogicalResult assignOp(Operation *op);
-  FailureOr<FactorAxes> chooseStrategy(Operation *op,
-                                       const OpShardingRule &rule,
-                                       const FixedFactors &fixed);
+  FailureOr<Choice> chooseStrategy(Operation *op, const OpShardingRule &rule,
+                                   const FixedFactors &fixed);
+  void choosePartial(Operation *op, const OpShardingRule &rule,
+                     const FixedFactors &fixed,
+                     const std::vector<FactorAxes> &raw, Choice &best,
+                     int bestPenalties, double bestBytes);
+  int countPenalties(Operation *op, const OpLayouts &derived);
   FactorAxes shardOptimizer(const OpShardingRule &rule, Operation *op,
                             FactorAxes strategy);
   Layout shardOverDataParallel(const Layout &layout,
@@ -180,8 +193,11 @@ private:
   /// Fixed factors of the ops the user constrained, and where they came from.
   llvm::DenseMap<Operation *, FixedFactors> fixedFactors;
   llvm::DenseMap<Operation *, std::vector<std::string>> fixedOrigins;
+  /// The partial axes of the ops whose `dist.strategy` attribute gives
+  /// them (kept as given).
+  llvm::DenseMap<Operation *, Layout::AxisList> givenPartial;
   /// The chosen strategies.
-  llvm::DenseMap<Operation *, FactorAxes> strategies;
+  llvm::DenseMap<Operation *, Choice> strategies;
   /// The forward op of each `loom.fwd` id: the first op carrying it.
   llvm::DenseMap<int64_t, Operation *> forwardOps;
   /// Argument names and required result layouts.
@@ -320,9 +336,12 @@ LogicalResult LayoutAssigner::setUpArguments() {
                                   << "`): " << given.error();
       layout = *given;
     } else if (func.getArgAttr(i, "loom.input") && type.getRank() > 0) {
-      // Data inputs: the batch (dim 0) over the data-parallel axes.
+      // Data inputs: the batch (dim 0) over the data-parallel axes, the
+      // sequence (dim 1) over the sequence-parallel ones.
       std::vector<Layout::AxisList> dims(type.getRank());
       dims[0] = dataParallelAxes;
+      if (type.getRank() > 1)
+        dims[1] = options.spec.sequenceParallelAxes;
       ValueOrError<Layout> data = Layout::get(*mesh, dims);
       if (!data)
         return func.emitOpError() << "argument " << i << ": " << data.error();
@@ -498,6 +517,11 @@ LogicalResult LayoutAssigner::applyOpEntries() {
   Block &body = func.getBody().front();
   std::vector<llvm::GlobPattern> patterns;
   for (const OpEntry &entry : options.spec.ops) {
+    if (entry.match.empty()) {
+      // Matched by kind alone; the pattern is never used.
+      patterns.push_back(cantFail(llvm::GlobPattern::create("*")));
+      continue;
+    }
     llvm::Expected<llvm::GlobPattern> pattern =
         llvm::GlobPattern::create(entry.match);
     if (!pattern)
@@ -524,17 +548,24 @@ LogicalResult LayoutAssigner::applyOpEntries() {
                                 << ", not " << meshRef;
       FactorAxes axes = attr.getAllFactorAxes();
       std::string error = verifyFactorAxes(rule, *mesh, axes);
+      if (error.empty())
+        error = verifyPartialAxes(rule, *mesh, axes, attr.getPartialAxes());
       if (!error.empty())
         return op.emitOpError() << "invalid strategy: " << error;
       FixedFactors &fixed = fixedFactors[&op];
       fixed.assign(axes.begin(), axes.end());
+      givenPartial[&op] = attr.getPartialAxes();
       fixedOrigins[&op].push_back("its dist.strategy attribute");
     }
     for (auto [index, entry] : llvm::enumerate(options.spec.ops)) {
       if (!entry.opKind.empty() && op.getName().getStringRef() != entry.opKind)
         continue;
       std::optional<unsigned> matched;
+      if (entry.match.empty())
+        matched = 0;
       for (OpOperand &operand : op.getOpOperands()) {
+        if (matched)
+          break;
         auto arg = dyn_cast<BlockArgument>(operand.get());
         if (arg && arg.getOwner() == &body &&
             !argNames[arg.getArgNumber()].empty() &&
@@ -552,8 +583,10 @@ LogicalResult LayoutAssigner::applyOpEntries() {
   }
   for (auto [index, entry] : llvm::enumerate(options.spec.ops))
     if (!used[index] && entry.origin.rfind("ops[", 0) == 0)
-      return func.emitOpError() << "strategy " << entry.origin << " (`"
-                                << entry.match << "`) matches no op";
+      return func.emitOpError()
+             << "strategy " << entry.origin << " (`"
+             << (entry.match.empty() ? entry.opKind : entry.match)
+             << "`) matches no op";
   return success();
 }
 
@@ -621,7 +654,105 @@ FactorAxes LayoutAssigner::shardOptimizer(const OpShardingRule &rule,
   return result;
 }
 
-FailureOr<FactorAxes>
+int LayoutAssigner::countPenalties(Operation *op, const OpLayouts &derived) {
+  // The forward op whose strategy this backward op follows.
+  Operation *forward = nullptr;
+  if (auto id = op->getAttrOfType<IntegerAttr>("loom.fwd")) {
+    forward = forwardOps.lookup(id.getInt());
+    if (forward == op)
+      forward = nullptr;
+  }
+  if (!forward)
+    return 0;
+  int penalties = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    const Layout &wanted = derived.operands[operand.getOperandNumber()];
+    for (OpOperand &forwardUse : forward->getOpOperands()) {
+      if (forwardUse.get() != operand.get())
+        continue;
+      auto it = useIndex.find(&forwardUse);
+      if (it != useIndex.end() && uses[it->second].second != wanted)
+        ++penalties;
+    }
+  }
+  return penalties;
+}
+
+void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
+                                   const FixedFactors &fixed,
+                                   const std::vector<FactorAxes> &raw,
+                                   Choice &best, int bestPenalties,
+                                   double bestBytes) {
+  if (!rule.isLinear() || op->getNumOperands() == 0)
+    return;
+  // The axes every operand is a pending sum over, in mesh order.
+  std::optional<Layout::AxisList> common;
+  bool singleUses = true;
+  for (Value operand : op->getOperands()) {
+    std::optional<Layout> layout = getLayout(operand);
+    if (!layout)
+      return;
+    singleUses &= operand.hasOneUse();
+    Layout::AxisList axes;
+    for (const std::string &axis : layout->getPartialAxes())
+      if (!common || llvm::is_contained(*common, axis))
+        axes.push_back(axis);
+    common = axes;
+  }
+  if (!common || common->empty())
+    return;
+  for (const std::optional<Layout::AxisList> &axes : fixed)
+    if (axes && llvm::any_of(*axes, [&](const std::string &axis) {
+          return llvm::is_contained(*common, axis);
+        }))
+      return; // The user split a factor over a pending axis.
+
+  for (const FactorAxes &candidate : raw) {
+    FactorAxes withoutPartial = candidate;
+    for (Layout::AxisList &axes : withoutPartial)
+      llvm::erase_if(axes, [&](const std::string &axis) {
+        return llvm::is_contained(*common, axis);
+      });
+    ValueOrError<FactorAxes> trimmed =
+        trimFactorAxes(rule, *mesh, withoutPartial, fixed);
+    if (!trimmed)
+      continue;
+    ValueOrError<OpLayouts> derived =
+        deriveOpLayouts(rule, *mesh, *trimmed, *common);
+    if (!derived)
+      continue;
+    double bytes = 0;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      const Layout &wanted = derived->operands[operand.getOperandNumber()];
+      if (!isAvailable(value, wanted))
+        bytes += estimateReshardBytes(*mesh, *getLayout(value), wanted,
+                                      getShape(value), getElementBytes(value));
+    }
+    // The pending sums move to the results, which some user will reduce.
+    for (auto [result, layout] :
+         llvm::zip_equal(op->getResults(), derived->results)) {
+      ValueOrError<Layout> whole = Layout::get(*mesh, layout.getDims());
+      if (whole)
+        bytes += estimateReshardBytes(*mesh, layout, *whole, getShape(result),
+                                      getElementBytes(result));
+    }
+    int penalties = countPenalties(op, *derived);
+    // On a tie the reduction moves past the op only when nothing else reads
+    // the operands (another reader would need them reduced anyway).
+    bool better = penalties < bestPenalties ||
+                  (penalties == bestPenalties &&
+                   (bytes < bestBytes || (bytes == bestBytes && singleUses)));
+    if (!better)
+      continue;
+    best = Choice{*trimmed, *common};
+    bestPenalties = penalties;
+    bestBytes = bytes;
+    singleUses = false; // Later candidates must be strictly cheaper.
+  }
+}
+
+FailureOr<Choice>
 LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
                                const FixedFactors &fixed) {
   // Readings of each operand's own layout, and of every layout an earlier
@@ -654,14 +785,6 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
   }
   raw.push_back(getReplicatedFactorAxes(rule));
 
-  // The forward op whose strategy this backward op follows.
-  Operation *forward = nullptr;
-  if (auto id = op->getAttrOfType<IntegerAttr>("loom.fwd")) {
-    forward = forwardOps.lookup(id.getInt());
-    if (forward == op)
-      forward = nullptr;
-  }
-
   struct Score {
     int penalties;
     double bytes;
@@ -686,7 +809,8 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
     ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *trimmed);
     if (!derived)
       continue;
-    Score score{0, 0, getParallelism(*mesh, *trimmed)};
+    Score score{countPenalties(op, *derived), 0,
+                getParallelism(*mesh, *trimmed)};
     for (OpOperand &operand : op->getOpOperands()) {
       Value value = operand.get();
       const Layout &wanted = derived->operands[operand.getOperandNumber()];
@@ -695,15 +819,6 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
         score.bytes += estimateReshardBytes(*mesh, *own, wanted,
                                             getShape(value),
                                             getElementBytes(value));
-      if (!forward)
-        continue;
-      for (OpOperand &forwardUse : forward->getOpOperands()) {
-        if (forwardUse.get() != value)
-          continue;
-        auto it = useIndex.find(&forwardUse);
-        if (it != useIndex.end() && uses[it->second].second != wanted)
-          ++score.penalties;
-      }
     }
     auto better = [&]() {
       if (!best)
@@ -719,10 +834,18 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
       bestScore = score;
     }
   }
+  Choice choice{*best, {}};
+  auto given = givenPartial.find(op);
+  if (given != givenPartial.end())
+    choice.partial = given->second; // A dist.strategy is kept as given.
+  else
+    choosePartial(op, rule, fixed, raw, choice, bestScore.penalties,
+                  bestScore.bytes);
   LLVM_DEBUG(llvm::dbgs() << op->getName() << ": " << bestScore.bytes
                           << " bytes, " << bestScore.penalties
-                          << " penalties\n");
-  return *best;
+                          << " penalties, partial over "
+                          << printAxes(choice.partial) << "\n");
+  return choice;
 }
 
 LogicalResult LayoutAssigner::assignOp(Operation *op) {
@@ -759,12 +882,13 @@ LogicalResult LayoutAssigner::assignOp(Operation *op) {
   OpShardingRule rule = ruleOp.getShardingRule();
   FixedFactors fixed = fixedFactors.lookup(op);
   fixed.resize(rule.getFactors().size());
-  FailureOr<FactorAxes> strategy = chooseStrategy(op, rule, fixed);
+  FailureOr<Choice> strategy = chooseStrategy(op, rule, fixed);
   if (failed(strategy))
     return failure();
   if (options.spec.optimizerShard >= 1 && isOptimizerUpdate(op))
-    *strategy = shardOptimizer(rule, op, *strategy);
-  ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *strategy);
+    strategy->factors = shardOptimizer(rule, op, strategy->factors);
+  ValueOrError<OpLayouts> derived =
+      deriveOpLayouts(rule, *mesh, strategy->factors, strategy->partial);
   if (!derived)
     return op->emitOpError() << "invalid strategy: " << derived.error();
   for (OpOperand &operand : op->getOpOperands()) {
@@ -866,7 +990,8 @@ void LayoutAssigner::materialize() {
     annotate.erase();
   }
   for (auto &[op, strategy] : strategies)
-    op->setAttr("dist.strategy", StrategyAttr::get(meshRef, strategy));
+    op->setAttr("dist.strategy",
+                StrategyAttr::get(meshRef, strategy.factors, strategy.partial));
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     BlockArgument arg = body.getArgument(i);
     Layout layout = getLayout(arg).value_or(

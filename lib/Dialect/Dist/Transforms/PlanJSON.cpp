@@ -178,6 +178,9 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     for (const std::vector<std::string> &list : strategy.getAllFactorAxes())
       factors.push_back(list);
     entry["strategy"] = factors;
+    // Pending sums the op keeps (a linear op on partial operands).
+    if (!strategy.getPartial().empty())
+      entry["partial"] = strategy.getPartialAxes();
     entry["operands"] = operandNames();
     ops.push_back(entry);
   }
