@@ -136,6 +136,15 @@ def check(tmp_path, model, ranks, *flags, clip=True):
     return program.read_text()
 
 
+def assign_layouts(tmp_path, parallel_config):
+    """The step of the last `check` after layout assignment alone (the
+    strategies and reshards, before any lowering)."""
+    path = tmp_path / "config.json"
+    path.write_text(parallel_config)
+    return tool("loom-opt", tmp_path / "train.mlir",
+                f"-dist-insert-reshards=parallel-config={path}").stdout
+
+
 def per_layer_collectives(tmp_path, model, ir, *flags):
     """The collectives one layer adds, by (kind, axes): those of `ir` minus
     those of the same model with one layer less, partitioned alike. all_slice
@@ -162,15 +171,19 @@ def config(**keys):
 def test_megatron_tensor_parallel(tmp_path, model):
     flags = ("--parallel-config", config(data_parallel=1, model_parallel=2))
     ir = check(tmp_path, model, 2, *flags, clip=False)
-    if model == "llama":
-        # Numerically exact; its separate q/k/v and gate/up input gradients
-        # are still all-reduced one by one (docs/Partitioning.md, known gaps).
-        return
     # Two all-reduces forward (after the attention and MLP row-parallel
     # linears) and two backward (the column-parallel linears' input
-    # gradients) per layer, and nothing else.
+    # gradients) per layer, and nothing else. Llama's separate q/k/v (and
+    # gate/up) input gradients are each partial over tp: they are added as
+    # partial sums and reduced once (7 all-reduces per layer otherwise).
     assert per_layer_collectives(tmp_path, model, ir, *flags) == {
         ("all_reduce", '"tp"'): 4}
+    if model == "llama":
+        # The adds that keep the pending sums: per layer, dq + dk, + dv and
+        # dgate + dup.
+        adds = len(re.findall(r'loom\.add [^\n]*partial = \["tp"\]',
+                              assign_layouts(tmp_path, flags[1])))
+        assert adds == 3 * LAYERS[model]
 
 
 @pytest.mark.parametrize("model", ["gpt2", "llama"])
@@ -203,6 +216,22 @@ def test_vocab_parallel(tmp_path, model):
 def test_2d_data_and_tensor_parallel(tmp_path, model):
     check(tmp_path, model, 4, "--parallel-config",
           config(data_parallel=2, model_parallel=2))
+
+
+ULYSSES = dict(data_parallel=2, model_parallel=2, context_parallel=2,
+               context_parallel_algo="ulysses_cp")
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_3d_data_sequence_tensor_parallel(tmp_path, model):
+    # 8 ranks, mesh dp=2, sp=2, tp=2: Megatron TP over tp and
+    # DeepSpeed-Ulysses sequence parallelism over sp (activations split on
+    # the sequence, attention on heads over (tp, sp)).
+    flags = ("--parallel-config", config(**ULYSSES))
+    ir = check(tmp_path, model, 8, *flags, clip=False)
+    counts = per_layer_collectives(tmp_path, model, ir, *flags)
+    print(f"{model} dp x sp x tp, per layer: {sorted(counts.items())}")
+    assert counts == ULYSSES_PER_LAYER[model]
 
 
 @pytest.mark.parametrize("level", [1, 3])
