@@ -14,13 +14,14 @@
 // 3. Walk the entry block in program order. An op's strategy is its fixed
 //    factors completed by *following its producers*: every operand layout is
 //    read back into factor axes, the readings are merged, each candidate is
-//    trimmed to a valid strategy, and the candidate whose operands move the
-//    fewest bytes wins (a layout some user already needs costs nothing; a
+//    trimmed to a valid strategy, and the candidate whose operands' reshards
+//    cost least (the redistribution planner's price, as lowering will pay
+//    it) wins (a layout some user already needs costs nothing; a
 //    backward op that would re-layout a value its forward op used counts a
 //    penalty first, so backward and optimizer ops follow their forward op).
 //    An op linear in all its operands whose operands are all pending sums
-//    over common axes may keep them (a `partial` strategy) when that moves
-//    no more bytes, counting the reduction its result will need.
+//    over common axes may keep them (a `partial` strategy) when that costs
+//    no more, counting the reduction its result will need.
 //    Optimizer updates get the data-parallel axes added under ZeRO.
 //    An argument without a layout takes the one its first user requires
 //    (ZeRO-3: that layout, also split over the data-parallel axes).
@@ -34,6 +35,7 @@
 
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 
+#include "loom/Analysis/Layout/Redistribution.h"
 #include "loom/Analysis/Strategy/FollowProducers.h"
 #include "loom/Analysis/Strategy/OpLayouts.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -155,8 +157,9 @@ private:
   void choosePartial(Operation *op, const OpShardingRule &rule,
                      const FixedFactors &fixed,
                      const std::vector<FactorAxes> &raw, Choice &best,
-                     int bestPenalties, double bestBytes);
+                     int bestPenalties, double bestCost);
   int countPenalties(Operation *op, const OpLayouts &derived);
+  double reshardCost(Value value, const Layout &from, const Layout &to);
   FactorAxes shardOptimizer(const OpShardingRule &rule, Operation *op,
                             FactorAxes strategy);
   Layout shardOverDataParallel(const Layout &layout,
@@ -178,6 +181,10 @@ private:
 
   ModuleOp module;
   const LayoutAssignmentOptions &options;
+  /// Prices reshards as dist-lower-reshards will (the same planner and cost
+  /// model), so the strategies chosen here are the ones whose chains are
+  /// cheapest once lowered; its cache serves repeated questions.
+  RedistributionPlanner planner;
   func::FuncOp func;
   std::optional<Mesh> mesh;
   FlatSymbolRefAttr meshRef;
@@ -654,6 +661,20 @@ FactorAxes LayoutAssigner::shardOptimizer(const OpShardingRule &rule,
   return result;
 }
 
+/// Relative difference below which two prices are the same (they are sums
+/// of the planner's floating-point step costs).
+static constexpr double kCostTolerance = 1e-9;
+
+double LayoutAssigner::reshardCost(Value value, const Layout &from,
+                                   const Layout &to) {
+  if (from == to)
+    return 0;
+  ValueOrError<RedistributionPlan> plan = planner.plan(
+      *mesh, getShape(value), getElementBytes(value), from, to);
+  // No chain (a pending sum cannot be created): never the cheaper choice.
+  return plan ? plan->cost : 1e30;
+}
+
 int LayoutAssigner::countPenalties(Operation *op, const OpLayouts &derived) {
   // The forward op whose strategy this backward op follows.
   Operation *forward = nullptr;
@@ -682,7 +703,7 @@ void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
                                    const FixedFactors &fixed,
                                    const std::vector<FactorAxes> &raw,
                                    Choice &best, int bestPenalties,
-                                   double bestBytes) {
+                                   double bestCost) {
   if (!rule.isLinear() || op->getNumOperands() == 0)
     return;
   // The axes every operand is a pending sum over, in mesh order.
@@ -721,33 +742,33 @@ void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
         deriveOpLayouts(rule, *mesh, *trimmed, *common);
     if (!derived)
       continue;
-    double bytes = 0;
+    double cost = 0;
     for (OpOperand &operand : op->getOpOperands()) {
       Value value = operand.get();
       const Layout &wanted = derived->operands[operand.getOperandNumber()];
       if (!isAvailable(value, wanted))
-        bytes += estimateReshardBytes(*mesh, *getLayout(value), wanted,
-                                      getShape(value), getElementBytes(value));
+        cost += reshardCost(value, *getLayout(value), wanted);
     }
     // The pending sums move to the results, which some user will reduce.
     for (auto [result, layout] :
          llvm::zip_equal(op->getResults(), derived->results)) {
       ValueOrError<Layout> whole = Layout::get(*mesh, layout.getDims());
       if (whole)
-        bytes += estimateReshardBytes(*mesh, layout, *whole, getShape(result),
-                                      getElementBytes(result));
+        cost += reshardCost(result, layout, *whole);
     }
     int penalties = countPenalties(op, *derived);
     // On a tie the reduction moves past the op only when nothing else reads
     // the operands (another reader would need them reduced anyway).
     bool better = penalties < bestPenalties ||
                   (penalties == bestPenalties &&
-                   (bytes < bestBytes || (bytes == bestBytes && singleUses)));
+                   (cost < bestCost - kCostTolerance * bestCost ||
+                    (!(cost > bestCost + kCostTolerance * bestCost) &&
+                     singleUses)));
     if (!better)
       continue;
     best = Choice{*trimmed, *common};
     bestPenalties = penalties;
-    bestBytes = bytes;
+    bestCost = cost;
     singleUses = false; // Later candidates must be strictly cheaper.
   }
 }
@@ -816,9 +837,7 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
       const Layout &wanted = derived->operands[operand.getOperandNumber()];
       std::optional<Layout> own = getLayout(value);
       if (own && !isAvailable(value, wanted))
-        score.bytes += estimateReshardBytes(*mesh, *own, wanted,
-                                            getShape(value),
-                                            getElementBytes(value));
+        score.bytes += reshardCost(value, *own, wanted);
     }
     auto better = [&]() {
       if (!best)
