@@ -187,6 +187,8 @@ void OpShardingRule::print(raw_ostream &os) const {
                           FactorKind::OpPartitioned})
     printIds(stringifyFactorKind(kind), getFactorsOfKind(kind));
   printIds("global", getGlobalIndexedFactors());
+  if (linear)
+    os << " linear";
 }
 
 raw_ostream &mlir::loom::operator<<(raw_ostream &os,

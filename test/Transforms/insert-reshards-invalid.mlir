@@ -60,3 +60,14 @@ module {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// Partial sums only pass through an op linear in all its operands jointly:
+// a product of two partial sums is not the sum of the products.
+dist.mesh @m shape [2] axes ["tp"]
+func.func @train_step(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @below {{invalid strategy: partial sums over ["tp"] need an op linear in all its operands jointly, and this op's sharding rule is not}}
+  %r = loom.mul %a, %b {dist.strategy = #dist.strategy<@m, [[], []], partial = ["tp"]>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -87,3 +87,49 @@ func.func @train_step(%x: tensor<4x8xf32> {dist.layout = #dist.layout<@m, [[], [
   %r = loom.relu %a : tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// Partial sums through linear ops: two row-parallel products (each a partial
+// sum over tp) are added summand by summand and the sum is transposed the
+// same way, so the only reshard is one reduction of the transposed sum,
+// before the first op that is not linear (Megatron's single all-reduce of
+// dX = dQ Wq + dK Wk + dV Wv).
+
+// CHECK-LABEL: func.func @forward(
+// CHECK: %[[A:.+]] = loom.matmul
+// CHECK-NOT: dist.reshard
+// CHECK: %[[B:.+]] = loom.matmul
+// CHECK-NOT: dist.reshard
+// CHECK: %[[S:.+]] = loom.add %[[A]], %[[B]] {dist.strategy = #dist.strategy<@m, {{\[\[}}], []], partial = ["tp"]>}
+// CHECK-NOT: dist.reshard
+// CHECK: %[[T:.+]] = loom.transpose %[[S]] {dist.strategy = #dist.strategy<@m, {{\[\[}}], []], partial = ["tp"]>
+// CHECK-NEXT: %[[W:.+]] = dist.reshard %[[T]] from <@m, {{\[\[}}], []], partial = ["tp"]> to <@m, {{\[\[}}], []]>
+// CHECK-NEXT: loom.relu %[[W]]
+// CHECK-NOT: dist.reshard
+dist.mesh @m shape [2] axes ["tp"]
+func.func @forward(%x: tensor<4x8xf32>, %w1: tensor<6x8xf32>, %w2: tensor<6x8xf32>) -> tensor<6x4xf32> {
+  %a = loom.matmul %x, %w1 {transpose_rhs, dist.strategy = #dist.strategy<@m, [[], [], ["tp"]]>} : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %b = loom.matmul %x, %w2 {transpose_rhs, dist.strategy = #dist.strategy<@m, [[], [], ["tp"]]>} : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %s = loom.add %a, %b : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %t = loom.transpose %s {permutation = array<i64: 1, 0>} : (tensor<4x6xf32>) -> tensor<6x4xf32>
+  %r = loom.relu %t : tensor<6x4xf32>
+  return %r : tensor<6x4xf32>
+}
+
+// -----
+
+// A whole addend (a bias) would be counted once per summand, so an add with
+// one partial and one whole operand reduces the partial one first and keeps
+// no pending sum.
+
+// CHECK-LABEL: func.func @forward(
+// CHECK: %[[A:.+]] = loom.matmul
+// CHECK-NEXT: %[[W:.+]] = dist.reshard %[[A]] from <@m, {{\[\[}}], []], partial = ["tp"]> to <@m, {{\[\[}}], []]>
+// CHECK-NEXT: loom.add %[[W]], %{{.+}} {dist.strategy = #dist.strategy<@m, {{\[\[}}], []]>}
+dist.mesh @m shape [2] axes ["tp"]
+func.func @forward(%x: tensor<4x8xf32>, %w1: tensor<6x8xf32>, %bias: tensor<6xf32>) -> tensor<4x6xf32> {
+  %a = loom.matmul %x, %w1 {transpose_rhs, dist.strategy = #dist.strategy<@m, [[], [], ["tp"]]>} : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %s = loom.add %a, %bias : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  return %s : tensor<4x6xf32>
+}

@@ -100,3 +100,14 @@ func.func @chain_type(%x: tensor<4x8xf64> {dist.layout = #dist.layout<@mesh, [[]
   %g = builtin.unrealized_conversion_cast %a : tensor<2x4xf64> to tensor<4x8xf64> {dist.layout = #dist.layout<@mesh, [[], []]>}
   return %g : tensor<4x8xf64>
 }
+
+// -----
+
+// Pending sums pass only through ops linear in all their operands jointly.
+dist.mesh @mesh shape [2] axes ["tp"]
+func.func @partial_exp(%x: tensor<4x8xf64> {dist.layout = #dist.layout<@mesh, [[], []]>})
+    -> (tensor<4x8xf64> {dist.layout = #dist.layout<@mesh, [[], []]>}) {
+  // expected-error @+1 {{'loom.exp' op `dist.strategy`: partial sums over ["tp"] need an op linear in all its operands jointly, and this op's sharding rule is not}}
+  %e = loom.exp %x {dist.strategy = #dist.strategy<@mesh, [[], []], partial = ["tp"]>} : tensor<4x8xf64>
+  return %e : tensor<4x8xf64>
+}

@@ -173,3 +173,28 @@ func.func @gather_then_softmax(%x: tensor<4x8xf64> {dist.layout = #dist.layout<@
   %s = loom.softmax %g {axis = 1 : i64, dist.strategy = #dist.strategy<@mesh, [[], []]>} : (tensor<4x8xf64>) -> tensor<4x8xf64>
   return %s : tensor<4x8xf64>
 }
+
+// -----
+
+// A linear op under a partial strategy stays local: two row-parallel
+// products (each a partial sum over tp) are added summand by summand, and
+// the one all-reduce after the add completes the sum.
+// CHECK-LABEL: func.func @partial_add
+// CHECK: %[[A:.+]] = loom.matmul %{{.+}}, %{{.+}} : (tensor<4x4xf64>, tensor<4x6xf64>) -> tensor<4x6xf64>
+// CHECK-NEXT: %[[B:.+]] = loom.matmul %{{.+}}, %{{.+}} : (tensor<4x4xf64>, tensor<4x6xf64>) -> tensor<4x6xf64>
+// CHECK-NEXT: %[[S:.+]] = loom.add %[[A]], %[[B]] : (tensor<4x6xf64>, tensor<4x6xf64>) -> tensor<4x6xf64>
+// CHECK-NEXT: %[[R:.+]] = dist.all_reduce sum %[[S]] on @mesh axes ["tp"] : tensor<4x6xf64>
+// CHECK-NEXT: return %[[R]]
+dist.mesh @mesh shape [2] axes ["tp"]
+func.func @partial_add(%x: tensor<4x8xf64> {dist.layout = #dist.layout<@mesh, [[], ["tp"]]>},
+                       %w1: tensor<8x6xf64> {dist.layout = #dist.layout<@mesh, [["tp"], []]>},
+                       %w2: tensor<8x6xf64> {dist.layout = #dist.layout<@mesh, [["tp"], []]>})
+    -> (tensor<4x6xf64> {dist.layout = #dist.layout<@mesh, [[], []]>}) {
+  %a = loom.matmul %x, %w1 {dist.strategy = #dist.strategy<@mesh, [[], [], ["tp"]]>} : (tensor<4x8xf64>, tensor<8x6xf64>) -> tensor<4x6xf64>
+  %b = loom.matmul %x, %w2 {dist.strategy = #dist.strategy<@mesh, [[], [], ["tp"]]>} : (tensor<4x8xf64>, tensor<8x6xf64>) -> tensor<4x6xf64>
+  %s = loom.add %a, %b {dist.strategy = #dist.strategy<@mesh, [[], []], partial = ["tp"]>} : (tensor<4x6xf64>, tensor<4x6xf64>) -> tensor<4x6xf64>
+  %l = builtin.unrealized_conversion_cast %s : tensor<4x6xf64> to tensor<4x6xf64> {dist.layout = #dist.layout<@mesh, [[], []], partial = ["tp"]>}
+  %r = dist.all_reduce sum %l on @mesh axes ["tp"] : tensor<4x6xf64>
+  %g = builtin.unrealized_conversion_cast %r : tensor<4x6xf64> to tensor<4x6xf64> {dist.layout = #dist.layout<@mesh, [[], []]>}
+  return %g : tensor<4x6xf64>
+}

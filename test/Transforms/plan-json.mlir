@@ -1,6 +1,17 @@
 // RUN: loom-opt %s -split-input-file -test-print-plan-json -o /dev/null | FileCheck %s
 // RUN: loom-opt %S/Inputs/mlp.mlir -dist-insert-reshards="strategy=%S/Inputs/mlp-megatron.json plan-json=%t.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=ASSIGN --input-file %t.json
+// RUN: loom-opt %S/Inputs/partial-add.mlir -dist-insert-reshards="plan-json=%t.partial.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PARTIAL --input-file %t.partial.json
+
+// A linear op that keeps pending sums lists their axes as its `partial`;
+// the one reshard is its result's reduction.
+// PARTIAL: "op": "loom.add",
+// PARTIAL: "strategy": [
+// PARTIAL: "partial": [
+// PARTIAL-NEXT: "tp"
+// PARTIAL: "totals": {
+// PARTIAL-NEXT: "reshards": 1,
 
 // The plan after layout assignment: the mesh, argument layouts, each op's
 // strategy and the one reshard (the row linear's partial sum) with its bytes:

@@ -106,7 +106,8 @@ struct TestPartitionOpPass
         return WalkResult::advance();
       PlannedOp plan{ruleOp.getShardingRule(), strategy.getAllFactorAxes(),
                      {}, {}, {}};
-      auto layouts = deriveOpLayouts(plan.rule, mesh, plan.factorAxes);
+      auto layouts = deriveOpLayouts(plan.rule, mesh, plan.factorAxes,
+                                     strategy.getPartialAxes());
       if (!layouts) {
         op->emitOpError() << layouts.error();
         return WalkResult::interrupt();

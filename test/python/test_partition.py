@@ -16,6 +16,7 @@ collectives per layer must be exactly Megatron's.
 """
 
 import json
+import pathlib
 import re
 import subprocess
 
@@ -136,6 +137,15 @@ def check(tmp_path, model, ranks, *flags, clip=True):
     return program.read_text()
 
 
+def assign_layouts(tmp_path, parallel_config):
+    """The step of the last `check` after layout assignment alone (the
+    strategies and reshards, before any lowering)."""
+    path = tmp_path / "config.json"
+    path.write_text(parallel_config)
+    return tool("loom-opt", tmp_path / "train.mlir",
+                f"-dist-insert-reshards=parallel-config={path}").stdout
+
+
 def per_layer_collectives(tmp_path, model, ir, *flags):
     """The collectives one layer adds, by (kind, axes): those of `ir` minus
     those of the same model with one layer less, partitioned alike. all_slice
@@ -162,15 +172,19 @@ def config(**keys):
 def test_megatron_tensor_parallel(tmp_path, model):
     flags = ("--parallel-config", config(data_parallel=1, model_parallel=2))
     ir = check(tmp_path, model, 2, *flags, clip=False)
-    if model == "llama":
-        # Numerically exact; its separate q/k/v and gate/up input gradients
-        # are still all-reduced one by one (docs/Partitioning.md, known gaps).
-        return
     # Two all-reduces forward (after the attention and MLP row-parallel
     # linears) and two backward (the column-parallel linears' input
-    # gradients) per layer, and nothing else.
+    # gradients) per layer, and nothing else. Llama's separate q/k/v (and
+    # gate/up) input gradients are each partial over tp: they are added as
+    # partial sums and reduced once (7 all-reduces per layer otherwise).
     assert per_layer_collectives(tmp_path, model, ir, *flags) == {
         ("all_reduce", '"tp"'): 4}
+    if model == "llama":
+        # The adds that keep the pending sums: per layer, dq + dk, + dv and
+        # dgate + dup.
+        adds = len(re.findall(r'loom\.add [^\n]*partial = \["tp"\]',
+                              assign_layouts(tmp_path, flags[1])))
+        assert adds == 3 * LAYERS[model]
 
 
 @pytest.mark.parametrize("model", ["gpt2", "llama"])
@@ -178,17 +192,17 @@ def test_megatron_sequence_parallel(tmp_path, model):
     flags = ("--parallel-config", config(data_parallel=1, model_parallel=2,
                                          use_seq_parallel=True))
     ir = check(tmp_path, model, 2, *flags, clip=False)
-    if model == "llama":
-        return  # As in test_megatron_tensor_parallel.
     # Each all-reduce becomes an all-gather / reduce-scatter pair: forward,
     # the column-parallel inputs are gathered and the row-parallel outputs
     # reduce-scattered; backward, the reverse. The parameters applied on the
     # sequence-split activations (two layer norms' weights and biases, the
     # two row-parallel biases) get partial gradients, all-reduced over tp as
-    # Megatron does for its `sequence_parallel` parameters.
+    # Megatron does for its `sequence_parallel` parameters (Llama: its two
+    # RMS norms' weights; its q/k/v and gate/up input gradients are summed as
+    # partial sums and reduce-scattered once each).
     assert per_layer_collectives(tmp_path, model, ir, *flags) == {
         ("all_gather", '"tp"'): 4, ("reduce_scatter", '"tp"'): 4,
-        ("all_reduce", '"tp"'): 6}
+        ("all_reduce", '"tp"'): 6 if model == "gpt2" else 2}
 
 
 @pytest.mark.parametrize("model", ["gpt2", "llama"])
@@ -214,6 +228,50 @@ def test_2d_with_recompute(tmp_path, model):
                config(data_parallel=2, model_parallel=2, recompute=True))
     # Every layer's forward runs again in the backward, partitioned alike.
     assert ir.count("loom.recompute") >= LAYERS[model] * 10
+
+
+ULYSSES = dict(data_parallel=2, model_parallel=2, context_parallel=2,
+               context_parallel_algo="ulysses_cp")
+# The collectives one layer adds under ULYSSES, by (kind, axes), as measured
+# (docs/Partitioning.md, "3-D: dp x sp x tp"). Megatron's four tp
+# all-reduces; all-to-alls over sp between the sequence-split activations
+# and the heads-split attention (GPT-2: q, k, v and the output forward, one
+# backward; Llama: its kv heads are replicated over sp, so k and v are
+# all-gathered instead). The weight gradients contract over the flattened
+# tokens (batch x sequence, one dim), which a layout cannot split over dp and
+# sp at once: those activations are all-gathered over sp, and the gradients
+# reduced over dp as reduce-scatter + all-gather pairs and over sp.
+ULYSSES_PER_LAYER = {
+    "gpt2": {("all_gather", '"dp"'): 7, ("all_gather", '"sp"'): 10,
+             ("all_reduce", '"dp"'): 5, ("all_reduce", '"sp"'): 7,
+             ("all_reduce", '"tp"'): 4, ("all_to_all", '"sp"'): 5,
+             ("reduce_scatter", '"dp"'): 7},
+    "llama": {("all_gather", '"dp"'): 2, ("all_gather", '"sp"'): 12,
+              ("all_reduce", '"dp"'): 7, ("all_reduce", '"sp"'): 4,
+              ("all_reduce", '"tp"'): 4, ("all_to_all", '"sp"'): 3,
+              ("reduce_scatter", '"dp"'): 2},
+}
+
+
+@pytest.mark.parametrize("model", ["gpt2", "llama"])
+def test_3d_data_sequence_tensor_parallel(tmp_path, model):
+    # 8 ranks, mesh dp=2, sp=2, tp=2: Megatron TP over tp and
+    # DeepSpeed-Ulysses sequence parallelism over sp (activations split on
+    # the sequence, attention on heads over (tp, sp)).
+    flags = ("--parallel-config", config(**ULYSSES))
+    ir = check(tmp_path, model, 8, *flags, clip=False)
+    counts = per_layer_collectives(tmp_path, model, ir, *flags)
+    print(f"{model} dp x sp x tp, per layer: {sorted(counts.items())}")
+    assert counts == ULYSSES_PER_LAYER[model]
+
+
+def test_3d_strategy_file(tmp_path):
+    # The same plan for GPT-2 from the example strategy file shipped with
+    # the lit tests (attention selected by op kind).
+    strategy = (pathlib.Path(__file__).resolve().parents[1] / "Transforms" /
+                "Inputs" / "gpt2-ulysses.json")
+    ir = check(tmp_path, "gpt2", 8, "--strategy", strategy, clip=False)
+    assert collectives(ir).get(("all_to_all", '"sp"'), 0) > 0
 
 
 @pytest.mark.parametrize("level", [1, 3])

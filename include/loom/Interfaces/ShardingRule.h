@@ -18,7 +18,8 @@
 //
 // A dim made of several factors prints as (h, d), major first; a dim with no
 // factor prints as 1. Globally indexed factors are listed last, as
-// `global={..}`.
+// `global={..}`, and a rule whose op is linear in all its operands jointly
+// (so it may keep partial sums) ends in `linear`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +95,21 @@ public:
   /// Returns the ids of the globally indexed factors, in order.
   SmallVector<int64_t> getGlobalIndexedFactors() const;
 
+  /// True when the op is linear in all its operands jointly:
+  /// f(x1 + y1, ..., xn + yn) = f(x1, ..., xn) + f(y1, ..., yn) (add, sub,
+  /// neg, scale, the data-movement ops, sums and means). Such an op may keep
+  /// partial sums: when every operand is a pending sum over some mesh axes,
+  /// each device applies the op to its summand and the result is the same
+  /// pending sum (a strategy's `partial` axes). A product is not linear in
+  /// its operands jointly, and an op with one whole operand (a bias) would
+  /// count it once per summand, so neither qualifies.
+  bool isLinear() const { return linear; }
+  /// Marks the rule's op as linear in all operands jointly (see isLinear).
+  OpShardingRule &setLinear(bool value = true) {
+    linear = value;
+    return *this;
+  }
+
   /// Checks an assignment of mesh axes to factors, given as the number of
   /// blocks each factor is split into (1 when unsplit). A split must divide
   /// the factor, NeedReplication factors may not be split, and a factor of a
@@ -120,6 +136,7 @@ private:
   SmallVector<ShardingFactor> factors;
   SmallVector<TensorFactorMapping> operands;
   SmallVector<TensorFactorMapping> results;
+  bool linear = false;
 };
 
 raw_ostream &operator<<(raw_ostream &os, const OpShardingRule &rule);

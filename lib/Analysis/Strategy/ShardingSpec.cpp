@@ -67,12 +67,13 @@ std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
     return "strategy file: invalid JSON";
   if (!root.is_object())
     return "strategy file: expected an object, got " + describe(root);
-  static const std::set<std::string> known = {"mesh", "data_parallel_axes",
-                                              "ops", "args"};
+  static const std::set<std::string> known = {
+      "mesh", "data_parallel_axes", "sequence_parallel_axes", "ops", "args"};
   for (auto it = root.begin(); it != root.end(); ++it)
     if (!known.count(it.key()))
       return "strategy file: unknown key `" + it.key() +
-             "` (expected mesh, data_parallel_axes, ops, args)";
+             "` (expected mesh, data_parallel_axes, sequence_parallel_axes, "
+             "ops, args)";
 
   if (root.contains("mesh")) {
     if (!root["mesh"].is_string())
@@ -87,6 +88,14 @@ std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
     if (!error.empty())
       return error;
     spec.dataParallelAxes = axes;
+  }
+  if (root.contains("sequence_parallel_axes")) {
+    std::string error =
+        readAxisList(root["sequence_parallel_axes"],
+                     "strategy file: sequence_parallel_axes",
+                     spec.sequenceParallelAxes);
+    if (!error.empty())
+      return error;
   }
   if (root.contains("ops")) {
     const json &ops = root["ops"];
@@ -103,9 +112,14 @@ std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
                  "` (expected match, op, in)";
       OpEntry entry;
       entry.origin = "ops[" + std::to_string(i) + "]";
-      if (!op.contains("match") || !op["match"].is_string())
-        return path + ".match: expected a glob over argument names";
-      entry.match = op["match"].get<std::string>();
+      // Without `match`, an entry selects ops by kind alone.
+      if (op.contains("match") || !op.contains("op")) {
+        if (!op.contains("match") || !op["match"].is_string() ||
+            op["match"].get<std::string>().empty())
+          return path + ".match: expected a glob over argument names (or "
+                        "only `op`, to select every forward op of a kind)";
+        entry.match = op["match"].get<std::string>();
+      }
       if (op.contains("op")) {
         if (!op["op"].is_string())
           return path + ".op: expected an op name such as \"loom.matmul\", "
@@ -212,11 +226,13 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
                 std::to_string(count) +
                 ": gradient all-reduce fusion groups are not implemented yet";
     } else if (key == "context_parallel") {
-      error = readCount(value, key, count);
-      if (error.empty() && count > 1)
-        error = "parallel config: context_parallel = " +
-                std::to_string(count) +
-                ": context parallelism is not implemented yet";
+      error = readCount(value, key, config.contextParallel);
+    } else if (key == "context_parallel_algo") {
+      if (!value.is_string())
+        error = "parallel config: context_parallel_algo: expected a string, "
+                "got " + describe(value);
+      else
+        config.contextParallelAlgo = value.get<std::string>();
     } else if (key == "recompute") {
       if (!value.is_boolean())
         error = "parallel config: recompute: expected true or false, got " +
@@ -227,11 +243,23 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
       error = "parallel config: unknown key `" + key +
               "` (expected data_parallel, model_parallel, pipeline_stage, "
               "micro_batch_num, optimizer_shard, gradient_aggregation_group, "
-              "recompute, vocab_emb_dp, use_seq_parallel, context_parallel)";
+              "recompute, vocab_emb_dp, use_seq_parallel, context_parallel, "
+              "context_parallel_algo)";
     }
     if (!error.empty())
       return Result::failure(error);
   }
+  if (config.contextParallel > 1 && config.contextParallelAlgo != "ulysses_cp")
+    return Result::failure(
+        "parallel config: context_parallel = " +
+        std::to_string(config.contextParallel) + " with context_parallel_algo "
+        "`" + config.contextParallelAlgo + "`: only `ulysses_cp` (DeepSpeed-"
+        "Ulysses all-to-all) is implemented; ring attention (`colossalai_cp`, "
+        "the default) and `hybrid_cp` are not implemented yet");
+  if (config.contextParallel > 1 && config.useSeqParallel)
+    return Result::failure("parallel config: use_seq_parallel with "
+                           "context_parallel > 1 is not supported (both "
+                           "split the sequence)");
   return config;
 }
 
@@ -249,36 +277,62 @@ static void addParamEntry(ShardingSpec &spec, const std::string &match,
 
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   int64_t dp = config.dataParallel, tp = config.modelParallel;
+  int64_t sp = config.contextParallel;
   std::string mesh;
-  if (dp > 1 || tp == 1)
+  if (dp > 1 || (tp == 1 && sp == 1))
     mesh = "dp=" + std::to_string(dp);
+  // tp last: the fastest-varying axis, kept inside a node.
+  if (sp > 1)
+    mesh += (mesh.empty() ? "" : ",") + std::string("sp=") + std::to_string(sp);
   if (tp > 1)
     mesh += (mesh.empty() ? "" : ",") + std::string("tp=") + std::to_string(tp);
   spec.mesh = mesh;
-  spec.devices = dp * tp;
+  spec.devices = dp * sp * tp;
   spec.dataParallelAxes =
       dp > 1 ? Layout::AxisList{"dp"} : Layout::AxisList{};
   spec.optimizerShard = dp > 1 ? config.optimizerShard : 0;
   spec.recompute = config.recompute;
-  if (tp == 1)
+  if (sp > 1) {
+    // DeepSpeed-Ulysses: activations split on the sequence over sp, attention
+    // on heads over (tp, sp) -- whole sequences, so the q, k, v and output
+    // reshards are all-to-alls. With grouped-query attention the kv heads
+    // take tp and the query groups sp (kv heads then replicated over sp).
+    spec.sequenceParallelAxes = {"sp"};
+    OpEntry attention;
+    attention.opKind = "loom.attention";
+    attention.dimSplits.push_back(
+        {0, 1, tp > 1 ? Layout::AxisList{"tp", "sp"} : Layout::AxisList{"sp"}});
+    attention.origin = "parallel config (Ulysses attention heads)";
+    spec.ops.push_back(std::move(attention));
+  }
+  if (tp == 1 && sp == 1)
     return;
 
   using Kind = ParamSplit::Kind;
   // Megatron column-parallel linears: the output features over tp. Names of
   // the builder models: GPT-2, Llama, the MindSpore encoder-decoder.
+  // Row-parallel linears: the input features over tp, a partial sum out.
+  // Under Ulysses every linear also keeps its input's sequence split (the
+  // builder models' activations are [batch, sequence, features]).
+  auto addLinear = [&](const char *name, Kind kind, const char *origin) {
+    addParamEntry(spec, name, "loom.matmul", {kind, 0, {"tp"}}, origin);
+    if (tp == 1)
+      spec.ops.back().paramSplits.clear();
+    if (sp > 1)
+      spec.ops.back().dimSplits.push_back({0, 1, {"sp"}});
+  };
   for (const char *name :
        {"*.attn.c_attn.weight", "*.mlp.c_fc.weight", "*.q_proj.weight",
         "*.k_proj.weight", "*.v_proj.weight", "*.gate_proj.weight",
         "*.up_proj.weight", "*.dense1.weight", "*.dense2.weight",
         "*.dense3.weight", "*.mapping.weight"})
-    addParamEntry(spec, name, "loom.matmul", {Kind::Feature, 0, {"tp"}},
-                  "column-parallel linear");
-  // Row-parallel linears: the input features over tp, a partial sum out.
+    addLinear(name, Kind::Feature, "column-parallel linear");
   for (const char *name :
        {"*.c_proj.weight", "*.o_proj.weight", "*.down_proj.weight",
         "*.projection.weight"})
-    addParamEntry(spec, name, "loom.matmul", {Kind::Contraction, 0, {"tp"}},
-                  "row-parallel linear");
+    addLinear(name, Kind::Contraction, "row-parallel linear");
+  if (tp == 1)
+    return;
   if (!config.vocabEmbDp) {
     // Vocab-parallel embedding (masked lookup, partial sum out) and head
     // (logits split on the vocabulary; cross_entropy follows them).

@@ -601,3 +601,23 @@ func.func @strategy_axis_twice(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>) -> t
   %0 = loom.matmul %x, %w {transpose_rhs, dist.strategy = #dist.strategy<@m, [["tp"], ["tp"], []]>} : (tensor<8x16xf32>, tensor<32x16xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// -----
+
+// Strategy C2: an axis that splits a factor cannot also be a pending sum.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @strategy_split_and_partial(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{mesh axis `tp` is used twice in the strategy}}
+  %0 = loom.add %a, %b {dist.strategy = #dist.strategy<@m, [["tp"], []], partial = ["tp"]>} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// Strategy C1: partial axes are non-empty names.
+dist.mesh @m shape [2, 4] axes ["dp", "tp"]
+func.func @strategy_empty_partial_axis(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{expects non-empty axis names in partial}}
+  %0 = loom.add %a, %b {dist.strategy = #dist.strategy<@m, [[], []], partial = [""]>} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}

@@ -92,3 +92,14 @@ func.func @strategy(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>) -> tensor<8x32x
   %0 = loom.matmul %x, %w {transpose_rhs, dist.strategy = #dist.strategy<@m, [["dp"], ["tp"], []]>} : (tensor<8x16xf32>, tensor<32x16xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
 }
+
+// A partial strategy keeps pending sums over its axes in every operand and
+// result; an empty partial list never prints.
+// CHECK-LABEL: func.func @partial_strategy
+func.func @partial_strategy(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK: loom.add %{{.+}}, %{{.+}} {dist.strategy = #dist.strategy<@m, {{\[\[}}"dp"], []], partial = ["tp"]>}
+  %0 = loom.add %a, %b {dist.strategy = #dist.strategy<@m, [["dp"], []], partial = ["tp"]>} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  // CHECK: loom.neg %{{.+}} {dist.strategy = #dist.strategy<@m, {{\[\[}}], []]>}
+  %1 = loom.neg %0 {dist.strategy = #dist.strategy<@m, [[], []], partial = []>} : tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}

@@ -28,9 +28,11 @@ func.func @matmul_shared_weight(%x: tensor<8x128x768xf32>, %w: tensor<3072x768xf
   return %0 : tensor<8x128x3072xf32>
 }
 
-// Pointwise: a bias broadcasts along the leading dims, which it lacks.
+// Pointwise: a bias broadcasts along the leading dims, which it lacks. add,
+// like sub, neg, scale, the data-movement ops and sums, is linear in all its
+// operands jointly (it may keep partial sums); mul, exp and the others are not.
 // CHECK-LABEL: @add loom.add:
-// CHECK-SAME: ([a, b, c], [c]) -> ([a, b, c]) {a=8, b=128, c=768}{{$}}
+// CHECK-SAME: ([a, b, c], [c]) -> ([a, b, c]) {a=8, b=128, c=768} linear{{$}}
 func.func @add(%x: tensor<8x128x768xf32>, %b: tensor<768xf32>) -> tensor<8x128x768xf32> {
   %0 = loom.add %x, %b : (tensor<8x128x768xf32>, tensor<768xf32>) -> tensor<8x128x768xf32>
   return %0 : tensor<8x128x768xf32>
@@ -38,7 +40,7 @@ func.func @add(%x: tensor<8x128x768xf32>, %b: tensor<768xf32>) -> tensor<8x128x7
 
 // Size-1 dims that stretch get no factor in the operand that stretches.
 // CHECK-LABEL: @add_outer loom.add:
-// CHECK-SAME: ([a, 1], [1, b]) -> ([a, b]) {a=4, b=5}{{$}}
+// CHECK-SAME: ([a, 1], [1, b]) -> ([a, b]) {a=4, b=5} linear{{$}}
 func.func @add_outer(%i: tensor<4x1xi64>, %j: tensor<1x5xi64>) -> tensor<4x5xi64> {
   %0 = loom.add %i, %j : (tensor<4x1xi64>, tensor<1x5xi64>) -> tensor<4x5xi64>
   return %0 : tensor<4x5xi64>
@@ -46,7 +48,7 @@ func.func @add_outer(%i: tensor<4x1xi64>, %j: tensor<1x5xi64>) -> tensor<4x5xi64
 
 // Reduced dims are reduction factors present only in the input.
 // CHECK-LABEL: @reduce_sum loom.reduce_sum:
-// CHECK-SAME: ([a, b, c]) -> ([b]) {a=8, b=128, c=768} reduction={a, c}{{$}}
+// CHECK-SAME: ([a, b, c]) -> ([b]) {a=8, b=128, c=768} reduction={a, c} linear{{$}}
 func.func @reduce_sum(%x: tensor<8x128x768xf32>) -> tensor<128xf32> {
   %0 = loom.reduce_sum %x {axes = array<i64: 0, 2>} : (tensor<8x128x768xf32>) -> tensor<128xf32>
   return %0 : tensor<128xf32>
@@ -54,7 +56,7 @@ func.func @reduce_sum(%x: tensor<8x128x768xf32>) -> tensor<128xf32> {
 
 // With keepdims the reduced dims stay as size 1, without a factor.
 // CHECK-LABEL: @reduce_sum_keepdims loom.reduce_sum:
-// CHECK-SAME: ([a, b]) -> ([a, 1]) {a=8, b=128} reduction={b}{{$}}
+// CHECK-SAME: ([a, b]) -> ([a, 1]) {a=8, b=128} reduction={b} linear{{$}}
 func.func @reduce_sum_keepdims(%x: tensor<8x128xf32>) -> tensor<8x1xf32> {
   %0 = loom.reduce_sum %x {axes = array<i64: 1>, keepdims} : (tensor<8x128xf32>) -> tensor<8x1xf32>
   return %0 : tensor<8x1xf32>
@@ -65,7 +67,7 @@ func.func @reduce_sum_keepdims(%x: tensor<8x128xf32>) -> tensor<8x1xf32> {
 // reshape, split: the hidden dim becomes (heads, head_dim); splitting heads
 // over an axis splits the hidden dim in blocks of 64 alike.
 // CHECK-LABEL: @reshape_split_heads loom.reshape:
-// CHECK-SAME: ([a, b, (c, d)]) -> ([a, b, c, d]) {a=2, b=128, c=12, d=64}{{$}}
+// CHECK-SAME: ([a, b, (c, d)]) -> ([a, b, c, d]) {a=2, b=128, c=12, d=64} linear{{$}}
 func.func @reshape_split_heads(%x: tensor<2x128x768xf32>) -> tensor<2x128x12x64xf32> {
   %0 = loom.reshape %x : tensor<2x128x768xf32> to tensor<2x128x12x64xf32>
   return %0 : tensor<2x128x12x64xf32>
@@ -73,7 +75,7 @@ func.func @reshape_split_heads(%x: tensor<2x128x768xf32>) -> tensor<2x128x12x64x
 
 // reshape, merge: the mirror image.
 // CHECK-LABEL: @reshape_merge_heads loom.reshape:
-// CHECK-SAME: ([a, b, c, d]) -> ([a, b, (c, d)]) {a=2, b=128, c=12, d=64}{{$}}
+// CHECK-SAME: ([a, b, c, d]) -> ([a, b, (c, d)]) {a=2, b=128, c=12, d=64} linear{{$}}
 func.func @reshape_merge_heads(%x: tensor<2x128x12x64xf32>) -> tensor<2x128x768xf32> {
   %0 = loom.reshape %x : tensor<2x128x12x64xf32> to tensor<2x128x768xf32>
   return %0 : tensor<2x128x768xf32>
@@ -81,7 +83,7 @@ func.func @reshape_merge_heads(%x: tensor<2x128x12x64xf32>) -> tensor<2x128x768x
 
 // reshape, both: tokens [B*S, H*D] -> [B, S, H, D] splits both input dims.
 // CHECK-LABEL: @reshape_merged_to_split loom.reshape:
-// CHECK-SAME: ([(a, b), (c, d)]) -> ([a, b, c, d]) {a=2, b=128, c=12, d=64}{{$}}
+// CHECK-SAME: ([(a, b), (c, d)]) -> ([a, b, c, d]) {a=2, b=128, c=12, d=64} linear{{$}}
 func.func @reshape_merged_to_split(%x: tensor<256x768xf32>) -> tensor<2x128x12x64xf32> {
   %0 = loom.reshape %x : tensor<256x768xf32> to tensor<2x128x12x64xf32>
   return %0 : tensor<2x128x12x64xf32>
@@ -90,7 +92,7 @@ func.func @reshape_merged_to_split(%x: tensor<256x768xf32>) -> tensor<2x128x12x6
 // reshape, crossing boundaries: [4, 3] -> [2, 6]; gcd(4, 2) = 2, then the
 // rest 2 of input dim 0 is the major part of result dim 1 = (2, 3).
 // CHECK-LABEL: @reshape_crossing loom.reshape:
-// CHECK-SAME: ([(a, b), c]) -> ([a, (b, c)]) {a=2, b=2, c=3}{{$}}
+// CHECK-SAME: ([(a, b), c]) -> ([a, (b, c)]) {a=2, b=2, c=3} linear{{$}}
 func.func @reshape_crossing(%x: tensor<4x3xf32>) -> tensor<2x6xf32> {
   %0 = loom.reshape %x : tensor<4x3xf32> to tensor<2x6xf32>
   return %0 : tensor<2x6xf32>
@@ -98,7 +100,7 @@ func.func @reshape_crossing(%x: tensor<4x3xf32>) -> tensor<2x6xf32> {
 
 // reshape with size-1 dims: they get no factor on either side.
 // CHECK-LABEL: @reshape_unit_dims loom.reshape:
-// CHECK-SAME: ([a, 1, (b, c)]) -> ([a, b, 1, c]) {a=8, b=12, c=64}{{$}}
+// CHECK-SAME: ([a, 1, (b, c)]) -> ([a, b, 1, c]) {a=8, b=12, c=64} linear{{$}}
 func.func @reshape_unit_dims(%x: tensor<8x1x768xf32>) -> tensor<8x12x1x64xf32> {
   %0 = loom.reshape %x : tensor<8x1x768xf32> to tensor<8x12x1x64xf32>
   return %0 : tensor<8x12x1x64xf32>
@@ -108,7 +110,7 @@ func.func @reshape_unit_dims(%x: tensor<8x1x768xf32>) -> tensor<8x12x1x64xf32> {
 // each tensor keeps its own replicated factors; the last dim, reached by the
 // walk from the minor end, stays parallel.
 // CHECK-LABEL: @reshape_entangled loom.reshape:
-// CHECK-SAME: ([a, b, e]) -> ([c, d, e]) {a=2, b=3, c=3, d=2, e=64} need_replication={a, b, c, d}{{$}}
+// CHECK-SAME: ([a, b, e]) -> ([c, d, e]) {a=2, b=3, c=3, d=2, e=64} need_replication={a, b, c, d} linear{{$}}
 func.func @reshape_entangled(%x: tensor<2x3x64xf32>) -> tensor<3x2x64xf32> {
   %0 = loom.reshape %x : tensor<2x3x64xf32> to tensor<3x2x64xf32>
   return %0 : tensor<3x2x64xf32>
@@ -118,7 +120,7 @@ func.func @reshape_entangled(%x: tensor<2x3x64xf32>) -> tensor<3x2x64xf32> {
 // the minor 2 (gcd(6, 4)) is shared too, but it sits minor to entangled
 // factors, so a split of it would be strided: replicated.
 // CHECK-LABEL: @reshape_partly_entangled loom.reshape:
-// CHECK-SAME: ([(a, b), (c, f)]) -> ([(a, d), (e, f)]) {a=2, b=2, c=3, d=3, e=2, f=2} need_replication={b, c, d, e, f}{{$}}
+// CHECK-SAME: ([(a, b), (c, f)]) -> ([(a, d), (e, f)]) {a=2, b=2, c=3, d=3, e=2, f=2} need_replication={b, c, d, e, f} linear{{$}}
 func.func @reshape_partly_entangled(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
   %0 = loom.reshape %x : tensor<4x6xf32> to tensor<6x4xf32>
   return %0 : tensor<6x4xf32>
@@ -126,7 +128,7 @@ func.func @reshape_partly_entangled(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
 
 // transpose: one parallel factor per input dim, at its result dim.
 // CHECK-LABEL: @transpose loom.transpose:
-// CHECK-SAME: ([a, b, c, d]) -> ([a, c, b, d]) {a=2, b=128, c=12, d=64}{{$}}
+// CHECK-SAME: ([a, b, c, d]) -> ([a, c, b, d]) {a=2, b=128, c=12, d=64} linear{{$}}
 func.func @transpose(%x: tensor<2x128x12x64xf32>) -> tensor<2x12x128x64xf32> {
   %0 = loom.transpose %x {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x128x12x64xf32>) -> tensor<2x12x128x64xf32>
   return %0 : tensor<2x12x128x64xf32>
@@ -135,7 +137,7 @@ func.func @transpose(%x: tensor<2x128x12x64xf32>) -> tensor<2x12x128x64xf32> {
 // slice: dims 0 and 1 are taken whole; the sliced dim 2 replicates (768 in
 // the input, 384 in the result, each its own factor).
 // CHECK-LABEL: @slice loom.slice:
-// CHECK-SAME: ([a, b, c]) -> ([a, b, d]) {a=8, b=128, c=768, d=384} need_replication={c, d}{{$}}
+// CHECK-SAME: ([a, b, c]) -> ([a, b, d]) {a=8, b=128, c=768, d=384} need_replication={c, d} linear{{$}}
 func.func @slice(%x: tensor<8x128x768xf32>) -> tensor<8x128x384xf32> {
   %0 = loom.slice %x {starts = array<i64: 0, 0, 384>, limits = array<i64: 8, 128, 768>, strides = array<i64: 1, 1, 1>} : (tensor<8x128x768xf32>) -> tensor<8x128x384xf32>
   return %0 : tensor<8x128x384xf32>
@@ -143,7 +145,7 @@ func.func @slice(%x: tensor<8x128x768xf32>) -> tensor<8x128x384xf32> {
 
 // slice, strided: a stride alone (start 0, full limit) still slices.
 // CHECK-LABEL: @slice_strided loom.slice:
-// CHECK-SAME: ([a, c]) -> ([b, c]) {a=8, b=4, c=16} need_replication={a, b}{{$}}
+// CHECK-SAME: ([a, c]) -> ([b, c]) {a=8, b=4, c=16} need_replication={a, b} linear{{$}}
 func.func @slice_strided(%x: tensor<8x16xf32>) -> tensor<4x16xf32> {
   %0 = loom.slice %x {starts = array<i64: 0, 0>, limits = array<i64: 8, 16>, strides = array<i64: 2, 1>} : (tensor<8x16xf32>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
@@ -151,7 +153,7 @@ func.func @slice_strided(%x: tensor<8x16xf32>) -> tensor<4x16xf32> {
 
 // pad: the unpadded dim 0 is parallel; the padded dim 1 replicates.
 // CHECK-LABEL: @pad loom.pad:
-// CHECK-SAME: ([a, b]) -> ([a, c]) {a=4, b=8, c=11} need_replication={b, c}{{$}}
+// CHECK-SAME: ([a, b]) -> ([a, c]) {a=4, b=8, c=11} need_replication={b, c} linear{{$}}
 func.func @pad(%x: tensor<4x8xf32>) -> tensor<4x11xf32> {
   %0 = loom.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, interior = array<i64: 0, 0>} : (tensor<4x8xf32>) -> tensor<4x11xf32>
   return %0 : tensor<4x11xf32>
@@ -160,7 +162,7 @@ func.func @pad(%x: tensor<4x8xf32>) -> tensor<4x11xf32> {
 // concat: the axis replicates in every tensor; other dims are one factor
 // across both operands and the result.
 // CHECK-LABEL: @concat loom.concat:
-// CHECK-SAME: ([a, b, c], [a, b, d]) -> ([a, b, e]) {a=8, b=128, c=768, d=256, e=1024} need_replication={c, d, e}{{$}}
+// CHECK-SAME: ([a, b, c], [a, b, d]) -> ([a, b, e]) {a=8, b=128, c=768, d=256, e=1024} need_replication={c, d, e} linear{{$}}
 func.func @concat(%q: tensor<8x128x768xf32>, %k: tensor<8x128x256xf32>) -> tensor<8x128x1024xf32> {
   %0 = loom.concat %q, %k {axis = 2 : i64} : (tensor<8x128x768xf32>, tensor<8x128x256xf32>) -> tensor<8x128x1024xf32>
   return %0 : tensor<8x128x1024xf32>
@@ -168,7 +170,7 @@ func.func @concat(%q: tensor<8x128x768xf32>, %k: tensor<8x128x256xf32>) -> tenso
 
 // split: the axis replicates; a piece of size 1 has no factor there.
 // CHECK-LABEL: @split loom.split:
-// CHECK-SAME: ([a, b]) -> ([a, 1], [a, c]) {a=8, b=8, c=7} need_replication={b, c}{{$}}
+// CHECK-SAME: ([a, b]) -> ([a, 1], [a, c]) {a=8, b=8, c=7} need_replication={b, c} linear{{$}}
 func.func @split(%x: tensor<8x8xf32>) -> (tensor<8x1xf32>, tensor<8x7xf32>) {
   %0:2 = loom.split %x {axis = 1 : i64, sizes = array<i64: 1, 7>} : (tensor<8x8xf32>) -> (tensor<8x1xf32>, tensor<8x7xf32>)
   return %0#0, %0#1 : tensor<8x1xf32>, tensor<8x7xf32>
@@ -368,7 +370,7 @@ func.func @label_count(%labels: tensor<2x8xi64>) -> tensor<f32> {
 // device dividing by the global count (globally indexed); keepdims leaves a
 // size-1 dim.
 // CHECK-LABEL: @reduce_mean loom.reduce_mean:
-// CHECK-SAME: ([a, b, c]) -> ([a, b, 1]) {a=8, b=128, c=768} reduction={c} global={c}{{$}}
+// CHECK-SAME: ([a, b, c]) -> ([a, b, 1]) {a=8, b=128, c=768} reduction={c} global={c} linear{{$}}
 func.func @reduce_mean(%x: tensor<8x128x768xf32>) -> tensor<8x128x1xf32> {
   %0 = loom.reduce_mean %x {axes = array<i64: 2>, keepdims} : (tensor<8x128x768xf32>) -> tensor<8x128x1xf32>
   return %0 : tensor<8x128x1xf32>
@@ -473,7 +475,7 @@ func.func @rms_norm_grad(%dy: tensor<16x64xf32>, %x: tensor<16x64xf32>, %g: tens
 // sub, mul, div: the pointwise rule of add; a broadcast bias lacks the
 // leading factor, a stretched size-1 dim has none.
 // CHECK-LABEL: @sub loom.sub:
-// CHECK-SAME: ([a, b], [b]) -> ([a, b]) {a=4, b=6}{{$}}
+// CHECK-SAME: ([a, b], [b]) -> ([a, b]) {a=4, b=6} linear{{$}}
 func.func @sub(%x: tensor<4x6xf32>, %b: tensor<6xf32>) -> tensor<4x6xf32> {
   %0 = loom.sub %x, %b : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
@@ -495,7 +497,7 @@ func.func @div(%x: tensor<2x3xf64>, %s: tensor<2x1xf64>) -> tensor<2x3xf64> {
 
 // Unary math and activations: every dim is a parallel factor.
 // CHECK-LABEL: @neg loom.neg:
-// CHECK-SAME: ([a, b]) -> ([a, b]) {a=4, b=6}{{$}}
+// CHECK-SAME: ([a, b]) -> ([a, b]) {a=4, b=6} linear{{$}}
 func.func @neg(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %0 = loom.neg %x : tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
@@ -573,7 +575,7 @@ func.func @gelu_tanh(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
 
 // scale: pointwise.
 // CHECK-LABEL: @scale loom.scale:
-// CHECK-SAME: ([a, b]) -> ([a, b]) {a=4, b=6}{{$}}
+// CHECK-SAME: ([a, b]) -> ([a, b]) {a=4, b=6} linear{{$}}
 func.func @scale(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %0 = loom.scale %x {factor = 0.125} : tensor<4x6xf32>
   return %0 : tensor<4x6xf32>

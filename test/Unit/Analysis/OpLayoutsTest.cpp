@@ -6,7 +6,7 @@
 //
 // deriveOpLayouts is the one definition of what a strategy means; these tests
 // pin it down on matmul-shaped rules (parallel, reduction), a replication
-// factor, and a compound dim.
+// factor, a compound dim, and the pending sums a linear op may keep.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +89,58 @@ TEST(OpLayoutsTest, ReplicatedStrategySplitsNothing) {
   for (const Layout &layout : layouts->operands)
     EXPECT_TRUE(layout.isReplicated());
   EXPECT_TRUE(layouts->results[0].isReplicated());
+}
+
+/// add [a, b] + [b] -> [a, b] (a bias-shaped broadcast), linear in both
+/// operands jointly.
+OpShardingRule getAddRule() {
+  OpShardingRuleBuilder builder({2, 1}, {2});
+  builder.addFactor({0, kNoDim}, {0}, 8);
+  builder.addFactor({1, 0}, {1}, 16);
+  return builder.build().setLinear();
+}
+
+TEST(OpLayoutsTest, PartialStrategyMakesEveryOperandAndResultPartial) {
+  Mesh mesh = getMesh();
+  auto layouts = deriveOpLayouts(getAddRule(), mesh, {{"dp"}, {}}, {"tp"});
+  ASSERT_TRUE(layouts.ok()) << layouts.error();
+  EXPECT_EQ(layouts->operands[0].toString(),
+            R"([["dp"], []], partial = ["tp"])");
+  EXPECT_EQ(layouts->operands[1].toString(), R"([[]], partial = ["tp"])");
+  EXPECT_EQ(layouts->results[0].toString(),
+            R"([["dp"], []], partial = ["tp"])");
+}
+
+TEST(OpLayoutsTest, PartialStrategyAddsToReductionSums) {
+  // reduce_sum [a, k] -> [a] with k split over dp, kept partial over tp: the
+  // result is pending over both (in mesh order).
+  Mesh mesh = getMesh();
+  OpShardingRuleBuilder builder({2}, {1});
+  builder.addFactor({0}, {0}, 8);
+  builder.addFactor({1}, {kNoDim}, 16, FactorKind::Reduction);
+  auto layouts =
+      deriveOpLayouts(builder.build().setLinear(), mesh, {{}, {"dp"}}, {"tp"});
+  ASSERT_TRUE(layouts.ok()) << layouts.error();
+  EXPECT_EQ(layouts->operands[0].toString(),
+            R"([[], ["dp"]], partial = ["tp"])");
+  EXPECT_EQ(layouts->results[0].toString(), R"([[]], partial = ["dp", "tp"])");
+}
+
+TEST(OpLayoutsTest, RejectsPartialOnNonLinearOrClashingAxes) {
+  Mesh mesh = getMesh();
+  // A matmul is bilinear: partial in both operands would add cross terms.
+  auto matmul = deriveOpLayouts(getMatmulRule(), mesh, {{}, {}, {}}, {"tp"});
+  ASSERT_FALSE(matmul.ok());
+  EXPECT_EQ(matmul.error(), "partial sums over [\"tp\"] need an op linear in "
+                            "all its operands jointly, and this op's sharding "
+                            "rule is not");
+  EXPECT_EQ(verifyPartialAxes(getAddRule(), mesh, {{"tp"}, {}}, {"tp"}),
+            "mesh axis `tp` splits a factor and is partial");
+  EXPECT_EQ(verifyPartialAxes(getAddRule(), mesh, {{}, {}}, {"tp", "tp"}),
+            "mesh axis `tp` is partial twice");
+  EXPECT_NE(verifyPartialAxes(getAddRule(), mesh, {{}, {}}, {"pp"}).find("pp"),
+            std::string::npos);
+  EXPECT_EQ(verifyPartialAxes(getMatmulRule(), mesh, {{}, {}, {}}, {}), "");
 }
 
 } // namespace

@@ -106,7 +106,15 @@ TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
         "pipeline parallelism is not implemented yet (issue 10)");
   check(R"({"micro_batch_num": 4})", "micro_batch_num = 4");
   check(R"({"recompute": 1})", "recompute: expected true or false");
-  check(R"({"context_parallel": 2})", "context parallelism");
+  // MindFormers' default algorithm is ring attention, not implemented.
+  check(R"({"context_parallel": 2})",
+        "context_parallel = 2 with context_parallel_algo `colossalai_cp`: "
+        "only `ulysses_cp`");
+  check(R"({"context_parallel": 2, "context_parallel_algo": "ulysses_cp",
+            "use_seq_parallel": true})",
+        "use_seq_parallel with context_parallel > 1 is not supported");
+  check(R"({"context_parallel_algo": 1})",
+        "context_parallel_algo: expected a string");
   check(R"({"gradient_aggregation_group": 4})", "fusion groups");
   check(R"({"optimizer_shard": 2})", "expected true, false, 0, 1");
   check(R"({"data_parallel": 0})", "data_parallel: expected an integer >= 1");
@@ -140,6 +148,49 @@ TEST(ShardingSpecTest, ExpandsMegatronTensorParallel) {
   EXPECT_TRUE(row);
   EXPECT_FALSE(vocab) << "vocab_emb_dp defaults to true";
   EXPECT_FALSE(sequence);
+}
+
+TEST(ShardingSpecTest, ExpandsUlyssesContextParallel) {
+  auto config = parseParallelConfig(
+      R"({"data_parallel": 2, "model_parallel": 2, "context_parallel": 2,
+          "context_parallel_algo": "ulysses_cp"})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  ShardingSpec spec;
+  expandParallelConfig(*config, spec);
+  EXPECT_EQ(spec.mesh, "dp=2,sp=2,tp=2");
+  EXPECT_EQ(spec.devices, 8);
+  EXPECT_EQ(spec.sequenceParallelAxes, Layout::AxisList{"sp"});
+  bool attention = false, linearSequence = false;
+  for (const OpEntry &entry : spec.ops) {
+    if (entry.opKind == "loom.attention") {
+      // Selected by kind (attention consumes no parameter); heads over
+      // (tp, sp).
+      attention = entry.match.empty() && entry.dimSplits.size() == 1 &&
+                  entry.dimSplits[0].dim == 1 &&
+                  entry.dimSplits[0].axes == Layout::AxisList{"tp", "sp"};
+    }
+    if (entry.match == "*.o_proj.weight")
+      linearSequence = entry.dimSplits.size() == 1 &&
+                       entry.dimSplits[0].operand == 0 &&
+                       entry.dimSplits[0].dim == 1 &&
+                       entry.dimSplits[0].axes == Layout::AxisList{"sp"};
+  }
+  EXPECT_TRUE(attention);
+  EXPECT_TRUE(linearSequence);
+}
+
+TEST(ShardingSpecTest, StrategyFileSelectsOpsByKindAlone) {
+  ShardingSpec spec;
+  ASSERT_EQ(parseStrategyFile(
+                R"({"sequence_parallel_axes": ["sp"],
+                    "ops": [{"op": "loom.attention",
+                             "in": [[[], ["tp", "sp"], [], []], null, null]}]})",
+                spec),
+            "");
+  EXPECT_EQ(spec.sequenceParallelAxes, Layout::AxisList{"sp"});
+  ASSERT_EQ(spec.ops.size(), 1u);
+  EXPECT_TRUE(spec.ops[0].match.empty());
+  EXPECT_EQ(spec.ops[0].opKind, "loom.attention");
 }
 
 TEST(ShardingSpecTest, ExpandsVocabAndSequenceParallel) {

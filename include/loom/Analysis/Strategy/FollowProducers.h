@@ -16,8 +16,9 @@
 //     major first, moving to the next factor once one is split completely);
 //   - trimFactorAxes: the largest valid prefix-wise subset of an assignment,
 //     keeping `fixed` factors as they are;
-//   - estimateReshardBytes: a bytes-moved estimate of one redistribution,
-//     the price candidates are compared by.
+//   - estimateReshardBytes: a bytes-moved estimate of one redistribution
+//     (the plan JSON reports it; layout assignment compares candidates by
+//     the redistribution planner's price).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,8 +64,8 @@ ValueOrError<FactorAxes> trimFactorAxes(const OpShardingRule &rule,
 /// an axis moving between dims an all-to-all ((n-1)/n); dropping a split an
 /// all-gather ((n-1) local blocks); adding a split is free. 0 for equal
 /// layouts; a huge value when `to` is partial where `from` is not (no
-/// collective makes a pending sum). Layout assignment prices candidates
-/// with it; the redistribution planner prices the chain it emits itself.
+/// collective makes a pending sum). The plan JSON reports it; layout
+/// assignment prices candidates with the redistribution planner instead.
 double estimateReshardBytes(const Mesh &mesh, const Layout &from,
                             const Layout &to,
                             const std::vector<int64_t> &globalShape,

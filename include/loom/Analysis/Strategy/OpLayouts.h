@@ -10,11 +10,17 @@
 // strategy search and the plan dump all use it):
 //
 //   - a dim's axes are the axes of its factors, major factor first;
-//   - an operand is never partial;
+//   - an operand is partial exactly over the strategy's `partial` axes
+//     (usually none);
 //   - a result lacking a split Reduction factor is a pending sum over that
-//     factor's axes (`partial`);
+//     factor's axes, and every result is a pending sum over the strategy's
+//     `partial` axes;
 //   - a result lacking a split Parallel, NeedReplication or OpPartitioned
 //     factor is whole on every device (replicated over those axes).
+//
+// `partial` axes are allowed only on ops linear in all their operands
+// jointly (OpShardingRule::isLinear): each device applies the op to its
+// summands, and the results add up to the op applied to the sums.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,11 +53,20 @@ struct OpLayouts {
 std::string verifyFactorAxes(const OpShardingRule &rule, const Mesh &mesh,
                              const FactorAxes &factorAxes);
 
-/// The layouts `factorAxes` gives every operand and result of an op with
-/// sharding rule `rule`; fails with verifyFactorAxes' message.
+/// Checks the `partial` axes of a strategy whose factors are `factorAxes`:
+/// empty, or on an op whose rule is linear, every axis an axis of the mesh
+/// used once and by no factor. Returns an error message, or an empty string.
+std::string verifyPartialAxes(const OpShardingRule &rule, const Mesh &mesh,
+                              const FactorAxes &factorAxes,
+                              const Layout::AxisList &partial);
+
+/// The layouts `factorAxes` (and the pending sums `partial`, see the file
+/// comment) give every operand and result of an op with sharding rule
+/// `rule`; fails with verifyFactorAxes' or verifyPartialAxes' message.
 ValueOrError<OpLayouts> deriveOpLayouts(const OpShardingRule &rule,
                                         const Mesh &mesh,
-                                        const FactorAxes &factorAxes);
+                                        const FactorAxes &factorAxes,
+                                        const Layout::AxisList &partial = {});
 
 /// The strategy that splits nothing.
 FactorAxes getReplicatedFactorAxes(const OpShardingRule &rule);

@@ -53,10 +53,12 @@ struct ParamSplit {
 };
 
 /// A constraint on every forward op that consumes an argument whose name
-/// matches `match` (and, when `opKind` is set, is of that kind).
+/// matches `match` (and, when `opKind` is set, is of that kind); with an
+/// empty `match`, on every forward op of kind `opKind` (ops such as
+/// attention consume no parameter to match them by).
 struct OpEntry {
   /// A glob (`*`, `?`, `[..]`) over argument names (`loom.param` or
-  /// `loom.name`).
+  /// `loom.name`); empty to match by `opKind` alone.
   std::string match;
   /// An op name such as `loom.matmul`; empty for any.
   std::string opKind;
@@ -79,6 +81,9 @@ struct ShardingSpec {
   /// The axes data inputs are split over on their batch dim; std::nullopt
   /// when not given (then the mesh's `dp` axis, if any).
   std::optional<Layout::AxisList> dataParallelAxes;
+  /// The axes data inputs of rank 2 or more are split over on their
+  /// sequence dim (dim 1; Ulysses sequence parallelism); empty for none.
+  Layout::AxisList sequenceParallelAxes;
   std::vector<OpEntry> ops;
   /// Argument layouts by argument name, dim by dim.
   std::map<std::string, std::vector<Layout::AxisList>> args;
@@ -106,12 +111,17 @@ struct ParallelConfig {
   bool useSeqParallel = false;
   int optimizerShard = 0;
   bool recompute = false;
+  /// MindFormers' `context_parallel` (the number of sequence slices) with
+  /// `context_parallel_algo`; only `ulysses_cp` is implemented.
+  int64_t contextParallel = 1;
+  std::string contextParallelAlgo = "colossalai_cp";
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of
 /// features not implemented yet set to anything but their neutral value
-/// (`pipeline_stage` > 1, `micro_batch_num` > 1, `context_parallel` > 1,
-/// `gradient_aggregation_group` > 1), are errors.
+/// (`pipeline_stage` > 1, `micro_batch_num` > 1,
+/// `context_parallel` > 1 with any `context_parallel_algo` but
+/// `ulysses_cp`, `gradient_aggregation_group` > 1), are errors.
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 
 /// Expands a parallel config into `spec`: mesh `dp=D,tp=M` (axes of size 1
@@ -119,7 +129,11 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 /// column/row linears for the builder models' parameter names when M > 1,
 /// vocab-parallel embedding and head when `vocab_emb_dp` is false,
 /// sequence-parallel norms and row-linear biases with `use_seq_parallel`,
-/// the optimizer shard level and recompute.
+/// the optimizer shard level and recompute. `context_parallel` C > 1 (`ulysses_cp`)
+/// adds a mesh axis `sp=C` between dp and tp (DeepSpeed-Ulysses): data
+/// inputs and every linear's input split their sequence over sp, and
+/// attention splits its heads over (tp, sp), so the planner moves q, k, v
+/// and the attention output between the two with all-to-alls.
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec);
 
 /// Parses `--mesh dp=2,tp=4` into mesh axes.

@@ -168,7 +168,8 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     FlatSymbolRefAttr mesh, ArrayAttr factors) {
+                     FlatSymbolRefAttr mesh, ArrayAttr factors,
+                     ArrayAttr partial) {
   if (!mesh)
     return emitError() << "expects a mesh symbol";
   llvm::StringSet<> seen;
@@ -176,7 +177,8 @@ StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (failed(checkAxisNames(emitError, axes, "factor " + Twine(factor), seen,
                               "strategy")))
       return failure();
-  return success();
+  // C2 again: an axis that splits a factor cannot also be a pending sum.
+  return checkAxisNames(emitError, partial, "partial", seen, "strategy");
 }
 
 //===----------------------------------------------------------------------===//
@@ -209,7 +211,7 @@ LayoutAttr LayoutAttr::get(FlatSymbolRefAttr mesh, const Layout &layout) {
 }
 
 //===----------------------------------------------------------------------===//
-// Strategy: #dist.strategy<@m, [["dp"], [], ["tp"]]>
+// Strategy: #dist.strategy<@m, [["dp"], [], ["tp"]], partial = ["x"]>
 //===----------------------------------------------------------------------===//
 
 Attribute StrategyAttr::parse(AsmParser &parser, Type) {
@@ -217,16 +219,28 @@ Attribute StrategyAttr::parse(AsmParser &parser, Type) {
   FlatSymbolRefAttr mesh;
   SmallVector<Attribute> factors;
   if (parser.parseLess() || parser.parseAttribute(mesh) ||
-      parser.parseComma() || parseAxisLists(parser, factors) ||
-      parser.parseGreater())
+      parser.parseComma() || parseAxisLists(parser, factors))
+    return {};
+  SmallVector<Attribute> partial;
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("partial") || parser.parseEqual() ||
+       parseAxisList(parser, partial)))
+    return {};
+  if (parser.parseGreater())
     return {};
   return parser.getChecked<StrategyAttr>(context, mesh,
-                                         ArrayAttr::get(context, factors));
+                                         ArrayAttr::get(context, factors),
+                                         ArrayAttr::get(context, partial));
 }
 
 void StrategyAttr::print(AsmPrinter &printer) const {
   printer << '<' << getMesh() << ", ";
   printAxisLists(printer, getFactors());
+  // As for layouts, an empty partial list is never printed.
+  if (!getPartial().empty()) {
+    printer << ", partial = ";
+    printAxisList(printer, getPartial());
+  }
   printer << '>';
 }
 
@@ -241,12 +255,18 @@ std::vector<std::vector<std::string>> StrategyAttr::getAllFactorAxes() const {
   return result;
 }
 
+std::vector<std::string> StrategyAttr::getPartialAxes() const {
+  return getAxisNames(getPartial());
+}
+
 StrategyAttr
 StrategyAttr::get(FlatSymbolRefAttr mesh,
-                  const std::vector<std::vector<std::string>> &factorAxes) {
+                  const std::vector<std::vector<std::string>> &factorAxes,
+                  const std::vector<std::string> &partial) {
   MLIRContext *context = mesh.getContext();
   SmallVector<Attribute> factors;
   for (const std::vector<std::string> &axes : factorAxes)
     factors.push_back(toArrayAttr(context, axes));
-  return get(context, mesh, ArrayAttr::get(context, factors));
+  return get(context, mesh, ArrayAttr::get(context, factors),
+             toArrayAttr(context, partial));
 }

@@ -180,7 +180,9 @@ LogicalResult FixedStrategyResolver::applyEntry(Operation *op, const OpEntry &en
   OpShardingRule rule = ruleOp.getShardingRule();
   FixedFactors &fixed = result.factors[op];
   fixed.resize(rule.getFactors().size());
-  std::string origin = "strategy " + entry.origin + " (`" + entry.match + "`)";
+  std::string origin = "strategy " + entry.origin + " (`" +
+                       (entry.match.empty() ? entry.opKind : entry.match) +
+                       "`)";
   result.origins[op].push_back(origin);
 
   if (entry.in) {
@@ -252,6 +254,11 @@ LogicalResult FixedStrategyResolver::run() {
   Block &body = func.getBody().front();
   std::vector<llvm::GlobPattern> patterns;
   for (const OpEntry &entry : spec.ops) {
+    if (entry.match.empty()) {
+      // Matched by kind alone; the pattern is never used.
+      patterns.push_back(cantFail(llvm::GlobPattern::create("*")));
+      continue;
+    }
     llvm::Expected<llvm::GlobPattern> pattern =
         llvm::GlobPattern::create(entry.match);
     if (!pattern)
@@ -278,17 +285,24 @@ LogicalResult FixedStrategyResolver::run() {
                                 << ", not " << meshRef;
       FactorAxes axes = attr.getAllFactorAxes();
       std::string error = verifyFactorAxes(rule, mesh, axes);
+      if (error.empty())
+        error = verifyPartialAxes(rule, mesh, axes, attr.getPartialAxes());
       if (!error.empty())
         return op.emitOpError() << "invalid strategy: " << error;
       FixedFactors &fixed = result.factors[&op];
       fixed.assign(axes.begin(), axes.end());
+      result.partial[&op] = attr.getPartialAxes();
       result.origins[&op].push_back("its dist.strategy attribute");
     }
     for (auto [index, entry] : llvm::enumerate(spec.ops)) {
       if (!entry.opKind.empty() && op.getName().getStringRef() != entry.opKind)
         continue;
       std::optional<unsigned> matched;
+      if (entry.match.empty())
+        matched = 0;
       for (OpOperand &operand : op.getOpOperands()) {
+        if (matched)
+          break;
         auto arg = dyn_cast<BlockArgument>(operand.get());
         if (arg && arg.getOwner() == &body &&
             !argNames[arg.getArgNumber()].empty() &&
@@ -306,8 +320,10 @@ LogicalResult FixedStrategyResolver::run() {
   }
   for (auto [index, entry] : llvm::enumerate(spec.ops))
     if (!used[index] && entry.origin.rfind("ops[", 0) == 0)
-      return func.emitOpError() << "strategy " << entry.origin << " (`"
-                                << entry.match << "`) matches no op";
+      return func.emitOpError()
+             << "strategy " << entry.origin << " (`"
+             << (entry.match.empty() ? entry.opKind : entry.match)
+             << "`) matches no op";
   return success();
 }
 

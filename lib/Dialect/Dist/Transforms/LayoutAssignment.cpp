@@ -14,10 +14,14 @@
 // 3. Walk the entry block in program order. An op's strategy is its fixed
 //    factors completed by *following its producers*: every operand layout is
 //    read back into factor axes, the readings are merged, each candidate is
-//    trimmed to a valid strategy, and the candidate whose operands move the
-//    fewest bytes wins (a layout some user already needs costs nothing; a
+//    trimmed to a valid strategy, and the candidate whose operands' reshards
+//    cost least (the redistribution planner's price, as lowering will pay
+//    it) wins (a layout some user already needs costs nothing; a
 //    backward op that would re-layout a value its forward op used counts a
 //    penalty first, so backward and optimizer ops follow their forward op).
+//    An op linear in all its operands whose operands are all pending sums
+//    over common axes may keep them (a `partial` strategy) when that costs
+//    no more, counting the reduction its result will need.
 //    Optimizer updates get the data-parallel axes added under ZeRO.
 //    An argument without a layout takes the one its first user requires
 //    (ZeRO-3: that layout, also split over the data-parallel axes).
@@ -31,11 +35,11 @@
 
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 
-#include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
-
+#include "loom/Analysis/Layout/Redistribution.h"
 #include "loom/Analysis/Strategy/FollowProducers.h"
 #include "loom/Analysis/Strategy/OpLayouts.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 
@@ -108,6 +112,12 @@ bool mlir::loom::dist::requestsRecompute(const std::string &strategyFile,
 }
 
 namespace {
+/// A chosen strategy: factor axes and the pending sums the op keeps.
+struct Choice {
+  FactorAxes factors;
+  Layout::AxisList partial;
+};
+
 class LayoutAssigner {
 public:
   LayoutAssigner(ModuleOp module, const LayoutAssignmentOptions &options)
@@ -120,9 +130,14 @@ private:
   LogicalResult setUpArguments();
   LogicalResult applyOpEntries();
   LogicalResult assignOp(Operation *op);
-  FailureOr<FactorAxes> chooseStrategy(Operation *op,
-                                       const OpShardingRule &rule,
-                                       const FixedFactors &fixed);
+  FailureOr<Choice> chooseStrategy(Operation *op, const OpShardingRule &rule,
+                                   const FixedFactors &fixed);
+  void choosePartial(Operation *op, const OpShardingRule &rule,
+                     const FixedFactors &fixed,
+                     const std::vector<FactorAxes> &raw, Choice &best,
+                     int bestPenalties, double bestCost);
+  int countPenalties(Operation *op, const OpLayouts &derived);
+  double reshardCost(Value value, const Layout &from, const Layout &to);
   FactorAxes shardOptimizer(const OpShardingRule &rule, Operation *op,
                             FactorAxes strategy);
   Layout shardOverDataParallel(const Layout &layout,
@@ -144,6 +159,10 @@ private:
 
   ModuleOp module;
   const LayoutAssignmentOptions &options;
+  /// Prices reshards as dist-lower-reshards will (the same planner and cost
+  /// model), so the strategies chosen here are the ones whose chains are
+  /// cheapest once lowered; its cache serves repeated questions.
+  RedistributionPlanner planner;
   func::FuncOp func;
   std::optional<Mesh> mesh;
   FlatSymbolRefAttr meshRef;
@@ -159,8 +178,11 @@ private:
   /// Fixed factors of the ops the user constrained, and where they came from.
   llvm::DenseMap<Operation *, FixedFactors> fixedFactors;
   llvm::DenseMap<Operation *, std::vector<std::string>> fixedOrigins;
+  /// The partial axes of the ops whose `dist.strategy` attribute gives
+  /// them (kept as given).
+  llvm::DenseMap<Operation *, Layout::AxisList> givenPartial;
   /// The chosen strategies.
-  llvm::DenseMap<Operation *, FactorAxes> strategies;
+  llvm::DenseMap<Operation *, Choice> strategies;
   /// The forward op of each `loom.fwd` id: the first op carrying it.
   llvm::DenseMap<int64_t, Operation *> forwardOps;
   /// Argument names and required result layouts.
@@ -299,9 +321,12 @@ LogicalResult LayoutAssigner::setUpArguments() {
                                   << "`): " << given.error();
       layout = *given;
     } else if (func.getArgAttr(i, "loom.input") && type.getRank() > 0) {
-      // Data inputs: the batch (dim 0) over the data-parallel axes.
+      // Data inputs: the batch (dim 0) over the data-parallel axes, the
+      // sequence (dim 1) over the sequence-parallel ones.
       std::vector<Layout::AxisList> dims(type.getRank());
       dims[0] = dataParallelAxes;
+      if (type.getRank() > 1)
+        dims[1] = options.spec.sequenceParallelAxes;
       ValueOrError<Layout> data = Layout::get(*mesh, dims);
       if (!data)
         return func.emitOpError() << "argument " << i << ": " << data.error();
@@ -333,6 +358,7 @@ LogicalResult LayoutAssigner::applyOpEntries() {
   fixedFactors = std::move(fixed->factors);
   fixedOrigins = std::move(fixed->origins);
   forwardOps = std::move(fixed->forwardOps);
+  givenPartial = std::move(fixed->partial);
   return success();
 }
 
@@ -400,7 +426,119 @@ FactorAxes LayoutAssigner::shardOptimizer(const OpShardingRule &rule,
   return result;
 }
 
-FailureOr<FactorAxes>
+/// Relative difference below which two prices are the same (they are sums
+/// of the planner's floating-point step costs).
+static constexpr double kCostTolerance = 1e-9;
+
+double LayoutAssigner::reshardCost(Value value, const Layout &from,
+                                   const Layout &to) {
+  if (from == to)
+    return 0;
+  ValueOrError<RedistributionPlan> plan = planner.plan(
+      *mesh, getShape(value), getElementBytes(value), from, to);
+  // No chain (a pending sum cannot be created): never the cheaper choice.
+  return plan ? plan->cost : 1e30;
+}
+
+int LayoutAssigner::countPenalties(Operation *op, const OpLayouts &derived) {
+  // The forward op whose strategy this backward op follows.
+  Operation *forward = nullptr;
+  if (auto id = op->getAttrOfType<IntegerAttr>("loom.fwd")) {
+    forward = forwardOps.lookup(id.getInt());
+    if (forward == op)
+      forward = nullptr;
+  }
+  if (!forward)
+    return 0;
+  int penalties = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    const Layout &wanted = derived.operands[operand.getOperandNumber()];
+    for (OpOperand &forwardUse : forward->getOpOperands()) {
+      if (forwardUse.get() != operand.get())
+        continue;
+      auto it = useIndex.find(&forwardUse);
+      if (it != useIndex.end() && uses[it->second].second != wanted)
+        ++penalties;
+    }
+  }
+  return penalties;
+}
+
+void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
+                                   const FixedFactors &fixed,
+                                   const std::vector<FactorAxes> &raw,
+                                   Choice &best, int bestPenalties,
+                                   double bestCost) {
+  if (!rule.isLinear() || op->getNumOperands() == 0)
+    return;
+  // The axes every operand is a pending sum over, in mesh order.
+  std::optional<Layout::AxisList> common;
+  bool singleUses = true;
+  for (Value operand : op->getOperands()) {
+    std::optional<Layout> layout = getLayout(operand);
+    if (!layout)
+      return;
+    singleUses &= operand.hasOneUse();
+    Layout::AxisList axes;
+    for (const std::string &axis : layout->getPartialAxes())
+      if (!common || llvm::is_contained(*common, axis))
+        axes.push_back(axis);
+    common = axes;
+  }
+  if (!common || common->empty())
+    return;
+  for (const std::optional<Layout::AxisList> &axes : fixed)
+    if (axes && llvm::any_of(*axes, [&](const std::string &axis) {
+          return llvm::is_contained(*common, axis);
+        }))
+      return; // The user split a factor over a pending axis.
+
+  for (const FactorAxes &candidate : raw) {
+    FactorAxes withoutPartial = candidate;
+    for (Layout::AxisList &axes : withoutPartial)
+      llvm::erase_if(axes, [&](const std::string &axis) {
+        return llvm::is_contained(*common, axis);
+      });
+    ValueOrError<FactorAxes> trimmed =
+        trimFactorAxes(rule, *mesh, withoutPartial, fixed);
+    if (!trimmed)
+      continue;
+    ValueOrError<OpLayouts> derived =
+        deriveOpLayouts(rule, *mesh, *trimmed, *common);
+    if (!derived)
+      continue;
+    double cost = 0;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      const Layout &wanted = derived->operands[operand.getOperandNumber()];
+      if (!isAvailable(value, wanted))
+        cost += reshardCost(value, *getLayout(value), wanted);
+    }
+    // The pending sums move to the results, which some user will reduce.
+    for (auto [result, layout] :
+         llvm::zip_equal(op->getResults(), derived->results)) {
+      ValueOrError<Layout> whole = Layout::get(*mesh, layout.getDims());
+      if (whole)
+        cost += reshardCost(result, layout, *whole);
+    }
+    int penalties = countPenalties(op, *derived);
+    // On a tie the reduction moves past the op only when nothing else reads
+    // the operands (another reader would need them reduced anyway).
+    bool better = penalties < bestPenalties ||
+                  (penalties == bestPenalties &&
+                   (cost < bestCost - kCostTolerance * bestCost ||
+                    (!(cost > bestCost + kCostTolerance * bestCost) &&
+                     singleUses)));
+    if (!better)
+      continue;
+    best = Choice{*trimmed, *common};
+    bestPenalties = penalties;
+    bestCost = cost;
+    singleUses = false; // Later candidates must be strictly cheaper.
+  }
+}
+
+FailureOr<Choice>
 LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
                                const FixedFactors &fixed) {
   // Readings of each operand's own layout, and of every layout an earlier
@@ -433,14 +571,6 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
   }
   raw.push_back(getReplicatedFactorAxes(rule));
 
-  // The forward op whose strategy this backward op follows.
-  Operation *forward = nullptr;
-  if (auto id = op->getAttrOfType<IntegerAttr>("loom.fwd")) {
-    forward = forwardOps.lookup(id.getInt());
-    if (forward == op)
-      forward = nullptr;
-  }
-
   struct Score {
     int penalties;
     double bytes;
@@ -465,24 +595,14 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
     ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *trimmed);
     if (!derived)
       continue;
-    Score score{0, 0, getParallelism(*mesh, *trimmed)};
+    Score score{countPenalties(op, *derived), 0,
+                getParallelism(*mesh, *trimmed)};
     for (OpOperand &operand : op->getOpOperands()) {
       Value value = operand.get();
       const Layout &wanted = derived->operands[operand.getOperandNumber()];
       std::optional<Layout> own = getLayout(value);
       if (own && !isAvailable(value, wanted))
-        score.bytes += estimateReshardBytes(*mesh, *own, wanted,
-                                            getShape(value),
-                                            getElementBytes(value));
-      if (!forward)
-        continue;
-      for (OpOperand &forwardUse : forward->getOpOperands()) {
-        if (forwardUse.get() != value)
-          continue;
-        auto it = useIndex.find(&forwardUse);
-        if (it != useIndex.end() && uses[it->second].second != wanted)
-          ++score.penalties;
-      }
+        score.bytes += reshardCost(value, *own, wanted);
     }
     auto better = [&]() {
       if (!best)
@@ -498,10 +618,18 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
       bestScore = score;
     }
   }
+  Choice choice{*best, {}};
+  auto given = givenPartial.find(op);
+  if (given != givenPartial.end())
+    choice.partial = given->second; // A dist.strategy is kept as given.
+  else
+    choosePartial(op, rule, fixed, raw, choice, bestScore.penalties,
+                  bestScore.bytes);
   LLVM_DEBUG(llvm::dbgs() << op->getName() << ": " << bestScore.bytes
                           << " bytes, " << bestScore.penalties
-                          << " penalties\n");
-  return *best;
+                          << " penalties, partial over "
+                          << printAxes(choice.partial) << "\n");
+  return choice;
 }
 
 LogicalResult LayoutAssigner::assignOp(Operation *op) {
@@ -538,12 +666,13 @@ LogicalResult LayoutAssigner::assignOp(Operation *op) {
   OpShardingRule rule = ruleOp.getShardingRule();
   FixedFactors fixed = fixedFactors.lookup(op);
   fixed.resize(rule.getFactors().size());
-  FailureOr<FactorAxes> strategy = chooseStrategy(op, rule, fixed);
+  FailureOr<Choice> strategy = chooseStrategy(op, rule, fixed);
   if (failed(strategy))
     return failure();
   if (options.spec.optimizerShard >= 1 && isOptimizerUpdate(op))
-    *strategy = shardOptimizer(rule, op, *strategy);
-  ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *strategy);
+    strategy->factors = shardOptimizer(rule, op, strategy->factors);
+  ValueOrError<OpLayouts> derived =
+      deriveOpLayouts(rule, *mesh, strategy->factors, strategy->partial);
   if (!derived)
     return op->emitOpError() << "invalid strategy: " << derived.error();
   for (OpOperand &operand : op->getOpOperands()) {
@@ -645,7 +774,8 @@ void LayoutAssigner::materialize() {
     annotate.erase();
   }
   for (auto &[op, strategy] : strategies)
-    op->setAttr("dist.strategy", StrategyAttr::get(meshRef, strategy));
+    op->setAttr("dist.strategy",
+                StrategyAttr::get(meshRef, strategy.factors, strategy.partial));
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     BlockArgument arg = body.getArgument(i);
     Layout layout = getLayout(arg).value_or(

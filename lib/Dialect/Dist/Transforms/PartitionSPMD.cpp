@@ -190,7 +190,10 @@ LogicalResult FunctionPartitioner::analyzeStrategy(Operation *op,
     return failure();
   info.rule = ruleOp.getShardingRule();
   info.factorAxes = strategy.getAllFactorAxes();
-  auto layouts = deriveOpLayouts(info.rule, info.mesh->mesh, info.factorAxes);
+  // A strategy with `partial` axes keeps pending sums: the op runs on each
+  // device's summand, so it needs nothing beyond the layouts derived here.
+  auto layouts = deriveOpLayouts(info.rule, info.mesh->mesh, info.factorAxes,
+                                 strategy.getPartialAxes());
   if (!layouts)
     return op->emitOpError()
            << "`" << kStrategyAttrName << "`: " << layouts.error();

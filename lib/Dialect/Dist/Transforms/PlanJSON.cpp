@@ -7,9 +7,9 @@
 // Values are named by position, since the IR has no stable SSA names:
 // `arg N` for arguments and `op N#R` for result R of the op at position N of
 // the entry block. Layouts are written as {"dims": [[axes]...], "partial":
-// [axes]}. Bytes of a reshard are estimateReshardBytes' figure (what the
-// strategy choice priced); bytes of a lowered collective are the local bytes
-// of its input on each rank.
+// [axes]}. Bytes of a reshard are estimateReshardBytes' figure (layout
+// assignment compares the redistribution planner's prices); bytes of a
+// lowered collective are the local bytes of its input on each rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,6 +178,9 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     for (const std::vector<std::string> &list : strategy.getAllFactorAxes())
       factors.push_back(list);
     entry["strategy"] = factors;
+    // Pending sums the op keeps (a linear op on partial operands).
+    if (!strategy.getPartial().empty())
+      entry["partial"] = strategy.getPartialAxes();
     entry["operands"] = operandNames();
     ops.push_back(entry);
   }

@@ -109,18 +109,38 @@ def Dist_StrategyAttr : AttrDef<Dist_Dialect, "Strategy"> {
            dist.strategy = #dist.strategy<@m, [["dp"], [], ["tp"], []]>} : ...
     ```
 
+    `partial = [axes]` keeps pending sums: every operand *and* every result
+    is a partial sum over those axes (on top of the partial sums of split
+    reduction factors), and each device applies the op to its own summand.
+    That is exact only for an op linear in all its operands jointly (its
+    sharding rule says `linear`: add, sub, neg, scale, reshape, transpose,
+    slice, pad, concat, split, reduce_sum, reduce_mean); never for a
+    product, and never when an operand is whole (a bias added to each
+    summand would be counted once per device). It lets a sum of partial
+    values (the input gradient of q, k and v projections split over tp)
+    be reduced once instead of operand by operand.
+
+    ```mlir
+    // Both addends partial over tp: add the summands, reduce the sum once.
+    %s = loom.add %dq, %dk {dist.strategy =
+           #dist.strategy<@m, [["dp"], [], []], partial = ["tp"]>} : ...
+    ```
+
     Constraints:
     - C1: every axis name is a non-empty string.
-    - C2: no axis appears twice.
+    - C2: no axis appears twice (among the factors and `partial` together).
     Checks that need the op's rule or the mesh (one entry per factor, axes
-    exist, splits divide, replication factors unsplit) are made by the
-    passes that read the strategy.
+    exist, splits divide, replication factors unsplit, `partial` only on a
+    linear op) are made by `deriveOpLayouts`, in the passes that read the
+    strategy.
   }];
 
   let parameters = (ins
     AttrParameter<"::mlir::FlatSymbolRefAttr", "the mesh">:$mesh,
     AttrParameter<"::mlir::ArrayAttr",
-                  "for each factor, an array of axis names">:$factors
+                  "for each factor, an array of axis names">:$factors,
+    AttrParameter<"::mlir::ArrayAttr",
+                  "axes every operand and result is a pending sum over">:$partial
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -135,9 +155,15 @@ def Dist_StrategyAttr : AttrDef<Dist_Dialect, "Strategy"> {
     /// Every factor's axes.
     std::vector<std::vector<std::string>> getAllFactorAxes() const;
 
-    /// The attribute for `factorAxes` on the mesh named `mesh`.
+    /// The axes every operand and result is a pending sum over (empty for
+    /// most strategies).
+    std::vector<std::string> getPartialAxes() const;
+
+    /// The attribute for `factorAxes` (and `partial`) on the mesh named
+    /// `mesh`.
     static StrategyAttr get(::mlir::FlatSymbolRefAttr mesh,
-                  const std::vector<std::vector<std::string>> &factorAxes);
+                  const std::vector<std::vector<std::string>> &factorAxes,
+                  const std::vector<std::string> &partial = {});
   }];
 }
 

@@ -33,6 +33,9 @@ struct FixedStrategies {
   llvm::DenseMap<Operation *, FixedFactors> factors;
   /// Where each op's constraints came from, for messages.
   llvm::DenseMap<Operation *, std::vector<std::string>> origins;
+  /// The pending-sum axes of ops whose `dist.strategy` attribute gives them
+  /// (kept as given).
+  llvm::DenseMap<Operation *, Layout::AxisList> partial;
   /// The forward op of each `loom.fwd` id: the first op carrying it.
   llvm::DenseMap<int64_t, Operation *> forwardOps;
 };

@@ -71,7 +71,9 @@ LogicalResult ScaleOp::verify() {
 }
 
 OpShardingRule ScaleOp::getShardingRule() {
-  return getPointwiseRule(getOperation());
+  // x * c is linear: a partial sum scales summand by summand.
+  return getPointwiseRule(getOperation(), /*globalIndexed=*/false,
+                          /*linear=*/true);
 }
 
 OpCost ScaleOp::getCost(const OpShapes &shapes) {

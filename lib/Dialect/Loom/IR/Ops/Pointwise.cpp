@@ -38,13 +38,15 @@ mlir::loom::detail::inferBroadcastBinary(std::optional<Location> location,
 }
 
 OpShardingRule mlir::loom::detail::getPointwiseRule(Operation *op,
-                                                    bool globalIndexed) {
+                                                    bool globalIndexed,
+                                                    bool linear) {
   OpShapes shapes = getGlobalShapes(op);
   SmallVector<ArrayRef<int64_t>> operandShapes(shapes.operands.begin(),
                                                shapes.operands.end());
   return OpShardingRuleBuilder(op->getOperandTypes(), op->getResultTypes())
       .addPointwise(operandShapes, shapes.results.front(), globalIndexed)
-      .build();
+      .build()
+      .setLinear(linear);
 }
 
 OpCost mlir::loom::detail::getPointwiseCost(Operation *op,

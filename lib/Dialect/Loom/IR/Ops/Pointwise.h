@@ -32,8 +32,10 @@ LogicalResult inferBroadcastBinary(std::optional<Location> location, Value lhs,
                                    Value rhs, SmallVectorImpl<Type> &inferred);
 
 /// Returns the rule of a pointwise op: one parallel factor per result dim,
-/// absent from operands that broadcast along it.
-OpShardingRule getPointwiseRule(Operation *op, bool globalIndexed = false);
+/// absent from operands that broadcast along it; `linear` for an op linear in
+/// all its operands jointly (OpShardingRule::isLinear).
+OpShardingRule getPointwiseRule(Operation *op, bool globalIndexed = false,
+                                bool linear = false);
 
 /// Returns the cost of a pointwise op doing `flopsPerElement` FLOPs per
 /// result element and streaming its operands and results once.

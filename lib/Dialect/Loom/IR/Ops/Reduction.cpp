@@ -89,7 +89,8 @@ LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *context,
 OpShardingRule ReduceSumOp::getShardingRule() {
   // A split reduced dim leaves partial sums.
   return getReductionRule(getOperation(), getAxes(), getKeepdims(),
-                          FactorKind::Reduction);
+                          FactorKind::Reduction)
+      .setLinear();
 }
 
 OpCost ReduceSumOp::getCost(const OpShapes &shapes) {
@@ -117,7 +118,8 @@ OpShardingRule ReduceMeanOp::getShardingRule() {
   // the partial results to add up to the mean, hence globally indexed.
   return getReductionRule(getOperation(), getAxes(), getKeepdims(),
                           FactorKind::Reduction,
-                          /*reducedGlobalIndexed=*/true);
+                          /*reducedGlobalIndexed=*/true)
+      .setLinear();
 }
 
 OpCost ReduceMeanOp::getCost(const OpShapes &shapes) {

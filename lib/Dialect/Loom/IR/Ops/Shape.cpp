@@ -161,7 +161,8 @@ OpShardingRule ReshapeOp::getShardingRule() {
   for (const ReshapeFactor &factor : *factors)
     builder.addFactor({factor.inputDim}, {factor.resultDim}, factor.size,
                       factor.kind);
-  return builder.build();
+  // Moving elements is linear: a partial sum reshapes summand by summand.
+  return builder.build().setLinear();
 }
 
 OpCost ReshapeOp::getCost(const OpShapes &shapes) {
@@ -225,7 +226,7 @@ OpShardingRule TransposeOp::getShardingRule() {
                         permutation.begin();
     builder.addFactor({static_cast<int64_t>(dim)}, {resultDim}, size);
   }
-  return builder.build();
+  return builder.build().setLinear();
 }
 
 OpCost TransposeOp::getCost(const OpShapes &shapes) {
@@ -283,8 +284,9 @@ OpShardingRule SliceOp::getShardingRule() {
   ArrayRef<int64_t> resultShape = getType().getShape();
   ArrayRef<int64_t> starts = getStarts();
   return getDimwiseRule(getOperation(), [&](int64_t dim) {
-    return starts[dim] == 0 && resultShape[dim] == inputShape[dim];
-  });
+           return starts[dim] == 0 && resultShape[dim] == inputShape[dim];
+         })
+      .setLinear();
 }
 
 OpCost SliceOp::getCost(const OpShapes &shapes) {
@@ -346,9 +348,11 @@ OpShardingRule PadOp::getShardingRule() {
   // Padding moves the elements of a dim to other indices; an unpadded dim is
   // split alike in input and result.
   ArrayRef<int64_t> low = getLow(), high = getHigh(), interior = getInterior();
+  // Zero padding keeps it linear: the pad of a sum is the sum of the pads.
   return getDimwiseRule(getOperation(), [&](int64_t dim) {
-    return low[dim] == 0 && high[dim] == 0 && interior[dim] == 0;
-  });
+           return low[dim] == 0 && high[dim] == 0 && interior[dim] == 0;
+         })
+      .setLinear();
 }
 
 OpCost PadOp::getCost(const OpShapes &shapes) {
@@ -426,7 +430,8 @@ OpShardingRule ConcatOp::getShardingRule() {
   // Block i of the result's axis is not made of block i of each operand.
   int64_t axis = getAxis();
   return getDimwiseRule(getOperation(),
-                        [&](int64_t dim) { return dim != axis; });
+                        [&](int64_t dim) { return dim != axis; })
+      .setLinear();
 }
 
 OpCost ConcatOp::getCost(const OpShapes &shapes) {
@@ -490,7 +495,8 @@ OpShardingRule SplitOp::getShardingRule() {
   // Block i of the input's axis is not made of block i of each result.
   int64_t axis = getAxis();
   return getDimwiseRule(getOperation(),
-                        [&](int64_t dim) { return dim != axis; });
+                        [&](int64_t dim) { return dim != axis; })
+      .setLinear();
 }
 
 OpCost SplitOp::getCost(const OpShapes &shapes) {

@@ -29,8 +29,9 @@
 //   C2: the operand shapes are broadcast-compatible.
 // Inference, sharding rule (pointwise) and cost (one FLOP per element) are
 // the same for every binary op, so they are defined once here, with the
-// helpers of lib/Dialect/Loom/IR/Ops/Pointwise.h.
-class Loom_BinaryOp<string mnemonic, list<Trait> traits = []>
+// helpers of lib/Dialect/Loom/IR/Ops/Pointwise.h. `linear` marks the rule of
+// an op linear in both operands jointly (it may keep partial sums).
+class Loom_BinaryOp<string mnemonic, list<Trait> traits = [], bit linear = 0>
     : Loom_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
   let arguments = (ins Loom_Tensor:$lhs, Loom_Tensor:$rhs);
   let results = (outs Loom_Tensor:$result);
@@ -45,7 +46,8 @@ class Loom_BinaryOp<string mnemonic, list<Trait> traits = []>
           location, adaptor.getLhs(), adaptor.getRhs(), inferred);
     }
     ::mlir::loom::OpShardingRule $cppClass::getShardingRule() {
-      return ::mlir::loom::detail::getPointwiseRule(getOperation());
+      return ::mlir::loom::detail::getPointwiseRule(getOperation(),
+          /*globalIndexed=*/false, /*linear=*/}] # !if(linear, "true", "false") # [{);
     }
     ::mlir::loom::OpCost $cppClass::getCost(
         const ::mlir::loom::OpShapes &shapes) {
@@ -54,7 +56,7 @@ class Loom_BinaryOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def Loom_AddOp : Loom_BinaryOp<"add", [Commutative]> {
+def Loom_AddOp : Loom_BinaryOp<"add", [Commutative], /*linear=*/1> {
   let summary = "elementwise sum with numpy broadcasting";
   let description = [{
     Adds `lhs` and `rhs` element by element after broadcasting them to a
@@ -73,7 +75,7 @@ def Loom_AddOp : Loom_BinaryOp<"add", [Commutative]> {
   }];
 }
 
-def Loom_SubOp : Loom_BinaryOp<"sub"> {
+def Loom_SubOp : Loom_BinaryOp<"sub", [], /*linear=*/1> {
   let summary = "elementwise difference with numpy broadcasting";
   let description = [{
     Computes `lhs - rhs` element by element after broadcasting as in
@@ -159,12 +161,13 @@ class Loom_UnaryFloatOp<string mnemonic, list<Trait> traits = []>
 
 // A unary op with no attributes: the pointwise sharding rule and a cost of
 // `flops` FLOPs per element, defined once here (helpers in
-// lib/Dialect/Loom/IR/Ops/Pointwise.h).
-class Loom_PlainUnaryOp<string mnemonic, int flops>
+// lib/Dialect/Loom/IR/Ops/Pointwise.h); `linear` as for Loom_BinaryOp.
+class Loom_PlainUnaryOp<string mnemonic, int flops, bit linear = 0>
     : Loom_UnaryFloatOp<mnemonic> {
   let extraClassDefinition = [{
     ::mlir::loom::OpShardingRule $cppClass::getShardingRule() {
-      return ::mlir::loom::detail::getPointwiseRule(getOperation());
+      return ::mlir::loom::detail::getPointwiseRule(getOperation(),
+          /*globalIndexed=*/false, /*linear=*/}] # !if(linear, "true", "false") # [{);
     }
     ::mlir::loom::OpCost $cppClass::getCost(
         const ::mlir::loom::OpShapes &shapes) {
@@ -174,7 +177,7 @@ class Loom_PlainUnaryOp<string mnemonic, int flops>
   }];
 }
 
-def Loom_NegOp : Loom_PlainUnaryOp<"neg", 1> {
+def Loom_NegOp : Loom_PlainUnaryOp<"neg", 1, /*linear=*/1> {
   let summary = "elementwise negation";
   let description = [{
     Computes `-x` (flipping the sign bit, so `neg(0) = -0`).
