@@ -67,8 +67,8 @@ public:
                       std::chrono::steady_clock::now() - wallStart)
                       .count();
     double cpu = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
-    llvm::outs() << phase << "_s: " << llvm::format("%.3f", wall)
-                 << " (cpu " << llvm::format("%.3f", cpu) << ")\n";
+    llvm::outs() << phase << "_s: " << llvm::format("%.3f", wall) << " (cpu "
+                 << llvm::format("%.3f", cpu) << ")\n";
   }
 
 private:

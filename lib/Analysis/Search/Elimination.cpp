@@ -118,7 +118,7 @@ static std::vector<Score> transposed(const std::vector<Score> &scores,
 }
 
 void EliminatorImpl::addEdge(unsigned source, unsigned destination,
-                         std::vector<Score> scores) {
+                             std::vector<Score> scores) {
   auto [it, inserted] =
       edgeBetween.try_emplace(pairKey(source, destination), edges.size());
   if (!inserted) {
@@ -126,8 +126,8 @@ void EliminatorImpl::addEdge(unsigned source, unsigned destination,
     // of decisions, so one edge with the summed matrix replaces them.
     WorkEdge &existing = edges[it->second];
     if (existing.source != source)
-      scores = transposed(scores, numCandidates(source),
-                          numCandidates(destination));
+      scores =
+          transposed(scores, numCandidates(source), numCandidates(destination));
     for (size_t i = 0; i < scores.size(); ++i)
       existing.scores[i] = existing.scores[i] + scores[i];
     ++counts.edgeEliminations;
@@ -147,7 +147,7 @@ const std::vector<unsigned> &EliminatorImpl::compactEdges(unsigned node) {
 }
 
 std::vector<Score> EliminatorImpl::orientedFrom(unsigned edge,
-                                            unsigned from) const {
+                                                unsigned from) const {
   const WorkEdge &e = edges[edge];
   if (e.source == from)
     return e.scores;
@@ -205,8 +205,8 @@ void EliminatorImpl::eliminateOperator(unsigned node) {
   unsigned left = otherEnd(leftEdge), right = otherEnd(rightEdge);
   ++counts.nodeEliminations;
 
-  std::vector<Score> leftMatrix = orientedFrom(leftEdge, left);    // [u][v]
-  std::vector<Score> rightMatrix = orientedFrom(rightEdge, node);  // [v][w]
+  std::vector<Score> leftMatrix = orientedFrom(leftEdge, left);   // [u][v]
+  std::vector<Score> rightMatrix = orientedFrom(rightEdge, node); // [v][w]
   size_t leftCount = numCandidates(left), count = numCandidates(node),
          rightCount = numCandidates(right);
   const std::vector<Score> &middle = nodes[node].scores;
@@ -273,7 +273,7 @@ void EliminatorImpl::eliminateOperator(unsigned node) {
 }
 
 void EliminatorImpl::solveRemainders(const SearchOptions &options,
-                                 std::vector<unsigned> &choice) {
+                                     std::vector<unsigned> &choice) {
   std::vector<bool> visited(nodes.size(), false);
   std::vector<unsigned> position(nodes.size(), 0);
   for (unsigned start = 0; start < nodes.size(); ++start) {
@@ -305,8 +305,8 @@ void EliminatorImpl::solveRemainders(const SearchOptions &options,
                                      edges[edge].scores});
     }
     bool exact = true;
-    std::vector<unsigned> picked = solveRemainder(
-        remainder, options.maxEnumeratedCombinations, exact);
+    std::vector<unsigned> picked =
+        solveRemainder(remainder, options.maxEnumeratedCombinations, exact);
     counts.exact = counts.exact && exact;
     counts.enumeratedNodes += remainder.nodes.size();
     for (size_t i = 0; i < remainder.nodes.size(); ++i)
@@ -350,9 +350,10 @@ Score detail::evaluateScore(const ScoredGraph &graph,
   for (size_t v = 0; v < graph.nodes.size(); ++v)
     total = total + graph.nodes[v][choice[v]];
   for (const ScoredGraph::Edge &edge : graph.edges)
-    total = total + edge.scores[choice[edge.source] *
-                                    graph.nodes[edge.destination].size() +
-                                choice[edge.destination]];
+    total =
+        total +
+        edge.scores[choice[edge.source] * graph.nodes[edge.destination].size() +
+                    choice[edge.destination]];
   return total;
 }
 

@@ -113,8 +113,9 @@ static bool reduceUnit(const CostGraph &graph, const LayerStructure &structure,
     size_t outsideCount =
         graph.getNumCandidates(structure.conditioned[edge.outside]);
     for (size_t c = 0; c < count; ++c) {
-      double cost = edge.outsideIsSource ? (*edge.cost)[fixed * count + c]
-                                         : (*edge.cost)[c * outsideCount + fixed];
+      double cost = edge.outsideIsSource
+                        ? (*edge.cost)[fixed * count + c]
+                        : (*edge.cost)[c * outsideCount + fixed];
       scores[c] = scores[c] + makeScore(objective, cost, 0);
     }
   }
@@ -191,9 +192,8 @@ detail::analyzeLayers(const CostGraph &graph,
       const CostGraph::Node &model = nodes[layers[1][j]];
       if (k >= 2 &&
           (nodes[id].cost != model.cost || nodes[id].memory != model.memory)) {
-        whyNot = "node " + std::to_string(id) + " (layer " +
-                 std::to_string(k) + ", position " + std::to_string(j) +
-                 ") differs from layer 1's";
+        whyNot = "node " + std::to_string(id) + " (layer " + std::to_string(k) +
+                 ", position " + std::to_string(j) + ") differs from layer 1's";
         return std::nullopt;
       }
     }
@@ -259,15 +259,15 @@ detail::analyzeLayers(const CostGraph &graph,
     unsigned outside = outsideIsSource ? edge->source : edge->destination;
     unsigned inside = outsideIsSource ? edge->destination : edge->source;
     conditionedIndex.try_emplace(outside, 0);
-    perLayer[layer].push_back({1, positionOf[inside], 0, outside,
-                               outsideIsSource, &edge->cost});
+    perLayer[layer].push_back(
+        {1, positionOf[inside], 0, outside, outsideIsSource, &edge->cost});
   }
   for (std::vector<LayerEdgeKey> &list : perLayer)
     std::sort(list.begin(), list.end());
   for (size_t k = 2; k < numLayers; ++k)
     if (perLayer[k] != perLayer[1]) {
-      whyNot = "the edges of layer " + std::to_string(k) +
-               " differ from layer 1's";
+      whyNot =
+          "the edges of layer " + std::to_string(k) + " differ from layer 1's";
       return std::nullopt;
     }
 
@@ -286,9 +286,9 @@ detail::analyzeLayers(const CostGraph &graph,
     if (key.kind == 0)
       structure.unitEdges.push_back({key.a, key.b, key.cost});
     else
-      structure.conditionedEdges.push_back(
-          {conditionedIndex[key.outside], key.a, key.outsideIsSource,
-           key.cost});
+      structure.conditionedEdges.push_back({conditionedIndex[key.outside],
+                                            key.a, key.outsideIsSource,
+                                            key.cost});
   }
 
   structure.outerIndex.assign(nodes.size(), ~0u);
@@ -336,7 +336,8 @@ bool detail::solveLayered(const CostGraph &graph,
       std::vector<bool> pattern(n);
       for (size_t j = 0; j < n; ++j)
         pattern[j] = layers[k][j] < objective.moreMemoryBelow;
-      auto [it, inserted] = variants.try_emplace(pattern, representative.size());
+      auto [it, inserted] =
+          variants.try_emplace(pattern, representative.size());
       if (inserted)
         representative.push_back(k);
       variantOf[k] = it->second;
@@ -373,7 +374,8 @@ bool detail::solveLayered(const CostGraph &graph,
       std::vector<Score> &scores = outer.nodes[index];
       scores.reserve(node.cost.size());
       for (size_t i = 0; i < node.cost.size(); ++i)
-        scores.push_back(makeScore(objective, node.cost[i], node.memory[i], id));
+        scores.push_back(
+            makeScore(objective, node.cost[i], node.memory[i], id));
     }
     for (size_t k = 1; k < numLayers; ++k)
       std::fill(outer.nodes[structure.outerIndex[layers[k][exit]]].begin(),

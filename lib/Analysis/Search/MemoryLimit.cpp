@@ -146,8 +146,8 @@ static void sweepTies(const CostGraph &graph, const SearchOptions &options,
                       const LayerStructure *layers, SearchSolution &feasible,
                       const SearchSolution &infeasible) {
   Objective sweep;
-  sweep.lambda = (feasible.cost - infeasible.cost) /
-                 (infeasible.memory - feasible.memory);
+  sweep.lambda =
+      (feasible.cost - infeasible.cost) / (infeasible.memory - feasible.memory);
   if (!(sweep.lambda > 0) || !std::isfinite(sweep.lambda))
     return;
   auto isEndpoint = [&](const SearchSolution &solution) {
@@ -177,8 +177,9 @@ static void sweepTies(const CostGraph &graph, const SearchOptions &options,
   }
 }
 
-SearchSolution mlir::loom::dist::solveByElimination(
-    const CostGraph &graph, const SearchOptions &options) {
+SearchSolution
+mlir::loom::dist::solveByElimination(const CostGraph &graph,
+                                     const SearchOptions &options) {
   std::optional<LayerStructure> structure;
   std::string whyNot;
   if (!options.layers.empty())

@@ -114,9 +114,9 @@ public:
       auto matrices = first ? drawEdges(3) : repeatedEdges;
       std::vector<unsigned> ids;
       for (unsigned j = 0; j < n; ++j)
-        ids.push_back(graph.addNode("l" + std::to_string(k) + "." +
-                                        std::to_string(j),
-                                    nodes[j].first, nodes[j].second));
+        ids.push_back(
+            graph.addNode("l" + std::to_string(k) + "." + std::to_string(j),
+                          nodes[j].first, nodes[j].second));
       for (size_t e = 0; e < shape.size(); ++e)
         graph.addEdge(shape[e].source < 0 ? previous : ids[shape[e].source],
                       ids[shape[e].destination], matrices[e]);
@@ -167,8 +167,7 @@ void expectSameAsPlain(const CostGraph &graph, const SearchSolution &plain,
     return;
   EXPECT_NEAR(layered.cost, plain.cost, 1e-9 * std::fabs(plain.cost))
       << context;
-  EXPECT_DOUBLE_EQ(graph.evaluateCost(layered.choice), layered.cost)
-      << context;
+  EXPECT_DOUBLE_EQ(graph.evaluateCost(layered.choice), layered.cost) << context;
   EXPECT_DOUBLE_EQ(graph.evaluateMemory(layered.choice), layered.memory)
       << context;
   EXPECT_LE(layered.memory, limit) << context;
@@ -269,9 +268,9 @@ TEST(LayeredSearchTest, OutsideNodeFeedingEveryLayerIsConditionedOn) {
 
 /// A copy of `graph` with node `changed`'s first cost scaled by `factor`
 /// and the edges `extra` added.
-static CostGraph
-copyWith(const CostGraph &graph, unsigned changed, double factor,
-         const std::vector<CostGraph::Edge> &extra = {}) {
+static CostGraph copyWith(const CostGraph &graph, unsigned changed,
+                          double factor,
+                          const std::vector<CostGraph::Edge> &extra = {}) {
   CostGraph copy;
   for (unsigned id = 0; id < graph.getNodes().size(); ++id) {
     const CostGraph::Node &node = graph.getNodes()[id];
@@ -312,8 +311,8 @@ TEST(LayeredSearchTest, EdgeSkippingALayerFallsBack) {
   options.extraEdgeChance = 0;
   LayeredGraph layered = generator.build(options);
   unsigned from = layered.layers[0][0], to = layered.layers[2][0];
-  size_t size = layered.graph.getNumCandidates(from) *
-                layered.graph.getNumCandidates(to);
+  size_t size =
+      layered.graph.getNumCandidates(from) * layered.graph.getNumCandidates(to);
   layered.graph = copyWith(layered.graph, 0, 1,
                            {{from, to, std::vector<double>(size, 0.5)}});
   SearchSolution fast = solveLayered(layered);
@@ -343,8 +342,7 @@ TEST(LayeredSearchTest, TwoSeparatorsFallBack) {
   layered.graph = copyWith(layered.graph, 0, 1, extra);
   SearchSolution fast = solveLayered(layered);
   EXPECT_FALSE(fast.layered);
-  EXPECT_NE(fast.layeredFallback.find("more than one node"),
-            std::string::npos)
+  EXPECT_NE(fast.layeredFallback.find("more than one node"), std::string::npos)
       << fast.layeredFallback;
   expectSameAsPlain(layered.graph, solveByElimination(layered.graph), fast,
                     kInfiniteCost, "two separators");
