@@ -23,6 +23,11 @@ namespace mlir::loom::bench {
 extern llvm::cl::SubCommand dpCommand;
 int runDpBench();
 
+/// `loom-bench search`: JSON → searched plan in process, timed per phase
+/// (SearchBench.cpp).
+extern llvm::cl::SubCommand searchCommand;
+int runSearchBench();
+
 } // namespace mlir::loom::bench
 
 #endif // LOOM_TOOLS_LOOM_BENCH_BENCHCOMMANDS_H

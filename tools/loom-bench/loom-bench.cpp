@@ -32,6 +32,7 @@ struct BenchCommand {
 
 static const BenchCommand kCommands[] = {
     {dpCommand, runDpBench},
+    {searchCommand, runSearchBench},
 };
 
 int main(int argc, char **argv) {

@@ -7,8 +7,9 @@
 // Solves a cost graph for one scalar objective by MindSpore-style graph
 // elimination (docs/Search.md, "The solver"):
 //
-//  1. Copy the graph into working form: per node its candidate scores and an
-//     adjacency list of edge ids; per edge a flat row-major score matrix.
+//  1. Copy the graph into working form (scoreGraph, then load): per node its
+//     candidate scores and an adjacency list of edge ids; per edge a flat
+//     row-major score matrix.
 //     Parallel edges are summed as they are added (edge elimination), with
 //     the matrix transposed when the two run in opposite directions; a
 //     self-loop's diagonal is added to its node.
@@ -20,7 +21,8 @@
 //     u(i)–v(j)–w(k) path over v's candidates j (operator elimination). Each
 //     fold keeps its argmin table. Nodes whose degree changes go back on the
 //     worklist, so the whole reduction is linear in the graph size (times
-//     the candidate products of the folds).
+//     the candidate products of the folds). Nodes the caller keeps (the
+//     boundary of a repeated layer, Layered.cpp) are never eliminated.
 //  3. What survives (nodes of degree ≥ 3, and one node per fully reduced
 //     component) is split into connected components and handed to
 //     solveRemainder.
@@ -31,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Elimination.h"
+#include "Layered.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -38,7 +41,7 @@
 using namespace mlir::loom::dist;
 using namespace mlir::loom::dist::detail;
 
-namespace {
+namespace mlir::loom::dist::detail {
 
 struct WorkNode {
   std::vector<Score> scores;
@@ -65,16 +68,16 @@ struct Fold {
   std::vector<uint32_t> argmin;
 };
 
-class Eliminator {
+class EliminatorImpl {
 public:
-  Eliminator(const CostGraph &graph, const Objective &objective,
-             SearchSolution &counts)
-      : graph(graph), objective(objective), counts(counts) {}
+  explicit EliminatorImpl(SearchSolution &counts) : counts(counts) {}
 
-  /// Steps 1–4; false when a node has no candidate or mismatched vectors.
-  bool run(const SearchOptions &options, std::vector<unsigned> &choice);
+  void load(ScoredGraph graph);
+  void reduce(const std::vector<bool> &keep);
+  void solveRemainders(const SearchOptions &options,
+                       std::vector<unsigned> &choice);
+  void backtrack(std::vector<unsigned> &choice) const;
 
-private:
   size_t numCandidates(unsigned node) const {
     return nodes[node].scores.size();
   }
@@ -87,11 +90,7 @@ private:
   void push(unsigned node);
   void eliminateLeaf(unsigned node);
   void eliminateOperator(unsigned node);
-  void solveRemainders(const SearchOptions &options,
-                       std::vector<unsigned> &choice);
 
-  const CostGraph &graph;
-  const Objective &objective;
   SearchSolution &counts;
   std::vector<WorkNode> nodes;
   std::vector<WorkEdge> edges;
@@ -101,8 +100,7 @@ private:
   std::vector<bool> queued;
   std::vector<Fold> folds;
 };
-
-} // namespace
+} // namespace mlir::loom::dist::detail
 
 static uint64_t pairKey(unsigned a, unsigned b) {
   if (a > b)
@@ -119,8 +117,8 @@ static std::vector<Score> transposed(const std::vector<Score> &scores,
   return result;
 }
 
-void Eliminator::addEdge(unsigned source, unsigned destination,
-                         std::vector<Score> scores) {
+void EliminatorImpl::addEdge(unsigned source, unsigned destination,
+                             std::vector<Score> scores) {
   auto [it, inserted] =
       edgeBetween.try_emplace(pairKey(source, destination), edges.size());
   if (!inserted) {
@@ -128,8 +126,8 @@ void Eliminator::addEdge(unsigned source, unsigned destination,
     // of decisions, so one edge with the summed matrix replaces them.
     WorkEdge &existing = edges[it->second];
     if (existing.source != source)
-      scores = transposed(scores, numCandidates(source),
-                          numCandidates(destination));
+      scores =
+          transposed(scores, numCandidates(source), numCandidates(destination));
     for (size_t i = 0; i < scores.size(); ++i)
       existing.scores[i] = existing.scores[i] + scores[i];
     ++counts.edgeEliminations;
@@ -140,7 +138,7 @@ void Eliminator::addEdge(unsigned source, unsigned destination,
   nodes[destination].edges.push_back(it->second);
 }
 
-const std::vector<unsigned> &Eliminator::compactEdges(unsigned node) {
+const std::vector<unsigned> &EliminatorImpl::compactEdges(unsigned node) {
   std::vector<unsigned> &list = nodes[node].edges;
   list.erase(std::remove_if(list.begin(), list.end(),
                             [&](unsigned edge) { return !edges[edge].alive; }),
@@ -148,8 +146,8 @@ const std::vector<unsigned> &Eliminator::compactEdges(unsigned node) {
   return list;
 }
 
-std::vector<Score> Eliminator::orientedFrom(unsigned edge,
-                                            unsigned from) const {
+std::vector<Score> EliminatorImpl::orientedFrom(unsigned edge,
+                                                unsigned from) const {
   const WorkEdge &e = edges[edge];
   if (e.source == from)
     return e.scores;
@@ -157,14 +155,14 @@ std::vector<Score> Eliminator::orientedFrom(unsigned edge,
                     numCandidates(e.destination));
 }
 
-void Eliminator::push(unsigned node) {
+void EliminatorImpl::push(unsigned node) {
   if (!queued[node]) {
     queued[node] = true;
     worklist.push_back(node);
   }
 }
 
-void Eliminator::eliminateLeaf(unsigned node) {
+void EliminatorImpl::eliminateLeaf(unsigned node) {
   unsigned edge = nodes[node].edges.front();
   const WorkEdge &e = edges[edge];
   bool isSource = e.source == node;
@@ -198,7 +196,7 @@ void Eliminator::eliminateLeaf(unsigned node) {
   push(target);
 }
 
-void Eliminator::eliminateOperator(unsigned node) {
+void EliminatorImpl::eliminateOperator(unsigned node) {
   unsigned leftEdge = nodes[node].edges[0], rightEdge = nodes[node].edges[1];
   auto otherEnd = [&](unsigned edge) {
     const WorkEdge &e = edges[edge];
@@ -207,8 +205,8 @@ void Eliminator::eliminateOperator(unsigned node) {
   unsigned left = otherEnd(leftEdge), right = otherEnd(rightEdge);
   ++counts.nodeEliminations;
 
-  std::vector<Score> leftMatrix = orientedFrom(leftEdge, left);    // [u][v]
-  std::vector<Score> rightMatrix = orientedFrom(rightEdge, node);  // [v][w]
+  std::vector<Score> leftMatrix = orientedFrom(leftEdge, left);   // [u][v]
+  std::vector<Score> rightMatrix = orientedFrom(rightEdge, node); // [v][w]
   size_t leftCount = numCandidates(left), count = numCandidates(node),
          rightCount = numCandidates(right);
   const std::vector<Score> &middle = nodes[node].scores;
@@ -274,8 +272,8 @@ void Eliminator::eliminateOperator(unsigned node) {
   push(right);
 }
 
-void Eliminator::solveRemainders(const SearchOptions &options,
-                                 std::vector<unsigned> &choice) {
+void EliminatorImpl::solveRemainders(const SearchOptions &options,
+                                     std::vector<unsigned> &choice) {
   std::vector<bool> visited(nodes.size(), false);
   std::vector<unsigned> position(nodes.size(), 0);
   for (unsigned start = 0; start < nodes.size(); ++start) {
@@ -307,8 +305,8 @@ void Eliminator::solveRemainders(const SearchOptions &options,
                                      edges[edge].scores});
     }
     bool exact = true;
-    std::vector<unsigned> picked = solveRemainder(
-        remainder, options.maxEnumeratedCombinations, exact);
+    std::vector<unsigned> picked =
+        solveRemainder(remainder, options.maxEnumeratedCombinations, exact);
     counts.exact = counts.exact && exact;
     counts.enumeratedNodes += remainder.nodes.size();
     for (size_t i = 0; i < remainder.nodes.size(); ++i)
@@ -316,40 +314,70 @@ void Eliminator::solveRemainders(const SearchOptions &options,
   }
 }
 
-bool Eliminator::run(const SearchOptions &options,
-                     std::vector<unsigned> &choice) {
+bool detail::scoreGraph(const CostGraph &graph, const Objective &objective,
+                        ScoredGraph &scored) {
   const std::vector<CostGraph::Node> &graphNodes = graph.getNodes();
   unsigned numNodes = graphNodes.size();
-  nodes.resize(numNodes);
+  scored.nodes.assign(numNodes, {});
   for (unsigned v = 0; v < numNodes; ++v) {
     const CostGraph::Node &node = graphNodes[v];
     if (node.cost.empty() || node.cost.size() != node.memory.size())
       return false;
+    std::vector<Score> &scores = scored.nodes[v];
+    scores.reserve(node.cost.size());
     for (size_t i = 0; i < node.cost.size(); ++i)
-      nodes[v].scores.push_back(
-          makeScore(objective, node.cost[i], node.memory[i], v));
+      scores.push_back(makeScore(objective, node.cost[i], node.memory[i], v));
   }
+  scored.edges.clear();
+  scored.edges.reserve(graph.getEdges().size());
   for (const CostGraph::Edge &edge : graph.getEdges()) {
     if (edge.source >= numNodes || edge.destination >= numNodes ||
-        edge.cost.size() !=
-            numCandidates(edge.source) * numCandidates(edge.destination))
+        edge.cost.size() != scored.nodes[edge.source].size() *
+                                scored.nodes[edge.destination].size())
       return false;
     std::vector<Score> scores;
     scores.reserve(edge.cost.size());
     for (double cost : edge.cost)
       scores.push_back(makeScore(objective, cost, 0));
+    scored.edges.push_back({edge.source, edge.destination, std::move(scores)});
+  }
+  return true;
+}
+
+Score detail::evaluateScore(const ScoredGraph &graph,
+                            const std::vector<unsigned> &choice) {
+  Score total{0, 0};
+  for (size_t v = 0; v < graph.nodes.size(); ++v)
+    total = total + graph.nodes[v][choice[v]];
+  for (const ScoredGraph::Edge &edge : graph.edges)
+    total =
+        total +
+        edge.scores[choice[edge.source] * graph.nodes[edge.destination].size() +
+                    choice[edge.destination]];
+  return total;
+}
+
+void EliminatorImpl::load(ScoredGraph graph) {
+  unsigned numNodes = graph.nodes.size();
+  nodes.assign(numNodes, {});
+  for (unsigned v = 0; v < numNodes; ++v)
+    nodes[v].scores = std::move(graph.nodes[v]);
+  for (ScoredGraph::Edge &edge : graph.edges) {
     if (edge.source == edge.destination) {
       // A self-loop prices a node against itself: only its diagonal counts.
       size_t count = numCandidates(edge.source);
       for (size_t i = 0; i < count; ++i)
         nodes[edge.source].scores[i] =
-            nodes[edge.source].scores[i] + scores[i * count + i];
+            nodes[edge.source].scores[i] + edge.scores[i * count + i];
       ++counts.edgeEliminations;
       continue;
     }
-    addEdge(edge.source, edge.destination, std::move(scores));
+    addEdge(edge.source, edge.destination, std::move(edge.scores));
   }
+}
 
+void EliminatorImpl::reduce(const std::vector<bool> &keep) {
+  unsigned numNodes = nodes.size();
   queued.assign(numNodes, false);
   for (unsigned v = numNodes; v-- > 0;)
     push(v);
@@ -357,7 +385,7 @@ bool Eliminator::run(const SearchOptions &options,
     unsigned node = worklist.back();
     worklist.pop_back();
     queued[node] = false;
-    if (!nodes[node].alive)
+    if (!nodes[node].alive || (!keep.empty() && keep[node]))
       continue;
     size_t degree = compactEdges(node).size();
     if (degree == 1)
@@ -365,26 +393,71 @@ bool Eliminator::run(const SearchOptions &options,
     else if (degree == 2)
       eliminateOperator(node);
   }
+}
 
-  choice.assign(numNodes, 0);
-  solveRemainders(options, choice);
+void EliminatorImpl::backtrack(std::vector<unsigned> &choice) const {
   for (auto fold = folds.rbegin(); fold != folds.rend(); ++fold) {
     size_t index = choice[fold->first];
     if (fold->kind == Fold::Kind::Operator)
       index = index * numCandidates(fold->second) + choice[fold->second];
     choice[fold->node] = fold->argmin[index];
   }
-  return true;
+}
+
+Eliminator::Eliminator(SearchSolution &counts)
+    : impl(std::make_unique<EliminatorImpl>(counts)) {}
+Eliminator::~Eliminator() = default;
+Eliminator::Eliminator(Eliminator &&) = default;
+Eliminator &Eliminator::operator=(Eliminator &&) = default;
+
+void Eliminator::load(ScoredGraph graph) { impl->load(std::move(graph)); }
+void Eliminator::reduce(const std::vector<bool> &keep) { impl->reduce(keep); }
+void Eliminator::solveRemainders(const SearchOptions &options,
+                                 std::vector<unsigned> &choice) {
+  impl->solveRemainders(options, choice);
+}
+void Eliminator::backtrack(std::vector<unsigned> &choice) const {
+  impl->backtrack(choice);
+}
+bool Eliminator::isAlive(unsigned node) const {
+  return impl->nodes[node].alive;
+}
+const std::vector<Score> &Eliminator::getScores(unsigned node) const {
+  return impl->nodes[node].scores;
+}
+std::vector<Score> Eliminator::getEdgeScores(unsigned a, unsigned b) const {
+  auto it = impl->edgeBetween.find(pairKey(a, b));
+  if (it == impl->edgeBetween.end())
+    return {};
+  return impl->orientedFrom(it->second, a);
+}
+
+void detail::solveScored(ScoredGraph scored, const SearchOptions &options,
+                         SearchSolution &counts,
+                         std::vector<unsigned> &choice) {
+  EliminatorImpl eliminator(counts);
+  eliminator.load(std::move(scored));
+  eliminator.reduce({});
+  choice.assign(eliminator.nodes.size(), 0);
+  eliminator.solveRemainders(options, choice);
+  eliminator.backtrack(choice);
 }
 
 SearchSolution detail::solveForObjective(const CostGraph &graph,
                                          const Objective &objective,
-                                         const SearchOptions &options) {
+                                         const SearchOptions &options,
+                                         const LayerStructure *layers) {
   SearchSolution solution;
   std::vector<unsigned> choice;
-  Eliminator eliminator(graph, objective, solution);
-  if (!eliminator.run(options, choice))
-    return solution;
+  if (layers) {
+    if (!solveLayered(graph, *layers, objective, options, solution, choice))
+      return solution;
+  } else {
+    ScoredGraph scored;
+    if (!scoreGraph(graph, objective, scored))
+      return solution;
+    solveScored(std::move(scored), options, solution, choice);
+  }
   double cost = graph.evaluateCost(choice);
   if (!(cost < kInfiniteCost))
     return solution; // every plan is forbidden (or, inexact, none was found)

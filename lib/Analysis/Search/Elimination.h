@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace mlir::loom::dist::detail {
@@ -119,13 +120,79 @@ struct Remainder {
 std::vector<unsigned> solveRemainder(const Remainder &remainder,
                                      double maxCombinations, bool &exact);
 
+/// A cost graph in one objective's scores: what elimination works on. The
+/// layered solve (Layered.cpp) builds such graphs for one layer and for
+/// what surrounds the layers.
+struct ScoredGraph {
+  std::vector<std::vector<Score>> nodes;
+  struct Edge {
+    unsigned source, destination;
+    /// scores[i * nodes[destination].size() + j].
+    std::vector<Score> scores;
+  };
+  std::vector<Edge> edges;
+};
+
+/// `graph` in `objective`'s scores; false when a node has no candidate or
+/// mismatched vectors, or an edge a wrong-sized matrix.
+bool scoreGraph(const CostGraph &graph, const Objective &objective,
+                ScoredGraph &scored);
+
+/// The score of `choice` on `graph` (a self-loop counts its diagonal).
+Score evaluateScore(const ScoredGraph &graph,
+                    const std::vector<unsigned> &choice);
+
+class EliminatorImpl;
+
+/// Graph elimination on a scored graph (Elimination.cpp): load, reduce
+/// (optionally keeping some nodes), settle what remains, backtrack.
+class Eliminator {
+public:
+  /// Elimination counts and exactness are added to `counts`.
+  explicit Eliminator(SearchSolution &counts);
+  ~Eliminator();
+  Eliminator(Eliminator &&);
+  Eliminator &operator=(Eliminator &&);
+
+  /// Step 1: takes the graph, summing parallel edges and folding self-loops
+  /// into their node.
+  void load(ScoredGraph graph);
+  /// Step 2: eliminates nodes of degree 1 and 2 until none is left, except
+  /// those `keep` marks (indexed by node; empty keeps none).
+  void reduce(const std::vector<bool> &keep = {});
+  /// Step 3: picks the candidates of every node still alive.
+  void solveRemainders(const SearchOptions &options,
+                       std::vector<unsigned> &choice);
+  /// Step 4: the eliminated nodes' candidates from those of the nodes still
+  /// alive (already in `choice`, one entry per node).
+  void backtrack(std::vector<unsigned> &choice) const;
+
+  bool isAlive(unsigned node) const;
+  /// A node's scores after the folds into it.
+  const std::vector<Score> &getScores(unsigned node) const;
+  /// The live edge between `a` and `b` oriented [a's][b's candidates];
+  /// empty when there is none.
+  std::vector<Score> getEdgeScores(unsigned a, unsigned b) const;
+
+private:
+  std::unique_ptr<EliminatorImpl> impl;
+};
+
+/// Solves `scored` (loaded, reduced, settled, backtracked) into `choice`.
+void solveScored(ScoredGraph scored, const SearchOptions &options,
+                 SearchSolution &counts, std::vector<unsigned> &choice);
+
+struct LayerStructure;
+
 /// Solves `graph` for one objective by elimination, remainder enumeration
-/// and backtracking. The solution's cost and memory are evaluated on
-/// `graph`; its choice is empty when every plan has infinite cost (or a
-/// node has no candidate).
+/// and backtracking; with `layers` (checked by analyzeLayers), by reducing
+/// one repeated layer per objective variant and chaining it (Layered.cpp).
+/// The solution's cost and memory are evaluated on `graph`; its choice is
+/// empty when every plan has infinite cost (or a node has no candidate).
 SearchSolution solveForObjective(const CostGraph &graph,
                                  const Objective &objective,
-                                 const SearchOptions &options);
+                                 const SearchOptions &options,
+                                 const LayerStructure *layers = nullptr);
 
 } // namespace mlir::loom::dist::detail
 

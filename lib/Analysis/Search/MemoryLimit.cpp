@@ -34,6 +34,9 @@
 //     same at its slope, and the walk returns the segment's end) and plans
 //     in dents that one node's move can reach.
 //
+// Every solve goes through the layered path when the options name repeated
+// layers that pass analyzeLayers (Layered.cpp), else the plain one.
+//
 // Each walk step finds a new hull vertex, so it ends after at most as many
 // solves as the hull has vertices between the two ends (a handful in
 // practice; capped at 64). The answer is never worse than the cheapest
@@ -45,13 +48,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "Elimination.h"
+#include "Layered.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir::loom::dist;
 using namespace mlir::loom::dist::detail;
 
-/// Each walk step finds a new hull vertex; this bounds the walk should
+/// Every solve goes through the layered path when the options name repeated
+// layers that pass analyzeLayers (Layered.cpp), else the plain one.
+//
+// Each walk step finds a new hull vertex; this bounds the walk should
 /// rounding keep producing "new" ones.
 static constexpr int kMaxHullSteps = 64;
 
@@ -135,11 +143,11 @@ static void polishUnderLimit(const CostGraph &graph, SearchSolution &solution,
 /// limit finds the one that fills the memory best. Memory need not be
 /// monotone in t, so the cheapest feasible plan seen is kept.
 static void sweepTies(const CostGraph &graph, const SearchOptions &options,
-                      SearchSolution &feasible,
+                      const LayerStructure *layers, SearchSolution &feasible,
                       const SearchSolution &infeasible) {
   Objective sweep;
-  sweep.lambda = (feasible.cost - infeasible.cost) /
-                 (infeasible.memory - feasible.memory);
+  sweep.lambda =
+      (feasible.cost - infeasible.cost) / (infeasible.memory - feasible.memory);
   if (!(sweep.lambda > 0) || !std::isfinite(sweep.lambda))
     return;
   auto isEndpoint = [&](const SearchSolution &solution) {
@@ -151,7 +159,7 @@ static void sweepTies(const CostGraph &graph, const SearchOptions &options,
   bool probed = false;
   while (high - low > 1) {
     sweep.moreMemoryBelow = low + (high - low) / 2;
-    SearchSolution probe = solveForObjective(graph, sweep, options);
+    SearchSolution probe = solveForObjective(graph, sweep, options, layers);
     if (probe.choice.empty())
       return;
     if (!probed && isEndpoint(probe))
@@ -169,22 +177,36 @@ static void sweepTies(const CostGraph &graph, const SearchOptions &options,
   }
 }
 
-SearchSolution mlir::loom::dist::solveByElimination(
-    const CostGraph &graph, const SearchOptions &options) {
-  SearchSolution cheapest = solveForObjective(graph, Objective{}, options);
+SearchSolution
+mlir::loom::dist::solveByElimination(const CostGraph &graph,
+                                     const SearchOptions &options) {
+  std::optional<LayerStructure> structure;
+  std::string whyNot;
+  if (!options.layers.empty())
+    structure = analyzeLayers(graph, options.layers, whyNot);
+  const LayerStructure *layers = structure ? &*structure : nullptr;
+  auto tell = [&](SearchSolution solution) {
+    solution.layered = layers != nullptr;
+    solution.layeredFallback = whyNot;
+    return solution;
+  };
+
+  SearchSolution cheapest =
+      solveForObjective(graph, Objective{}, options, layers);
   if (cheapest.choice.empty() || cheapest.memory <= options.memoryLimit)
-    return cheapest;
+    return tell(std::move(cheapest));
 
   Objective memoryFirst;
   memoryFirst.memoryFirst = true;
-  SearchSolution feasible = solveForObjective(graph, memoryFirst, options);
+  SearchSolution feasible =
+      solveForObjective(graph, memoryFirst, options, layers);
   feasible.lambda = kInfiniteCost;
   if (feasible.choice.empty() || feasible.memory > options.memoryLimit) {
     SearchSolution none = feasible;
     none.choice.clear();
     none.cost = kInfiniteCost;
     none.memory = 0;
-    return none;
+    return tell(std::move(none));
   }
 
   SearchSolution infeasible = std::move(cheapest);
@@ -197,7 +219,7 @@ SearchSolution mlir::loom::dist::solveByElimination(
       break;
     Objective slope;
     slope.lambda = costGap / memoryGap;
-    SearchSolution next = solveForObjective(graph, slope, options);
+    SearchSolution next = solveForObjective(graph, slope, options, layers);
     if (next.choice.empty())
       break;
     double line = feasible.cost + slope.lambda * feasible.memory;
@@ -213,7 +235,7 @@ SearchSolution mlir::loom::dist::solveByElimination(
       infeasible = std::move(next);
   }
   if (adjacent)
-    sweepTies(graph, options, feasible, infeasible);
+    sweepTies(graph, options, layers, feasible, infeasible);
   polishUnderLimit(graph, feasible, options.memoryLimit);
-  return feasible;
+  return tell(std::move(feasible));
 }

@@ -87,6 +87,12 @@ struct SearchSolution {
   /// cost + lambda * memory gave `choice`; 0 when the memory limit did not
   /// bind, infinity when only the smallest-memory plan fits.
   double lambda = 0;
+  /// Whether the repeated layers named in SearchOptions::layers were solved
+  /// once and chained. False without a hint or when the hint failed a check;
+  /// `layeredFallback` then says which (the plain solve ran instead, so the
+  /// plan is as good either way).
+  bool layered = false;
+  std::string layeredFallback;
 };
 
 struct SearchOptions {
@@ -96,6 +102,14 @@ struct SearchOptions {
   /// component left after elimination; larger ones fall back to iterated
   /// conditional modes and clear SearchSolution::exact.
   double maxEnumeratedCombinations = 1e6;
+  /// A hint: the graph's repeated layers, layers[k][j] the id of layer k's
+  /// j-th node. When layers 1..L-1 repeat layer 1 exactly (candidates,
+  /// costs, memories, edges within a layer and from the previous one, edges
+  /// from outside nodes) and consecutive layers meet through one node of
+  /// the earlier layer (the residual stream), one layer is reduced per
+  /// objective and chained (docs/Search.md, "Repeated layers"); otherwise
+  /// the plain solve runs. Layer 0 may differ (it is solved with the rest).
+  std::vector<std::vector<unsigned>> layers;
 };
 
 /// Solves by graph elimination (MindSpore's operator, edge, merge and
@@ -104,7 +118,8 @@ struct SearchOptions {
 /// (series-parallel); what remains is solved by enumerating the remaining
 /// nodes' candidates. Under a memory limit the solver minimizes
 /// cost + λ·memory and searches λ (docs/Search.md: a Lagrangian relaxation,
-/// exact whenever it returns a plan on the lower convex hull).
+/// exact whenever it returns a plan on the lower convex hull). With
+/// `options.layers`, every solve reduces one repeated layer instead of all.
 SearchSolution solveByElimination(const CostGraph &graph,
                                   const SearchOptions &options = {});
 

@@ -15,7 +15,9 @@
 //    (StrategyCostGraph.cpp), then per outer choice (ZeRO-1 off/on when the
 //    mesh has data-parallel axes, recompute off/all layers when there are
 //    layers) assemble the graph and solve it by elimination under the
-//    memory limit. Keep the cheapest feasible plan over all meshes and
+//    memory limit, with the repeated layers named so that the solver
+//    reduces one layer and chains it (it checks that they repeat and falls
+//    back to the plain solve otherwise). Keep the cheapest feasible plan over all meshes and
 //    choices (ties keep the earlier: less tensor parallelism, no ZeRO, no
 //    recompute).
 // 4. Write the mesh, every node's `dist.strategy`, `dist.plan` and
@@ -329,6 +331,9 @@ void SearchStrategyPass::runOnOperation() {
       recomputeChoices.push_back(true);
 
     std::optional<Plan> meshBest;
+    std::vector<std::vector<unsigned>> layerHint = builder->getLayerHint();
+    // How the layered solve went on this mesh, for `explain`.
+    std::string layeredNote;
     for (bool zero : zeroChoices) {
       for (bool recompute : recomputeChoices) {
         StrategyChoice choice{zero, recompute};
@@ -337,7 +342,18 @@ void SearchStrategyPass::runOnOperation() {
         // the constrained one (the solver is exact without a limit), so a
         // choice whose bound cannot beat the best plan so far is skipped,
         // and one whose unconstrained plan fits needs no Lagrangian walk.
-        SearchSolution free = solveByElimination(graph);
+        SearchOptions unlimited;
+        unlimited.layers = layerHint;
+        SearchSolution free = solveByElimination(graph, unlimited);
+        if (layerHint.empty())
+          layeredNote = "no repeated layers";
+        else if (free.layered)
+          layeredNote = llvm::formatv("layered solve ({0} layers of {1} nodes)",
+                                      layerHint.size(), layerHint[0].size())
+                            .str();
+        else
+          layeredNote = "plain solve (layers not chained: " +
+                        free.layeredFallback + ")";
         double bestSoFar = kInfiniteCost;
         if (meshBest)
           bestSoFar = meshBest->solution.cost;
@@ -352,6 +368,7 @@ void SearchStrategyPass::runOnOperation() {
             continue;
           SearchOptions options;
           options.memoryLimit = memoryLimit;
+          options.layers = layerHint;
           solution = solveByElimination(graph, options);
         }
         LLVM_DEBUG(llvm::dbgs()
@@ -379,13 +396,13 @@ void SearchStrategyPass::runOnOperation() {
       module.emitRemark() << llvm::formatv(
           "mesh {0}: {1} per step, {2:F3} GiB per device (zero={3}, "
           "recompute={4}); {5} nodes, {6} edges, signature cache hit rate "
-          "{7:F1}%",
+          "{7:F1}%; {8}",
           mesh.toString(), formatSeconds(meshBest->solution.cost),
           meshBest->solution.memory / double(int64_t(1) << 30),
           meshBest->choice.zero ? 1 : 0,
           meshBest->choice.recompute ? "on" : "off",
           builder->getNodes().size(), builder->getEdges().size(),
-          100 * stats.getHitRate());
+          100 * stats.getHitRate(), layeredNote);
     }
     if (best.builder && meshBest->solution.cost >= best.solution.cost)
       continue;

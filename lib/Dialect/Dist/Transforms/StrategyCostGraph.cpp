@@ -138,6 +138,20 @@ bool StrategyCostGraphBuilder::hasLayers() const {
                       [](const SearchNode &node) { return node.layer >= 0; });
 }
 
+std::vector<std::vector<unsigned>>
+StrategyCostGraphBuilder::getLayerHint() const {
+  std::map<int64_t, std::vector<unsigned>> byLayer;
+  for (auto [index, node] : llvm::enumerate(nodes))
+    if (node.layer >= 0)
+      byLayer[node.layer].push_back(index);
+  std::vector<std::vector<unsigned>> layers;
+  if (byLayer.size() < 2)
+    return layers;
+  for (auto &[layer, ids] : byLayer)
+    layers.push_back(std::move(ids));
+  return layers;
+}
+
 std::string StrategyCostGraphBuilder::getSignature(Operation *op) const {
   func::FuncOp func = this->func;
   std::string text;

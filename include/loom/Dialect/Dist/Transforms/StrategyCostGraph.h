@@ -141,6 +141,10 @@ public:
   bool usesEveryAxis() const;
   /// Whether any node lies in a repeated layer (recompute applies).
   bool hasLayers() const;
+  /// The solver's layer hint (SearchOptions::layers): per repeated layer in
+  /// index order, its nodes in program order; empty with fewer than two
+  /// layers. The solver checks that they really repeat.
+  std::vector<std::vector<unsigned>> getLayerHint() const;
   /// The global FLOPs of every op of the step (the model FLOPs).
   double getModelFlops() const { return modelFlops; }
 
