@@ -476,7 +476,12 @@ void SearchStrategyPass::runOnOperation() {
                                ? std::max(1, sharding.optimizerShard)
                                : 0))}));
   // The cluster, so dist-lower-reshards prices chains as the search did.
-  module->setAttr("dist.cluster", builder.getStringAttr(printClusterSpec(*spec)));
+  // On one line: the printed spec is indented for people, and no string in
+  // it holds a line break, so dropping each break and its indent is safe.
+  std::string printedCluster = printClusterSpec(*spec), clusterJson;
+  for (StringRef line : llvm::split(printedCluster, '\n'))
+    clusterJson += line.ltrim(' ').str();
+  module->setAttr("dist.cluster", builder.getStringAttr(clusterJson));
   module->setAttr(
       "dist.predicted",
       builder.getDictionaryAttr(

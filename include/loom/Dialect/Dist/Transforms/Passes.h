@@ -30,7 +30,13 @@ namespace loom::dist {
 void buildPartitionPipeline(OpPassManager &pm,
                             const InsertReshardsPassOptions &options = {});
 
-/// Registers `loom-partition-pipeline` with the global pass registry.
+/// The sharding phase: dist-search-strategy with `options`, then
+/// dist-verify-sharding.
+void buildShardingPipeline(OpPassManager &pm,
+                           const SearchStrategyPassOptions &options);
+
+/// Registers `loom-sharding-pipeline` and `loom-partition-pipeline` with the
+/// global pass registry.
 void registerDistPipelines();
 
 } // namespace loom::dist

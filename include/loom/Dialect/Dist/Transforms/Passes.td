@@ -117,6 +117,22 @@ def PartitionSPMDPass : Pass<"dist-partition-spmd", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def VerifySharding : Pass<"dist-verify-sharding", "::mlir::ModuleOp"> {
+  let summary = "Check the contract of a searched (sharded) module";
+  let description = [{
+    Ends the sharding phase: the module has exactly one `dist.mesh`, a
+    `dist.predicted` plan summary and a `dist.plan` choice; the entry
+    function's forward ops (the first op of each `loom.fwd` id) that have a
+    sharding rule carry a `dist.strategy` on that mesh whose factor axes are
+    valid for the rule. Reports every violation before failing. Changes
+    nothing.
+  }];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Function to check (falls back to `forward` when absent)">,
+  ];
+}
+
 def VerifyPartitionedPass : Pass<"dist-verify-partitioned",
                                  "::mlir::ModuleOp"> {
   let summary = "Check the contract of a partitioned module";
