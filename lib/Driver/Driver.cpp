@@ -26,6 +26,7 @@
 #include "loom/Driver/Driver.h"
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
+#include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
@@ -40,6 +41,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -300,6 +302,100 @@ LogicalResult mlir::loom::runShardingPhase(const CompileOptions &options,
   return pm.run(module);
 }
 
+/// The largest peak live bytes of the functions of a partitioned module.
+static int64_t getPartitionedPeak(ModuleOp module) {
+  int64_t peak = 0;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      peak = std::max(peak, dist::analyzeMemory(func).getPeak());
+  return peak;
+}
+
+/// The search prices memory per op (parameters, gradients, optimizer
+/// states, activations kept for the backward, one recomputed layer), which
+/// misses the transient values live at the step's peak (reshards, the
+/// logits and their gradient, backward temporaries). So before a partition
+/// the plan is checked by the liveness analysis of the per-rank program it
+/// yields; while that exceeds the limit, the search runs again (quietly)
+/// with its limit scaled by limit / peak, a few rounds at most, and the
+/// first plan that fits is taken. The search's model is not monotone in
+/// that limit, so this can fail: then the unscaled plan is kept and a
+/// warning gives both numbers. Returns the options to search with.
+static FailureOr<CompileOptions>
+calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
+  dist::ValueOrError<dist::ClusterSpec> spec =
+      dist::loadClusterSpec(*options.cluster);
+  if (!spec)
+    return emitError(module.getLoc()) << spec.error();
+  constexpr double kGiB = double(int64_t(1) << 30);
+  double limit = options.memoryLimitGiB && *options.memoryLimitGiB > 0
+                     ? *options.memoryLimitGiB
+                     : double(spec->device.memoryBytes) / kGiB;
+  CompileOptions quiet = options;
+  quiet.report = false;
+  quiet.explain = false;
+  quiet.planJson.reset();
+  quiet.memoryLimitGiB = limit;
+  constexpr int kRounds = 4;
+  double firstPeakGiB = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    OwningOpRef<ModuleOp> trial = module.clone();
+    LogicalResult ran = success();
+    {
+      // The first trial's errors are the user's (bad flags, nothing fits
+      // even by the search's model): let them through. Later trials run
+      // under a limit the user never gave; silence them.
+      std::optional<ScopedDiagnosticHandler> silence;
+      if (round > 0)
+        silence.emplace(module.getContext(),
+                        [](Diagnostic &) { return success(); });
+      ran = succeeded(runShardingPhase(quiet, *trial)) &&
+                    succeeded(runPartitionPhase(quiet, *trial))
+                ? success()
+                : failure();
+    }
+    if (failed(ran)) {
+      if (round == 0)
+        return failure();
+      break;
+    }
+    double peakGiB = double(getPartitionedPeak(*trial)) / kGiB;
+    if (round == 0)
+      firstPeakGiB = peakGiB;
+    if (peakGiB <= limit) {
+      CompileOptions result = options;
+      result.memoryLimitGiB = quiet.memoryLimitGiB;
+      return result;
+    }
+    *quiet.memoryLimitGiB *= limit / peakGiB;
+  }
+  emitWarning(module.getLoc()) << llvm::formatv(
+      "the per-rank program needs {0:F3} GiB per device by liveness "
+      "analysis, over the {1:F3} GiB limit the search's memory model "
+      "respects (it does not count transient values; docs/Search.md, "
+      "\"Memory\"); no searched plan was found under the limit by both",
+      firstPeakGiB, limit);
+  return options;
+}
+
+/// Prints the peak live bytes of the partitioned entry function, by
+/// category (docs/CostModel.md, "Memory").
+static void printPartitionedMemory(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    dist::MemoryBreakdown memory = dist::analyzeMemory(func);
+    auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
+    llvm::outs() << llvm::formatv(
+        "Liveness of the per-rank program: peak {0:F2} GiB per device "
+        "(parameters {1:F2}, gradients {2:F2}, optimizer states {3:F2}, "
+        "activations {4:F2}, other {5:F2} GiB)\n",
+        gib(memory.getPeak()), gib(memory.parameters), gib(memory.gradients),
+        gib(memory.optimizerStates), gib(memory.activations),
+        gib(memory.other));
+  }
+}
+
 /// Prints the report of `module` (searched; lowered or not) to stdout. An
 /// unlowered module is lowered in a copy so that the collectives show.
 static LogicalResult printReport(const CompileOptions &options,
@@ -385,7 +481,13 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
   PassManager partition(context);
   partition.addPass(dist::createPartitionSPMDPass());
   partition.addPass(dist::createVerifyPartitionedPass());
-  return partition.run(module);
+  if (failed(partition.run(module)))
+    return failure();
+  // The report's memory comes from the search's per-op model; the liveness
+  // analysis of the per-rank program is the check on it.
+  if (options.report)
+    printPartitionedMemory(module);
+  return success();
 }
 
 OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
@@ -393,6 +495,9 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
                                           llvm::SourceMgr &sourceMgr) {
   if (failed(checkOptions(options, context)))
     return {};
+  // Errors name their location; printing the whole module after each (the
+  // default) would bury them.
+  context->printOpOnDiagnostic(false);
   DialectRegistry registry;
   registerAllDialects(registry);
   context->appendDialectRegistry(registry);
@@ -430,10 +535,17 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   if (failed(pm.run(*module)))
     return {};
   // The search runs whenever a cluster is given; with every strategy fixed
-  // by the user it only prices them.
-  if (options.compileTo >= Phase::Sharding && options.cluster &&
-      failed(runShardingPhase(options, *module)))
+  // by the user it only prices them. Before a partition, its limit is
+  // calibrated so that the per-rank program fits by liveness analysis.
+  if (options.compileTo >= Phase::Partition && options.cluster) {
+    FailureOr<CompileOptions> calibrated =
+        calibrateMemoryLimit(options, *module);
+    if (failed(calibrated) || failed(runShardingPhase(*calibrated, *module)))
+      return {};
+  } else if (options.compileTo >= Phase::Sharding && options.cluster &&
+             failed(runShardingPhase(options, *module))) {
     return {};
+  }
   if (options.compileTo == Phase::Sharding && options.report &&
       failed(printReport(options, *module, false)))
     return {};

@@ -538,6 +538,28 @@ void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
   }
 }
 
+/// Whether the partition phase implements `strategy` for `op`: attention
+/// and its gradient split on a sequence (context parallelism: the
+/// op-partitioned key sequence or the globally indexed query sequence) are
+/// not implemented yet, so layout assignment never chooses such a split on
+/// its own; a user who fixes one gets the partitioner's error.
+static bool isImplementedSplit(Operation *op, const OpShardingRule &rule,
+                               const FactorAxes &strategy,
+                               const FixedFactors &fixed) {
+  StringRef name = op->getName().getStringRef();
+  if (name != "loom.attention" && name != "loom.attention_grad")
+    return true;
+  for (auto [factor, axes] : llvm::enumerate(strategy)) {
+    const ShardingFactor &info = rule.getFactors()[factor];
+    bool userFixed = factor < fixed.size() && fixed[factor] &&
+                     !fixed[factor]->empty();
+    if (!axes.empty() && !userFixed &&
+        (info.kind == FactorKind::OpPartitioned || info.globalIndexed))
+      return false;
+  }
+  return true;
+}
+
 FailureOr<Choice>
 LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
                                const FixedFactors &fixed) {
@@ -590,7 +612,8 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
                         << " is invalid for this op: " << trimmed.error();
       return failure();
     }
-    if (!seen.insert(*trimmed).second)
+    if (!seen.insert(*trimmed).second ||
+        !isImplementedSplit(op, rule, *trimmed, fixed))
       continue;
     ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *trimmed);
     if (!derived)

@@ -663,8 +663,14 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
   // Parameters and their gradients.
   double total = 2 * cost.parameterBytes +
                  (choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes);
-  if (choice.recompute && nodes[node].layer >= 0)
+  // Under recompute a layer keeps only its input, but the layer being
+  // recomputed holds all its activations during its backward: one layer's
+  // worth, charged to layer 0 (which the layered solve handles apart from
+  // the identical layers after it).
+  if (choice.recompute && nodes[node].layer > 0)
     total += cost.layerInputBytes;
+  else if (choice.recompute && nodes[node].layer == 0)
+    total += cost.layerInputBytes + cost.activationBytes;
   else
     total += cost.activationBytes;
   return total;
