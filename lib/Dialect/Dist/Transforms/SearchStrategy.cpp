@@ -454,7 +454,11 @@ void SearchStrategyPass::runOnOperation() {
     parameters += cost.parameterBytes;
     optimizerStates +=
         best.choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes;
+    // As StrategyCostGraphBuilder::getNodeMemory counts them: layer 0 also
+    // holds one recomputed layer's activations.
     activations += recomputed ? cost.layerInputBytes : cost.activationBytes;
+    if (recomputed && node.layer == 0)
+      activations += cost.activationBytes;
     compute += nodeCompute;
     comm += best.builder->getNodeCost(index, candidate, best.choice) -
             nodeCompute;
