@@ -18,6 +18,7 @@
 namespace loom::runtime::io {
 
 using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 //===----------------------------------------------------------------------===//
@@ -131,18 +132,20 @@ Status verifyManifest(const CheckpointManifest &manifest) {
   return Status::success();
 }
 
-static json manifestToJson(const CheckpointManifest &manifest) {
-  json mesh = {{"axes", json::array()}, {"shape", json::array()}};
+/// Field order as documented (ordered_json keeps insertion order).
+static ordered_json manifestToJson(const CheckpointManifest &manifest) {
+  ordered_json mesh = {{"axes", ordered_json::array()},
+                       {"shape", ordered_json::array()}};
   for (const layout::DeviceMesh::Axis &axis : manifest.mesh.getAxes()) {
     mesh["axes"].push_back(axis.name);
     mesh["shape"].push_back(axis.size);
   }
-  json tensors = json::object();
+  ordered_json tensors = ordered_json::object();
   for (const auto &[name, tensor] : manifest.tensors)
     tensors[name] = {{"shape", tensor.shape},
                      {"dtype", std::string(dtypeName(tensor.dtype))},
                      {"layout", tensor.layout}};
-  json files = json::array();
+  ordered_json files = ordered_json::array();
   for (size_t rank = 0; rank < manifest.files.size(); ++rank)
     files.push_back({{"rank", rank},
                      {"name", manifest.files[rank].name},
