@@ -104,19 +104,10 @@ Status findLatestCheckpoint(const std::string &root, std::string &dir) {
 // Manifest
 //===----------------------------------------------------------------------===//
 
-Status verifyManifest(const CheckpointManifest &manifest) {
+/// Checks what splitting and assembling need: every layout parses, is not
+/// partial and divides its tensor's shape.
+static Status verifyTensors(const CheckpointManifest &manifest) {
   const layout::DeviceMesh &mesh = manifest.mesh;
-  int64_t devices = mesh.getNumDevices();
-  if (static_cast<int64_t>(manifest.files.size()) != devices)
-    return Status::failure("the manifest lists " +
-                           std::to_string(manifest.files.size()) +
-                           " rank files, but mesh " + mesh.toString() +
-                           " has " + std::to_string(devices) + " devices");
-  if (manifest.step < 0 || manifest.dataPosition < 0)
-    return Status::failure("step " + std::to_string(manifest.step) +
-                           " and data position " +
-                           std::to_string(manifest.dataPosition) +
-                           " must be non-negative");
   for (const auto &[name, tensor] : manifest.tensors) {
     layout::BlockLayout layout;
     Status status = layout::BlockLayout::parse(tensor.layout, mesh, layout);
@@ -130,6 +121,22 @@ Status verifyManifest(const CheckpointManifest &manifest) {
       return Status::failure("tensor `" + name + "`: " + status.message());
   }
   return Status::success();
+}
+
+Status verifyManifest(const CheckpointManifest &manifest) {
+  const layout::DeviceMesh &mesh = manifest.mesh;
+  int64_t devices = mesh.getNumDevices();
+  if (static_cast<int64_t>(manifest.files.size()) != devices)
+    return Status::failure("the manifest lists " +
+                           std::to_string(manifest.files.size()) +
+                           " rank files, but mesh " + mesh.toString() +
+                           " has " + std::to_string(devices) + " devices");
+  if (manifest.step < 0 || manifest.dataPosition < 0)
+    return Status::failure("step " + std::to_string(manifest.step) +
+                           " and data position " +
+                           std::to_string(manifest.dataPosition) +
+                           " must be non-negative");
+  return verifyTensors(manifest);
 }
 
 /// Field order as documented (ordered_json keeps insertion order).
@@ -518,7 +525,7 @@ Status readCheckpointShard(const std::string &dir,
 Status splitGlobalTensors(const CheckpointManifest &manifest,
                           const TensorMap &global,
                           std::vector<TensorMap> &perRank) {
-  if (Status status = verifyManifest(manifest); !status)
+  if (Status status = verifyTensors(manifest); !status)
     return status;
   const layout::DeviceMesh &mesh = manifest.mesh;
   perRank.assign(static_cast<size_t>(mesh.getNumDevices()), TensorMap());
@@ -558,7 +565,7 @@ Status splitGlobalTensors(const CheckpointManifest &manifest,
 Status assembleGlobalTensors(const CheckpointManifest &manifest,
                              const std::vector<TensorMap> &perRank,
                              TensorMap &global) {
-  if (Status status = verifyManifest(manifest); !status)
+  if (Status status = verifyTensors(manifest); !status)
     return status;
   const layout::DeviceMesh &mesh = manifest.mesh;
   if (static_cast<int64_t>(perRank.size()) != mesh.getNumDevices())

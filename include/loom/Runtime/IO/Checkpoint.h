@@ -130,8 +130,8 @@ Status readCheckpointShard(const std::string &dir,
                            const CheckpointManifest &manifest, int64_t rank,
                            TensorMap &blocks);
 
-/// Cuts global tensors into every rank's blocks by the manifest's layouts;
-/// `global` must hold exactly the manifest's tensors with their shapes and
+/// Cuts global tensors into every rank's blocks by the manifest's layouts
+/// (its `files` are not needed); `global` must hold exactly the manifest's tensors with their shapes and
 /// dtypes.
 Status splitGlobalTensors(const CheckpointManifest &manifest,
                           const TensorMap &global,
