@@ -51,11 +51,10 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<input>"),
                                       cl::sub(mergeCommand),
                                       cl::sub(splitCommand),
                                       cl::sub(reshardCommand));
-static cl::opt<std::string> outputPath("o", cl::desc("output file or directory"),
-                                       cl::value_desc("path"), cl::Required,
-                                       cl::sub(mergeCommand),
-                                       cl::sub(splitCommand),
-                                       cl::sub(reshardCommand));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("output file or directory"),
+               cl::value_desc("path"), cl::Required, cl::sub(mergeCommand),
+               cl::sub(splitCommand), cl::sub(reshardCommand));
 static cl::opt<std::string> meshText("mesh",
                                      cl::desc("target mesh, e.g. dp=2,tp=2"),
                                      cl::Required, cl::sub(splitCommand),
@@ -107,8 +106,8 @@ static int runInspect() {
   for (size_t rank = 0; rank < manifest.files.size(); ++rank) {
     const io::CheckpointFile &file = manifest.files[rank];
     io::TensorMap blocks;
-    Status status = io::readCheckpointShard(
-        inputPath, manifest, static_cast<int64_t>(rank), blocks);
+    Status status = io::readCheckpointShard(inputPath, manifest,
+                                            static_cast<int64_t>(rank), blocks);
     os << "  rank " << rank << ": " << file.name << " " << file.bytes
        << " bytes crc32c " << llvm::format_hex_no_prefix(file.crc32c, 8)
        << (status ? " ok" : " BAD") << "\n";
@@ -153,8 +152,8 @@ static Status planTensors(const io::TensorMap &global,
       return Status::failure(*error);
     llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
     if (!parsed)
-      return Status::failure("`" + layoutsPath + "`: " +
-                             llvm::toString(parsed.takeError()));
+      return Status::failure("`" + layoutsPath +
+                             "`: " + llvm::toString(parsed.takeError()));
     const llvm::json::Object *object = parsed->getAsObject();
     if (!object)
       return Status::failure("`" + layoutsPath +
@@ -176,8 +175,8 @@ static Status planTensors(const io::TensorMap &global,
     tensor.shape = value.shape;
     tensor.dtype = value.dtype;
     auto it = layouts.find(name);
-    layout::BlockLayout parsed = layout::BlockLayout::replicated(
-        value.shape.size());
+    layout::BlockLayout parsed =
+        layout::BlockLayout::replicated(value.shape.size());
     if (it != layouts.end())
       if (Status status =
               layout::BlockLayout::parse(it->second, manifest.mesh, parsed);
@@ -207,8 +206,7 @@ static int writeForPlan(io::CheckpointManifest manifest,
     return fail(status.message());
   llvm::outs() << "wrote " << manifest.tensors.size() << " tensors of step "
                << manifest.step << " for mesh " << manifest.mesh.toString()
-               << " (" << perRank.size() << " ranks) to " << outputPath
-               << "\n";
+               << " (" << perRank.size() << " ranks) to " << outputPath << "\n";
   return 0;
 }
 

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// loom-data encode --input TEXT --output TOKENS.bin [--format llmc|uint16|int32]
-// loom-data inspect TOKENS.bin [--format auto|llmc|uint16|int32] [--vocab N]
-// loom-data batch TOKENS.bin --batch B --seq T --step S [--seed N]
+// loom-data encode --input TEXT --output TOKENS.bin [--format
+// llmc|uint16|int32] loom-data inspect TOKENS.bin [--format
+// auto|llmc|uint16|int32] [--vocab N] loom-data batch TOKENS.bin --batch B
+// --seq T --step S [--seed N]
 //                 [--mesh dp=2,tp=2 --layout '[["dp"], ["tp"]]' --rank R]
 //
 // `encode` tokenizes text byte by byte (vocabulary 256) into a token file
@@ -34,8 +35,8 @@ static cl::SubCommand encodeCommand("encode",
                                     "tokenize a text file byte by byte");
 static cl::SubCommand inspectCommand("inspect", "check and describe a token "
                                                 "file");
-static cl::SubCommand batchCommand("batch",
-                                   "print one step's batch (or a rank's block)");
+static cl::SubCommand
+    batchCommand("batch", "print one step's batch (or a rank's block)");
 
 static cl::opt<std::string> input("input", cl::desc("text file to encode"),
                                   cl::value_desc("TEXT"), cl::Required,
@@ -56,7 +57,8 @@ static cl::opt<std::string>
     readFormat("format",
                cl::desc("auto (llm.c if the magic is there, else uint16), "
                         "llmc, uint16 or int32"),
-               cl::init("auto"), cl::sub(inspectCommand), cl::sub(batchCommand));
+               cl::init("auto"), cl::sub(inspectCommand),
+               cl::sub(batchCommand));
 static cl::opt<int64_t> vocab("vocab",
                               cl::desc("vocabulary size ids must stay below "
                                        "(0: unchecked)"),
@@ -65,8 +67,8 @@ static cl::opt<int64_t> vocab("vocab",
 
 static cl::opt<int64_t> batchSize("batch", cl::desc("global batch size"),
                                   cl::Required, cl::sub(batchCommand));
-static cl::opt<int64_t> seqLen("seq", cl::desc("sequence length"),
-                               cl::Required, cl::sub(batchCommand));
+static cl::opt<int64_t> seqLen("seq", cl::desc("sequence length"), cl::Required,
+                               cl::sub(batchCommand));
 static cl::opt<int64_t> step("step", cl::desc("training step"), cl::init(0),
                              cl::sub(batchCommand));
 static cl::opt<uint64_t> seed("seed", cl::desc("sampling seed"), cl::init(0),
@@ -79,8 +81,7 @@ static cl::opt<std::string> meshText("mesh",
                                      cl::desc("device mesh, e.g. dp=2,tp=2"),
                                      cl::sub(batchCommand));
 static cl::opt<std::string>
-    layoutText("layout",
-               cl::desc("layout of the [batch, seq] tokens tensor"),
+    layoutText("layout", cl::desc("layout of the [batch, seq] tokens tensor"),
                cl::sub(batchCommand));
 static cl::opt<int64_t> rank("rank", cl::desc("rank whose block to print"),
                              cl::init(0), cl::sub(batchCommand));
@@ -103,8 +104,8 @@ static int runEncode() {
   if (Status status = io::writeTokenFile(output, format, tokens); !status)
     return fail(status.message());
   llvm::outs() << "wrote " << tokens.size() << " tokens (byte-level, vocab "
-               << "256) to " << output << " as "
-               << io::tokenFormatName(format) << "\n";
+               << "256) to " << output << " as " << io::tokenFormatName(format)
+               << "\n";
   return 0;
 }
 
@@ -141,8 +142,7 @@ static int runInspect() {
       maxId = std::max<int64_t>(maxId, id);
     }
     if (at == 0)
-      first.assign(chunk.begin(),
-                   chunk.begin() + std::min<int64_t>(count, 48));
+      first.assign(chunk.begin(), chunk.begin() + std::min<int64_t>(count, 48));
   }
   if (maxId >= 0)
     llvm::outs() << "ids: [" << minId << ", " << maxId << "]\n";
@@ -196,14 +196,13 @@ static int runBatch() {
               layout::BlockLayout::parse(layoutText, mesh, tokensLayout);
           !status)
         return fail("--layout: " + status.message());
-    if (Status status =
-            io::readLocalBatch(file, spec, step, mesh, tokensLayout, rank,
-                               inputs, labels, shape);
+    if (Status status = io::readLocalBatch(file, spec, step, mesh, tokensLayout,
+                                           rank, inputs, labels, shape);
         !status)
       return fail(status.message());
   }
-  llvm::outs() << "step " << step << " block [" << shape[0] << ", "
-               << shape[1] << "]\n";
+  llvm::outs() << "step " << step << " block [" << shape[0] << ", " << shape[1]
+               << "]\n";
   printRows("inputs", inputs, shape[0], shape[1]);
   printRows("labels", labels, shape[0], shape[1]);
   return 0;

@@ -132,10 +132,9 @@ Status verifyManifest(const CheckpointManifest &manifest) {
                            " rank files, but mesh " + mesh.toString() +
                            " has " + std::to_string(devices) + " devices");
   if (manifest.step < 0 || manifest.dataPosition < 0)
-    return Status::failure("step " + std::to_string(manifest.step) +
-                           " and data position " +
-                           std::to_string(manifest.dataPosition) +
-                           " must be non-negative");
+    return Status::failure(
+        "step " + std::to_string(manifest.step) + " and data position " +
+        std::to_string(manifest.dataPosition) + " must be non-negative");
   return verifyTensors(manifest);
 }
 
@@ -228,8 +227,7 @@ public:
                  const json *&out) {
     out = field(object, key, where);
     if (out && !out->is_object())
-      return fail(std::string("field `") + where + key +
-                  "` must be an object");
+      return fail(std::string("field `") + where + key + "` must be an object");
     return out != nullptr;
   }
   bool getArray(const json &object, const char *key, const char *where,
@@ -381,8 +379,8 @@ static Status manifestFromJson(const std::string &path, const json &root,
       file.crc32c = static_cast<uint32_t>(std::stoul(crc, nullptr, 16));
       if (file.name.empty() || file.name.find('/') != std::string::npos ||
           file.name == "." || file.name == "..") {
-        r.fail("file name `" + file.name + "` of rank " +
-               std::to_string(rank) + " must be a plain file name");
+        r.fail("file name `" + file.name + "` of rank " + std::to_string(rank) +
+               " must be a plain file name");
         break;
       }
       manifest.files.push_back(std::move(file));
@@ -446,9 +444,9 @@ Status writeCheckpointShard(const std::string &dir, int64_t rank, int64_t step,
   if (ec)
     return Status::failure("cannot create checkpoint directory `" + dir +
                            "`: " + ec.message());
-  std::string bytes = serializeSafeTensors(
-      blocks,
-      {{"loom.rank", std::to_string(rank)}, {"loom.step", std::to_string(step)}});
+  std::string bytes =
+      serializeSafeTensors(blocks, {{"loom.rank", std::to_string(rank)},
+                                    {"loom.step", std::to_string(step)}});
   file.name = checkpointFileName(rank);
   file.bytes = bytes.size();
   file.crc32c = crc32c(bytes.data(), bytes.size());
@@ -508,8 +506,8 @@ Status readCheckpointShard(const std::string &dir,
                   mpi::formatShape(it->second.shape) + ", expected " +
                   std::string(dtypeName(tensor.dtype)) + " " +
                   mpi::formatShape(local) + " (global " +
-                  mpi::formatShape(tensor.shape) + ", layout " +
-                  tensor.layout + ")");
+                  mpi::formatShape(tensor.shape) + ", layout " + tensor.layout +
+                  ")");
   }
   if (blocks.size() != manifest.tensors.size())
     for (const auto &[name, tensor] : blocks)
@@ -590,21 +588,21 @@ Status assembleGlobalTensors(const CheckpointManifest &manifest,
                                std::to_string(rank));
       const TensorData &block = it->second;
       if (block.shape != local || block.dtype != tensor.dtype)
-        return Status::failure(
-            "tensor `" + name + "` on rank " + std::to_string(rank) + " is " +
-            std::string(dtypeName(block.dtype)) + " " +
-            mpi::formatShape(block.shape) + ", expected " +
-            std::string(dtypeName(tensor.dtype)) + " " +
-            mpi::formatShape(local));
+        return Status::failure("tensor `" + name + "` on rank " +
+                               std::to_string(rank) + " is " +
+                               std::string(dtypeName(block.dtype)) + " " +
+                               mpi::formatShape(block.shape) + ", expected " +
+                               std::string(dtypeName(tensor.dtype)) + " " +
+                               mpi::formatShape(local));
       // The first replica places the block; the others must agree with it.
       if (mesh.getGroupIndex(rank, replicated) != 0) {
         int64_t first = mesh.getGroup(rank, replicated).front();
         if (perRank[first].at(name).bytes != block.bytes)
-          return Status::failure(
-              "tensor `" + name + "` is replicated over " +
-              mpi::formatAxes(replicated) + ", but rank " +
-              std::to_string(rank) + " holds other values than rank " +
-              std::to_string(first));
+          return Status::failure("tensor `" + name + "` is replicated over " +
+                                 mpi::formatAxes(replicated) + ", but rank " +
+                                 std::to_string(rank) +
+                                 " holds other values than rank " +
+                                 std::to_string(first));
         continue;
       }
       layout::insertBlock(block.bytes.data(), local,
@@ -631,9 +629,8 @@ Status writeCheckpoint(const std::string &dir, CheckpointManifest manifest,
                            " ranks, got " + std::to_string(perRank.size()));
   for (size_t rank = 0; rank < perRank.size(); ++rank)
     if (Status status =
-            writeCheckpointShard(dir, static_cast<int64_t>(rank),
-                                 manifest.step, perRank[rank],
-                                 manifest.files[rank]);
+            writeCheckpointShard(dir, static_cast<int64_t>(rank), manifest.step,
+                                 perRank[rank], manifest.files[rank]);
         !status)
       return status;
   return writeCheckpointManifest(dir, manifest);
@@ -645,13 +642,11 @@ Status readGlobalCheckpoint(const std::string &dir,
     return status;
   std::vector<TensorMap> perRank(manifest.files.size());
   for (size_t rank = 0; rank < perRank.size(); ++rank)
-    if (Status status = readCheckpointShard(dir, manifest,
-                                            static_cast<int64_t>(rank),
-                                            perRank[rank]);
+    if (Status status = readCheckpointShard(
+            dir, manifest, static_cast<int64_t>(rank), perRank[rank]);
         !status)
       return status;
-  if (Status status = assembleGlobalTensors(manifest, perRank, global);
-      !status)
+  if (Status status = assembleGlobalTensors(manifest, perRank, global); !status)
     return Status::failure("checkpoint `" + dir + "`: " + status.message());
   return Status::success();
 }

@@ -11,9 +11,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
-#include <fcntl.h>
 #include <unistd.h>
 
 // Tensor files are little-endian and elements are copied with memcpy.

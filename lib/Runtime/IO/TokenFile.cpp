@@ -105,11 +105,10 @@ Status TokenFile::open(const std::string &path, TokenFormat format,
 
 Status TokenFile::read(int64_t position, int64_t count, int32_t *out) const {
   if (position < 0 || count < 0 || position > numTokens - count)
-    return Status::failure("token file `" + path + "`: tokens [" +
-                           std::to_string(position) + ", " +
-                           std::to_string(position + count) +
-                           ") are outside the file's " +
-                           std::to_string(numTokens) + " tokens");
+    return Status::failure(
+        "token file `" + path + "`: tokens [" + std::to_string(position) +
+        ", " + std::to_string(position + count) + ") are outside the file's " +
+        std::to_string(numTokens) + " tokens");
   std::vector<uint8_t> raw(static_cast<size_t>(count * tokenBytes));
   stream->clear();
   stream->seekg(headerBytes + position * tokenBytes);
@@ -135,11 +134,10 @@ Status TokenFile::read(int64_t position, int64_t count, int32_t *out) const {
     }
     if (id < 0 || (vocabSize > 0 && id >= vocabSize) ||
         id > std::numeric_limits<int32_t>::max())
-      return Status::failure("token file `" + path + "`: token id " +
-                             std::to_string(id) + " at position " +
-                             std::to_string(position + i) +
-                             " is outside the vocabulary [0, " +
-                             std::to_string(vocabSize) + ")");
+      return Status::failure(
+          "token file `" + path + "`: token id " + std::to_string(id) +
+          " at position " + std::to_string(position + i) +
+          " is outside the vocabulary [0, " + std::to_string(vocabSize) + ")");
     out[i] = static_cast<int32_t>(id);
   }
   return Status::success();
@@ -152,10 +150,10 @@ Status writeTokenFile(const std::string &path, TokenFormat format,
   bool narrow = format != TokenFormat::Int32;
   std::string bytes;
   if (format == TokenFormat::Llmc) {
-    if (tokens.size() > static_cast<size_t>(
-                            std::numeric_limits<int32_t>::max()))
-      return Status::failure("cannot write `" + path + "`: " +
-                             std::to_string(tokens.size()) +
+    if (tokens.size() >
+        static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+      return Status::failure("cannot write `" + path +
+                             "`: " + std::to_string(tokens.size()) +
                              " tokens do not fit an llm.c header");
     int32_t header[256] = {kLlmcMagic, 1, static_cast<int32_t>(tokens.size())};
     bytes.assign(reinterpret_cast<const char *>(header), sizeof(header));
@@ -195,8 +193,8 @@ static uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-int64_t batchWindowStart(const BatchSpec &spec, int64_t numTokens,
-                         int64_t step, int64_t row) {
+int64_t batchWindowStart(const BatchSpec &spec, int64_t numTokens, int64_t step,
+                         int64_t row) {
   uint64_t starts = static_cast<uint64_t>(numTokens - spec.seqLen);
   if (spec.order == BatchSpec::Order::Sequential)
     return static_cast<int64_t>(
@@ -270,8 +268,8 @@ Status readLocalBatch(const TokenFile &file, const BatchSpec &spec,
   if (Status status = layout.verifyShape(mesh, global); !status)
     return Status::failure("tokens tensor: " + status.message());
   if (rank < 0 || rank >= mesh.getNumDevices())
-    return Status::failure("rank " + std::to_string(rank) +
-                           " is not on mesh " + mesh.toString());
+    return Status::failure("rank " + std::to_string(rank) + " is not on mesh " +
+                           mesh.toString());
   localShape = layout.getLocalShape(mesh, global);
   std::vector<int64_t> offset = layout.getBlockOffset(mesh, global, rank);
   return readRows(file, spec, step, offset[0], localShape[0], offset[1],

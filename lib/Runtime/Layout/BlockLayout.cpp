@@ -92,9 +92,9 @@ public:
   bool skipMeshRef() {
     if (!consume("@"))
       return false;
-    while (pos < text.size() && (std::isalnum(static_cast<unsigned char>(
-                                     text[pos])) ||
-                                 text[pos] == '_' || text[pos] == '.'))
+    while (pos < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[pos])) ||
+            text[pos] == '_' || text[pos] == '.'))
       ++pos;
     return consume(",");
   }
@@ -158,10 +158,9 @@ bool BlockLayout::uses(std::string_view axis) const {
 Status BlockLayout::verifyShape(const DeviceMesh &mesh,
                                 const std::vector<int64_t> &globalShape) const {
   if (globalShape.size() != dims.size())
-    return Status::failure("layout " + toString() + " has rank " +
-                           std::to_string(dims.size()) +
-                           ", but the tensor has shape " +
-                           mpi::formatShape(globalShape));
+    return Status::failure(
+        "layout " + toString() + " has rank " + std::to_string(dims.size()) +
+        ", but the tensor has shape " + mpi::formatShape(globalShape));
   for (size_t d = 0; d < dims.size(); ++d) {
     if (Status status = mesh.checkAxes(dims[d]); !status)
       return status;
@@ -170,8 +169,7 @@ Status BlockLayout::verifyShape(const DeviceMesh &mesh,
       return Status::failure("mesh axes " + mpi::formatAxes(dims[d]) +
                              " (size " + std::to_string(blocks) +
                              ") do not divide dim " + std::to_string(d) +
-                             " (size " + std::to_string(globalShape[d]) +
-                             ")");
+                             " (size " + std::to_string(globalShape[d]) + ")");
   }
   return mesh.checkAxes(partial);
 }
@@ -263,8 +261,8 @@ void forEachRun(const std::vector<int64_t> &globalShape,
 void extractBlock(const uint8_t *global,
                   const std::vector<int64_t> &globalShape,
                   const std::vector<int64_t> &offset,
-                  const std::vector<int64_t> &localShape,
-                  int64_t elementBytes, uint8_t *block) {
+                  const std::vector<int64_t> &localShape, int64_t elementBytes,
+                  uint8_t *block) {
   forEachRun(globalShape, offset, localShape, elementBytes,
              [&](int64_t globalByte, int64_t blockByte, int64_t bytes) {
                std::memcpy(block + blockByte, global + globalByte, bytes);
@@ -273,8 +271,8 @@ void extractBlock(const uint8_t *global,
 
 void insertBlock(const uint8_t *block, const std::vector<int64_t> &localShape,
                  const std::vector<int64_t> &offset,
-                 const std::vector<int64_t> &globalShape,
-                 int64_t elementBytes, uint8_t *global) {
+                 const std::vector<int64_t> &globalShape, int64_t elementBytes,
+                 uint8_t *global) {
   forEachRun(globalShape, offset, localShape, elementBytes,
              [&](int64_t globalByte, int64_t blockByte, int64_t bytes) {
                std::memcpy(global + globalByte, block + blockByte, bytes);

@@ -52,10 +52,10 @@ TEST(BlockLayout, AgreesWithDistLayoutOnEveryRank) {
       {{{"dp", 2}, {"tp", 2}}, {{"tp", "dp"}, {}}, {}, {8, 3}},
       {{{"dp", 2}, {"tp", 2}}, {{}, {"dp", "tp"}}, {}, {5, 8}},
       {{{"dp", 2}, {"tp", 2}}, {{"tp"}, {}}, {"dp"}, {4, 2}},
-      {{{"pp", 2}, {"dp", 3}, {"tp", 2}}, {{"dp"}, {"pp"}, {"tp"}}, {}, {
-                                                                            3,
-                                                                            4,
-                                                                            2}},
+      {{{"pp", 2}, {"dp", 3}, {"tp", 2}},
+       {{"dp"}, {"pp"}, {"tp"}},
+       {},
+       {3, 4, 2}},
       {{{"pp", 2}, {"dp", 3}, {"tp", 2}}, {{"tp", "pp"}, {}}, {}, {8, 1}},
       {{{"x", 4}}, {{}}, {}, {6}},
       {{{"x", 4}}, {}, {}, {}},
@@ -88,10 +88,11 @@ TEST(BlockLayout, AgreesWithDistLayoutOnEveryRank) {
 TEST(BlockLayout, ParsesTheAttributeSpellingAndCanonicalizesPartial) {
   DeviceMesh mesh = runtimeMesh({{"dp", 2}, {"sp", 2}, {"tp", 2}});
   BlockLayout layout;
-  ASSERT_TRUE(BlockLayout::parse(
-                  "#dist.layout<@m, [[\"dp\"], []], partial = [\"tp\", \"sp\"]>",
-                  mesh, layout)
-                  .ok());
+  ASSERT_TRUE(
+      BlockLayout::parse(
+          "#dist.layout<@m, [[\"dp\"], []], partial = [\"tp\", \"sp\"]>", mesh,
+          layout)
+          .ok());
   EXPECT_EQ(layout.toString(), "[[\"dp\"], []], partial = [\"sp\", \"tp\"]");
   EXPECT_TRUE(layout.isPartial());
   EXPECT_EQ(layout.getReplicatedAxes(mesh), AxisList{});
@@ -143,7 +144,8 @@ TEST(BlockLayout, ExtractThenInsertEveryBlockRebuildsTheTensor) {
                     global[((offset[0] + i) * 5 + offset[1] + j) * 4 +
                            offset[2] + k]);
     rt::insertBlock(reinterpret_cast<const uint8_t *>(block.data()), local,
-                    offset, shape, 4, reinterpret_cast<uint8_t *>(rebuilt.data()));
+                    offset, shape, 4,
+                    reinterpret_cast<uint8_t *>(rebuilt.data()));
   }
   EXPECT_EQ(rebuilt, global);
 }

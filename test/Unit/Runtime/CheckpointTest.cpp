@@ -138,8 +138,7 @@ TEST(Checkpoint, FourRanksRoundTripToTheGlobalTensorsExactly) {
   EXPECT_EQ(manifest.rngSeed, 1234u);
   EXPECT_EQ(manifest.rngState, sample.manifest.rngState);
   EXPECT_EQ(manifest.metadata, sample.manifest.metadata);
-  EXPECT_EQ(manifest.tensors.at("adam.m.wte").layout,
-            "[[\"dp\", \"tp\"], []]");
+  EXPECT_EQ(manifest.tensors.at("adam.m.wte").layout, "[[\"dp\", \"tp\"], []]");
 
   // Rank 2 = (dp 1, tp 0): rows 4..5 of the ZeRO moment ([dp, tp] on rows),
   // rows 0..3 of the vocab-parallel embedding.
@@ -185,8 +184,8 @@ TEST(Checkpoint, FlippedByteIsAChecksumMismatch) {
                 sample.manifest.files[1].crc32c);
   EXPECT_EQ(status.message(), "checkpoint file `" + path +
                                   "` (rank 1): checksum mismatch: crc32c " +
-                                  expected + ", the manifest says " +
-                                  recorded + " (the file is corrupted)");
+                                  expected + ", the manifest says " + recorded +
+                                  " (the file is corrupted)");
 }
 
 TEST(Checkpoint, TruncatedFileIsReported) {
@@ -214,9 +213,8 @@ TEST(Checkpoint, MissingFileIsReported) {
                 "/rank-00002.safetensors` (rank 2): missing");
   fs::remove(dir + "/manifest.json");
   Status status = readCheckpointManifest(dir, manifest);
-  EXPECT_EQ(status.message().rfind("checkpoint `" + dir +
-                                       "` has no readable manifest.json: ",
-                                   0),
+  EXPECT_EQ(status.message().rfind(
+                "checkpoint `" + dir + "` has no readable manifest.json: ", 0),
             0u)
       << status.message();
 }
@@ -241,8 +239,7 @@ TEST(Checkpoint, BadManifestsAreReported) {
   };
   expectError(text.substr(0, text.size() / 2),
               "not valid JSON (truncated or corrupted)");
-  expectError(replace("\"step\": 40", "\"stop\": 40"),
-              "missing field `step`");
+  expectError(replace("\"step\": 40", "\"stop\": 40"), "missing field `step`");
   expectError(replace("\"step\": 40", "\"step\": \"40\""),
               "field `step` must be an integer");
   expectError(replace("\"format\": \"loom-checkpoint\"", "\"format\": \"x\""),
@@ -288,8 +285,7 @@ TEST(Checkpoint, FileOfAnotherRankIsReported) {
 TEST(Checkpoint, DisagreeingReplicasAreReported) {
   Sample sample = makeSample();
   std::vector<TensorMap> perRank;
-  ASSERT_TRUE(
-      splitGlobalTensors(sample.manifest, sample.global, perRank).ok());
+  ASSERT_TRUE(splitGlobalTensors(sample.manifest, sample.global, perRank).ok());
   // `wte` is split over tp and replicated over dp: rank 3 (dp 1, tp 1) is a
   // replica of rank 1.
   perRank[3]["wte"].bytes[0] ^= 1;
@@ -314,13 +310,12 @@ TEST(Checkpoint, LatestCheckpointIsTheHighestCompleteStep) {
   std::string root = freshDir("latest");
   Sample sample = makeSample();
   std::vector<TensorMap> perRank;
-  ASSERT_TRUE(
-      splitGlobalTensors(sample.manifest, sample.global, perRank).ok());
+  ASSERT_TRUE(splitGlobalTensors(sample.manifest, sample.global, perRank).ok());
   for (int64_t step : {10, 20}) {
     sample.manifest.step = step;
-    ASSERT_TRUE(writeCheckpoint(checkpointStepDir(root, step),
-                                sample.manifest, perRank)
-                    .ok());
+    ASSERT_TRUE(
+        writeCheckpoint(checkpointStepDir(root, step), sample.manifest, perRank)
+            .ok());
   }
   // Step 30 crashed before its manifest: it does not exist.
   fs::create_directories(checkpointStepDir(root, 30));

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/Runtime/IO/TensorFile.h"
 #include "loom/Runtime/IO/TokenFile.h"
+#include "loom/Runtime/IO/TensorFile.h"
 
 #include "gtest/gtest.h"
 
@@ -27,8 +27,8 @@ using loom::runtime::layout::DeviceMesh;
 namespace {
 
 std::string tempPath(const std::string &name) {
-  std::string dir = testing::TempDir() + "loom-tokenfile-" +
-                    std::to_string(::getpid());
+  std::string dir =
+      testing::TempDir() + "loom-tokenfile-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   return dir + "/" + name;
 }
@@ -48,8 +48,7 @@ TEST(TokenFile, RoundTripsEveryFormat) {
   std::vector<int32_t> tokens = ramp(1000, 50257);
   for (TokenFormat format :
        {TokenFormat::Llmc, TokenFormat::UInt16, TokenFormat::Int32}) {
-    std::string path =
-        tempPath(std::string(tokenFormatName(format)) + ".bin");
+    std::string path = tempPath(std::string(tokenFormatName(format)) + ".bin");
     ASSERT_TRUE(writeTokenFile(path, format, tokens).ok());
     TokenFile file;
     // Auto recognizes llm.c files by their magic and reads the rest as
@@ -188,9 +187,9 @@ TEST(Batches, EachRankReadsItsBlockOfTheGlobalBatch) {
   spec.batchSize = 8;
   spec.seqLen = 12;
   spec.seed = 5;
-  for (const char *text : {"[[\"dp\"], []]", "[[\"dp\"], [\"tp\"]]",
-                           "[[\"dp\", \"tp\"], []]", "[[\"tp\"], [\"dp\"]]",
-                           "[[], []]"}) {
+  for (const char *text :
+       {"[[\"dp\"], []]", "[[\"dp\"], [\"tp\"]]", "[[\"dp\", \"tp\"], []]",
+        "[[\"tp\"], [\"dp\"]]", "[[], []]"}) {
     BlockLayout layout;
     ASSERT_TRUE(BlockLayout::parse(text, mesh, layout).ok());
     for (int64_t step : {0, 1, 17}) {
@@ -223,19 +222,19 @@ TEST(Batches, EachRankReadsItsBlockOfTheGlobalBatch) {
           .ok());
   std::vector<int32_t> inputs, labels;
   std::vector<int64_t> shape;
-  EXPECT_EQ(readLocalBatch(file, spec, 0, mesh, partial, 0, inputs, labels,
-                           shape)
-                .message(),
-            "the tokens tensor cannot have a partial layout ([[\"dp\"], []], "
-            "partial = [\"tp\"])");
+  EXPECT_EQ(
+      readLocalBatch(file, spec, 0, mesh, partial, 0, inputs, labels, shape)
+          .message(),
+      "the tokens tensor cannot have a partial layout ([[\"dp\"], []], "
+      "partial = [\"tp\"])");
   BlockLayout threeWays;
   ASSERT_TRUE(DeviceMesh::parse("dp=3", mesh).ok());
   ASSERT_TRUE(BlockLayout::parse("[[\"dp\"], []]", mesh, threeWays).ok());
-  EXPECT_EQ(readLocalBatch(file, spec, 0, mesh, threeWays, 0, inputs, labels,
-                           shape)
-                .message(),
-            "tokens tensor: mesh axes [\"dp\"] (size 3) do not divide dim 0 "
-            "(size 8)");
+  EXPECT_EQ(
+      readLocalBatch(file, spec, 0, mesh, threeWays, 0, inputs, labels, shape)
+          .message(),
+      "tokens tensor: mesh axes [\"dp\"] (size 3) do not divide dim 0 "
+      "(size 8)");
 }
 
 } // namespace

@@ -131,8 +131,8 @@ Status readCheckpointShard(const std::string &dir,
                            TensorMap &blocks);
 
 /// Cuts global tensors into every rank's blocks by the manifest's layouts
-/// (its `files` are not needed); `global` must hold exactly the manifest's tensors with their shapes and
-/// dtypes.
+/// (its `files` are not needed); `global` must hold exactly the manifest's
+/// tensors with their shapes and dtypes.
 Status splitGlobalTensors(const CheckpointManifest &manifest,
                           const TensorMap &global,
                           std::vector<TensorMap> &perRank);

@@ -125,8 +125,8 @@ struct BatchSpec {
 
 /// The first token of row `row` of the batch of step `step` in a file of
 /// `numTokens` tokens (requires numTokens > seqLen).
-int64_t batchWindowStart(const BatchSpec &spec, int64_t numTokens,
-                         int64_t step, int64_t row);
+int64_t batchWindowStart(const BatchSpec &spec, int64_t numTokens, int64_t step,
+                         int64_t row);
 
 /// Reads the whole [batchSize, seqLen] batch of `step`: `inputs` and
 /// `labels` row-major.

@@ -76,9 +76,9 @@ public:
   getLocalShape(const DeviceMesh &mesh,
                 const std::vector<int64_t> &globalShape) const;
   /// For each dim, the global offset of the block `rank` holds.
-  std::vector<int64_t>
-  getBlockOffset(const DeviceMesh &mesh,
-                 const std::vector<int64_t> &globalShape, int64_t rank) const;
+  std::vector<int64_t> getBlockOffset(const DeviceMesh &mesh,
+                                      const std::vector<int64_t> &globalShape,
+                                      int64_t rank) const;
   /// The axes this layout does not use: ranks differing only in them hold
   /// the same block (replicas).
   AxisList getReplicatedAxes(const DeviceMesh &mesh) const;
@@ -102,15 +102,15 @@ private:
 void extractBlock(const uint8_t *global,
                   const std::vector<int64_t> &globalShape,
                   const std::vector<int64_t> &offset,
-                  const std::vector<int64_t> &localShape,
-                  int64_t elementBytes, uint8_t *block);
+                  const std::vector<int64_t> &localShape, int64_t elementBytes,
+                  uint8_t *block);
 
 /// Copies `block` of `localShape` into `global` at `offset` (the inverse of
 /// extractBlock; the bytes it covers are overwritten).
 void insertBlock(const uint8_t *block, const std::vector<int64_t> &localShape,
                  const std::vector<int64_t> &offset,
-                 const std::vector<int64_t> &globalShape,
-                 int64_t elementBytes, uint8_t *global);
+                 const std::vector<int64_t> &globalShape, int64_t elementBytes,
+                 uint8_t *global);
 
 } // namespace loom::runtime::layout
 
