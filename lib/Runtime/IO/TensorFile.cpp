@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -273,21 +274,45 @@ std::optional<std::string> writeFileAtomically(const std::string &path,
                                                const std::string &bytes) {
   // Same directory as the target, so that rename never crosses filesystems.
   std::string temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return "cannot write `" + path + "`: " + std::strerror(errno);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      return "cannot write `" + path + "`: write failed";
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+  auto fail = [&](const char *what) -> std::optional<std::string> {
     std::string why = std::strerror(errno);
-    std::remove(temp.c_str());
-    return "cannot write `" + path + "`: " + why;
+    ::unlink(temp.c_str());
+    return "cannot write `" + path + "`: " + what + ": " + why;
+  };
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return "cannot write `" + path + "`: " + std::strerror(errno);
+  size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      ::close(fd);
+      return fail("write failed");
+    }
+    written += static_cast<size_t>(n);
+  }
+  // The data must be on disk before the rename makes it visible, or a crash
+  // could leave the new name pointing at an empty or partial file.
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    return fail("fsync failed");
+  }
+  if (::close(fd) != 0)
+    return fail("close failed");
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    return fail("rename failed");
+  // Make the rename itself durable. Failing to open the directory (e.g. no
+  // read permission) leaves the file complete, just not yet durable.
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (dir.empty())
+    dir = "/";
+  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
   }
   return std::nullopt;
 }

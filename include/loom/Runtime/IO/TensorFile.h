@@ -75,8 +75,9 @@ float f16ToFloat(uint16_t bits);
 uint16_t floatToF16(float value);
 
 /// Writes `bytes` to `path` atomically: to a temporary file in the same
-/// directory, renamed over `path` once complete, so a failed or interrupted
-/// write never leaves a partial file. Returns an error message naming the
+/// directory, fsync'ed, renamed over `path` once complete, and the directory
+/// fsync'ed, so a failed, interrupted or crashed write never leaves a partial
+/// file under `path`. Returns an error message naming the
 /// file, or nullopt.
 std::optional<std::string> writeFileAtomically(const std::string &path,
                                                const std::string &bytes);

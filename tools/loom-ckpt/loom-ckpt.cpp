@@ -1,0 +1,250 @@
+//===- loom-ckpt.cpp - Inspect, merge and re-cut checkpoints --------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// loom-ckpt inspect DIR
+// loom-ckpt merge DIR -o FILE.safetensors
+// loom-ckpt split FILE.safetensors --mesh dp=2,tp=2 --layouts L.json -o DIR
+// loom-ckpt reshard DIR --mesh dp=2 --layouts L.json -o DIR2
+//
+// Per-rank checkpoints (include/loom/Runtime/IO/Checkpoint.h):
+//   - inspect: the manifest (step, mesh, data position, RNG, each tensor's
+//     global shape, dtype and layout) and, for every rank file, whether its
+//     size, checksum and contents match; exits 1 if any does not;
+//   - merge: assembles the global tensors into one standard safetensors file
+//     with the single-device names (loadable by PyTorch, numpy, the
+//     safetensors library);
+//   - split: the inverse, a checkpoint at step --step (default 0) from one
+//     global file, for a plan given as a mesh and a layout per tensor;
+//   - reshard: merge then split, keeping step, data position and RNG state.
+// L.json maps tensor names to layouts (`{"w": "[[\"dp\"], []]"}`); tensors
+// it does not name are replicated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/IO/Checkpoint.h"
+#include "loom/Runtime/IO/SafeTensors.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace loom::runtime;
+namespace cl = llvm::cl;
+using loom::runtime::host::Status;
+
+static cl::SubCommand inspectCommand("inspect",
+                                     "describe and verify a checkpoint");
+static cl::SubCommand mergeCommand("merge", "assemble one global safetensors "
+                                            "file");
+static cl::SubCommand splitCommand("split", "cut a global safetensors file "
+                                            "into a checkpoint");
+static cl::SubCommand reshardCommand("reshard",
+                                     "re-cut a checkpoint for another plan");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<input>"),
+                                      cl::Required, cl::sub(inspectCommand),
+                                      cl::sub(mergeCommand),
+                                      cl::sub(splitCommand),
+                                      cl::sub(reshardCommand));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("output file or directory"),
+               cl::value_desc("path"), cl::Required, cl::sub(mergeCommand),
+               cl::sub(splitCommand), cl::sub(reshardCommand));
+static cl::opt<std::string> meshText("mesh",
+                                     cl::desc("target mesh, e.g. dp=2,tp=2"),
+                                     cl::Required, cl::sub(splitCommand),
+                                     cl::sub(reshardCommand));
+static cl::opt<std::string>
+    layoutsPath("layouts",
+                cl::desc("JSON object: tensor name -> layout (others are "
+                         "replicated)"),
+                cl::value_desc("L.json"), cl::sub(splitCommand),
+                cl::sub(reshardCommand));
+static cl::opt<std::string> planText("plan",
+                                     cl::desc("text recorded as the plan"),
+                                     cl::sub(splitCommand),
+                                     cl::sub(reshardCommand));
+static cl::opt<int64_t> stepNumber("step", cl::desc("step to record"),
+                                   cl::init(0), cl::sub(splitCommand));
+
+static int fail(const std::string &message) {
+  llvm::errs() << "loom-ckpt: error: " << message << "\n";
+  return 1;
+}
+
+static std::string formatShape(const std::vector<int64_t> &shape) {
+  return mpi::formatShape(shape);
+}
+
+static int runInspect() {
+  io::CheckpointManifest manifest;
+  if (Status status = io::readCheckpointManifest(inputPath, manifest); !status)
+    return fail(status.message());
+  llvm::raw_ostream &os = llvm::outs();
+  os << "checkpoint: " << inputPath << "\n";
+  os << "step: " << manifest.step << "\n";
+  os << "mesh: " << manifest.mesh.toString() << " ("
+     << manifest.mesh.getNumDevices() << " ranks)\n";
+  os << "plan: " << manifest.plan << "\n";
+  os << "data: file `" << manifest.dataFile << "`, seed " << manifest.dataSeed
+     << ", position " << manifest.dataPosition << "\n";
+  os << "rng: seed " << manifest.rngSeed << ", state [";
+  for (size_t i = 0; i < manifest.rngState.size(); ++i)
+    os << (i ? ", " : "") << manifest.rngState[i];
+  os << "]\n";
+  os << "tensors: " << manifest.tensors.size() << "\n";
+  for (const auto &[name, tensor] : manifest.tensors)
+    os << "  " << name << ": " << io::dtypeName(tensor.dtype) << " "
+       << formatShape(tensor.shape) << " layout " << tensor.layout << "\n";
+  os << "files: " << manifest.files.size() << "\n";
+  int damaged = 0;
+  for (size_t rank = 0; rank < manifest.files.size(); ++rank) {
+    const io::CheckpointFile &file = manifest.files[rank];
+    io::TensorMap blocks;
+    Status status = io::readCheckpointShard(inputPath, manifest,
+                                            static_cast<int64_t>(rank), blocks);
+    os << "  rank " << rank << ": " << file.name << " " << file.bytes
+       << " bytes crc32c " << llvm::format_hex_no_prefix(file.crc32c, 8)
+       << (status ? " ok" : " BAD") << "\n";
+    if (!status) {
+      ++damaged;
+      llvm::errs() << "loom-ckpt: error: " << status.message() << "\n";
+    }
+  }
+  if (damaged) {
+    os << "status: " << damaged << " of " << manifest.files.size()
+       << " files damaged\n";
+    return 1;
+  }
+  os << "status: ok\n";
+  return 0;
+}
+
+static int runMerge() {
+  io::CheckpointManifest manifest;
+  io::TensorMap global;
+  if (Status status = io::readGlobalCheckpoint(inputPath, manifest, global);
+      !status)
+    return fail(status.message());
+  if (auto error = io::writeSafeTensors(
+          outputPath, global,
+          {{"loom.step", std::to_string(manifest.step)},
+           {"loom.merged_from", manifest.mesh.toString()}}))
+    return fail(*error);
+  llvm::outs() << "merged " << global.size() << " tensors of step "
+               << manifest.step << " from " << manifest.files.size()
+               << " ranks into " << outputPath << "\n";
+  return 0;
+}
+
+/// Fills `manifest.tensors` from `global` with the layouts of --layouts.
+static Status planTensors(const io::TensorMap &global,
+                          io::CheckpointManifest &manifest) {
+  std::map<std::string, std::string> layouts;
+  if (!layoutsPath.empty()) {
+    std::string text;
+    if (auto error = io::readWholeFile(layoutsPath, text))
+      return Status::failure(*error);
+    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+    if (!parsed)
+      return Status::failure("`" + layoutsPath +
+                             "`: " + llvm::toString(parsed.takeError()));
+    const llvm::json::Object *object = parsed->getAsObject();
+    if (!object)
+      return Status::failure("`" + layoutsPath +
+                             "` must be a JSON object of layouts");
+    for (const auto &[name, value] : *object) {
+      std::optional<llvm::StringRef> layoutText = value.getAsString();
+      if (!layoutText)
+        return Status::failure("`" + layoutsPath + "`: the layout of `" +
+                               name.str() + "` must be a string");
+      if (!global.count(name.str()))
+        return Status::failure("`" + layoutsPath + "` names tensor `" +
+                               name.str() + "`, which the input lacks");
+      layouts[name.str()] = layoutText->str();
+    }
+  }
+  manifest.tensors.clear();
+  for (const auto &[name, value] : global) {
+    io::CheckpointTensor tensor;
+    tensor.shape = value.shape;
+    tensor.dtype = value.dtype;
+    auto it = layouts.find(name);
+    layout::BlockLayout parsed =
+        layout::BlockLayout::replicated(value.shape.size());
+    if (it != layouts.end())
+      if (Status status =
+              layout::BlockLayout::parse(it->second, manifest.mesh, parsed);
+          !status)
+        return Status::failure("tensor `" + name + "`: " + status.message());
+    tensor.layout = parsed.toString();
+    manifest.tensors.emplace(name, std::move(tensor));
+  }
+  return Status::success();
+}
+
+/// Writes `global` as a checkpoint in --o for --mesh and --layouts.
+static int writeForPlan(io::CheckpointManifest manifest,
+                        const io::TensorMap &global) {
+  if (Status status = layout::DeviceMesh::parse(meshText, manifest.mesh);
+      !status)
+    return fail("--mesh: " + status.message());
+  manifest.files.assign(manifest.mesh.getNumDevices(), io::CheckpointFile());
+  if (Status status = planTensors(global, manifest); !status)
+    return fail(status.message());
+  std::vector<io::TensorMap> perRank;
+  if (Status status = io::splitGlobalTensors(manifest, global, perRank);
+      !status)
+    return fail(status.message());
+  if (Status status = io::writeCheckpoint(outputPath, manifest, perRank);
+      !status)
+    return fail(status.message());
+  llvm::outs() << "wrote " << manifest.tensors.size() << " tensors of step "
+               << manifest.step << " for mesh " << manifest.mesh.toString()
+               << " (" << perRank.size() << " ranks) to " << outputPath << "\n";
+  return 0;
+}
+
+static int runSplit() {
+  io::TensorMap global;
+  if (auto error = io::readSafeTensors(inputPath, global))
+    return fail(*error);
+  io::CheckpointManifest manifest;
+  manifest.step = stepNumber;
+  manifest.dataPosition = stepNumber;
+  manifest.plan = planText;
+  return writeForPlan(std::move(manifest), global);
+}
+
+static int runReshard() {
+  io::CheckpointManifest manifest;
+  io::TensorMap global;
+  if (Status status = io::readGlobalCheckpoint(inputPath, manifest, global);
+      !status)
+    return fail(status.message());
+  manifest.plan = planText.empty()
+                      ? "resharded from " + manifest.mesh.toString() + " (" +
+                            manifest.plan + ")"
+                      : std::string(planText);
+  return writeForPlan(std::move(manifest), global);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "Loom checkpoints\n");
+  if (inspectCommand)
+    return runInspect();
+  if (mergeCommand)
+    return runMerge();
+  if (splitCommand)
+    return runSplit();
+  if (reshardCommand)
+    return runReshard();
+  return fail("name a command: inspect, merge, split or reshard (see "
+              "loom-ckpt --help)");
+}
