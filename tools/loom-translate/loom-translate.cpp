@@ -39,9 +39,8 @@ static std::vector<std::string> rewriteOutputDir(int argc, char **argv) {
       dir = arg.drop_front(3).str();
     else
       continue;
-    if (dir.empty() ||
-        !(llvm::StringRef(dir).ends_with("/") ||
-          llvm::sys::fs::is_directory(dir)))
+    if (dir.empty() || !(llvm::StringRef(dir).ends_with("/") ||
+                         llvm::sys::fs::is_directory(dir)))
       return args;
     args.erase(args.begin() + i, args.begin() + i + (arg == "-o" ? 2 : 1));
     args.push_back("--emit-host-dir=" + dir);
@@ -57,7 +56,7 @@ int main(int argc, char **argv) {
   for (std::string &arg : args)
     pointers.push_back(arg.data());
   pointers.push_back(nullptr);
-  return mlir::failed(mlir::mlirTranslateMain(
-      static_cast<int>(args.size()), pointers.data(),
-      "Loom translation driver"));
+  return mlir::failed(mlir::mlirTranslateMain(static_cast<int>(args.size()),
+                                              pointers.data(),
+                                              "Loom translation driver"));
 }

@@ -262,9 +262,9 @@ Status assemble(const ProgramSpec &spec, size_t index, Buffer<T> &local,
     std::vector<E> &block = elementsOf<T, E>(local);
     int64_t n = numElements(result.localShape);
     std::vector<E> all(rank == 0 ? n * worldSize : 0);
-    int code = MPI_Gather(block.data(), static_cast<int>(n), mpiType<E>(),
-                          all.data(), static_cast<int>(n), mpiType<E>(), 0,
-                          MPI_COMM_WORLD);
+    int code =
+        MPI_Gather(block.data(), static_cast<int>(n), mpiType<E>(), all.data(),
+                   static_cast<int>(n), mpiType<E>(), 0, MPI_COMM_WORLD);
     if (code != MPI_SUCCESS) {
       status = Status::failure("rank " + std::to_string(rank) +
                                ": MPI_Gather failed while gathering result `" +
@@ -453,8 +453,7 @@ int runMain(int argc, char **argv, const ProgramSpec &spec,
   // Errors that every rank meets alike: rank 0 reports, all return 1.
   auto fail = [&](const std::string &message) {
     if (worldRank == 0)
-      std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
-                   message.c_str());
+      std::fprintf(stderr, "%s: error: %s\n", program.c_str(), message.c_str());
     MPI_Finalize();
     return 1;
   };
@@ -477,9 +476,9 @@ int runMain(int argc, char **argv, const ProgramSpec &spec,
     return fail(status.message());
 
   std::optional<std::string> error =
-      options.f32 ? run<float>(spec, options, *comm, f32Steps[comm->getRank()])
-                  : run<double>(spec, options, *comm,
-                                f64Steps[comm->getRank()]);
+      options.f32
+          ? run<float>(spec, options, *comm, f32Steps[comm->getRank()])
+          : run<double>(spec, options, *comm, f64Steps[comm->getRank()]);
   comm.reset();
   if (error)
     return fail(*error);

@@ -59,16 +59,16 @@ void registerEmitHostTranslation() {
           return success();
         }
         if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-          return module.emitError() << "cannot create directory `" << dir
-                                    << "`: " << ec.message();
+          return module.emitError()
+                 << "cannot create directory `" << dir << "`: " << ec.message();
         for (const auto &[name, contents] : files) {
           llvm::SmallString<256> path(dir.getValue());
           llvm::sys::path::append(path, name);
           std::error_code ec;
           llvm::raw_fd_ostream file(path, ec);
           if (ec)
-            return module.emitError() << "cannot write `" << path
-                                      << "`: " << ec.message();
+            return module.emitError()
+                   << "cannot write `" << path << "`: " << ec.message();
           file << contents;
           os << path << "\n";
         }

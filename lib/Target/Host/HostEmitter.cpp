@@ -133,8 +133,7 @@ struct EntryInfo {
 bool isIntegerStorage(Type type) {
   if (auto shaped = dyn_cast<ShapedType>(type))
     type = shaped.getElementType();
-  return isa<IndexType>(type) ||
-         (isa<IntegerType>(type) && !type.isInteger(1));
+  return isa<IndexType>(type) || (isa<IntegerType>(type) && !type.isInteger(1));
 }
 
 /// Checks that `type` is a tensor the host runtime holds: static shape,
@@ -153,9 +152,9 @@ LogicalResult checkTensorType(Operation *op, Type type, const Twine &what) {
   return success();
 }
 
-LogicalResult readTensorInfo(func::FuncOp func, Attribute layoutAttr,
-                             Type type, const EntryInfo &entry,
-                             const Twine &what, TensorInfo &info) {
+LogicalResult readTensorInfo(func::FuncOp func, Attribute layoutAttr, Type type,
+                             const EntryInfo &entry, const Twine &what,
+                             TensorInfo &info) {
   if (failed(checkTensorType(func, type, what)))
     return failure();
   info.type = type;
@@ -168,7 +167,8 @@ LogicalResult readTensorInfo(func::FuncOp func, Attribute layoutAttr,
     return success();
   auto attr = dyn_cast<dist::LayoutAttr>(layoutAttr);
   if (!attr || !entry.mesh)
-    return func.emitError() << what << ": `dist.layout` expects a "
+    return func.emitError() << what
+                            << ": `dist.layout` expects a "
                                "#dist.layout attribute on the entry's mesh";
   auto layout = attr.toLayout(*entry.mesh);
   if (!layout)
@@ -213,9 +213,9 @@ LogicalResult readEntry(ModuleOp module, const HostEmitOptions &options,
         meshNames.insert(mesh.getValue().str());
   });
   if (meshNames.size() > 1)
-    return func.emitError() << "uses several meshes (@" << *meshNames.begin()
-                            << ", @" << *std::next(meshNames.begin())
-                            << "); a host program runs on one";
+    return func.emitError()
+           << "uses several meshes (@" << *meshNames.begin() << ", @"
+           << *std::next(meshNames.begin()) << "); a host program runs on one";
   if (!meshNames.empty()) {
     entry.meshName = *meshNames.begin();
     auto meshOp = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
@@ -289,8 +289,8 @@ private:
   }
   /// Declares the zero-filled buffer of a result.
   void allocate(Value result) {
-    os << "  std::vector<" << elementType(result) << "> " << name(result)
-       << "(" << numElements(result) << ");\n";
+    os << "  std::vector<" << elementType(result) << "> " << name(result) << "("
+       << numElements(result) << ");\n";
   }
   /// A call whose host::Status or Communicator Status is checked.
   void checked(Operation *op, const std::string &call) {
@@ -299,15 +299,15 @@ private:
   }
   /// A call returning std::optional<std::string> (the older kernels).
   void checkedMessage(Operation *op, const std::string &call) {
-    os << "  LOOM_CHECK_MESSAGE(" << call << ", "
-       << stringLiteral(describe(op)) << ");\n";
+    os << "  LOOM_CHECK_MESSAGE(" << call << ", " << stringLiteral(describe(op))
+       << ");\n";
   }
   void call(const std::string &text) { os << "  " << text << ";\n"; }
   /// Names `value` as another name for the same elements (reshape and
   /// other ops that only look at their operand).
   void alias(Value result, Value operand) {
-    os << "  const std::vector<" << elementType(result) << "> &"
-       << name(result) << " = " << name(operand) << ";\n";
+    os << "  const std::vector<" << elementType(result) << "> &" << name(result)
+       << " = " << name(operand) << ";\n";
   }
   std::string describe(Operation *op) {
     return "rank " + std::to_string(rank) + ": " + interp::describeOp(op);
@@ -430,12 +430,13 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
     group(collective);
     allocate(out);
     checked(collective, "comm." + method + "(" + data(in) + ", " + shape(in) +
-                            ", " + axes(collective) + ", " + attrs +
-                            data(out) + ")");
+                            ", " + axes(collective) + ", " + attrs + data(out) +
+                            ")");
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](dist::AxisIndexOp index) -> LogicalResult {
-        std::optional<size_t> axis = entry.mesh->findAxis(index.getAxis().str());
+        std::optional<size_t> axis =
+            entry.mesh->findAxis(index.getAxis().str());
         if (!axis)
           return index.emitError() << "axis `" << index.getAxis()
                                    << "` is not an axis of the mesh";
@@ -495,8 +496,8 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
         return success();
       })
       .Case([&](dist::SendOp send) -> LogicalResult {
-        FailureOr<int64_t> to = peer(send, send.getAxis(),
-                                     static_cast<int64_t>(send.getTo()));
+        FailureOr<int64_t> to =
+            peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
         if (failed(to))
           return failure();
         if (*to == rank) {
@@ -511,8 +512,8 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
         return success();
       })
       .Case([&](dist::RecvOp recv) -> LogicalResult {
-        FailureOr<int64_t> from = peer(recv, recv.getAxis(),
-                                       static_cast<int64_t>(recv.getFrom()));
+        FailureOr<int64_t> from =
+            peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
         if (failed(from))
           return failure();
         if (failed(checkTensorType(recv, recv.getResult().getType(),
@@ -575,14 +576,12 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
       return failure();
 
   auto binary = [&](Operation *b, const char *kind) {
-    Value lhs = b->getOperand(0), rhs = b->getOperand(1),
-          out = b->getResult(0);
+    Value lhs = b->getOperand(0), rhs = b->getOperand(1), out = b->getResult(0);
     allocate(out);
-    checkedMessage(b, "host::binary<" + elementType(out) +
-                          ">(host::BinaryKind::" + kind + ", " + data(lhs) +
-                          ", " + shape(lhs) + ", " + data(rhs) + ", " +
-                          shape(rhs) + ", " + data(out) + ", " + shape(out) +
-                          ")");
+    checkedMessage(
+        b, "host::binary<" + elementType(out) + ">(host::BinaryKind::" + kind +
+               ", " + data(lhs) + ", " + shape(lhs) + ", " + data(rhs) + ", " +
+               shape(rhs) + ", " + data(out) + ", " + shape(out) + ")");
     return success();
   };
   auto unaryFn = [&](Operation *u, const char *kind) {
@@ -613,8 +612,8 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
   auto grad = [&](Value dy, Value x, Value dx, const std::string &fn,
                   const std::string &extra) {
     allocate(dx);
-    call(fn + "(" + data(dy) + ", " + data(x) + ", " + shape(x) + extra +
-         ", " + data(dx) + ")");
+    call(fn + "(" + data(dy) + ", " + data(x) + ", " + shape(x) + extra + ", " +
+         data(dx) + ")");
     return success();
   };
 
@@ -687,8 +686,8 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         allocate(o.getResult());
         call("host::slice<" + elementType(in) + ">(" + data(in) + ", " +
              shape(in) + ", " + shapeLiteral(o.getStarts()) + ", " +
-             shapeLiteral(o.getLimits()) + ", " +
-             shapeLiteral(o.getStrides()) + ", " + data(o.getResult()) + ")");
+             shapeLiteral(o.getLimits()) + ", " + shapeLiteral(o.getStrides()) +
+             ", " + data(o.getResult()) + ")");
         return success();
       })
       .Case([&](PadOp o) {
@@ -820,8 +819,8 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
                          ")");
           return success();
         }
-        checked(o, "host::embedding<T>(" + common + ", " +
-                       data(o.getResult()) + ")");
+        checked(o, "host::embedding<T>(" + common + ", " + data(o.getResult()) +
+                       ")");
         return success();
       })
       .Case([&](EmbeddingGradOp o) -> LogicalResult {
@@ -839,8 +838,7 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
           return success();
         }
         checked(o, "host::embeddingGrad<T>(" + common + ", " +
-                       std::to_string(rows) + ", " + data(o.getResult()) +
-                       ")");
+                       std::to_string(rows) + ", " + data(o.getResult()) + ")");
         return success();
       })
       .Case([&](CrossEntropyOp o) -> LogicalResult {
@@ -975,10 +973,9 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
           if (!layout)
             return o.emitError() << "`dist.layout`: " << layout.error();
           if (layout->getRank() != block.size())
-            return o.emitError() << "`dist.layout` of rank "
-                                 << layout->getRank()
-                                 << " does not fit the input of rank "
-                                 << block.size();
+            return o.emitError()
+                   << "`dist.layout` of rank " << layout->getRank()
+                   << " does not fit the input of rank " << block.size();
           global = layout->getGlobalShape(*entry.mesh, block);
           auto at = layout->getBlockOffset(*entry.mesh, global, rank);
           if (!at)
@@ -1369,8 +1366,8 @@ LogicalResult emitHostProgram(ModuleOp module, const HostEmitOptions &options,
      << kStepPrologue;
 
   // SSA names as the comments print them.
-  AsmState asmState(entry.func,
-                    OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
+  AsmState asmState(entry.func, OpPrintingFlags().enableDebugInfo(
+                                    true, /*prettyForm=*/false));
   for (int64_t r = 0; r < entry.numRanks; ++r) {
     RankEmitter rankEmitter(entry, r, asmState, os);
     if (failed(rankEmitter.emit()))
