@@ -8,6 +8,7 @@
 
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
+#include "loom/Target/Host/HostEmitter.h"
 #include "loom/Target/OpCensus/OpCensus.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -46,4 +47,7 @@ void mlir::loom::registerAllTranslations() {
         return exportGraphJson(module, os);
       },
       [](DialectRegistry &registry) { registerAllDialects(registry); });
+
+  // Per-rank host C++ (MPI) of a partitioned step.
+  registerEmitHostTranslation();
 }

@@ -22,6 +22,8 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%loom_src_root", config.loom_src_root))
+# Emitted programs build against this build tree's runtime libraries.
+config.substitutions.append(("%loom_obj_root", config.loom_obj_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -87,38 +87,14 @@ static HostTensor extractBlock(const HostTensor &global, const Shape &offset,
   return block;
 }
 
-/// Adds `block` into `global` at `offset`.
+/// Adds `block` into `global` at `offset` (host::accumulateBlock, which the
+/// harness of emitted programs uses too, so both assemble results alike).
 static void accumulateBlock(HostTensor &global, const HostTensor &block,
                             const Shape &offset) {
-  const Shape &shape = block.getShape();
-  const Shape &globalShape = global.getShape();
-  size_t rank = shape.size();
-  std::vector<int64_t> strides(rank, 1);
-  for (size_t d = rank; d-- > 1;)
-    strides[d - 1] = strides[d] * globalShape[d];
-  int64_t base = 0;
-  for (size_t d = 0; d < rank; ++d)
-    base += offset[d] * strides[d];
-  int64_t count = block.getNumElements();
   dispatchStorage(global.getKind(), [&](auto zero) {
     using T = decltype(zero);
-    T *dst = global.mutableData<T>();
-    const T *src = block.data<T>();
-    std::vector<int64_t> index(rank, 0);
-    int64_t at = base;
-    for (int64_t i = 0; i < count; ++i) {
-      if constexpr (std::is_same_v<T, uint8_t>)
-        dst[at] = dst[at] | src[i];
-      else
-        dst[at] += src[i];
-      for (size_t d = rank; d-- > 0;) {
-        at += strides[d];
-        if (++index[d] < shape[d])
-          break;
-        at -= strides[d] * shape[d];
-        index[d] = 0;
-      }
-    }
+    host::accumulateBlock<T>(block.data<T>(), block.getShape(), offset,
+                             global.mutableData<T>(), global.getShape());
   });
 }
 

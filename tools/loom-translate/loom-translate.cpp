@@ -8,13 +8,55 @@
 // MLIR (graph JSON, generated host and CUDA code, reports). Run with --help
 // for the registered translations.
 //
+// `--emit-host` writes a program of several files: with `-o DIR` naming an
+// existing directory, or ending in `/`, the files go into DIR (the
+// translation's `--emit-host-dir`) and their names to stdout.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/InitAllTranslations.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <string>
+#include <vector>
+
+/// Rewrites `--emit-host ... -o DIR` into `--emit-host-dir=DIR -o -`.
+static std::vector<std::string> rewriteOutputDir(int argc, char **argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  bool emitHost = false;
+  for (const std::string &arg : args)
+    emitHost |= arg == "--emit-host" || arg == "-emit-host";
+  if (!emitHost)
+    return args;
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
+    std::string dir;
+    if (arg == "-o" && i + 1 < args.size())
+      dir = args[i + 1];
+    else if (arg.starts_with("-o="))
+      dir = arg.drop_front(3).str();
+    else
+      continue;
+    if (dir.empty() || !(llvm::StringRef(dir).ends_with("/") ||
+                         llvm::sys::fs::is_directory(dir)))
+      return args;
+    args.erase(args.begin() + i, args.begin() + i + (arg == "-o" ? 2 : 1));
+    args.push_back("--emit-host-dir=" + dir);
+    return args;
+  }
+  return args;
+}
 
 int main(int argc, char **argv) {
   mlir::loom::registerAllTranslations();
-  return mlir::failed(
-      mlir::mlirTranslateMain(argc, argv, "Loom translation driver"));
+  std::vector<std::string> args = rewriteOutputDir(argc, argv);
+  std::vector<char *> pointers;
+  for (std::string &arg : args)
+    pointers.push_back(arg.data());
+  pointers.push_back(nullptr);
+  return mlir::failed(mlir::mlirTranslateMain(static_cast<int>(args.size()),
+                                              pointers.data(),
+                                              "Loom translation driver"));
 }

@@ -7,6 +7,7 @@
 #include "loom/Runtime/Host/Shape.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace loom::runtime::host {
 
@@ -152,6 +153,33 @@ void split(const T *in, const Shape &shape, int64_t axis,
   }
 }
 
+template <typename T>
+void accumulateBlock(const T *block, const Shape &blockShape,
+                     const Shape &offset, T *global, const Shape &globalShape) {
+  size_t rank = blockShape.size();
+  std::vector<int64_t> strides = stridesOf(globalShape);
+  int64_t at = 0;
+  for (size_t d = 0; d < rank; ++d)
+    at += offset[d] * strides[d];
+  int64_t count = numElements(blockShape);
+  // Walk the block in row-major order, moving `at` through the global
+  // tensor like an odometer.
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    if constexpr (std::is_same_v<T, uint8_t>)
+      global[at] = global[at] | block[i];
+    else
+      global[at] += block[i];
+    for (size_t d = rank; d-- > 0;) {
+      at += strides[d];
+      if (++index[d] < blockShape[d])
+        break;
+      at -= strides[d] * blockShape[d];
+      index[d] = 0;
+    }
+  }
+}
+
 #define LOOM_INSTANTIATE_SHAPE(T)                                              \
   template void transpose<T>(const T *, const Shape &,                         \
                              const std::vector<int64_t> &, T *);               \
@@ -165,7 +193,9 @@ void split(const T *in, const Shape &shape, int64_t axis,
                           const std::vector<Shape> &, int64_t, T *);           \
   template void split<T>(const T *, const Shape &, int64_t,                    \
                          const std::vector<int64_t> &,                         \
-                         const std::vector<T *> &);
+                         const std::vector<T *> &);                            \
+  template void accumulateBlock<T>(const T *, const Shape &, const Shape &,    \
+                                   T *, const Shape &);
 LOOM_INSTANTIATE_SHAPE(float)
 LOOM_INSTANTIATE_SHAPE(double)
 LOOM_INSTANTIATE_SHAPE(int64_t)

@@ -8,7 +8,8 @@
 // `loom.transpose`, `slice`, `pad`, `concat` and `split` (a reshape keeps
 // the row-major order, so it is a plain copy). The interpreter also builds
 // the collectives out of them: an all_gather is a concat, an all_slice a
-// slice. Instantiated for float, double, int64_t and uint8_t (i1).
+// slice. `accumulateBlock` places a rank's block of a result into the global
+// tensor. Instantiated for float, double, int64_t and uint8_t (i1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +53,15 @@ void concat(const std::vector<const T *> &inputs,
 template <typename T>
 void split(const T *in, const Shape &shape, int64_t axis,
            const std::vector<int64_t> &sizes, const std::vector<T *> &outputs);
+
+/// Adds `block` (of shape `blockShape`) into the block of `global` (of shape
+/// `globalShape`) that starts at `offset`, element by element in row-major
+/// order (`or` for uint8_t, i1). This is how the ranks' blocks of a result
+/// become the global tensor: the interpreter and the harness of emitted
+/// programs assemble results with it, so both add partial sums alike.
+template <typename T>
+void accumulateBlock(const T *block, const Shape &blockShape,
+                     const Shape &offset, T *global, const Shape &globalShape);
 
 } // namespace loom::runtime::host
 

@@ -1,0 +1,118 @@
+//===- Harness.h - Runs an emitted training step on MPI ranks ---*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The `main` of the per-rank host programs that `loom-translate --emit-host`
+// writes. The emitted code holds one step function per rank and a
+// ProgramSpec: the mesh, and for every argument and result its name, element
+// kind, global and local shape, and each rank's block offset, all computed by
+// the compiler from the `dist.layout` attributes. The harness does what
+// `loom-run` does around the interpreter, on real MPI ranks:
+//
+//   1. reads the global inputs (safetensors or .npy, `--inputs`, by argument
+//      name) or initializes an argument without data (its parameter
+//      initializer, over the global tensor, or zeros for a named state);
+//   2. cuts this rank's block of every argument (host::slice; a partial
+//      argument is held by the first member of its partial group, zeros
+//      elsewhere);
+//   3. runs the rank's step once, or `--steps N` times feeding the
+//      loop-carried results (a result named like an argument) back;
+//   4. gathers every result's blocks on rank 0, checks that replicas agree,
+//      adds partial blocks in rank order (host::accumulateBlock) and writes
+//      the global results (`--outputs`), printing loom-run's summary lines.
+//
+// So `loom-run --compare` can check an emitted program against the
+// interpreter bit for bit. Plain C++17 over the Host, IO and MPI runtimes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_HARNESS_HARNESS_H
+#define LOOM_RUNTIME_HARNESS_HARNESS_H
+
+#include "loom/Runtime/Host/Status.h"
+#include "loom/Runtime/IO/TensorFile.h"
+#include "loom/Runtime/MPI/Communicator.h"
+#include "loom/Runtime/Support/Broadcast.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom::runtime::harness {
+
+using host::Status;
+
+/// How an argument without data in the inputs starts (`#loom.param`
+/// initializers; `State` is an argument with a `loom.name`: zeros).
+enum class Init { None, Zeros, Ones, Normal, Uniform, ScaledNormal, State };
+
+/// One argument or result of the step, as the compiler sees it.
+struct TensorSpec {
+  /// The name that keys it in tensor files (loom-run's naming).
+  std::string name;
+  /// Held as int64_t (integer and index types), else in the run's float type.
+  bool isInteger = false;
+  /// The dtype of its declared element type, used for integer results.
+  io::DType declaredDType = io::DType::F64;
+  Shape globalShape;
+  Shape localShape;
+  /// Arguments only: the initializer and its two parameters (normal: std;
+  /// uniform: low, high; scaled_normal: std, factor).
+  Init init = Init::None;
+  double initArgs[2] = {0, 0};
+};
+
+/// Where one rank's block of a tensor lies.
+struct Placement {
+  /// The block's first index in the global tensor.
+  Shape offset;
+  /// Arguments: whether this rank holds the value (false: a non-first member
+  /// of a partial group, which starts from zeros). Results: whether it is
+  /// the canonical replica (coordinate 0 on the axes the layout does not
+  /// use), whose block is added in.
+  bool holds = true;
+  /// Results: the canonical replica this rank's block must equal.
+  int64_t canonicalRank = 0;
+};
+
+/// Everything the harness needs to know about the emitted program.
+struct ProgramSpec {
+  /// The entry function, for messages.
+  std::string entry;
+  /// The mesh, axis names and sizes in order.
+  std::vector<std::pair<std::string, int64_t>> mesh;
+  std::vector<TensorSpec> arguments, results;
+  /// Indexed [rank][argument] and [rank][result].
+  std::vector<std::vector<Placement>> argumentPlacements, resultPlacements;
+  /// (result, argument) pairs that `--steps` feeds back.
+  std::vector<std::pair<size_t, size_t>> carried;
+};
+
+/// The buffers of one argument or result on one rank: float elements in the
+/// run's type T, or int64_t elements.
+template <typename T> struct Buffer {
+  std::vector<T> floats;
+  std::vector<int64_t> ints;
+};
+
+/// One rank's step: reads `args` (one per argument, local blocks) and
+/// writes `results`, sized by the caller.
+template <typename T>
+using StepFn = Status (*)(mpi::Communicator &comm,
+                          const std::vector<Buffer<T>> &args,
+                          std::vector<Buffer<T>> &results);
+
+/// Runs the program: parses the command line (--inputs F (repeatable),
+/// --outputs F, --dtype f64|f32, --seed S, --steps N, --verify-calls),
+/// initializes MPI, runs this rank's step function (`f64Steps[rank]` or
+/// `f32Steps[rank]`) and finalizes MPI. Returns main's exit status.
+int runMain(int argc, char **argv, const ProgramSpec &spec,
+            const std::vector<StepFn<float>> &f32Steps,
+            const std::vector<StepFn<double>> &f64Steps);
+
+} // namespace loom::runtime::harness
+
+#endif // LOOM_RUNTIME_HARNESS_HARNESS_H

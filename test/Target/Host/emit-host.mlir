@@ -1,0 +1,88 @@
+// RUN: loom-translate --emit-host %s --split-input-file | FileCheck %s
+
+// Each rank gets its own function: the mesh coordinates in its comment,
+// `dist.axis_index` and the index arithmetic of a block offset folded to
+// the rank's constants, every op after its comment (with its location), a
+// kernel call per loom op and a Communicator call per collective, with the
+// group of the collective spelled out.
+
+dist.mesh @m shape [2, 2] axes ["dp", "tp"]
+func.func @train_step(
+    %x: tensor<2x8xf32> {dist.layout = #dist.layout<@m, [["dp"], []]>},
+    %w: tensor<8x4xf32> {dist.layout = #dist.layout<@m, [[], ["tp"]]>},
+    %table: tensor<16x8xf32> {dist.layout = #dist.layout<@m, [["tp"], []]>},
+    %ids: tensor<3xi64>)
+    -> (tensor<2x8xf32> {dist.layout = #dist.layout<@m, [["dp"], []]>},
+        tensor<3x8xf32>) {
+  %y = loom.matmul %x, %w : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("model.py":12:3)
+  %g = dist.all_gather %y on @m axes ["tp"] dim 1 : tensor<2x4xf32> -> tensor<2x8xf32>
+  %i = dist.axis_index @m "tp" : index
+  %c16 = arith.constant 16 : index
+  %offset = arith.muli %i, %c16 : index
+  %e = loom.embedding %table, %ids offset %offset : (tensor<16x8xf32>, tensor<3xi64>, index) -> tensor<3x8xf32>
+  %s = dist.all_reduce sum %e on @m axes ["tp"] : tensor<3x8xf32>
+  return %g, %s : tensor<2x8xf32>, tensor<3x8xf32>
+}
+
+// CHECK-LABEL: /// Rank 0 of mesh @m: coordinates (dp 0, tp 0).
+// CHECK: Status loom_train_step_rank0(mpi::Communicator &comm
+// CHECK: const std::vector<T> &arg0 = args[0].floats; // arg0
+// CHECK: const std::vector<int64_t> &arg3 = args[3].ints; // arg3
+// CHECK: // %[[Y:[0-9]+]] = loom.matmul %arg0, %arg1 : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("model.py":12:3)
+// CHECK-NEXT: std::vector<T> v[[Y]](8);
+// CHECK-NEXT: host::matmul<T>(arg0.data(), {2, 8}, arg1.data(), {8, 4}, false, false, v[[Y]].data());
+// CHECK: // %[[G:[0-9]+]] = dist.all_gather %[[Y]] on @m axes ["tp"] dim 1
+// CHECK-NEXT: // group over {"tp"}: ranks {0, 1}, this rank is member 0
+// CHECK-NEXT: std::vector<T> v[[G]](16);
+// CHECK-NEXT: LOOM_CHECK(comm.allGather(v[[Y]].data(), {2, 4}, {"tp"}, 1, v[[G]].data()), "rank 0: `dist.all_gather` at
+// CHECK: const int64_t v[[I:[0-9]+]] = 0;
+// CHECK: const int64_t v_c16 = 16;
+// CHECK: const int64_t v[[OFF:[0-9]+]] = 0;
+// CHECK: LOOM_CHECK(host::embeddingBlock<T>(arg2.data(), {16, 8}, arg3.data(), {3}, 0, v{{[0-9]+}}.data()), "rank 0: `loom.embedding` at
+// CHECK: comm.allReduce(v{{[0-9]+}}.data(), {3, 8}, {"tp"}, mpi::ReduceKind::Sum, v{{[0-9]+}}.data())
+// CHECK: results[0].floats = v[[G]];
+// CHECK-NEXT: results[1].floats = v{{[0-9]+}};
+// CHECK-NEXT: return Status::success();
+
+// CHECK-LABEL: /// Rank 3 of mesh @m: coordinates (dp 1, tp 1).
+// CHECK: // group over {"tp"}: ranks {2, 3}, this rank is member 1
+// CHECK: const int64_t v{{[0-9]+}} = 1;
+// CHECK: const int64_t v{{[0-9]+}} = 16;
+// CHECK: host::embeddingBlock<T>(arg2.data(), {16, 8}, arg3.data(), {3}, 16,
+
+// The spec gives the harness every tensor's global shape and each rank's
+// block: x is split over dp (rows 0 and 2), w over tp (columns 0 and 4).
+// CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
+// CHECK: s.mesh = {{[{][{]}}"dp", 2}, {"tp", 2}};
+// CHECK: {"arg0", false, io::DType::F32, {4, 8}, {2, 8}, Init::None, {0.0, 0.0}},
+// CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}},
+// CHECK: {"arg2", false, io::DType::F32, {32, 8}, {16, 8}, Init::None, {0.0, 0.0}},
+// CHECK: {"arg3", true, io::DType::I64, {3}, {3},
+// CHECK: s.argumentPlacements = {
+// CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0}, true, 0}}, // rank 0
+// CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 4}, true, 0}, {{[{][{]}}16, 0}, true, 0}, {{[{][{]}}0}, true, 0}}, // rank 1
+// CHECK-NEXT: {{[{][{][{]}}2, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0}, true, 0}}, // rank 2
+// The replicated second result is taken from the canonical replica, rank 0.
+// CHECK: s.resultPlacements = {
+// CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}}, // rank 0
+// CHECK-NEXT: {{[{][{][{]}}0, 0}, false, 0}, {{[{][{]}}0, 0}, false, 0}}, // rank 1
+// CHECK: &loom_train_step_rank3<double>,
+
+// -----
+
+// A single-device function (no mesh) is one rank; reshape names the same
+// buffer, and a float constant is converted to the run's type.
+
+func.func @forward(%x: tensor<2x3xf64>) -> tensor<6xf64> {
+  %r = loom.reshape %x : tensor<2x3xf64> to tensor<6xf64>
+  %c = arith.constant dense<2.5> : tensor<6xf64>
+  %y = loom.mul %r, %c : (tensor<6xf64>, tensor<6xf64>) -> tensor<6xf64>
+  return %y : tensor<6xf64>
+}
+
+// CHECK-LABEL: /// Rank 0.
+// CHECK: const std::vector<T> &v0 = arg0;
+// CHECK: const std::vector<T> v_cst(6, static_cast<T>(2.5));
+// CHECK: LOOM_CHECK_MESSAGE(host::binary<T>(host::BinaryKind::Mul, v0.data(), {6}, v_cst.data(), {6}, v1.data(), {6}),
+// CHECK-NOT: loom_forward_rank1
+// CHECK: s.mesh = {};
