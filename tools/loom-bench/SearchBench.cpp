@@ -96,6 +96,11 @@ int mlir::loom::bench::runSearchBench() {
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  // Passes explain their decisions with remarks, which loomc shows only
+  // under --explain; a benchmark prints its numbers alone.
+  ScopedDiagnosticHandler remarkFilter(&context, [](Diagnostic &diag) {
+    return success(diag.getSeverity() == DiagnosticSeverity::Remark);
+  });
 
   PhaseTimer importTimer;
   CompileOptions importOnly;
