@@ -80,6 +80,9 @@ struct CompileOptions {
   std::optional<double> clipNorm;       // --clip-norm X
   // Code generation and reports.
   std::optional<std::string> emit;     // --emit host|cuda
+  /// The precisions the emitted step is built for (`--dtype` of the
+  /// executable); both when unset.
+  std::optional<std::string> emitDtypes; // --emit-dtypes f32,f64
   std::optional<std::string> planJson; // --plan-json FILE
   bool report = false;                 // --report
   bool explain = false;                // --explain
@@ -113,9 +116,18 @@ LogicalResult runShardingPhase(const CompileOptions &options, ModuleOp module);
 /// options of `options`.
 LogicalResult runPartitionPhase(const CompileOptions &options, ModuleOp module);
 
+/// The codegen phase (`--emit host`): emits the per-rank host program of the
+/// partitioned `module` into the directory `options.outputFile` (sources,
+/// CMakeLists.txt and the partitioned IR as step.mlir), builds it with cmake
+/// and ninja against this Loom's build tree at -O2, and writes
+/// `launch.sh`, which runs every rank with mpirun and passes its arguments
+/// to the training executable (docs/Codegen.md).
+LogicalResult emitExecutable(const CompileOptions &options, ModuleOp module);
+
 /// `compile`, then writes the IR to `options.outputFile` (through a
 /// temporary file renamed into place, so a failure never leaves a partial
-/// file). What `loomc` runs.
+/// file), or with `--emit` the executable (emitExecutable). What `loomc`
+/// runs.
 LogicalResult compileToFile(const CompileOptions &options, MLIRContext *context,
                             llvm::SourceMgr &sourceMgr);
 
