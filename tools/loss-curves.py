@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-# ===- losses.py - Compare the loss curves of training runs ----------------===#
+# ===- loss-curves.py - Compare the loss curves of training runs -----------===#
 #
 # Part of the Loom project.
 #
 # ===-----------------------------------------------------------------------===#
 #
 # Reads the `step N | loss X | T ms | tok/s` lines that rank 0 of an emitted
-# training executable prints, and checks what the integration tests claim:
+# training executable prints (docs/Codegen.md), and checks what the
+# integration tests and the quickstart claim:
 #
-#   losses.py compare A.log B.log --rtol R   every step both logs share has
-#                                            |a - b| <= R |b|
-#   losses.py falls A.log                    the last loss is below the first
-#   losses.py interp A.log SUMMARY --rtol R  step 1's loss equals the `loss:`
-#                                            summary line of `loom-run`
-#   losses.py table A.log B.log              both curves side by side
+#   loss-curves.py compare A.log B.log --rtol R   every step both logs share
+#                                                 has |a - b| <= R |b|
+#   loss-curves.py falls A.log                    the last loss is below the
+#                                                 first
+#   loss-curves.py interp A.log SUMMARY --rtol R  step 1's loss equals the
+#                                                 `loss:` line of `loom-run`
+#   loss-curves.py table A.log B.log              both curves side by side and
+#                                                 their largest difference
 #
-# Prints one line saying what held; exits 1 (printing MISMATCH) otherwise.
+# Prints what held; exits 1 (printing MISMATCH) otherwise.
 #
 # ===-----------------------------------------------------------------------===#
 
@@ -34,7 +37,7 @@ def read_log(path):
             if m:
                 losses[int(m.group(1))] = float(m.group(2))
     if not losses:
-        sys.exit(f"losses.py: error: no `step N | loss X` line in {path}")
+        sys.exit(f"loss-curves.py: error: no `step N | loss X` line in {path}")
     return losses
 
 
@@ -46,7 +49,7 @@ def compare(args):
     a, b = read_log(args.a), read_log(args.b)
     steps = sorted(set(a) & set(b))
     if not steps:
-        sys.exit("losses.py: error: the logs share no step")
+        sys.exit("loss-curves.py: error: the logs share no step")
     worst = 0.0
     for s in steps:
         d = relative(a[s], b[s])
@@ -75,12 +78,12 @@ def falls(args):
 def interp(args):
     a = read_log(args.a)
     if 1 not in a:
-        sys.exit(f"losses.py: error: {args.a} has no step 1")
+        sys.exit(f"loss-curves.py: error: {args.a} has no step 1")
     with open(args.summary) as f:
         m = re.search(r"^loss: shape \[\] dtype \S+ mean (\S+)", f.read(),
                       re.MULTILINE)
     if not m:
-        sys.exit(f"losses.py: error: no `loss:` summary in {args.summary}")
+        sys.exit(f"loss-curves.py: error: no `loss:` summary in {args.summary}")
     ref = float(m.group(1))
     d = relative(a[1], ref)
     if d > args.rtol:
@@ -95,8 +98,11 @@ def interp(args):
 def table(args):
     a, b = read_log(args.a), read_log(args.b)
     print(f"{'step':>5}  {args.a_name:>12}  {args.b_name:>12}  {'rel diff':>9}")
-    for s in sorted(set(a) & set(b)):
+    steps = sorted(set(a) & set(b))
+    for s in steps:
         print(f"{s:>5}  {a[s]:>12.6f}  {b[s]:>12.6f}  {relative(a[s], b[s]):>9.2e}")
+    worst = max(relative(a[s], b[s]) for s in steps)
+    print(f"max relative difference over {len(steps)} steps: {worst:.3g}")
     return 0
 
 
