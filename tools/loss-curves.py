@@ -17,6 +17,8 @@
 #                                                 `loss:` line of `loom-run`
 #   loss-curves.py table A.log B.log              both curves side by side and
 #                                                 their largest difference
+#   loss-curves.py timing A.log [--skip K]        median step time and tok/s
+#                                                 after the first K steps
 #
 # Prints what held; exits 1 (printing MISMATCH) otherwise.
 #
@@ -27,6 +29,7 @@ import re
 import sys
 
 STEP = re.compile(r"^step (\d+) \| loss (\S+) \| ")
+TIME = re.compile(r"^step \d+ \| loss \S+ \| ([0-9.]+) ms \| ([0-9.]+) tok/s")
 
 
 def read_log(path):
@@ -106,6 +109,24 @@ def table(args):
     return 0
 
 
+def timing(args):
+    rows = []
+    with open(args.a) as f:
+        for line in f:
+            m = TIME.match(line)
+            if m:
+                rows.append((float(m.group(1)), float(m.group(2))))
+    rows = rows[args.skip:]
+    if not rows:
+        sys.exit(f"loss-curves.py: error: no timed step after {args.skip} in "
+                 f"{args.a}")
+    ms = sorted(r[0] for r in rows)
+    tps = sorted(r[1] for r in rows)
+    print(f"{args.a}: median {ms[len(ms) // 2]:.1f} ms/step, "
+          f"{tps[len(tps) // 2]:.0f} tok/s over {len(rows)} steps")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -128,6 +149,10 @@ def main():
     p.add_argument("--a-name", default="A")
     p.add_argument("--b-name", default="B")
     p.set_defaults(run=table)
+    p = sub.add_parser("timing")
+    p.add_argument("a")
+    p.add_argument("--skip", type=int, default=5)
+    p.set_defaults(run=timing)
     args = parser.parse_args()
     return args.run(args)
 
