@@ -209,8 +209,7 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     error() << "--devices: expected a value >= 1, found " << *options.devices;
   // Code generation: host programs now; CUDA is the CUDA backend's work.
   if (options.emit && *options.emit != "host" && *options.emit != "cuda")
-    error() << "--emit: expected host or cuda, found '" << *options.emit
-            << "'";
+    error() << "--emit: expected host or cuda, found '" << *options.emit << "'";
   if (options.emit && *options.emit == "cuda")
     error() << "--emit cuda is not implemented yet (the CUDA backend has not "
                "landed); --emit host builds MPI programs for host ranks";

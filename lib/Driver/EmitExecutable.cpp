@@ -58,13 +58,13 @@ LogicalResult writeFile(MLIRContext *context, StringRef path,
   if (!error)
     return success();
   return emitError(UnknownLoc::get(context))
-         << "cannot write '" << path << "': " << llvm::toString(std::move(error));
+         << "cannot write '" << path
+         << "': " << llvm::toString(std::move(error));
 }
 
 /// Runs `argv` with stdout and stderr appended to `log`; returns its exit
 /// status, or -1 (with `message` set) when it could not run.
-int runLogged(ArrayRef<std::string> argv, StringRef log,
-              std::string &message) {
+int runLogged(ArrayRef<std::string> argv, StringRef log, std::string &message) {
   SmallVector<StringRef> args(argv.begin(), argv.end());
   // ExecuteAndWait redirects to a file it truncates; each command gets its
   // own log, appended to `log` afterwards.
@@ -89,15 +89,14 @@ std::string tailOf(StringRef path, size_t lines) {
     return "";
   StringRef text = (*buffer)->getBuffer().rtrim();
   size_t start = text.size();
-  for (size_t n = 0; n <= lines && start != StringRef::npos && start > 0;
-       ++n)
+  for (size_t n = 0; n <= lines && start != StringRef::npos && start > 0; ++n)
     start = text.rfind('\n', start - 1);
   return (start == StringRef::npos ? text : text.substr(start + 1)).str();
 }
 
 /// `launch.sh`: every rank under mpirun, arguments passed through.
-std::string launchScript(StringRef input, StringRef meshText,
-                         int64_t numRanks, StringRef mpirun) {
+std::string launchScript(StringRef input, StringRef meshText, int64_t numRanks,
+                         StringRef mpirun) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "#!/usr/bin/env bash\n"
@@ -201,9 +200,11 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
           llvm::join(llvm::split(options.emitDtypes.value_or("f32,f64"), ','),
                      ";")};
   // Rebuilds of the same program (tests, the quickstart) hit the cache.
-  if (llvm::ErrorOr<std::string> ccache = llvm::sys::findProgramByName("ccache"))
+  if (llvm::ErrorOr<std::string> ccache =
+          llvm::sys::findProgramByName("ccache"))
     configure.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" + *ccache);
-  std::vector<std::string> build = {*cmake, "--build", programBuild.str().str()};
+  std::vector<std::string> build = {*cmake, "--build",
+                                    programBuild.str().str()};
   for (const std::vector<std::string> *command : {&configure, &build}) {
     std::string message;
     int code = runLogged(*command, log, message);
@@ -224,16 +225,16 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   SmallString<256> launch(out);
   llvm::sys::path::append(launch, "launch.sh");
   std::string mpirun = fromEnvironment("LOOM_MPIRUN", LOOM_MPIEXEC);
-  if (failed(writeFile(context, launch,
-                       launchScript(options.inputFile, meshText, numRanks,
-                                    mpirun))))
+  if (failed(writeFile(
+          context, launch,
+          launchScript(options.inputFile, meshText, numRanks, mpirun))))
     return failure();
   llvm::sys::fs::setPermissions(launch, llvm::sys::fs::all_read |
                                             llvm::sys::fs::all_exe |
                                             llvm::sys::fs::owner_write);
   llvm::outs() << "wrote " << out << "/build/train_step (" << numRanks
-               << (numRanks == 1 ? " rank" : " ranks") << ", mesh "
-               << meshText << "); run it with " << out
+               << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
+               << "); run it with " << out
                << "/launch.sh --data TOKENS.bin --steps N\n";
   return success();
 }

@@ -67,7 +67,7 @@ struct CompileOptions {
   /// Read first by autodiff (gradient accumulation over M slices of the
   /// batch), later by the pipeline schedule.
   std::optional<int64_t> microBatches; // --micro-batches M
-  std::optional<std::string> schedule;   // --schedule 1f1b|gpipe
+  std::optional<std::string> schedule; // --schedule 1f1b|gpipe
   // Autodiff: the optimizer and its hyperparameters (unset: the defaults of
   // `loom-autodiff`, docs/Autodiff.md).
   std::optional<std::string> optimizer; // --optimizer adamw|sgd
@@ -79,14 +79,14 @@ struct CompileOptions {
   std::optional<double> momentum;       // --momentum X
   std::optional<double> clipNorm;       // --clip-norm X
   // Code generation and reports.
-  std::optional<std::string> emit;     // --emit host|cuda
-  /// The precisions the emitted step is built for (`--dtype` of the
-  /// executable); both when unset.
+  // The precisions the emitted step is built for (the executable's
+  // `--dtype`); both when unset.
+  std::optional<std::string> emit;       // --emit host|cuda
   std::optional<std::string> emitDtypes; // --emit-dtypes f32,f64
-  std::optional<std::string> planJson; // --plan-json FILE
-  bool report = false;                 // --report
-  bool explain = false;                // --explain
-  std::optional<std::string> timeline; // --timeline FILE
+  std::optional<std::string> planJson;   // --plan-json FILE
+  bool report = false;                   // --report
+  bool explain = false;                  // --explain
+  std::optional<std::string> timeline;   // --timeline FILE
 };
 
 /// Reports an error for each option whose phase has not landed (or which

@@ -29,9 +29,8 @@ const std::set<std::string> &switches() {
 
 const std::set<std::string> &valued() {
   static const std::set<std::string> names = {
-      "--data",     "--data-format", "--data-order", "--steps",
-      "--seed",     "--log-every",   "--ckpt-dir",   "--ckpt-every",
-      "--dtype"};
+      "--data",      "--data-format", "--data-order", "--steps", "--seed",
+      "--log-every", "--ckpt-dir",    "--ckpt-every", "--dtype"};
   return names;
 }
 
@@ -43,8 +42,8 @@ std::optional<std::string> parseCount(const std::string &flag,
   errno = 0;
   long long value = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end || errno == ERANGE || value < min)
-    return flag + " expects an integer >= " + std::to_string(min) +
-           ", got `" + text + "`";
+    return flag + " expects an integer >= " + std::to_string(min) + ", got `" +
+           text + "`";
   out = value;
   return std::nullopt;
 }
@@ -72,8 +71,8 @@ bool isTrainingCommandLine(int argc, char **argv) {
   return false;
 }
 
-std::optional<std::string> parseTrainOptions(const std::vector<std::string> &args,
-                                             TrainOptions &options) {
+std::optional<std::string>
+parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
   bool stepsGiven = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
@@ -116,8 +115,7 @@ std::optional<std::string> parseTrainOptions(const std::vector<std::string> &arg
                value + "`";
     } else if (flag == "--data-order") {
       if (value != "random" && value != "sequential")
-        return "--data-order expects random or sequential, got `" + value +
-               "`";
+        return "--data-order expects random or sequential, got `" + value + "`";
       options.sequentialData = value == "sequential";
     } else if (flag == "--steps") {
       if (auto error = parseCount(flag, value, 1, options.steps))

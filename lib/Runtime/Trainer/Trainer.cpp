@@ -153,8 +153,7 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
     program.argLayouts.push_back(parsed);
     if (arg.name == "input_ids" || arg.name == "labels") {
       if (!arg.isInteger || arg.globalShape.size() != 2)
-        return Status::failure("argument `" + arg.name + "` of @" +
-                               spec.entry +
+        return Status::failure("argument `" + arg.name + "` of @" + spec.entry +
                                " must be an integer [batch, seq] tensor, "
                                "found shape " +
                                formatShape(arg.globalShape));
@@ -181,11 +180,10 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
                            "is not a training step");
   if (spec.arguments[*inputIds].globalShape !=
       spec.arguments[*labels].globalShape)
-    return Status::failure("`input_ids` " +
-                           formatShape(spec.arguments[*inputIds].globalShape) +
-                           " and `labels` " +
-                           formatShape(spec.arguments[*labels].globalShape) +
-                           " differ in shape");
+    return Status::failure(
+        "`input_ids` " + formatShape(spec.arguments[*inputIds].globalShape) +
+        " and `labels` " + formatShape(spec.arguments[*labels].globalShape) +
+        " differ in shape");
   if (!loss)
     return Status::failure("@" + spec.entry + " has no `loss` result");
   layout::BlockLayout lossLayout;
@@ -212,9 +210,8 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
     if (!(resultLayout == program.argLayouts[arg]) ||
         r.localShape != a.localShape)
       return Status::failure(
-          "the updated `" + r.name + "` has layout " +
-          resultLayout.toString() + " but the argument has " +
-          program.argLayouts[arg].toString() +
+          "the updated `" + r.name + "` has layout " + resultLayout.toString() +
+          " but the argument has " + program.argLayouts[arg].toString() +
           ": the plan does not keep it in place between steps");
   }
 
@@ -303,9 +300,8 @@ std::optional<Failure> writeCheckpoint(const Program &program,
   Status cleared = Status::success();
   if (program.rank == 0) {
     std::error_code ec;
-    std::filesystem::remove(std::filesystem::path(dir) /
-                                io::kCheckpointManifestName,
-                            ec);
+    std::filesystem::remove(
+        std::filesystem::path(dir) / io::kCheckpointManifestName, ec);
     if (ec)
       cleared = Status::failure("cannot remove the old manifest of `" + dir +
                                 "`: " + ec.message());
@@ -393,8 +389,7 @@ std::optional<Failure> loadCheckpoint(const Program &program,
       return Status::failure(
           where + " was written on mesh " + manifest.mesh.toString() + " (" +
           std::to_string(manifest.mesh.getNumDevices()) +
-          " ranks), but this program runs on mesh " +
-          program.mesh.toString() +
+          " ranks), but this program runs on mesh " + program.mesh.toString() +
           ": re-cut it with `loom-ckpt reshard` (the layouts: this "
           "program's --print-layouts)");
     for (size_t i : program.state) {
@@ -410,12 +405,11 @@ std::optional<Failure> loadCheckpoint(const Program &program,
                                ", this program's has " +
                                formatShape(arg.globalShape));
       if (tensor.dtype != stateDType<T>(arg))
-        return Status::failure(
-            where + ": tensor `" + arg.name + "` is " +
-            std::string(io::dtypeName(tensor.dtype)) +
-            ", but this run computes in " +
-            std::string(io::dtypeName(stateDType<T>(arg))) +
-            " (resume with the checkpoint's --dtype)");
+        return Status::failure(where + ": tensor `" + arg.name + "` is " +
+                               std::string(io::dtypeName(tensor.dtype)) +
+                               ", but this run computes in " +
+                               std::string(io::dtypeName(stateDType<T>(arg))) +
+                               " (resume with the checkpoint's --dtype)");
       layout::BlockLayout stored;
       if (Status status =
               layout::BlockLayout::parse(tensor.layout, program.mesh, stored);
@@ -440,11 +434,10 @@ std::optional<Failure> loadCheckpoint(const Program &program,
                                  "`, which this program does not train");
       }
     if (manifest.dataPosition != manifest.step)
-      return Status::failure(where + ": data position " +
-                             std::to_string(manifest.dataPosition) +
-                             " is not its step " +
-                             std::to_string(manifest.step) +
-                             " (batches are drawn by step)");
+      return Status::failure(
+          where + ": data position " + std::to_string(manifest.dataPosition) +
+          " is not its step " + std::to_string(manifest.step) +
+          " (batches are drawn by step)");
 
     io::TensorMap blocks;
     if (Status status =
@@ -490,8 +483,8 @@ Status readBatch(const Program &program, const io::TokenFile &file,
             program.rank, inputs, labels, localShape);
         !status)
       return Status::failure("rank " + std::to_string(program.rank) +
-                             ": batch of step " + std::to_string(step) +
-                             ": " + status.message());
+                             ": batch of step " + std::to_string(step) + ": " +
+                             status.message());
     const std::vector<int32_t> &tokens =
         index == program.inputIds ? inputs : labels;
     args[index].ints.assign(tokens.begin(), tokens.end());
@@ -515,8 +508,8 @@ std::optional<Failure> train(const Program &program,
 
   if (options.resume) {
     std::string dir;
-    if (auto failure = loadCheckpoint(program, options.ckptDir, args, info,
-                                      dir))
+    if (auto failure =
+            loadCheckpoint(program, options.ckptDir, args, info, dir))
       return failure;
     if (program.rank == 0) {
       std::printf("resuming from %s at step %lld (seed %llu)\n", dir.c_str(),
@@ -539,8 +532,7 @@ std::optional<Failure> train(const Program &program,
   }
 
   if (options.initOnly) {
-    if (auto failure =
-            writeCheckpoint(program, options.ckptDir, info, args))
+    if (auto failure = writeCheckpoint(program, options.ckptDir, info, args))
       return failure;
     if (program.rank == 0)
       std::printf("wrote the initial checkpoint %s\n",
@@ -560,10 +552,9 @@ std::optional<Failure> train(const Program &program,
                                       /*vocabSize=*/0, file);
   if (opened.ok() && file.getNumTokens() <= batch.seqLen)
     opened = Status::failure(
-        "`" + options.data + "` holds " +
-        std::to_string(file.getNumTokens()) +
-        " tokens, too few for one sequence of " +
-        std::to_string(batch.seqLen) + " inputs and its next-token label");
+        "`" + options.data + "` holds " + std::to_string(file.getNumTokens()) +
+        " tokens, too few for one sequence of " + std::to_string(batch.seqLen) +
+        " inputs and its next-token label");
   if (auto failure = agree(opened, program.rank))
     return failure;
 
@@ -604,8 +595,7 @@ std::optional<Failure> train(const Program &program,
         ((options.ckptEvery && done % options.ckptEvery == 0) ||
          done == options.steps)) {
       info.step = done;
-      if (auto failure =
-              writeCheckpoint(program, options.ckptDir, info, args))
+      if (auto failure = writeCheckpoint(program, options.ckptDir, info, args))
         return failure;
     }
   }

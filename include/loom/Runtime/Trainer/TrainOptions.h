@@ -1,4 +1,5 @@
-//===- TrainOptions.h - Flags of the emitted training executable -*- C++ -*-===//
+//===- TrainOptions.h - Flags of the emitted training executable -*- C++
+//-*-===//
 //
 // Part of the Loom project.
 //
@@ -67,8 +68,8 @@ bool isTrainingCommandLine(int argc, char **argv);
 /// combination (`--steps` and `--data` unless `--init-only` or
 /// `--print-layouts`; `--ckpt-dir` for `--resume`, `--ckpt-every` and
 /// `--init-only`). Returns the error message, if any.
-std::optional<std::string> parseTrainOptions(const std::vector<std::string> &args,
-                                             TrainOptions &options);
+std::optional<std::string>
+parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options);
 
 /// The usage line of the training executable.
 const char *trainUsage();

@@ -1,4 +1,5 @@
-//===- Trainer.h - The per-rank training loop of emitted programs -*- C++ -*-===//
+//===- Trainer.h - The per-rank training loop of emitted programs -*- C++
+//-*-===//
 //
 // Part of the Loom project.
 //
