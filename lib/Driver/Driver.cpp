@@ -17,7 +17,9 @@
 //      in steps so that the device count is checked against the mesh and
 //      the plan can be dumped before partitioning).
 //
-// compileToFile() then writes the IR through a temporary file. Nothing here
+// compileToFile() then writes the IR through a temporary file, or for the
+// codegen phase (`--emit host`) emits, builds and wraps the per-rank program
+// (EmitExecutable.cpp). Nothing here
 // exits or prints directly: errors go to the context's diagnostic engine so
 // that a C API caller can collect them.
 //
@@ -86,7 +88,8 @@ StringRef mlir::loom::stringifyPhase(Phase phase) {
 /// complete.
 static bool isImplemented(Phase phase) {
   return phase == Phase::Import || phase == Phase::Autodiff ||
-         phase == Phase::Sharding || phase == Phase::Partition;
+         phase == Phase::Sharding || phase == Phase::Partition ||
+         phase == Phase::Codegen;
 }
 
 LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
@@ -111,7 +114,7 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (!isImplemented(options.compileTo))
     error() << "--compile-to=" << stringifyPhase(options.compileTo)
             << " is not implemented yet; the phases available are: import, "
-               "autodiff, sharding, partition";
+               "autodiff, sharding, partition, codegen";
   // Each option in the phase that first reads it.
   if (options.optimizer)
     reject("--optimizer", Phase::Autodiff);
@@ -204,10 +207,33 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                "picks the mesh), --mesh, --parallel-config or --strategy";
   if (options.devices && *options.devices < 1)
     error() << "--devices: expected a value >= 1, found " << *options.devices;
-  if (options.compileTo == Phase::Partition && !options.devices &&
+  // Code generation: host programs now; CUDA is the CUDA backend's work.
+  if (options.emit && *options.emit != "host" && *options.emit != "cuda")
+    error() << "--emit: expected host or cuda, found '" << *options.emit << "'";
+  if (options.emit && *options.emit == "cuda")
+    error() << "--emit cuda is not implemented yet (the CUDA backend has not "
+               "landed); --emit host builds MPI programs for host ranks";
+  if (options.emitDtypes) {
+    if (!options.emit)
+      error() << "--emit-dtypes applies to --emit: give --emit host";
+    llvm::SmallVector<StringRef> dtypes;
+    StringRef(*options.emitDtypes).split(dtypes, ',');
+    for (StringRef dtype : dtypes)
+      if (dtype != "f32" && dtype != "f64")
+        error() << "--emit-dtypes: expected a list of f32 and f64, found '"
+                << dtype << "'";
+  }
+  if (options.compileTo == Phase::Codegen && !options.emit)
+    error() << "--compile-to=codegen writes an executable: give --emit host";
+  if (options.emit && (options.outputFile.empty() || options.outputFile == "-"))
+    error() << "--emit " << *options.emit
+            << " writes sources, a build and launch.sh into a directory: give "
+               "-o DIR";
+  if (options.compileTo >= Phase::Partition && !options.devices &&
       !options.mesh && !options.parallelConfig && !options.strategy)
-    error() << "--compile-to=partition needs the devices: give --devices N "
-               "(data parallel), --mesh, --parallel-config or --strategy";
+    error() << "--compile-to=" << stringifyPhase(options.compileTo)
+            << " needs the devices: give --devices N (data parallel), --mesh, "
+               "--parallel-config or --strategy";
   if (options.microBatches && *options.microBatches < 1)
     error() << "--micro-batches: expected a value >= 1, found "
             << *options.microBatches;
@@ -561,6 +587,8 @@ LogicalResult mlir::loom::compileToFile(const CompileOptions &options,
   OwningOpRef<ModuleOp> module = compile(options, context, sourceMgr);
   if (!module)
     return failure();
+  if (options.compileTo == Phase::Codegen)
+    return emitExecutable(options, *module);
   // writeToOutput goes through a temporary file renamed into place.
   llvm::Error error =
       llvm::writeToOutput(options.outputFile, [&](raw_ostream &os) {

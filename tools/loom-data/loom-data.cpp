@@ -9,6 +9,7 @@
 // auto|llmc|uint16|int32] [--vocab N] loom-data batch TOKENS.bin --batch B
 // --seq T --step S [--seed N]
 //                 [--mesh dp=2,tp=2 --layout '[["dp"], ["tp"]]' --rank R]
+//                 [-o BATCH.safetensors]
 //
 // `encode` tokenizes text byte by byte (vocabulary 256) into a token file
 // (include/loom/Runtime/IO/TokenFile.h); `inspect` checks a token file and
@@ -18,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Runtime/IO/SafeTensors.h"
 #include "loom/Runtime/IO/TensorFile.h"
 #include "loom/Runtime/IO/TokenFile.h"
 
@@ -85,6 +87,12 @@ static cl::opt<std::string>
                cl::sub(batchCommand));
 static cl::opt<int64_t> rank("rank", cl::desc("rank whose block to print"),
                              cl::init(0), cl::sub(batchCommand));
+static cl::opt<std::string>
+    batchOutput("o",
+                cl::desc("also write the block as `input_ids` and `labels` "
+                         "(I64) to this safetensors file, the inputs loom-run "
+                         "and the emitted programs read"),
+                cl::value_desc("FILE.safetensors"), cl::sub(batchCommand));
 
 static int fail(const std::string &message) {
   llvm::errs() << "loom-data: error: " << message << "\n";
@@ -205,6 +213,19 @@ static int runBatch() {
                << "]\n";
   printRows("inputs", inputs, shape[0], shape[1]);
   printRows("labels", labels, shape[0], shape[1]);
+  if (!batchOutput.empty()) {
+    io::TensorMap tensors;
+    tensors.emplace("input_ids",
+                    io::TensorData::fromInt64s(
+                        io::DType::I64, shape,
+                        std::vector<int64_t>(inputs.begin(), inputs.end())));
+    tensors.emplace("labels",
+                    io::TensorData::fromInt64s(
+                        io::DType::I64, shape,
+                        std::vector<int64_t>(labels.begin(), labels.end())));
+    if (auto error = io::writeSafeTensors(batchOutput, tensors))
+      return fail(*error);
+  }
   return 0;
 }
 

@@ -80,6 +80,11 @@ cl::opt<double> clipNorm("clip-norm", cl::desc("Gradient-norm clipping"),
                          cl::cat(loomcCategory));
 cl::opt<std::string> emit("emit", cl::desc("Emit per-rank code: host or cuda"),
                           cl::cat(loomcCategory));
+cl::opt<std::string>
+    emitDtypes("emit-dtypes",
+               cl::desc("Precisions the emitted step is built for: f32, f64 "
+                        "or f32,f64 (default)"),
+               cl::cat(loomcCategory));
 cl::opt<std::string> planJson("plan-json", cl::desc("Write the plan as JSON"),
                               cl::value_desc("file"), cl::cat(loomcCategory));
 cl::opt<bool> report("report", cl::desc("Print the plan report"),
@@ -155,6 +160,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.compileTo = *phase;
+  // `--emit` is the codegen phase: it runs every phase unless --compile-to
+  // says otherwise (which checkOptions then rejects by name).
+  if (emit.getNumOccurrences() && !compileTo.getNumOccurrences())
+    options.compileTo = loom::Phase::Codegen;
   options.cluster = given(cluster);
   options.devices = given<long long, int64_t>(devices);
   options.mesh = given(mesh);
@@ -173,6 +182,7 @@ int main(int argc, char **argv) {
   options.momentum = given(momentum);
   options.clipNorm = given(clipNorm);
   options.emit = given(emit);
+  options.emitDtypes = given(emitDtypes);
   options.planJson = given(planJson);
   options.report = report;
   options.explain = explain;

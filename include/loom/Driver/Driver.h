@@ -67,7 +67,7 @@ struct CompileOptions {
   /// Read first by autodiff (gradient accumulation over M slices of the
   /// batch), later by the pipeline schedule.
   std::optional<int64_t> microBatches; // --micro-batches M
-  std::optional<std::string> schedule;   // --schedule 1f1b|gpipe
+  std::optional<std::string> schedule; // --schedule 1f1b|gpipe
   // Autodiff: the optimizer and its hyperparameters (unset: the defaults of
   // `loom-autodiff`, docs/Autodiff.md).
   std::optional<std::string> optimizer; // --optimizer adamw|sgd
@@ -79,11 +79,14 @@ struct CompileOptions {
   std::optional<double> momentum;       // --momentum X
   std::optional<double> clipNorm;       // --clip-norm X
   // Code generation and reports.
-  std::optional<std::string> emit;     // --emit host|cuda
-  std::optional<std::string> planJson; // --plan-json FILE
-  bool report = false;                 // --report
-  bool explain = false;                // --explain
-  std::optional<std::string> timeline; // --timeline FILE
+  // The precisions the emitted step is built for (the executable's
+  // `--dtype`); both when unset.
+  std::optional<std::string> emit;       // --emit host|cuda
+  std::optional<std::string> emitDtypes; // --emit-dtypes f32,f64
+  std::optional<std::string> planJson;   // --plan-json FILE
+  bool report = false;                   // --report
+  bool explain = false;                  // --explain
+  std::optional<std::string> timeline;   // --timeline FILE
 };
 
 /// Reports an error for each option whose phase has not landed (or which
@@ -113,9 +116,18 @@ LogicalResult runShardingPhase(const CompileOptions &options, ModuleOp module);
 /// options of `options`.
 LogicalResult runPartitionPhase(const CompileOptions &options, ModuleOp module);
 
+/// The codegen phase (`--emit host`): emits the per-rank host program of the
+/// partitioned `module` into the directory `options.outputFile` (sources,
+/// CMakeLists.txt and the partitioned IR as step.mlir), builds it with cmake
+/// and ninja against this Loom's build tree at -O2, and writes
+/// `launch.sh`, which runs every rank with mpirun and passes its arguments
+/// to the training executable (docs/Codegen.md).
+LogicalResult emitExecutable(const CompileOptions &options, ModuleOp module);
+
 /// `compile`, then writes the IR to `options.outputFile` (through a
 /// temporary file renamed into place, so a failure never leaves a partial
-/// file). What `loomc` runs.
+/// file), or with `--emit` the executable (emitExecutable). What `loomc`
+/// runs.
 LogicalResult compileToFile(const CompileOptions &options, MLIRContext *context,
                             llvm::SourceMgr &sourceMgr);
 

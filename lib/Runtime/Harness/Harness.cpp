@@ -461,6 +461,11 @@ int runMain(int argc, char **argv, const ProgramSpec &spec,
   Options options;
   if (auto error = parseOptions(argc, argv, options))
     return fail(*error);
+  if ((options.f32 ? f32Steps.empty() : f64Steps.empty()))
+    return fail(std::string("this program was built without its ") +
+                (options.f32 ? "f32" : "f64") +
+                " step functions (LOOM_STEP_DTYPES); run it with --dtype " +
+                (options.f32 ? "f64" : "f32") + " or rebuild");
   std::vector<mpi::DeviceMesh::Axis> axes;
   for (const auto &[name, size] : spec.mesh)
     axes.push_back({name, size});

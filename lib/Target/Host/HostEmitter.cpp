@@ -1126,7 +1126,8 @@ LogicalResult emitSpec(const EntryInfo &entry, raw_ostream &os) {
     os << "        {" << stringLiteral(t.name) << ", "
        << boolLiteral(t.isInteger) << ", " << dtypeLiteral(t.type) << ", "
        << shapeLiteral(t.globalShape) << ", " << shapeLiteral(t.localShape)
-       << ", " << init << ", " << initArgs << "},\n";
+       << ", " << init << ", " << initArgs << ", "
+       << stringLiteral(t.layout.toString()) << "},\n";
   };
   os << "    s.arguments = {\n";
   for (auto [i, t] : llvm::enumerate(entry.args)) {
@@ -1205,14 +1206,19 @@ LogicalResult emitSpec(const EntryInfo &entry, raw_ostream &os) {
      << "}\n\n";
 
   for (StringRef type : {"float", "double"}) {
-    os << "/// The step function of each rank, computing in " << type << ".\n"
-       << "const std::vector<StepFn<" << type << ">> &loomSteps"
-       << (type == "float" ? "F32" : "F64") << "() {\n"
-       << "  static const std::vector<StepFn<" << type << ">> steps = {\n";
+    StringRef suffix = type == "float" ? "F32" : "F64";
+    // A build may leave one precision out (LOOM_STEP_DTYPES in the emitted
+    // CMakeLists.txt): its table is then empty and the harness says so.
+    os << "/// The step function of each rank, computing in " << type
+       << " (empty when built with LOOM_STEP_NO_" << suffix << ").\n"
+       << "const std::vector<StepFn<" << type << ">> &loomSteps" << suffix
+       << "() {\n"
+       << "  static const std::vector<StepFn<" << type << ">> steps = {\n"
+       << "#ifndef LOOM_STEP_NO_" << suffix << "\n";
     for (int64_t r = 0; r < entry.numRanks; ++r)
       os << "      &loom_" << func.getSymName() << "_rank" << r << "<" << type
          << ">,\n";
-    os << "  };\n  return steps;\n}\n\n";
+    os << "#endif\n  };\n  return steps;\n}\n\n";
   }
   return success();
 }
@@ -1268,24 +1274,33 @@ namespace {
 std::string mainSource() {
   return R"cpp(//===- main.cpp - Emitted by loom-translate --emit-host -------------------===//
 //
-// Runs the emitted training step on this MPI rank through the harness
-// (loom/Runtime/Harness/Harness.h): `mpirun -np N ./train_step --inputs
-// IN.safetensors --outputs OUT.safetensors [--dtype f32] [--steps N]`.
+// Runs the emitted training step on this MPI rank. Training (any of --data,
+// --resume, --ckpt-dir, --init-only, --print-layouts; Trainer.h):
+//   mpirun -np N ./train_step --data TOKENS.bin --steps N [--seed S]
+//       [--log-every K] [--ckpt-dir DIR [--ckpt-every K] [--resume]]
+//       [--dtype f32|f64] [--init-only]
+// One step from tensor files, as loom-run (Harness.h):
+//   mpirun -np N ./train_step --inputs IN.safetensors --outputs OUT.safetensors
+//       [--dtype f64|f32] [--steps N]
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Harness/Harness.h"
+#include "loom/Runtime/Trainer/Trainer.h"
 
-using namespace loom::runtime::harness;
+using namespace loom::runtime;
 
 // Defined in train_step.cpp.
-const ProgramSpec &loomProgramSpec();
-const std::vector<StepFn<float>> &loomStepsF32();
-const std::vector<StepFn<double>> &loomStepsF64();
+const harness::ProgramSpec &loomProgramSpec();
+const std::vector<harness::StepFn<float>> &loomStepsF32();
+const std::vector<harness::StepFn<double>> &loomStepsF64();
 
 int main(int argc, char **argv) {
-  return runMain(argc, argv, loomProgramSpec(), loomStepsF32(),
-                 loomStepsF64());
+  if (trainer::isTrainingCommandLine(argc, argv))
+    return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepsF32(),
+                               loomStepsF64());
+  return harness::runMain(argc, argv, loomProgramSpec(), loomStepsF32(),
+                          loomStepsF64());
 }
 )cpp";
 }
@@ -1306,7 +1321,9 @@ set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 if(NOT CMAKE_BUILD_TYPE)
   # The step is one long function per rank: -O1 compiles it quickly and the
-  # time goes into the runtime's kernels, which are built optimized.
+  # time goes into the runtime's kernels, which are built optimized
+  # (`loomc --emit host` asks for -O2 with -DCMAKE_BUILD_TYPE=Release
+  # -DCMAKE_CXX_FLAGS_RELEASE=-O2).
   set(CMAKE_BUILD_TYPE Release)
   set(CMAKE_CXX_FLAGS_RELEASE "-O1")
 endif()
@@ -1321,16 +1338,30 @@ find_package(MPI REQUIRED COMPONENTS C)
 find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 set(loom_runtime_libs)
 # Static libraries, each before the ones it uses.
-foreach(lib LoomRuntimeHarness LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
-            LoomRuntimeLayout LoomRuntimeSupport)
+foreach(lib LoomRuntimeTrainer LoomRuntimeHarness LoomRuntimeHost LoomRuntimeIO
+            LoomRuntimeMPI LoomRuntimeLayout LoomRuntimeSupport)
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
     NO_DEFAULT_PATH REQUIRED)
   list(APPEND loom_runtime_libs ${LOOM_${lib}_LIBRARY})
 endforeach()
 
+# The precisions the step functions are compiled for (`--dtype`); leaving
+# one out halves the compile time.
+set(LOOM_STEP_DTYPES "f32;f64" CACHE STRING "f32, f64 or both")
+
 add_executable(train_step train_step.cpp main.cpp)
 target_include_directories(train_step PRIVATE ${LOOM_SOURCE_DIR}/include)
+foreach(dtype f32 f64)
+  if(NOT dtype IN_LIST LOOM_STEP_DTYPES)
+    string(TOUPPER ${dtype} upper)
+    target_compile_definitions(train_step PRIVATE LOOM_STEP_NO_${upper}=1)
+  endif()
+endforeach()
+# The step never throws; without exceptions the compiler skips the cleanup
+# paths of its many buffers (about half the compile time).
+set_source_files_properties(train_step.cpp PROPERTIES
+  COMPILE_OPTIONS -fno-exceptions)
 # The runtime uses MPI's C API only; Open MPI's mpi.h would otherwise pull in
 # its C++ bindings, which MPI::MPI_C does not link.
 target_compile_definitions(train_step PRIVATE OMPI_SKIP_MPICXX=1

@@ -50,13 +50,14 @@ func.func @train_step(
 // CHECK: const int64_t v{{[0-9]+}} = 16;
 // CHECK: host::embeddingBlock<T>(arg2.data(), {16, 8}, arg3.data(), {3}, 16,
 
-// The spec gives the harness every tensor's global shape and each rank's
-// block: x is split over dp (rows 0 and 2), w over tp (columns 0 and 4).
+// The spec gives the harness every tensor's global shape, layout and each
+// rank's block: x is split over dp (rows 0 and 2), w over tp (columns 0 and
+// 4).
 // CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
 // CHECK: s.mesh = {{[{][{]}}"dp", 2}, {"tp", 2}};
-// CHECK: {"arg0", false, io::DType::F32, {4, 8}, {2, 8}, Init::None, {0.0, 0.0}},
-// CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}},
-// CHECK: {"arg2", false, io::DType::F32, {32, 8}, {16, 8}, Init::None, {0.0, 0.0}},
+// CHECK: {"arg0", false, io::DType::F32, {4, 8}, {2, 8}, Init::None, {0.0, 0.0}, "{{\[\[}}\"dp\"], []]"},
+// CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}, "{{\[\[}}], [\"tp\"]]"},
+// CHECK: {"arg2", false, io::DType::F32, {32, 8}, {16, 8}, Init::None, {0.0, 0.0}, "{{\[\[}}\"tp\"], []]"},
 // CHECK: {"arg3", true, io::DType::I64, {3}, {3},
 // CHECK: s.argumentPlacements = {
 // CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0}, true, 0}}, // rank 0
@@ -66,7 +67,10 @@ func.func @train_step(
 // CHECK: s.resultPlacements = {
 // CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}}, // rank 0
 // CHECK-NEXT: {{[{][{][{]}}0, 0}, false, 0}, {{[{][{]}}0, 0}, false, 0}}, // rank 1
+// A build may leave a precision out (LOOM_STEP_DTYPES).
+// CHECK: #ifndef LOOM_STEP_NO_F64
 // CHECK: &loom_train_step_rank3<double>,
+// CHECK-NEXT: #endif
 
 // -----
 

@@ -63,6 +63,9 @@ struct TensorSpec {
   /// uniform: low, high; scaled_normal: std, factor).
   Init init = Init::None;
   double initArgs[2] = {0, 0};
+  /// Its `#dist.layout` body (`[["dp"], []]`, BlockLayout's spelling);
+  /// empty in programs emitted before layouts were recorded (replicated).
+  std::string layout;
 };
 
 /// Where one rank's block of a tensor lies.

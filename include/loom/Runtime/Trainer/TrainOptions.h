@@ -1,0 +1,79 @@
+//===- TrainOptions.h - Flags of the emitted training executable -*- C++
+//-*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The command line of a per-rank training executable (docs/Codegen.md,
+// "Training"): what to read, how long to train, what to log and where to
+// checkpoint. Parsing is plain C++ without MPI, so that it is unit-tested
+// and every rank parses alike (a bad flag is an error on every rank, which
+// rank 0 reports).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_TRAINER_TRAINOPTIONS_H
+#define LOOM_RUNTIME_TRAINER_TRAINOPTIONS_H
+
+#include "loom/Runtime/IO/TokenFile.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom::runtime::trainer {
+
+/// Everything the training executable accepts.
+struct TrainOptions {
+  /// The token file (`--data`), and how it is laid out (`--data-format`).
+  std::string data;
+  io::TokenFormat dataFormat = io::TokenFormat::Auto;
+  /// Batches in file order instead of random windows (`--data-order`).
+  bool sequentialData = false;
+  /// Train until this many steps are done (`--steps`), counting the steps
+  /// of a resumed checkpoint.
+  int64_t steps = 0;
+  /// Seeds the parameter initializers and the batch sampling (`--seed`).
+  uint64_t seed = 0;
+  /// Whether `--seed` was given (a resumed run keeps its checkpoint's).
+  bool seedGiven = false;
+  /// Rank 0 logs every K steps and the last (`--log-every`).
+  int64_t logEvery = 1;
+  /// Checkpoints go to `<ckptDir>/step-N` (`--ckpt-dir`), every K steps
+  /// (`--ckpt-every`; 0: only after the last step).
+  std::string ckptDir;
+  int64_t ckptEvery = 0;
+  /// Continue from the latest checkpoint under ckptDir (`--resume`).
+  bool resume = false;
+  /// Compute in float (default) or double (`--dtype f32|f64`).
+  bool f32 = true;
+  /// Initialize, write the step-0 checkpoint and stop (`--init-only`).
+  bool initOnly = false;
+  /// Print the checkpoint layouts as the JSON object `loom-ckpt reshard
+  /// --layouts` reads, and stop (`--print-layouts`).
+  bool printLayouts = false;
+  /// The communicator's check that group members make the same call
+  /// (`--verify-calls`).
+  bool verifyCalls = false;
+};
+
+/// Whether `argv` asks for training rather than the harness's one step from
+/// tensor files: it names `--data`, `--init-only`, `--resume`,
+/// `--ckpt-dir`, `--ckpt-every`, `--log-every` or `--print-layouts`.
+bool isTrainingCommandLine(int argc, char **argv);
+
+/// Parses `--flag value` and `--flag=value` into `options` and checks their
+/// combination (`--steps` and `--data` unless `--init-only` or
+/// `--print-layouts`; `--ckpt-dir` for `--resume`, `--ckpt-every` and
+/// `--init-only`). Returns the error message, if any.
+std::optional<std::string>
+parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options);
+
+/// The usage line of the training executable.
+const char *trainUsage();
+
+} // namespace loom::runtime::trainer
+
+#endif // LOOM_RUNTIME_TRAINER_TRAINOPTIONS_H

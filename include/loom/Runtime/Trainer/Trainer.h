@@ -1,0 +1,54 @@
+//===- Trainer.h - The per-rank training loop of emitted programs -*- C++
+//-*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The training executable of a partitioned step (DESIGN.md §7): the emitted
+// `main` calls runTrainer when its command line asks for training
+// (isTrainingCommandLine), and the harness's one step from tensor files
+// otherwise. Every rank, with only its own blocks:
+//
+//   1. initializes its block of every parameter with the global-index RNG
+//      (host::fillNormal/fillUniform at the block's offset, so the slice
+//      equals the single-device initialization's) and zeros for optimizer
+//      states and the step counter; or loads them from the latest checkpoint
+//      (`--resume`), checking mesh, shapes, dtypes, layouts and checksums;
+//   2. per step, reads its block of the batch of that step from the token
+//      file (io::readLocalBatch with the `input_ids` and `labels` layouts),
+//      runs the step, and keeps each updated parameter, optimizer state and
+//      the step counter as the next step's argument, locally: the plan gives
+//      a loop-carried result the layout of its argument, which is checked at
+//      start-up;
+//   3. rank 0 logs `step N | loss X | T ms | tok/s` (the loss is
+//      replicated), and every K steps all ranks write a checkpoint (their
+//      blocks, then rank 0 the manifest with the plan, layouts, step, data
+//      position and seed).
+//
+// Errors before and between steps (flags, data, checkpoints) are agreed on
+// by all ranks, reported once and make every rank exit 1; an error inside a
+// step stops the job (Communicator::abort).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_TRAINER_TRAINER_H
+#define LOOM_RUNTIME_TRAINER_TRAINER_H
+
+#include "loom/Runtime/Harness/Harness.h"
+#include "loom/Runtime/Trainer/TrainOptions.h"
+
+#include <vector>
+
+namespace loom::runtime::trainer {
+
+/// Runs the training executable: initializes MPI, parses the flags
+/// (TrainOptions.h), trains this rank with `f32Steps[rank]` or
+/// `f64Steps[rank]`, and finalizes MPI. Returns main's exit status.
+int runTrainer(int argc, char **argv, const harness::ProgramSpec &spec,
+               const std::vector<harness::StepFn<float>> &f32Steps,
+               const std::vector<harness::StepFn<double>> &f64Steps);
+
+} // namespace loom::runtime::trainer
+
+#endif // LOOM_RUNTIME_TRAINER_TRAINER_H

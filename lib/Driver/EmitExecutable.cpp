@@ -1,0 +1,240 @@
+//===- EmitExecutable.cpp - loomc --emit: sources, build, launch.sh -------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The codegen phase of the driver, after the partition phase:
+//
+//   1. emit the per-rank host program of the partitioned step (HostEmitter):
+//      train_step.cpp, main.cpp, CMakeLists.txt, plus the partitioned IR as
+//      step.mlir (what loom-run checks the program against);
+//   2. build it: `cmake -G Ninja` against this Loom's source and build trees
+//      (baked in at Loom's configure time; LOOM_SOURCE_DIR / LOOM_BUILD_DIR
+//      in the environment override them) at -O2, then `cmake --build`, with
+//      the output in OUT/build.log;
+//   3. write OUT/launch.sh, which starts every rank of the mesh with mpirun
+//      and passes its arguments to the training executable.
+//
+// Nothing is left half-written on an error before the build: the sources
+// are emitted in memory first. A failed build keeps its log and says where.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Driver/Driver.h"
+
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Target/Host/HostEmitter.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+/// The setting baked in at configure time, unless the environment names
+/// another.
+std::string fromEnvironment(const char *name, const char *builtIn) {
+  if (const char *value = std::getenv(name); value && *value)
+    return value;
+  return builtIn;
+}
+
+/// Writes `contents` to `path` through a temporary file.
+LogicalResult writeFile(MLIRContext *context, StringRef path,
+                        StringRef contents) {
+  llvm::Error error = llvm::writeToOutput(path, [&](raw_ostream &os) {
+    os << contents;
+    return llvm::Error::success();
+  });
+  if (!error)
+    return success();
+  return emitError(UnknownLoc::get(context))
+         << "cannot write '" << path
+         << "': " << llvm::toString(std::move(error));
+}
+
+/// Runs `argv` with stdout and stderr appended to `log`; returns its exit
+/// status, or -1 (with `message` set) when it could not run.
+int runLogged(ArrayRef<std::string> argv, StringRef log, std::string &message) {
+  SmallVector<StringRef> args(argv.begin(), argv.end());
+  // ExecuteAndWait redirects to a file it truncates; each command gets its
+  // own log, appended to `log` afterwards.
+  std::string part = (log + ".part").str();
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(part),
+                                          StringRef(part)};
+  int code = llvm::sys::ExecuteAndWait(args[0], args, std::nullopt, redirects,
+                                       /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                       &message);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(log, ec, llvm::sys::fs::OF_Append);
+  if (auto buffer = llvm::MemoryBuffer::getFile(part); buffer && !ec)
+    out << "$ " << llvm::join(args, " ") << "\n" << (*buffer)->getBuffer();
+  llvm::sys::fs::remove(part);
+  return code;
+}
+
+/// The last `lines` lines of `path`, to show with a failed build.
+std::string tailOf(StringRef path, size_t lines) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return "";
+  StringRef text = (*buffer)->getBuffer().rtrim();
+  size_t start = text.size();
+  for (size_t n = 0; n <= lines && start != StringRef::npos && start > 0; ++n)
+    start = text.rfind('\n', start - 1);
+  return (start == StringRef::npos ? text : text.substr(start + 1)).str();
+}
+
+/// `launch.sh`: every rank under mpirun, arguments passed through.
+std::string launchScript(StringRef input, StringRef meshText, int64_t numRanks,
+                         StringRef mpirun) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "#!/usr/bin/env bash\n"
+     << "# Emitted by loomc --emit host from " << input << ".\n"
+     << "# Runs the " << numRanks << " ranks of mesh " << meshText
+     << " with mpirun; every argument goes to the\n"
+     << "# training executable, e.g.\n"
+     << "#   ./launch.sh --data tokens.bin --steps 50 --ckpt-dir ckpt "
+        "--ckpt-every 10 [--resume]\n"
+     << "# LOOM_MPIRUN: the mpirun command. LOOM_MPIRUN_FLAGS: its flags "
+        "(default: one host,\n"
+     << "# oversubscribed, unbound, shared memory; set them for a cluster).\n"
+     << "set -euo pipefail\n"
+     << "here=$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\n"
+     << "mpirun=${LOOM_MPIRUN:-" << mpirun << "}\n"
+     << "flags=${LOOM_MPIRUN_FLAGS---oversubscribe --bind-to none --mca btl "
+        "self,vader -x OPENBLAS_NUM_THREADS}\n"
+     << "# One BLAS thread per rank: ranks already fill the cores (OpenBLAS's "
+        "own\n"
+     << "# threads on top made 4 ranks on 2 cores 2.5x slower; "
+        "docs/Performance.md).\n"
+     << "export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}\n"
+     << "# Open MPI refuses to start as root (containers) unless told.\n"
+     << "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+     << "# shellcheck disable=SC2086  # flags is a list\n"
+     << "exec \"$mpirun\" $flags -np " << numRanks
+     << " \"$here/build/train_step\" \"$@\"\n";
+  return s;
+}
+
+} // namespace
+
+LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
+                                         ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  StringRef out = options.outputFile;
+
+  // 1. The sources, in memory first: an emission error writes nothing.
+  HostProgramFiles files;
+  if (failed(emitHostProgram(module, HostEmitOptions(), files)))
+    return failure();
+  std::string ir;
+  {
+    llvm::raw_string_ostream os(ir);
+    module->print(os);
+  }
+  int64_t numRanks = 1;
+  std::string meshText = "{}";
+  for (auto meshOp : module.getOps<dist::MeshOp>()) {
+    dist::ValueOrError<dist::Mesh> mesh = meshOp.getMesh();
+    if (!mesh)
+      return meshOp.emitError(mesh.error());
+    numRanks = mesh->getNumDevices();
+    meshText = mesh->toString();
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(out))
+    return emitError(UnknownLoc::get(context))
+           << "cannot create the output directory '" << out
+           << "': " << ec.message();
+  for (const auto &[name, contents] : files) {
+    SmallString<256> path(out);
+    llvm::sys::path::append(path, name);
+    if (failed(writeFile(context, path, contents)))
+      return failure();
+  }
+  SmallString<256> irPath(out);
+  llvm::sys::path::append(irPath, "step.mlir");
+  if (failed(writeFile(context, irPath, ir)))
+    return failure();
+
+  // 2. Build it against this Loom.
+  auto find = [&](StringRef name) -> FailureOr<std::string> {
+    llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(name);
+    if (!path)
+      return emitError(UnknownLoc::get(context))
+             << "--emit host builds with " << name << ", which is not on PATH";
+    return *path;
+  };
+  FailureOr<std::string> cmake = find("cmake");
+  if (failed(cmake) || failed(find("ninja")))
+    return failure();
+  std::string sourceDir = fromEnvironment("LOOM_SOURCE_DIR", LOOM_SOURCE_DIR);
+  std::string buildDir = fromEnvironment("LOOM_BUILD_DIR", LOOM_BUILD_DIR);
+  SmallString<256> programBuild(out), log(out);
+  llvm::sys::path::append(programBuild, "build");
+  llvm::sys::path::append(log, "build.log");
+  llvm::sys::fs::remove(log);
+  std::vector<std::string> configure = {
+      *cmake,
+      "-G",
+      "Ninja",
+      "-S",
+      out.str(),
+      "-B",
+      programBuild.str().str(),
+      "-DLOOM_SOURCE_DIR=" + sourceDir,
+      "-DLOOM_BUILD_DIR=" + buildDir,
+      "-DCMAKE_BUILD_TYPE=Release",
+      "-DCMAKE_CXX_FLAGS_RELEASE=-O2",
+      "-DLOOM_STEP_DTYPES=" +
+          llvm::join(llvm::split(options.emitDtypes.value_or("f32,f64"), ','),
+                     ";")};
+  // Rebuilds of the same program (tests, the quickstart) hit the cache.
+  if (llvm::ErrorOr<std::string> ccache =
+          llvm::sys::findProgramByName("ccache"))
+    configure.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" + *ccache);
+  std::vector<std::string> build = {*cmake, "--build",
+                                    programBuild.str().str()};
+  for (const std::vector<std::string> *command : {&configure, &build}) {
+    std::string message;
+    int code = runLogged(*command, log, message);
+    if (code == 0)
+      continue;
+    InFlightDiagnostic diag = emitError(UnknownLoc::get(context));
+    diag << "building '" << out << "' failed: `" << (*command)[0] << " "
+         << (*command)[1] << "` ";
+    if (code < 0)
+      diag << "could not run (" << message << ")";
+    else
+      diag << "exited with " << code;
+    diag << "; the log is " << log << ", ending:\n" << tailOf(log, 15);
+    return failure();
+  }
+
+  // 3. launch.sh.
+  SmallString<256> launch(out);
+  llvm::sys::path::append(launch, "launch.sh");
+  std::string mpirun = fromEnvironment("LOOM_MPIRUN", LOOM_MPIEXEC);
+  if (failed(writeFile(
+          context, launch,
+          launchScript(options.inputFile, meshText, numRanks, mpirun))))
+    return failure();
+  llvm::sys::fs::setPermissions(launch, llvm::sys::fs::all_read |
+                                            llvm::sys::fs::all_exe |
+                                            llvm::sys::fs::owner_write);
+  llvm::outs() << "wrote " << out << "/build/train_step (" << numRanks
+               << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
+               << "); run it with " << out
+               << "/launch.sh --data TOKENS.bin --steps N\n";
+  return success();
+}

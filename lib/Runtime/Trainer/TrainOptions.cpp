@@ -1,0 +1,168 @@
+//===- TrainOptions.cpp - Flags of the emitted training executable --------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. split `--flag=value` and `--flag value`; switches take no value;
+// 2. convert each value, naming the flag in every error;
+// 3. check the combination of flags (what each mode needs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/Trainer/TrainOptions.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+namespace loom::runtime::trainer {
+
+namespace {
+
+const std::set<std::string> &switches() {
+  static const std::set<std::string> names = {
+      "--resume", "--init-only", "--print-layouts", "--verify-calls"};
+  return names;
+}
+
+const std::set<std::string> &valued() {
+  static const std::set<std::string> names = {
+      "--data",      "--data-format", "--data-order", "--steps", "--seed",
+      "--log-every", "--ckpt-dir",    "--ckpt-every", "--dtype"};
+  return names;
+}
+
+/// Parses a decimal integer of at least `min`.
+std::optional<std::string> parseCount(const std::string &flag,
+                                      const std::string &text, int64_t min,
+                                      int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno == ERANGE || value < min)
+    return flag + " expects an integer >= " + std::to_string(min) + ", got `" +
+           text + "`";
+  out = value;
+  return std::nullopt;
+}
+
+} // namespace
+
+const char *trainUsage() {
+  return "--data TOKENS.bin --steps N [--seed S] [--log-every K] "
+         "[--ckpt-dir DIR [--ckpt-every K] [--resume]] [--dtype f32|f64] "
+         "[--data-format auto|llmc|uint16|int32] [--data-order "
+         "random|sequential] [--init-only] [--print-layouts] "
+         "[--verify-calls]";
+}
+
+bool isTrainingCommandLine(int argc, char **argv) {
+  static const std::set<std::string> training = {
+      "--data",       "--init-only", "--resume",       "--ckpt-dir",
+      "--ckpt-every", "--log-every", "--print-layouts"};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    arg = arg.substr(0, arg.find('='));
+    if (training.count(arg))
+      return true;
+  }
+  return false;
+}
+
+std::optional<std::string>
+parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
+  bool stepsGiven = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> inlineValue;
+    if (size_t eq = flag.find('='); eq != std::string::npos) {
+      inlineValue = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    if (switches().count(flag)) {
+      if (inlineValue)
+        return "`" + flag + "` takes no value";
+      if (flag == "--resume")
+        options.resume = true;
+      else if (flag == "--init-only")
+        options.initOnly = true;
+      else if (flag == "--print-layouts")
+        options.printLayouts = true;
+      else
+        options.verifyCalls = true;
+      continue;
+    }
+    if (!valued().count(flag))
+      return "unknown flag `" + flag + "` (usage: " + trainUsage() + ")";
+    std::string value;
+    if (inlineValue) {
+      value = *inlineValue;
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return "`" + flag + "` expects a value";
+    }
+
+    if (flag == "--data") {
+      if (value.empty())
+        return "--data expects a token file";
+      options.data = value;
+    } else if (flag == "--data-format") {
+      if (!io::parseTokenFormat(value, options.dataFormat).ok())
+        return "--data-format expects auto, llmc, uint16 or int32, got `" +
+               value + "`";
+    } else if (flag == "--data-order") {
+      if (value != "random" && value != "sequential")
+        return "--data-order expects random or sequential, got `" + value + "`";
+      options.sequentialData = value == "sequential";
+    } else if (flag == "--steps") {
+      if (auto error = parseCount(flag, value, 1, options.steps))
+        return error;
+      stepsGiven = true;
+    } else if (flag == "--seed") {
+      int64_t seed = 0;
+      if (auto error = parseCount(flag, value, 0, seed))
+        return error;
+      options.seed = static_cast<uint64_t>(seed);
+      options.seedGiven = true;
+    } else if (flag == "--log-every") {
+      if (auto error = parseCount(flag, value, 1, options.logEvery))
+        return error;
+    } else if (flag == "--ckpt-dir") {
+      if (value.empty())
+        return "--ckpt-dir expects a directory";
+      options.ckptDir = value;
+    } else if (flag == "--ckpt-every") {
+      if (auto error = parseCount(flag, value, 1, options.ckptEvery))
+        return error;
+    } else if (flag == "--dtype") {
+      if (value != "f32" && value != "f64")
+        return "--dtype expects f32 or f64, got `" + value + "`";
+      options.f32 = value == "f32";
+    }
+  }
+
+  if (options.printLayouts)
+    return std::nullopt;
+  if (options.initOnly) {
+    if (options.ckptDir.empty())
+      return "--init-only writes the step-0 checkpoint: give --ckpt-dir";
+    if (options.resume)
+      return "--init-only and --resume exclude each other";
+    return std::nullopt;
+  }
+  if (options.data.empty())
+    return "give the training data: --data TOKENS.bin (`loom-data encode` "
+           "writes one)";
+  if (!stepsGiven)
+    return "give the number of steps to train: --steps N";
+  if (options.resume && options.ckptDir.empty())
+    return "--resume reads the latest checkpoint under --ckpt-dir: give it";
+  if (options.ckptEvery && options.ckptDir.empty())
+    return "--ckpt-every needs --ckpt-dir";
+  return std::nullopt;
+}
+
+} // namespace loom::runtime::trainer

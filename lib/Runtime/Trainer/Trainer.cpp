@@ -1,0 +1,699 @@
+//===- Trainer.cpp - The per-rank training loop of emitted programs -------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. parse the flags (the same on every rank; rank 0 reports errors), set up
+//    MPI, the mesh and the communicator;
+// 2. read the program's roles off its spec: the `input_ids` and `labels`
+//    arguments, the `loss` result (replicated), the model state (every other
+//    argument: parameters, optimizer states, the step counter) and the
+//    loop-carried pairs, whose layouts must agree;
+// 3. build this rank's blocks of the model state: the initializers drawn
+//    at the block's offset (a slice of the single-device draw), or the latest
+//    checkpoint's blocks after checking that it belongs to this plan;
+// 4. per step: read this rank's block of the step's batch, run the step, move
+//    each carried result into its argument, log on rank 0, checkpoint every
+//    K steps and after the last.
+//
+// Failures outside a step go through agree(): every rank learns whether some
+// rank failed, the failing rank (rank 0 when all fail alike) prints why and
+// all exit 1, so no rank waits forever on another.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/Trainer/Trainer.h"
+#include "loom/Runtime/Host/Random.h"
+#include "loom/Runtime/Host/Shape.h"
+#include "loom/Runtime/IO/Checkpoint.h"
+#include "loom/Runtime/IO/TokenFile.h"
+#include "loom/Runtime/Layout/BlockLayout.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <type_traits>
+
+namespace loom::runtime::trainer {
+
+using harness::Buffer;
+using harness::Init;
+using harness::ProgramSpec;
+using harness::StepFn;
+using harness::TensorSpec;
+using host::Status;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Agreement between ranks
+//===----------------------------------------------------------------------===//
+
+/// What a failure agreed on by all ranks prints, and on which rank.
+struct Failure {
+  std::string message;
+  /// Whether this rank prints it: the lowest failing rank does.
+  bool report = false;
+};
+
+/// Collective over MPI_COMM_WORLD: succeeds on every rank iff `local`
+/// succeeded on every rank. Otherwise the lowest failing rank reports its
+/// own message (so an error every rank meets alike prints once), rank 0
+/// says the job stops, and the others fail quietly.
+std::optional<Failure> agree(const Status &local, int rank) {
+  int mine = local.ok() ? INT_MAX : rank;
+  int first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == INT_MAX)
+    return std::nullopt;
+  Failure failure;
+  // Rank 0 also says that the job stops when another rank failed.
+  failure.report = rank == first || rank == 0;
+  failure.message = local.ok() ? "stopped: rank " + std::to_string(first) +
+                                     " failed (its error is above or below)"
+                               : local.message();
+  return failure;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// FNV-1a 64 of `text`, for the plan's fingerprint.
+uint64_t fnv1a(const std::string &text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+bool sameMesh(const layout::DeviceMesh &a, const layout::DeviceMesh &b) {
+  if (a.getAxes().size() != b.getAxes().size())
+    return false;
+  for (size_t i = 0; i < a.getAxes().size(); ++i)
+    if (a.getAxes()[i].name != b.getAxes()[i].name ||
+        a.getAxes()[i].size != b.getAxes()[i].size)
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The program's roles
+//===----------------------------------------------------------------------===//
+
+/// What step 2 of the file comment reads off the spec.
+struct Program {
+  const ProgramSpec *spec = nullptr;
+  layout::DeviceMesh mesh;
+  int rank = 0;
+  /// Every argument's layout, parsed.
+  std::vector<layout::BlockLayout> argLayouts;
+  size_t inputIds = 0, labels = 0, loss = 0;
+  /// The model state: arguments a checkpoint holds, by index.
+  std::vector<size_t> state;
+  /// The plan's identity in checkpoints: mesh, state names, shapes, layouts.
+  std::string plan;
+};
+
+/// The layout of `tensor` over `mesh` (replicated when the program did not
+/// record one).
+Status parseLayout(const TensorSpec &tensor, const layout::DeviceMesh &mesh,
+                   layout::BlockLayout &out) {
+  if (tensor.layout.empty()) {
+    out = layout::BlockLayout::replicated(tensor.globalShape.size());
+    return Status::success();
+  }
+  if (Status status = layout::BlockLayout::parse(tensor.layout, mesh, out);
+      !status)
+    return Status::failure("`" + tensor.name + "`: " + status.message());
+  return out.verifyShape(mesh, tensor.globalShape);
+}
+
+Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
+                   int rank, Program &program) {
+  program.spec = &spec;
+  program.mesh = mesh;
+  program.rank = rank;
+  std::optional<size_t> inputIds, labels, loss;
+  for (size_t i = 0; i < spec.arguments.size(); ++i) {
+    const TensorSpec &arg = spec.arguments[i];
+    layout::BlockLayout parsed;
+    if (Status status = parseLayout(arg, mesh, parsed); !status)
+      return status;
+    program.argLayouts.push_back(parsed);
+    if (arg.name == "input_ids" || arg.name == "labels") {
+      if (!arg.isInteger || arg.globalShape.size() != 2)
+        return Status::failure("argument `" + arg.name + "` of @" + spec.entry +
+                               " must be an integer [batch, seq] tensor, "
+                               "found shape " +
+                               formatShape(arg.globalShape));
+      (arg.name == "input_ids" ? inputIds : labels) = i;
+      continue;
+    }
+    if (arg.init == Init::None)
+      return Status::failure(
+          "argument `" + arg.name + "` of @" + spec.entry +
+          " has no initializer and is not training data (`input_ids`, "
+          "`labels`)");
+    if (parsed.isPartial())
+      return Status::failure("argument `" + arg.name +
+                             "` has a partial layout (" + parsed.toString() +
+                             "): the model state must hold values");
+    program.state.push_back(i);
+  }
+  for (size_t i = 0; i < spec.results.size(); ++i)
+    if (spec.results[i].name == "loss")
+      loss = i;
+  if (!inputIds || !labels)
+    return Status::failure("@" + spec.entry +
+                           " has no `input_ids` and `labels` arguments: it "
+                           "is not a training step");
+  if (spec.arguments[*inputIds].globalShape !=
+      spec.arguments[*labels].globalShape)
+    return Status::failure(
+        "`input_ids` " + formatShape(spec.arguments[*inputIds].globalShape) +
+        " and `labels` " + formatShape(spec.arguments[*labels].globalShape) +
+        " differ in shape");
+  if (!loss)
+    return Status::failure("@" + spec.entry + " has no `loss` result");
+  layout::BlockLayout lossLayout;
+  if (Status status = parseLayout(spec.results[*loss], mesh, lossLayout);
+      !status)
+    return status;
+  if (!spec.results[*loss].globalShape.empty() || lossLayout.isPartial())
+    return Status::failure("the `loss` result must be a replicated scalar, "
+                           "found shape " +
+                           formatShape(spec.results[*loss].globalShape) +
+                           " with layout " + lossLayout.toString());
+  program.inputIds = *inputIds;
+  program.labels = *labels;
+  program.loss = *loss;
+
+  // A carried result must come back in its argument's layout: then the next
+  // step reads it where it is, with no communication.
+  for (auto [result, arg] : spec.carried) {
+    const TensorSpec &r = spec.results[result];
+    const TensorSpec &a = spec.arguments[arg];
+    layout::BlockLayout resultLayout;
+    if (Status status = parseLayout(r, mesh, resultLayout); !status)
+      return status;
+    if (!(resultLayout == program.argLayouts[arg]) ||
+        r.localShape != a.localShape)
+      return Status::failure(
+          "the updated `" + r.name + "` has layout " + resultLayout.toString() +
+          " but the argument has " + program.argLayouts[arg].toString() +
+          ": the plan does not keep it in place between steps");
+  }
+
+  program.plan = "@" + spec.entry + " on " + mesh.toString();
+  std::string identity = mesh.toString();
+  for (size_t i : program.state)
+    identity += ";" + spec.arguments[i].name +
+                formatShape(spec.arguments[i].globalShape) +
+                program.argLayouts[i].toString();
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(fnv1a(identity)));
+  program.plan += ", layouts " + std::string(hex);
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Model state: initialization and checkpoints
+//===----------------------------------------------------------------------===//
+
+/// This rank's block of argument `index` at initialization: the global
+/// initializer drawn over the block only (counter-based, keyed by the
+/// global index, so it is the single-device value's slice).
+template <typename T>
+Status initializeBlock(const Program &program, size_t index, uint64_t seed,
+                       Buffer<T> &out) {
+  const TensorSpec &arg = program.spec->arguments[index];
+  const layout::BlockLayout &layout = program.argLayouts[index];
+  int64_t n = numElements(arg.localShape);
+  bool random = arg.init == Init::Normal || arg.init == Init::Uniform ||
+                arg.init == Init::ScaledNormal;
+  if (arg.isInteger) {
+    if (random)
+      return Status::failure("parameter `" + arg.name +
+                             "` has a random initializer but a non-float "
+                             "type");
+    out.ints.assign(n, arg.init == Init::Ones ? 1 : 0);
+    return Status::success();
+  }
+  out.floats.assign(n, arg.init == Init::Ones ? T(1) : T(0));
+  if (!random)
+    return Status::success();
+  std::vector<int64_t> offset =
+      layout.getBlockOffset(program.mesh, arg.globalShape, program.rank);
+  uint64_t id = host::tensorIdFromName(arg.name);
+  if (arg.init == Init::Uniform)
+    host::fillUniform<T>(out.floats.data(), arg.globalShape, offset,
+                         arg.localShape, seed, id, arg.initArgs[0],
+                         arg.initArgs[1]);
+  else
+    host::fillNormal<T>(out.floats.data(), arg.globalShape, offset,
+                        arg.localShape, seed, id, 0.0,
+                        arg.init == Init::Normal
+                            ? arg.initArgs[0]
+                            : arg.initArgs[0] / std::sqrt(arg.initArgs[1]));
+  return Status::success();
+}
+
+template <typename T> io::DType floatDType() {
+  return std::is_same_v<T, float> ? io::DType::F32 : io::DType::F64;
+}
+
+/// The dtype a checkpoint stores argument `arg` in.
+template <typename T> io::DType stateDType(const TensorSpec &arg) {
+  return arg.isInteger ? arg.declaredDType : floatDType<T>();
+}
+
+struct CheckpointInfo {
+  int64_t step = 0;
+  std::string dataFile;
+  uint64_t seed = 0;
+};
+
+/// Writes the checkpoint after `info.step` steps into
+/// `<root>/step-N`: every rank its blocks, then rank 0 the manifest.
+/// Collective.
+template <typename T>
+std::optional<Failure> writeCheckpoint(const Program &program,
+                                       const std::string &root,
+                                       const CheckpointInfo &info,
+                                       const std::vector<Buffer<T>> &args) {
+  const ProgramSpec &spec = *program.spec;
+  std::string dir = io::checkpointStepDir(root, info.step);
+  // A manifest left from an earlier run in this directory would vouch for
+  // rank files while they are being replaced: it goes first.
+  Status cleared = Status::success();
+  if (program.rank == 0) {
+    std::error_code ec;
+    std::filesystem::remove(
+        std::filesystem::path(dir) / io::kCheckpointManifestName, ec);
+    if (ec)
+      cleared = Status::failure("cannot remove the old manifest of `" + dir +
+                                "`: " + ec.message());
+  }
+  if (auto failure = agree(cleared, program.rank))
+    return failure;
+
+  io::TensorMap blocks;
+  for (size_t i : program.state) {
+    const TensorSpec &arg = spec.arguments[i];
+    io::TensorData data;
+    if (arg.isInteger) {
+      data = io::TensorData::fromInt64s(arg.declaredDType, arg.localShape,
+                                        args[i].ints);
+    } else {
+      data.dtype = floatDType<T>();
+      data.shape = arg.localShape;
+      const auto *bytes =
+          reinterpret_cast<const uint8_t *>(args[i].floats.data());
+      data.bytes.assign(bytes, bytes + args[i].floats.size() * sizeof(T));
+    }
+    blocks.emplace(arg.name, std::move(data));
+  }
+  io::CheckpointFile file;
+  Status written =
+      io::writeCheckpointShard(dir, program.rank, info.step, blocks, file);
+  if (auto failure = agree(written, program.rank))
+    return failure;
+
+  // The manifest records each rank file's size and checksum.
+  int64_t numRanks = program.mesh.getNumDevices();
+  uint64_t mine[2] = {file.bytes, file.crc32c};
+  std::vector<uint64_t> all(program.rank == 0 ? 2 * numRanks : 0);
+  MPI_Gather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, 0,
+             MPI_COMM_WORLD);
+  Status manifestWritten = Status::success();
+  if (program.rank == 0) {
+    io::CheckpointManifest manifest;
+    manifest.step = info.step;
+    manifest.mesh = program.mesh;
+    for (size_t i : program.state) {
+      const TensorSpec &arg = spec.arguments[i];
+      io::CheckpointTensor tensor;
+      tensor.shape = arg.globalShape;
+      tensor.dtype = stateDType<T>(arg);
+      tensor.layout = program.argLayouts[i].toString();
+      manifest.tensors.emplace(arg.name, std::move(tensor));
+    }
+    for (int64_t r = 0; r < numRanks; ++r) {
+      io::CheckpointFile f;
+      f.name = io::checkpointFileName(r);
+      f.bytes = all[2 * r];
+      f.crc32c = static_cast<uint32_t>(all[2 * r + 1]);
+      manifest.files.push_back(f);
+    }
+    manifest.plan = program.plan;
+    manifest.dataFile = info.dataFile;
+    manifest.dataSeed = info.seed;
+    manifest.dataPosition = info.step;
+    manifest.rngSeed = info.seed;
+    manifest.metadata["entry"] = spec.entry;
+    manifest.metadata["dtype"] = std::is_same_v<T, float> ? "f32" : "f64";
+    manifestWritten = io::writeCheckpointManifest(dir, manifest);
+  }
+  return agree(manifestWritten, program.rank);
+}
+
+/// Loads this rank's blocks of the latest checkpoint under `root` into
+/// `args`, after checking that it was written for this program's mesh and
+/// layouts in this precision. Collective.
+template <typename T>
+std::optional<Failure> loadCheckpoint(const Program &program,
+                                      const std::string &root,
+                                      std::vector<Buffer<T>> &args,
+                                      CheckpointInfo &info, std::string &dir) {
+  const ProgramSpec &spec = *program.spec;
+  auto check = [&]() -> Status {
+    if (Status status = io::findLatestCheckpoint(root, dir); !status)
+      return Status::failure("--resume: " + status.message());
+    io::CheckpointManifest manifest;
+    if (Status status = io::readCheckpointManifest(dir, manifest); !status)
+      return status;
+    std::string where = "checkpoint `" + dir + "`";
+    if (!sameMesh(manifest.mesh, program.mesh))
+      return Status::failure(
+          where + " was written on mesh " + manifest.mesh.toString() + " (" +
+          std::to_string(manifest.mesh.getNumDevices()) +
+          " ranks), but this program runs on mesh " + program.mesh.toString() +
+          ": re-cut it with `loom-ckpt reshard` (the layouts: this "
+          "program's --print-layouts)");
+    for (size_t i : program.state) {
+      const TensorSpec &arg = spec.arguments[i];
+      auto it = manifest.tensors.find(arg.name);
+      if (it == manifest.tensors.end())
+        return Status::failure(where + " has no tensor `" + arg.name +
+                               "`, which this program trains");
+      const io::CheckpointTensor &tensor = it->second;
+      if (tensor.shape != arg.globalShape)
+        return Status::failure(where + ": tensor `" + arg.name +
+                               "` has shape " + formatShape(tensor.shape) +
+                               ", this program's has " +
+                               formatShape(arg.globalShape));
+      if (tensor.dtype != stateDType<T>(arg))
+        return Status::failure(where + ": tensor `" + arg.name + "` is " +
+                               std::string(io::dtypeName(tensor.dtype)) +
+                               ", but this run computes in " +
+                               std::string(io::dtypeName(stateDType<T>(arg))) +
+                               " (resume with the checkpoint's --dtype)");
+      layout::BlockLayout stored;
+      if (Status status =
+              layout::BlockLayout::parse(tensor.layout, program.mesh, stored);
+          !status)
+        return Status::failure(where + ": tensor `" + arg.name +
+                               "`: " + status.message());
+      if (!(stored == program.argLayouts[i]))
+        return Status::failure(
+            where + ": tensor `" + arg.name + "` has layout " +
+            stored.toString() + ", but this program's plan gives it " +
+            program.argLayouts[i].toString() +
+            " (a checkpoint of another plan: re-cut it with `loom-ckpt "
+            "reshard`)");
+    }
+    if (manifest.tensors.size() != program.state.size())
+      for (const auto &[name, tensor] : manifest.tensors) {
+        bool known = false;
+        for (size_t i : program.state)
+          known = known || spec.arguments[i].name == name;
+        if (!known)
+          return Status::failure(where + " holds tensor `" + name +
+                                 "`, which this program does not train");
+      }
+    if (manifest.dataPosition != manifest.step)
+      return Status::failure(
+          where + ": data position " + std::to_string(manifest.dataPosition) +
+          " is not its step " + std::to_string(manifest.step) +
+          " (batches are drawn by step)");
+
+    io::TensorMap blocks;
+    if (Status status =
+            io::readCheckpointShard(dir, manifest, program.rank, blocks);
+        !status)
+      return Status::failure("rank " + std::to_string(program.rank) + ": " +
+                             status.message());
+    for (size_t i : program.state) {
+      const TensorSpec &arg = spec.arguments[i];
+      const io::TensorData &data = blocks.at(arg.name);
+      if (arg.isInteger) {
+        args[i].ints = data.toInt64s();
+        continue;
+      }
+      args[i].floats.resize(numElements(arg.localShape));
+      std::copy(data.bytes.begin(), data.bytes.end(),
+                reinterpret_cast<uint8_t *>(args[i].floats.data()));
+    }
+    info.step = manifest.step;
+    info.dataFile = manifest.dataFile;
+    info.seed = manifest.dataSeed;
+    return Status::success();
+  };
+  return agree(check(), program.rank);
+}
+
+//===----------------------------------------------------------------------===//
+// The loop
+//===----------------------------------------------------------------------===//
+
+/// Reads this rank's block of the batch of `step` into the `input_ids` and
+/// `labels` arguments (each by its own layout).
+template <typename T>
+Status readBatch(const Program &program, const io::TokenFile &file,
+                 const io::BatchSpec &batch, int64_t step,
+                 std::vector<Buffer<T>> &args) {
+  std::vector<int32_t> inputs, labels;
+  std::vector<int64_t> localShape;
+  for (size_t index : {program.inputIds, program.labels}) {
+    const TensorSpec &arg = program.spec->arguments[index];
+    if (Status status = io::readLocalBatch(
+            file, batch, step, program.mesh, program.argLayouts[index],
+            program.rank, inputs, labels, localShape);
+        !status)
+      return Status::failure("rank " + std::to_string(program.rank) +
+                             ": batch of step " + std::to_string(step) + ": " +
+                             status.message());
+    const std::vector<int32_t> &tokens =
+        index == program.inputIds ? inputs : labels;
+    args[index].ints.assign(tokens.begin(), tokens.end());
+    if (localShape != arg.localShape)
+      return Status::failure("`" + arg.name + "`: read a block of " +
+                             formatShape(localShape) + ", the step expects " +
+                             formatShape(arg.localShape));
+  }
+  return Status::success();
+}
+
+template <typename T>
+std::optional<Failure> train(const Program &program,
+                             const TrainOptions &options,
+                             mpi::Communicator &comm, StepFn<T> step) {
+  const ProgramSpec &spec = *program.spec;
+  std::vector<Buffer<T>> args(spec.arguments.size());
+  CheckpointInfo info;
+  info.seed = options.seed;
+  info.dataFile = options.data;
+
+  if (options.resume) {
+    std::string dir;
+    if (auto failure =
+            loadCheckpoint(program, options.ckptDir, args, info, dir))
+      return failure;
+    if (program.rank == 0) {
+      std::printf("resuming from %s at step %lld (seed %llu)\n", dir.c_str(),
+                  static_cast<long long>(info.step),
+                  static_cast<unsigned long long>(info.seed));
+      if (options.seedGiven && options.seed != info.seed)
+        std::printf("note: --seed %llu ignored: the checkpoint's run draws "
+                    "batches with seed %llu\n",
+                    static_cast<unsigned long long>(options.seed),
+                    static_cast<unsigned long long>(info.seed));
+    }
+    info.dataFile = options.data;
+  } else {
+    Status initialized = Status::success();
+    for (size_t i : program.state)
+      if (initialized.ok())
+        initialized = initializeBlock(program, i, options.seed, args[i]);
+    if (auto failure = agree(initialized, program.rank))
+      return failure;
+  }
+
+  if (options.initOnly) {
+    if (auto failure = writeCheckpoint(program, options.ckptDir, info, args))
+      return failure;
+    if (program.rank == 0)
+      std::printf("wrote the initial checkpoint %s\n",
+                  io::checkpointStepDir(options.ckptDir, 0).c_str());
+    return std::nullopt;
+  }
+
+  const TensorSpec &tokens = spec.arguments[program.inputIds];
+  io::BatchSpec batch;
+  batch.batchSize = tokens.globalShape[0];
+  batch.seqLen = tokens.globalShape[1];
+  batch.seed = info.seed;
+  batch.order = options.sequentialData ? io::BatchSpec::Order::Sequential
+                                       : io::BatchSpec::Order::Random;
+  io::TokenFile file;
+  Status opened = io::TokenFile::open(options.data, options.dataFormat,
+                                      /*vocabSize=*/0, file);
+  if (opened.ok() && file.getNumTokens() <= batch.seqLen)
+    opened = Status::failure(
+        "`" + options.data + "` holds " + std::to_string(file.getNumTokens()) +
+        " tokens, too few for one sequence of " + std::to_string(batch.seqLen) +
+        " inputs and its next-token label");
+  if (auto failure = agree(opened, program.rank))
+    return failure;
+
+  std::vector<Buffer<T>> results(spec.results.size());
+  double tokensPerStep = double(batch.batchSize * batch.seqLen);
+  int64_t firstStep = info.step;
+  for (int64_t s = firstStep; s < options.steps; ++s) {
+    double start = MPI_Wtime();
+    Status read = readBatch(program, file, batch, s, args);
+    if (!read.ok())
+      comm.abort(read);
+    for (size_t i = 0; i < results.size(); ++i) {
+      int64_t n = numElements(spec.results[i].localShape);
+      if (spec.results[i].isInteger)
+        results[i].ints.assign(n, 0);
+      else
+        results[i].floats.assign(n, T(0));
+    }
+    Status ran = step(comm, args, results);
+    if (!ran.ok())
+      comm.abort(ran);
+    // The plan keeps each carried value where its argument was: no copy,
+    // no communication.
+    for (auto [result, arg] : spec.carried)
+      std::swap(args[arg], results[result]);
+    double seconds = MPI_Wtime() - start;
+
+    int64_t done = s + 1;
+    if (program.rank == 0 &&
+        (done % options.logEvery == 0 || done == options.steps)) {
+      double loss = double(results[program.loss].floats[0]);
+      std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s\n",
+                  static_cast<long long>(done), loss, seconds * 1e3,
+                  tokensPerStep / seconds);
+      std::fflush(stdout);
+    }
+    if (!options.ckptDir.empty() &&
+        ((options.ckptEvery && done % options.ckptEvery == 0) ||
+         done == options.steps)) {
+      info.step = done;
+      if (auto failure = writeCheckpoint(program, options.ckptDir, info, args))
+        return failure;
+    }
+  }
+  if (program.rank == 0 && firstStep >= options.steps)
+    std::printf("the checkpoint is at step %lld: nothing to train for "
+                "--steps %lld\n",
+                static_cast<long long>(firstStep),
+                static_cast<long long>(options.steps));
+  Status waited = comm.waitSends();
+  if (!waited.ok())
+    comm.abort(waited);
+  return std::nullopt;
+}
+
+/// `{"name": "layout", ...}` of the model state: what `loom-ckpt reshard
+/// --layouts` reads to re-cut a checkpoint for this program.
+std::string layoutsJson(const Program &program) {
+  std::string json = "{\n";
+  for (size_t k = 0; k < program.state.size(); ++k) {
+    size_t i = program.state[k];
+    std::string layout = program.argLayouts[i].toString();
+    std::string escaped;
+    for (char c : layout) {
+      if (c == '"' || c == '\\')
+        escaped += '\\';
+      escaped += c;
+    }
+    json += "  \"" + program.spec->arguments[i].name + "\": \"" + escaped +
+            "\"" + (k + 1 < program.state.size() ? ",\n" : "\n");
+  }
+  return json + "}\n";
+}
+
+} // namespace
+
+int runTrainer(int argc, char **argv, const ProgramSpec &spec,
+               const std::vector<StepFn<float>> &f32Steps,
+               const std::vector<StepFn<double>> &f64Steps) {
+  std::string name = argv[0];
+  name = name.substr(name.find_last_of('/') + 1);
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  auto report = [&](const Failure &failure) {
+    if (failure.report)
+      std::fprintf(stderr, "%s: error: %s\n", name.c_str(),
+                   failure.message.c_str());
+    MPI_Finalize();
+    return 1;
+  };
+  // Errors every rank meets alike.
+  auto fail = [&](const std::string &message) {
+    return report(Failure{message, rank == 0});
+  };
+
+  TrainOptions options;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto error = parseTrainOptions(args, options))
+    return fail(*error);
+  if ((options.f32 ? f32Steps.empty() : f64Steps.empty()))
+    return fail(std::string("this program was built without its ") +
+                (options.f32 ? "f32" : "f64") +
+                " step functions (LOOM_STEP_DTYPES); run it with --dtype " +
+                (options.f32 ? "f64" : "f32") + " or rebuild");
+
+  std::vector<mpi::DeviceMesh::Axis> axes;
+  for (const auto &[axis, size] : spec.mesh)
+    axes.push_back({axis, size});
+  mpi::DeviceMesh mesh;
+  Status status = mpi::DeviceMesh::create(std::move(axes), mesh);
+  if (!status.ok())
+    return fail(status.message());
+  Program program;
+  if (Status read = readProgram(spec, mesh, rank, program); !read)
+    return fail(read.message());
+  if (options.printLayouts) {
+    if (rank == 0)
+      std::printf("%s", layoutsJson(program).c_str());
+    MPI_Finalize();
+    return 0;
+  }
+
+  mpi::CommunicatorOptions commOptions;
+  commOptions.verifyCalls = options.verifyCalls;
+  std::unique_ptr<mpi::Communicator> comm;
+  status = mpi::Communicator::create(mesh, comm, commOptions);
+  if (!status.ok())
+    return fail(status.message());
+
+  std::optional<Failure> failure =
+      options.f32 ? train<float>(program, options, *comm, f32Steps[rank])
+                  : train<double>(program, options, *comm, f64Steps[rank]);
+  std::fflush(stdout);
+  comm.reset();
+  if (failure)
+    return report(*failure);
+  MPI_Finalize();
+  return 0;
+}
+
+} // namespace loom::runtime::trainer

@@ -1,0 +1,142 @@
+//===- TrainOptionsTest.cpp - Flags of the training executable ------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The training executable's command line: values in both spellings, the
+// defaults, every conversion error naming its flag, the combinations each
+// mode needs, and which command lines mean training rather than the
+// harness's one step from tensor files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/Trainer/TrainOptions.h"
+
+#include "gtest/gtest.h"
+
+using namespace loom::runtime;
+using namespace loom::runtime::trainer;
+
+namespace {
+
+std::optional<std::string> parse(std::vector<std::string> args,
+                                 TrainOptions &options) {
+  return parseTrainOptions(args, options);
+}
+
+TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
+  TrainOptions o;
+  ASSERT_EQ(parse({"--data", "t.bin", "--steps=20", "--seed", "7",
+                   "--log-every=5", "--ckpt-dir", "ck", "--ckpt-every", "10",
+                   "--resume", "--dtype=f64", "--data-format", "uint16",
+                   "--data-order=sequential", "--verify-calls"},
+                  o),
+            std::nullopt);
+  EXPECT_EQ(o.data, "t.bin");
+  EXPECT_EQ(o.steps, 20);
+  EXPECT_EQ(o.seed, 7u);
+  EXPECT_TRUE(o.seedGiven);
+  EXPECT_EQ(o.logEvery, 5);
+  EXPECT_EQ(o.ckptDir, "ck");
+  EXPECT_EQ(o.ckptEvery, 10);
+  EXPECT_TRUE(o.resume);
+  EXPECT_FALSE(o.f32);
+  EXPECT_EQ(o.dataFormat, io::TokenFormat::UInt16);
+  EXPECT_TRUE(o.sequentialData);
+  EXPECT_TRUE(o.verifyCalls);
+}
+
+TEST(TrainOptionsTest, DefaultsTrainInF32AndLogEveryStep) {
+  TrainOptions o;
+  ASSERT_EQ(parse({"--data", "t.bin", "--steps", "3"}, o), std::nullopt);
+  EXPECT_TRUE(o.f32);
+  EXPECT_EQ(o.logEvery, 1);
+  EXPECT_EQ(o.ckptEvery, 0);
+  EXPECT_FALSE(o.seedGiven);
+  EXPECT_EQ(o.dataFormat, io::TokenFormat::Auto);
+  EXPECT_FALSE(o.sequentialData);
+}
+
+TEST(TrainOptionsTest, BadValuesNameTheirFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{"--data", "t", "--steps", "0"},
+       "--steps expects an integer >= 1, got `0`"},
+      {{"--data", "t", "--steps", "2x"},
+       "--steps expects an integer >= 1, got `2x`"},
+      {{"--data", "t", "--steps", "1", "--seed", "-1"},
+       "--seed expects an integer >= 0, got `-1`"},
+      {{"--data", "t", "--steps", "1", "--log-every", "0"},
+       "--log-every expects an integer >= 1, got `0`"},
+      {{"--data", "t", "--steps", "1", "--dtype", "bf16"},
+       "--dtype expects f32 or f64, got `bf16`"},
+      {{"--data", "t", "--steps", "1", "--data-order", "shuffled"},
+       "--data-order expects random or sequential, got `shuffled`"},
+      {{"--data", "t", "--steps", "1", "--data-format", "u8"},
+       "--data-format expects auto, llmc, uint16 or int32, got `u8`"},
+      {{"--data", "t", "--steps"}, "`--steps` expects a value"},
+      {{"--resume=yes"}, "`--resume` takes no value"},
+  };
+  for (const Case &c : cases) {
+    TrainOptions o;
+    std::optional<std::string> error = parse(c.args, o);
+    ASSERT_TRUE(error.has_value()) << c.error;
+    EXPECT_EQ(*error, c.error);
+  }
+  TrainOptions o;
+  std::optional<std::string> error = parse({"--inputs", "x"}, o);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->rfind("unknown flag `--inputs` (usage: --data", 0), 0u)
+      << *error;
+}
+
+TEST(TrainOptionsTest, EachModeNeedsItsFlags) {
+  TrainOptions o;
+  EXPECT_EQ(parse({"--steps", "3"}, o),
+            "give the training data: --data TOKENS.bin (`loom-data encode` "
+            "writes one)");
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--data", "t"}, o),
+            "give the number of steps to train: --steps N");
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--data", "t", "--steps", "3", "--resume"}, o),
+            "--resume reads the latest checkpoint under --ckpt-dir: give it");
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--data", "t", "--steps", "3", "--ckpt-every", "2"}, o),
+            "--ckpt-every needs --ckpt-dir");
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--init-only"}, o),
+            "--init-only writes the step-0 checkpoint: give --ckpt-dir");
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--init-only", "--ckpt-dir", "c", "--resume"}, o),
+            "--init-only and --resume exclude each other");
+  // Neither needs data nor steps.
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--init-only", "--ckpt-dir", "c"}, o), std::nullopt);
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--print-layouts"}, o), std::nullopt);
+  EXPECT_TRUE(o.printLayouts);
+}
+
+TEST(TrainOptionsTest, TrainingFlagsSelectTheTrainer) {
+  auto training = [](std::vector<std::string> args) {
+    std::vector<char *> argv = {const_cast<char *>("train_step")};
+    for (std::string &arg : args)
+      argv.push_back(arg.data());
+    return isTrainingCommandLine(static_cast<int>(argv.size()), argv.data());
+  };
+  EXPECT_TRUE(training({"--data", "t.bin", "--steps", "2"}));
+  EXPECT_TRUE(training({"--data=t.bin"}));
+  EXPECT_TRUE(training({"--init-only"}));
+  EXPECT_TRUE(training({"--print-layouts"}));
+  EXPECT_TRUE(training({"--steps", "2", "--resume"}));
+  // The harness's flags (one step from tensor files).
+  EXPECT_FALSE(training({"--inputs", "b.safetensors", "--steps", "2"}));
+  EXPECT_FALSE(training({}));
+}
+
+} // namespace
