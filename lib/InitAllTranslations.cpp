@@ -8,6 +8,7 @@
 
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
+#include "loom/Target/CUDA/CUDAEmitter.h"
 #include "loom/Target/Host/HostEmitter.h"
 #include "loom/Target/OpCensus/OpCensus.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -50,4 +51,6 @@ void mlir::loom::registerAllTranslations() {
 
   // Per-rank host C++ (MPI) of a partitioned step.
   registerEmitHostTranslation();
+  // Per-rank CUDA C++ (kernels, cuBLAS, NCCL) of a partitioned step.
+  registerEmitCUDATranslation();
 }
