@@ -70,3 +70,6 @@ if config.loom_enable_cuda:
     for n in (2, 4, 8):
         if gpus >= n:
             config.available_features.add("cuda-gpus-%d" % n)
+    llvm_config.add_tool_substitutions(
+        ["loom-nccl-crosscheck"],
+        [os.path.join(config.loom_obj_root, "test", "Runtime", "NCCL")])
