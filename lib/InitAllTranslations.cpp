@@ -7,8 +7,8 @@
 #include "loom/InitAllTranslations.h"
 
 #include "loom/InitAllDialects.h"
-#include "loom/Target/GraphJSON/GraphJSON.h"
 #include "loom/Target/CUDA/CUDAEmitter.h"
+#include "loom/Target/GraphJSON/GraphJSON.h"
 #include "loom/Target/Host/HostEmitter.h"
 #include "loom/Target/OpCensus/OpCensus.h"
 #include "mlir/IR/BuiltinOps.h"

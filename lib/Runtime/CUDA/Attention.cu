@@ -92,8 +92,7 @@ AttentionDims makeAttentionDims(const Shape &queryShape, const Shape &keyShape,
   }
   if (p.d > kMaxAttentionHeadDim || p.dv > kMaxAttentionHeadDim) {
     // The emitter rejects larger head dims; reaching this is a Loom bug.
-    std::fprintf(stderr,
-                 "loom: rank %d: attention head dim %lld exceeds %d\n",
+    std::fprintf(stderr, "loom: rank %d: attention head dim %lld exceeds %d\n",
                  reportedRank(), static_cast<long long>(std::max(p.d, p.dv)),
                  kMaxAttentionHeadDim);
     std::abort();
@@ -111,8 +110,8 @@ __device__ double score(const AttentionDims &p, const T *q, const T *k,
     dot += static_cast<double>(q[c]) * k[c];
   double s = p.scale * warpSum(dot);
   if (p.hasMask)
-    s += mask[bi * p.maskStride[0] + h * p.maskStride[1] +
-              i * p.maskStride[2] + j * p.maskStride[3]];
+    s += mask[bi * p.maskStride[0] + h * p.maskStride[1] + i * p.maskStride[2] +
+              j * p.maskStride[3]];
   return s;
 }
 
@@ -135,13 +134,13 @@ __device__ void rowStatistics(const AttentionDims &p, const T *query,
   const T *q = query + p.queryOffset(bi, h, i);
   maxScore = -INFINITY;
   for (int64_t j = 0; j < n; ++j)
-    maxScore = fmax(maxScore, score(p, q, key + p.keyOffset(bi, h, j), mask,
-                                    bi, h, i, j, lane));
+    maxScore = fmax(maxScore, score(p, q, key + p.keyOffset(bi, h, j), mask, bi,
+                                    h, i, j, lane));
   sum = 0;
   for (int64_t j = 0; j < n; ++j)
-    sum += exp(score(p, q, key + p.keyOffset(bi, h, j), mask, bi, h, i, j,
-                     lane) -
-               maxScore);
+    sum +=
+        exp(score(p, q, key + p.keyOffset(bi, h, j), mask, bi, h, i, j, lane) -
+            maxScore);
 }
 
 /// Decodes a warp's row index into (batch, head, row); false past the end.
@@ -170,10 +169,10 @@ __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
   const T *q = query + p.queryOffset(bi, h, i);
   int64_t n = p.keysFor(i);
   for (int64_t j = 0; j < n; ++j) {
-    double prob = exp(score(p, q, key + p.keyOffset(bi, h, j), mask, bi, h, i,
-                            j, lane) -
-                      maxScore) /
-                  sum;
+    double prob =
+        exp(score(p, q, key + p.keyOffset(bi, h, j), mask, bi, h, i, j, lane) -
+            maxScore) /
+        sum;
     const T *v = value + p.valueOffset(bi, h, j);
     for (int t = 0; t < kSlots; ++t) {
       int64_t c = lane + 32 * t;
@@ -192,11 +191,10 @@ __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
 /// One warp per query row: dquery, and the row's statistics (max, sum,
 /// delta) for attentionKeyGradKernel.
 template <typename T>
-__global__ void attentionQueryGradKernel(AttentionDims p, const T *query,
-                                         const T *key, const T *value,
-                                         const T *out, const T *dout,
-                                         const T *mask, T *dquery,
-                                         double *stats) {
+__global__ void
+attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
+                         const T *value, const T *out, const T *dout,
+                         const T *mask, T *dquery, double *stats) {
   int64_t bi, h, i;
   if (!warpRow(p.b * p.hq * p.sq, p.hq, p.sq, bi, h, i))
     return;
@@ -210,8 +208,7 @@ __global__ void attentionQueryGradKernel(AttentionDims p, const T *query,
   int64_t n = p.keysFor(i);
   for (int64_t j = 0; j < n; ++j) {
     const T *k = key + p.keyOffset(bi, h, j);
-    double prob =
-        exp(score(p, q, k, mask, bi, h, i, j, lane) - maxScore) / sum;
+    double prob = exp(score(p, q, k, mask, bi, h, i, j, lane) - maxScore) / sum;
     double dp = warpDot(dO, value + p.valueOffset(bi, h, j), p.dv, lane);
     double ds = p.scale * prob * (dp - delta);
     for (int t = 0; t < kSlots; ++t) {
@@ -238,11 +235,10 @@ __global__ void attentionQueryGradKernel(AttentionDims p, const T *query,
 /// share the key head and over the query rows that attend the key, in the
 /// host's order.
 template <typename T>
-__global__ void attentionKeyGradKernel(AttentionDims p, const T *query,
-                                       const T *key, const T *value,
-                                       const T *dout, const T *mask,
-                                       const double *stats, T *dkey,
-                                       T *dvalue) {
+__global__ void
+attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
+                       const T *value, const T *dout, const T *mask,
+                       const double *stats, T *dkey, T *dvalue) {
   int64_t bi, hk, j;
   if (!warpRow(p.b * p.hkv * p.skv, p.hkv, p.skv, bi, hk, j))
     return;
@@ -258,9 +254,9 @@ __global__ void attentionKeyGradKernel(AttentionDims p, const T *query,
       int64_t row = (bi * p.hq + h) * p.sq + i;
       const T *q = query + p.queryOffset(bi, h, i);
       const T *dO = dout + p.outOffset(bi, h, i);
-      double prob = exp(score(p, q, k, mask, bi, h, i, j, lane) -
-                        stats[3 * row]) /
-                    stats[3 * row + 1];
+      double prob =
+          exp(score(p, q, k, mask, bi, h, i, j, lane) - stats[3 * row]) /
+          stats[3 * row + 1];
       double dp = warpDot(dO, v, p.dv, lane);
       double ds = p.scale * prob * (dp - stats[3 * row + 2]);
       for (int t = 0; t < kSlots; ++t) {
@@ -427,13 +423,11 @@ void attention(cudaStream_t stream, const T *query, const Shape &queryShape,
 }
 
 template <typename T>
-void attentionGrad(cudaStream_t stream, const T *query,
-                   const Shape &queryShape, const T *key,
-                   const Shape &keyShape, const T *value,
+void attentionGrad(cudaStream_t stream, const T *query, const Shape &queryShape,
+                   const T *key, const Shape &keyShape, const T *value,
                    const Shape &valueShape, const T *out, const T *dout,
                    const T *mask, const Shape &maskShape, bool causal,
-                   std::optional<double> scale, T *dquery, T *dkey,
-                   T *dvalue) {
+                   std::optional<double> scale, T *dquery, T *dkey, T *dvalue) {
   AttentionDims p = makeAttentionDims(queryShape, keyShape, valueShape, mask,
                                       maskShape, causal, scale);
   int64_t queryRows = p.b * p.hq * p.sq;

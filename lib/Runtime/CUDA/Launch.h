@@ -40,7 +40,8 @@ inline unsigned blocksFor(int64_t count) {
 
 /// Iterates `i` over [0, n) across the whole grid.
 #define LOOM_GRID_LOOP(i, n)                                                   \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
+  for (int64_t i =                                                             \
+           static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;        \
        i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 /// A shape and per-dim strides, passed to a kernel by value.

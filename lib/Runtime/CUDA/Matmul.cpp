@@ -41,9 +41,9 @@ MatrixView viewOf(const Shape &shape) {
 
 /// One (strided batched) row-major GEMM: C[b] = op(A[b]) op(B[b]), C [m, n].
 template <typename T>
-void gemm(cublasHandle_t handle, bool transA, bool transB, int64_t m,
-          int64_t n, int64_t k, const T *a, int64_t lda, int64_t strideA,
-          const T *b, int64_t ldb, int64_t strideB, T *c, int64_t strideC,
+void gemm(cublasHandle_t handle, bool transA, bool transB, int64_t m, int64_t n,
+          int64_t k, const T *a, int64_t lda, int64_t strideA, const T *b,
+          int64_t ldb, int64_t strideB, T *c, int64_t strideC,
           int64_t batches) {
   constexpr bool isDouble = std::is_same_v<T, double>;
   cudaDataType_t type = isDouble ? CUDA_R_64F : CUDA_R_32F;
@@ -90,8 +90,8 @@ void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
     return;
   }
   if (numElements(r.batch) == 1 && !transposeLhs && l.batch == batch) {
-    gemm(handle, false, transposeRhs, numBatches * m, n, k, lhs, l.cols, 0,
-         rhs, r.cols, 0, out, 0, 1);
+    gemm(handle, false, transposeRhs, numBatches * m, n, k, lhs, l.cols, 0, rhs,
+         r.cols, 0, out, 0, 1);
     return;
   }
 

@@ -125,8 +125,7 @@ __device__ float roundToF16(float value) {
   return copysignf(nearbyintf(magnitude / ulp) * ulp, value);
 }
 
-template <typename To>
-__device__ To fromInteger(int64_t v, CastTarget target) {
+template <typename To> __device__ To fromInteger(int64_t v, CastTarget target) {
   switch (target) {
   case CastTarget::I1:
     return static_cast<To>(v != 0);
@@ -146,8 +145,7 @@ __device__ To fromInteger(int64_t v, CastTarget target) {
   return To(0);
 }
 
-template <typename To>
-__device__ To fromFloat(double v, CastTarget target) {
+template <typename To> __device__ To fromFloat(double v, CastTarget target) {
   switch (target) {
   case CastTarget::I1:
     return static_cast<To>(v != 0.0);
@@ -156,8 +154,8 @@ __device__ To fromFloat(double v, CastTarget target) {
     // Clamped as on the host so that the conversion is defined.
     if (isnan(v))
       return To(0);
-    double t = fmax(fmin(trunc(v), 9.2233720368547748e18),
-                    -9.2233720368547758e18);
+    double t =
+        fmax(fmin(trunc(v), 9.2233720368547748e18), -9.2233720368547758e18);
     return fromInteger<To>(static_cast<int64_t>(t), target);
   }
   case CastTarget::BF16:
@@ -197,8 +195,8 @@ enum class Activation { Gelu, GeluTanh, Silu, Relu };
 __device__ double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 template <typename T>
-__global__ void activationKernel(Activation kind, const T *input,
-                                 int64_t count, T *result) {
+__global__ void activationKernel(Activation kind, const T *input, int64_t count,
+                                 T *result) {
   LOOM_GRID_LOOP(e, count) {
     double x = input[e];
     switch (kind) {
@@ -263,8 +261,8 @@ template <typename T>
 void launchActivation(cudaStream_t stream, Activation kind, const T *input,
                       const Shape &shape, T *result) {
   int64_t n = numElements(shape);
-  LOOM_LAUNCH(activationKernel<T>, n ? blocksFor(n) : 0, kThreads, stream,
-              kind, input, n, result);
+  LOOM_LAUNCH(activationKernel<T>, n ? blocksFor(n) : 0, kThreads, stream, kind,
+              input, n, result);
 }
 
 template <typename T>
@@ -330,10 +328,10 @@ void binary(cudaStream_t stream, BinaryKind kind, const T *lhs,
             const Shape &lhsShape, const T *rhs, const Shape &rhsShape, T *out,
             const Shape &outShape, ErrorSink errors) {
   int64_t count = numElements(outShape);
-  Dims lhsDims = makeDims(outShape, broadcastStrides(outShape, lhsShape),
-                          "binary");
-  Dims rhsDims = makeDims(outShape, broadcastStrides(outShape, rhsShape),
-                          "binary");
+  Dims lhsDims =
+      makeDims(outShape, broadcastStrides(outShape, lhsShape), "binary");
+  Dims rhsDims =
+      makeDims(outShape, broadcastStrides(outShape, rhsShape), "binary");
   LOOM_LAUNCH(binaryKernel<T>, count ? blocksFor(count) : 0, kThreads, stream,
               kind, lhs, lhsDims, rhs, rhsDims, out, count, errors);
 }
@@ -353,11 +351,11 @@ void scale(cudaStream_t stream, const T *in, int64_t count, double factor,
 }
 
 template <typename From, typename To>
-void cast(cudaStream_t stream, const From *in, int64_t count,
-          CastTarget target, To *out) {
+void cast(cudaStream_t stream, const From *in, int64_t count, CastTarget target,
+          To *out) {
   auto *kernel = castKernel<From, To>;
-  LOOM_LAUNCH(kernel, count ? blocksFor(count) : 0, kThreads, stream, in,
-              count, target, out);
+  LOOM_LAUNCH(kernel, count ? blocksFor(count) : 0, kThreads, stream, in, count,
+              target, out);
 }
 
 template <typename T>
@@ -395,9 +393,9 @@ void sgdUpdate(cudaStream_t stream, const T *param, const T *grad,
                double momentum, double weightDecay, double dampening,
                bool nesterov, T *newParam, T *newMomentumBuf) {
   int64_t n = numElements(shape);
-  LOOM_LAUNCH(sgdKernel<T>, n ? blocksFor(n) : 0, kThreads, stream, param,
-              grad, momentumBuf, n, lr, momentum, weightDecay, dampening,
-              nesterov, newParam, newMomentumBuf);
+  LOOM_LAUNCH(sgdKernel<T>, n ? blocksFor(n) : 0, kThreads, stream, param, grad,
+              momentumBuf, n, lr, momentum, weightDecay, dampening, nesterov,
+              newParam, newMomentumBuf);
 }
 
 template <typename T, typename S>
@@ -408,8 +406,9 @@ void adamwUpdate(cudaStream_t stream, const T *param, const T *grad,
                  T *newExpAvgSq) {
   int64_t n = numElements(shape);
   auto *kernel = adamwKernel<T, S>;
-  LOOM_LAUNCH(kernel, n ? blocksFor(n) : 0, kThreads, stream, param, grad, expAvg, expAvgSq, n, step, lr, beta1, beta2, eps,
-              weightDecay, newParam, newExpAvg, newExpAvgSq);
+  LOOM_LAUNCH(kernel, n ? blocksFor(n) : 0, kThreads, stream, param, grad,
+              expAvg, expAvgSq, n, step, lr, beta1, beta2, eps, weightDecay,
+              newParam, newExpAvg, newExpAvgSq);
 }
 
 #define LOOM_INSTANTIATE_FLOAT(T)                                              \
@@ -428,10 +427,9 @@ void adamwUpdate(cudaStream_t stream, const T *param, const T *grad,
   template void sgdUpdate<T>(cudaStream_t, const T *, const T *, const T *,    \
                              const Shape &, double, double, double, double,    \
                              bool, T *, T *);                                  \
-  template void adamwUpdate<T, T>(cudaStream_t, const T *, const T *,          \
-                                  const T *, const T *, const Shape &,         \
-                                  const T *, double, double, double, double,   \
-                                  double, T *, T *, T *);                      \
+  template void adamwUpdate<T, T>(                                             \
+      cudaStream_t, const T *, const T *, const T *, const T *, const Shape &, \
+      const T *, double, double, double, double, double, T *, T *, T *);       \
   template void adamwUpdate<T, int64_t>(                                       \
       cudaStream_t, const T *, const T *, const T *, const T *, const Shape &, \
       const int64_t *, double, double, double, double, double, T *, T *, T *);

@@ -74,9 +74,8 @@ __global__ void softmaxKernel(SoftmaxKind kind, const T *a, const T *b,
     double logSum = log(sum);
     for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
       double v = a[at(k)];
-      result[at(k)] = static_cast<T>(kind == SoftmaxKind::Softmax
-                                         ? exp(v - m) / sum
-                                         : v - m - logSum);
+      result[at(k)] = static_cast<T>(
+          kind == SoftmaxKind::Softmax ? exp(v - m) / sum : v - m - logSum);
     }
     return;
   }
@@ -124,8 +123,8 @@ void launchSoftmax(cudaStream_t stream, SoftmaxKind kind, const T *a,
 /// or x * rstd [* gamma] (RMS norm); records mean and rstd when asked.
 template <typename T>
 __global__ void normKernel(bool rms, const T *input, int64_t width,
-                           const T *gamma, const T *beta, double eps,
-                           T *result, double *means, double *rstds) {
+                           const T *gamma, const T *beta, double eps, T *result,
+                           double *means, double *rstds) {
   __shared__ double shared[kRowThreads / 32];
   const T *x = input + blockIdx.x * width;
   T *y = result + blockIdx.x * width;
@@ -158,8 +157,8 @@ __global__ void normKernel(bool rms, const T *input, int64_t width,
 /// One block per row of the input gradient.
 template <typename T>
 __global__ void normGradKernel(bool rms, const T *grad, const T *input,
-                               int64_t width, const T *gamma, double eps,
-                               T *dx, double *means, double *rstds) {
+                               int64_t width, const T *gamma, double eps, T *dx,
+                               double *means, double *rstds) {
   __shared__ double shared[kRowThreads / 32];
   const T *x = input + blockIdx.x * width;
   const T *dy = grad + blockIdx.x * width;
@@ -201,10 +200,9 @@ __global__ void normGradKernel(bool rms, const T *grad, const T *input,
 /// One thread per column: dgamma = sum_r dy * xhat, dbeta = sum_r dy, over
 /// the rows in order.
 template <typename T>
-__global__ void normParamGradKernel(const T *grad, const T *input,
-                                    int64_t rows, int64_t width,
-                                    const double *means, const double *rstds,
-                                    T *dgamma, T *dbeta) {
+__global__ void normParamGradKernel(const T *grad, const T *input, int64_t rows,
+                                    int64_t width, const double *means,
+                                    const double *rstds, T *dgamma, T *dbeta) {
   LOOM_GRID_LOOP(i, width) {
     double dg = 0, db = 0;
     for (int64_t r = 0; r < rows; ++r) {
@@ -243,11 +241,10 @@ void launchNormGrad(cudaStream_t stream, bool rms, const T *grad,
 /// `terms`. With `offset` the logits are log-probabilities of a vocabulary
 /// block and the term is minus the label's, when this block holds it.
 template <typename T>
-__global__ void crossEntropyRowKernel(const T *logits, int64_t vocab,
-                                      const int64_t *labels,
-                                      int64_t ignoreIndex, bool hasOffset,
-                                      int64_t offset, double *terms,
-                                      ErrorSink errors) {
+__global__ void
+crossEntropyRowKernel(const T *logits, int64_t vocab, const int64_t *labels,
+                      int64_t ignoreIndex, bool hasOffset, int64_t offset,
+                      double *terms, ErrorSink errors) {
   __shared__ double shared[kRowThreads / 32];
   int64_t n = blockIdx.x;
   const T *x = logits + n * vocab;
@@ -260,8 +257,8 @@ __global__ void crossEntropyRowKernel(const T *logits, int64_t vocab,
   if (hasOffset) {
     if (threadIdx.x == 0) {
       int64_t column = label - offset;
-      terms[n] = column >= 0 && column < vocab ? -static_cast<double>(x[column])
-                                               : 0.0;
+      terms[n] =
+          column >= 0 && column < vocab ? -static_cast<double>(x[column]) : 0.0;
     }
     return;
   }
@@ -315,12 +312,10 @@ __global__ void crossEntropyFactorKernel(const int64_t *labels, int64_t rows,
 
 /// One block per row: (softmax - onehot) * factor; zeros for ignored rows.
 template <typename T>
-__global__ void crossEntropyGradRowKernel(const T *logits, int64_t vocab,
-                                          const int64_t *labels,
-                                          int64_t ignoreIndex, bool hasOffset,
-                                          int64_t offset,
-                                          const double *factor, T *result,
-                                          ErrorSink errors) {
+__global__ void
+crossEntropyGradRowKernel(const T *logits, int64_t vocab, const int64_t *labels,
+                          int64_t ignoreIndex, bool hasOffset, int64_t offset,
+                          const double *factor, T *result, ErrorSink errors) {
   __shared__ double shared[kRowThreads / 32];
   int64_t n = blockIdx.x;
   const T *x = logits + n * vocab;
@@ -444,8 +439,8 @@ void softmax(cudaStream_t stream, const T *input, const Shape &shape,
 template <typename T>
 void logSoftmax(cudaStream_t stream, const T *input, const Shape &shape,
                 int64_t axis, T *result) {
-  launchSoftmax<T>(stream, SoftmaxKind::LogSoftmax, input, nullptr, shape,
-                   axis, result);
+  launchSoftmax<T>(stream, SoftmaxKind::LogSoftmax, input, nullptr, shape, axis,
+                   result);
 }
 template <typename T>
 void softmaxGrad(cudaStream_t stream, const T *output, const T *grad,

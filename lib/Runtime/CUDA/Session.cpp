@@ -32,11 +32,11 @@ Session &Session::get(mpi::Communicator &comm) {
   int count = 0;
   if (cudaError_t error = cudaGetDeviceCount(&count);
       error != cudaSuccess || count == 0)
-    comm.abort(Status::failure(
-        "no CUDA device visible (" +
-        std::string(error == cudaSuccess ? "0 devices"
-                                         : describeCudaError(error)) +
-        ")"));
+    comm.abort(Status::failure("no CUDA device visible (" +
+                               std::string(error == cudaSuccess
+                                               ? "0 devices"
+                                               : describeCudaError(error)) +
+                               ")"));
   s.device = localRank % count;
   LOOM_CUDA_CHECK(cudaSetDevice(s.device));
   LOOM_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
@@ -44,8 +44,8 @@ Session &Session::get(mpi::Communicator &comm) {
   LOOM_CUBLAS_CHECK(cublasSetStream(s.blas, s.stream));
   // Full f32 products (no TF32), as the host and the interpreter compute.
   LOOM_CUBLAS_CHECK(cublasSetMathMode(s.blas, CUBLAS_PEDANTIC_MATH));
-  LOOM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&s.errorSlot),
-                             sizeof(DeviceError)));
+  LOOM_CUDA_CHECK(
+      cudaMalloc(reinterpret_cast<void **>(&s.errorSlot), sizeof(DeviceError)));
   LOOM_CUDA_CHECK(cudaMemset(s.errorSlot, 0, sizeof(DeviceError)));
   if (Status status =
           nccl::Communicator::create(comm.getMesh(), s.stream, s.nccl);
@@ -64,9 +64,8 @@ Status Session::finish(const char *const *ops, size_t numOps) {
   if (error.tag == 0)
     return Status::success();
   LOOM_CUDA_CHECK(cudaMemset(errorSlot, 0, sizeof(DeviceError)));
-  std::string op = error.tag <= numOps
-                       ? std::string(ops[error.tag - 1])
-                       : "op #" + std::to_string(error.tag);
+  std::string op = error.tag <= numOps ? std::string(ops[error.tag - 1])
+                                       : "op #" + std::to_string(error.tag);
   return Status::failure(op + ": " + describeDeviceError(error));
 }
 

@@ -69,9 +69,8 @@ void outerInner(const Shape &shape, int64_t axis, int64_t &outer,
 
 } // namespace
 
-void copyRows(cudaStream_t stream, void *dst, int64_t dstPitch,
-              const void *src, int64_t srcPitch, int64_t rowBytes,
-              int64_t rows) {
+void copyRows(cudaStream_t stream, void *dst, int64_t dstPitch, const void *src,
+              int64_t srcPitch, int64_t rowBytes, int64_t rows) {
   if (rows == 0 || rowBytes == 0)
     return;
   LOOM_CUDA_CHECK(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, rowBytes,
@@ -134,8 +133,8 @@ void pad(cudaStream_t stream, const T *in, const Shape &shape,
   }
   Dims dims = makeDims(shape, step, "pad");
   int64_t count = numElements(shape);
-  LOOM_LAUNCH(scatterKernel<T>, count ? blocksFor(count) : 0, kThreads,
-              stream, in, dims, offset, count, out);
+  LOOM_LAUNCH(scatterKernel<T>, count ? blocksFor(count) : 0, kThreads, stream,
+              in, dims, offset, count, out);
 }
 
 template <typename T>
@@ -173,14 +172,12 @@ void split(cudaStream_t stream, const T *in, const Shape &shape, int64_t axis,
 #define LOOM_INSTANTIATE(T)                                                    \
   template void transpose<T>(cudaStream_t, const T *, const Shape &,           \
                              const std::vector<int64_t> &, T *);               \
-  template void slice<T>(cudaStream_t, const T *, const Shape &,               \
-                         const std::vector<int64_t> &,                         \
-                         const std::vector<int64_t> &,                         \
-                         const std::vector<int64_t> &, T *);                   \
-  template void pad<T>(cudaStream_t, const T *, const Shape &,                 \
-                       const std::vector<int64_t> &,                           \
-                       const std::vector<int64_t> &,                           \
-                       const std::vector<int64_t> &, T *);                     \
+  template void slice<T>(                                                      \
+      cudaStream_t, const T *, const Shape &, const std::vector<int64_t> &,    \
+      const std::vector<int64_t> &, const std::vector<int64_t> &, T *);        \
+  template void pad<T>(                                                        \
+      cudaStream_t, const T *, const Shape &, const std::vector<int64_t> &,    \
+      const std::vector<int64_t> &, const std::vector<int64_t> &, T *);        \
   template void concat<T>(cudaStream_t, const std::vector<const T *> &,        \
                           const std::vector<Shape> &, int64_t, T *);           \
   template void split<T>(cudaStream_t, const T *, const Shape &, int64_t,      \

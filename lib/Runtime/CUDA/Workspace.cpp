@@ -28,14 +28,14 @@ void *Workspace::allocBytes(int64_t size) {
 
 void Workspace::copyToDevice(void *device, const void *host, int64_t size) {
   if (size > 0)
-    LOOM_CUDA_CHECK(cudaMemcpyAsync(device, host, size, cudaMemcpyHostToDevice,
-                                    stream));
+    LOOM_CUDA_CHECK(
+        cudaMemcpyAsync(device, host, size, cudaMemcpyHostToDevice, stream));
 }
 
 void Workspace::copyToHost(void *host, const void *device, int64_t size) {
   if (size > 0)
-    LOOM_CUDA_CHECK(cudaMemcpyAsync(host, device, size, cudaMemcpyDeviceToHost,
-                                    stream));
+    LOOM_CUDA_CHECK(
+        cudaMemcpyAsync(host, device, size, cudaMemcpyDeviceToHost, stream));
   LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

@@ -169,8 +169,7 @@ Status Communicator::createGroups() {
     int key = static_cast<int>(mesh.getGroupIndex(rank, subset));
     Group group;
     group.size = static_cast<int>(size);
-    if (ncclResult_t r =
-            ncclCommSplit(world, color, key, &group.comm, nullptr);
+    if (ncclResult_t r = ncclCommSplit(world, color, key, &group.comm, nullptr);
         r != ncclSuccess)
       return ncclFailure("ncclCommSplit", r,
                          "the group communicator over " +
@@ -270,9 +269,8 @@ Status Communicator::allGather(const T *in, const Shape &shape,
     // NCCL concatenates whole blocks in NCCL-rank order; the result wants
     // group order along `dim`.
     Scratch gathered(commStream, n * count * sizeof(T));
-    if (ncclResult_t r =
-            ncclAllGather(in, gathered.as<T>(), count, ncclTypeOf<T>(),
-                          view.comm, commStream);
+    if (ncclResult_t r = ncclAllGather(in, gathered.as<T>(), count,
+                                       ncclTypeOf<T>(), view.comm, commStream);
         r != ncclSuccess)
       return ncclFailure("ncclAllGather", r, what);
     for (int64_t g = 0; g < n; ++g)
@@ -313,10 +311,10 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
   begin();
   if (view.size == 1) {
     copyAsync(out, in, count, commStream);
-  } else if (ncclResult_t r = ncclAllReduce(
-                 in, out, count, ncclTypeOf<T>(),
-                 kind == ReduceKind::Sum ? ncclSum : ncclMax, view.comm,
-                 commStream);
+  } else if (ncclResult_t r =
+                 ncclAllReduce(in, out, count, ncclTypeOf<T>(),
+                               kind == ReduceKind::Sum ? ncclSum : ncclMax,
+                               view.comm, commStream);
              r != ncclSuccess) {
     return ncclFailure("ncclAllReduce", r, what);
   }
@@ -344,7 +342,8 @@ Status Communicator::reduceScatter(const T *in, const Shape &shape,
     // rank c, which is what NCCL hands that member.
     Scratch packed(commStream, count * sizeof(T));
     for (int64_t g = 0; g < n; ++g)
-      cuda::copyRows(commStream, packed.as<T>() + view.ncclRankOf[g] * outer * piece,
+      cuda::copyRows(commStream,
+                     packed.as<T>() + view.ncclRankOf[g] * outer * piece,
                      piece * sizeof(T), in + g * piece, n * piece * sizeof(T),
                      piece * sizeof(T), outer);
     if (ncclResult_t r =
@@ -502,9 +501,9 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
   begin();
   if (from == rank) {
     LOOM_CUDA_CHECK(cudaMemsetAsync(out, 0, count * sizeof(T), commStream));
-  } else if (ncclResult_t r = ncclRecv(out, count, ncclTypeOf<T>(),
-                                       static_cast<int>(from), world,
-                                       commStream);
+  } else if (ncclResult_t r =
+                 ncclRecv(out, count, ncclTypeOf<T>(), static_cast<int>(from),
+                          world, commStream);
              r != ncclSuccess) {
     return ncclFailure("ncclRecv", r, what);
   }

@@ -68,10 +68,9 @@ LogicalResult checkHeadDims(Operation *op, Value query, Value value) {
   int64_t d = cast<RankedTensorType>(query.getType()).getShape().back();
   int64_t dv = cast<RankedTensorType>(value.getType()).getShape().back();
   if (d > kMaxAttentionHeadDim || dv > kMaxAttentionHeadDim)
-    return op->emitOpError()
-           << "head dim " << std::max(d, dv)
-           << " exceeds the CUDA attention kernel's limit of "
-           << kMaxAttentionHeadDim;
+    return op->emitOpError() << "head dim " << std::max(d, dv)
+                             << " exceeds the CUDA attention kernel's limit of "
+                             << kMaxAttentionHeadDim;
   return success();
 }
 
@@ -161,8 +160,8 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
      << "    return status;\n";
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     os << "  ws.download(results[" << i << "]."
-       << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", "
-       << name(v) << ", " << numElements(v) << ");\n";
+       << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", " << name(v)
+       << ", " << numElements(v) << ");\n";
   os << "  return Status::success();\n";
   return success();
 }
@@ -315,25 +314,25 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
                            ? ", " + errors(b)
                            : "";
     call("cuda::binary<" + elementType(out) + ">(stream, cuda::BinaryKind::" +
-         kind + ", " + name(lhs) + ", " + shape(lhs) + ", " + name(rhs) +
-         ", " + shape(rhs) + ", " + name(out) + ", " + shape(out) + sink + ")");
+         kind + ", " + name(lhs) + ", " + shape(lhs) + ", " + name(rhs) + ", " +
+         shape(rhs) + ", " + name(out) + ", " + shape(out) + sink + ")");
     return success();
   };
   auto unaryFn = [&](Operation *u, const char *kind) {
     Value in = u->getOperand(0), out = u->getResult(0);
     allocate(out);
-    call("cuda::unary<T>(stream, cuda::UnaryKind::" + std::string(kind) +
-         ", " + name(in) + ", " + std::to_string(numElements(in)) + ", " +
-         name(out) + ")");
+    call("cuda::unary<T>(stream, cuda::UnaryKind::" + std::string(kind) + ", " +
+         name(in) + ", " + std::to_string(numElements(in)) + ", " + name(out) +
+         ")");
     return success();
   };
   auto reduce = [&](Operation *r, ArrayRef<int64_t> axesAttr,
                     const char *kind) {
     Value in = r->getOperand(0), out = r->getResult(0);
     allocate(out);
-    call("cuda::reduce<" + elementType(in) + ">(stream, cuda::ReduceKind::" +
-         kind + ", " + name(in) + ", " + shape(in) + ", " +
-         shapeLiteral(axesAttr) + ", " + name(out) + ")");
+    call("cuda::reduce<" + elementType(in) +
+         ">(stream, cuda::ReduceKind::" + kind + ", " + name(in) + ", " +
+         shape(in) + ", " + shapeLiteral(axesAttr) + ", " + name(out) + ")");
     return success();
   };
   auto simple = [&](Value in, Value out, const std::string &fn,
@@ -411,15 +410,15 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         Value in = o.getInput();
         allocate(o.getResult());
         call("cuda::transpose<" + elementType(in) + ">(stream, " + name(in) +
-             ", " + shape(in) + ", " + shapeLiteral(o.getPermutation()) +
-             ", " + name(o.getResult()) + ")");
+             ", " + shape(in) + ", " + shapeLiteral(o.getPermutation()) + ", " +
+             name(o.getResult()) + ")");
         return success();
       })
       .Case([&](SliceOp o) {
         Value in = o.getInput();
         allocate(o.getResult());
-        call("cuda::slice<" + elementType(in) + ">(stream, " + name(in) +
-             ", " + shape(in) + ", " + shapeLiteral(o.getStarts()) + ", " +
+        call("cuda::slice<" + elementType(in) + ">(stream, " + name(in) + ", " +
+             shape(in) + ", " + shapeLiteral(o.getStarts()) + ", " +
              shapeLiteral(o.getLimits()) + ", " + shapeLiteral(o.getStrides()) +
              ", " + name(o.getResult()) + ")");
         return success();
@@ -454,8 +453,8 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
           outs.push_back(name(v));
         }
         Value in = o.getInput();
-        call("cuda::split<" + elementType(in) + ">(stream, " + name(in) +
-             ", " + shape(in) + ", " + std::to_string(o.getAxis()) + ", " +
+        call("cuda::split<" + elementType(in) + ">(stream, " + name(in) + ", " +
+             shape(in) + ", " + std::to_string(o.getAxis()) + ", " +
              shapeLiteral(o.getSizes()) + ", {" + llvm::join(outs, ", ") +
              "})");
         return success();
@@ -682,9 +681,9 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         allocate(o.getNewExpAvg());
         allocate(o.getNewExpAvgSq());
         // The step stays on the device; the kernel reads it.
-        call("cuda::adamwUpdate<T, " + elementType(o.getStep()) +
-             ">(stream, " + name(o.getParam()) + ", " + name(o.getGrad()) +
-             ", " + name(o.getExpAvg()) + ", " + name(o.getExpAvgSq()) + ", " +
+        call("cuda::adamwUpdate<T, " + elementType(o.getStep()) + ">(stream, " +
+             name(o.getParam()) + ", " + name(o.getGrad()) + ", " +
+             name(o.getExpAvg()) + ", " + name(o.getExpAvgSq()) + ", " +
              shape(o.getParam()) + ", " + name(o.getStep()) + ", " +
              doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getBeta1Attr().getValueAsDouble()) + ", " +

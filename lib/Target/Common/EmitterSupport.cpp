@@ -148,9 +148,9 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
                                                            : "forward";
   entry.func = module.lookupSymbol<func::FuncOp>(name);
   if (!entry.func)
-    return module.emitError() << "no function @" << name
-                              << " to emit (name it with " << emitter.entryFlag
-                              << ")";
+    return module.emitError()
+           << "no function @" << name << " to emit (name it with "
+           << emitter.entryFlag << ")";
   func::FuncOp func = entry.func;
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitError() << "the " << emitter.target
@@ -203,10 +203,10 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     TensorInfo info;
     info.name = interp::getResultName(func, i);
-    if (failed(readTensorInfo(
-            func, func.getResultAttr(i, interp::kLayoutAttrName),
-            func.getResultTypes()[i], entry, "result #" + Twine(i), emitter,
-            info)))
+    if (failed(readTensorInfo(func,
+                              func.getResultAttr(i, interp::kLayoutAttrName),
+                              func.getResultTypes()[i], entry,
+                              "result #" + Twine(i), emitter, info)))
       return failure();
     entry.results.push_back(std::move(info));
   }
@@ -310,8 +310,8 @@ LogicalResult RankEmitterBase::emitOp(Operation *op) {
       constant && constant.getType().isIntOrIndex()) {
     auto attr = dyn_cast<IntegerAttr>(constant.getValue());
     if (!attr || constant.getType().isInteger(1))
-      return op->emitError() << "no " << emitter.target
-                             << " emission for this scalar constant";
+      return op->emitError()
+             << "no " << emitter.target << " emission for this scalar constant";
     defineScalar(constant.getResult(), attr.getValue().getSExtValue());
     return success();
   }
@@ -326,8 +326,7 @@ LogicalResult RankEmitterBase::emitOp(Operation *op) {
   }
   if (auto index = dyn_cast<dist::AxisIndexOp>(op)) {
     std::optional<size_t> axis =
-        entry.mesh ? entry.mesh->findAxis(index.getAxis().str())
-                   : std::nullopt;
+        entry.mesh ? entry.mesh->findAxis(index.getAxis().str()) : std::nullopt;
     if (!axis)
       return index.emitError()
              << "axis `" << index.getAxis() << "` is not an axis of the mesh";

@@ -7,12 +7,14 @@
 // 1. Find the entry and its mesh; read every argument's and result's layout
 //    and derive global shapes, each rank's block offsets, partial holders and
 //    canonical replicas (the interpreter's `prepare` and `run`, done once at
-//    compile time).
+//    compile time; emit::readEntry, shared with --emit-cuda in
+//    Target/Common/EmitterSupport.h).
 // 2. For each rank, walk the entry's single block in order and print one
 //    C++ statement group per op (OpEmitter): a comment with the op, the
 //    result buffers, then the host kernel or Communicator call the
 //    interpreter makes for that op. Scalars (`dist.axis_index`, index
-//    constants and arithmetic) are folded to this rank's constants.
+//    constants and arithmetic) are folded to this rank's constants
+//    (emit::RankEmitterBase).
 // 3. Print the ProgramSpec the harness needs, the step function tables,
 //    main.cpp and CMakeLists.txt.
 //
@@ -22,7 +24,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/Host/HostEmitter.h"
-#include "loom/Target/Common/EmitterSupport.h"
 #include "loom/Analysis/Layout/Layout.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -30,6 +31,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/EntrySignature.h"
 #include "loom/Interpreter/Interpreter.h"
+#include "loom/Target/Common/EmitterSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -278,8 +280,7 @@ std::string castTarget(Type type) {
 LogicalResult RankEmitter::emitLoomOp(Operation *op) {
   // Every loom value is a tensor the runtime holds.
   for (Value v : op->getOperands())
-    if (!isScalar(v) &&
-        failed(checkTensorType(op, v.getType(), "an operand")))
+    if (!isScalar(v) && failed(checkTensorType(op, v.getType(), "an operand")))
       return failure();
   for (Value v : op->getResults())
     if (failed(checkTensorType(op, v.getType(), "a result")))

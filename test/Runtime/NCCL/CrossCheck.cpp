@@ -133,8 +133,11 @@ void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
     };
     size_t count = in.size();
     for (auto kind : {mpi::ReduceKind::Sum, mpi::ReduceKind::Max})
-      run("all_reduce", count,
-          [&](T *out) { return host.allReduce(in.data(), shape, axes, kind, out); },
+      run(
+          "all_reduce", count,
+          [&](T *out) {
+            return host.allReduce(in.data(), shape, axes, kind, out);
+          },
           [&](T *out) {
             return device.allReduce(din.data, shape, axes,
                                     kind == mpi::ReduceKind::Sum
@@ -144,15 +147,26 @@ void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
           },
           kind == mpi::ReduceKind::Sum ? rtol : 0.0);
     for (int64_t dim = 0; dim < 3; ++dim) {
-      run("all_gather dim " + std::to_string(dim), count * n,
-          [&](T *out) { return host.allGather(in.data(), shape, axes, dim, out); },
-          [&](T *out) { return device.allGather(din.data, shape, axes, dim, out); },
+      run(
+          "all_gather dim " + std::to_string(dim), count * n,
+          [&](T *out) {
+            return host.allGather(in.data(), shape, axes, dim, out);
+          },
+          [&](T *out) {
+            return device.allGather(din.data, shape, axes, dim, out);
+          },
           0.0);
-      run("all_slice dim " + std::to_string(dim), count / n,
-          [&](T *out) { return host.allSlice(in.data(), shape, axes, dim, out); },
-          [&](T *out) { return device.allSlice(din.data, shape, axes, dim, out); },
+      run(
+          "all_slice dim " + std::to_string(dim), count / n,
+          [&](T *out) {
+            return host.allSlice(in.data(), shape, axes, dim, out);
+          },
+          [&](T *out) {
+            return device.allSlice(din.data, shape, axes, dim, out);
+          },
           0.0);
-      run("reduce_scatter dim " + std::to_string(dim), count / n,
+      run(
+          "reduce_scatter dim " + std::to_string(dim), count / n,
           [&](T *out) {
             return host.reduceScatter(in.data(), shape, axes, dim, out);
           },
@@ -161,7 +175,8 @@ void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
           },
           rtol);
       for (int64_t concat = 0; concat < 3; ++concat)
-        run("all_to_all " + std::to_string(dim) + "->" + std::to_string(concat),
+        run(
+            "all_to_all " + std::to_string(dim) + "->" + std::to_string(concat),
             count,
             [&](T *out) {
               return host.allToAll(in.data(), shape, axes, dim, concat, out);
@@ -172,7 +187,8 @@ void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
             0.0);
     }
     for (int64_t shift : {int64_t(1), int64_t(-1), n + 1})
-      run("collective_permute shift " + std::to_string(shift), count,
+      run(
+          "collective_permute shift " + std::to_string(shift), count,
           [&](T *out) {
             return host.collectivePermute(in.data(), shape, axes, shift, out);
           },
@@ -180,9 +196,14 @@ void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
             return device.collectivePermute(din.data, shape, axes, shift, out);
           },
           0.0);
-    run("broadcast root " + std::to_string(n - 1), count,
-        [&](T *out) { return host.broadcast(in.data(), shape, axes, n - 1, out); },
-        [&](T *out) { return device.broadcast(din.data, shape, axes, n - 1, out); },
+    run(
+        "broadcast root " + std::to_string(n - 1), count,
+        [&](T *out) {
+          return host.broadcast(in.data(), shape, axes, n - 1, out);
+        },
+        [&](T *out) {
+          return device.broadcast(din.data, shape, axes, n - 1, out);
+        },
         0.0);
   }
   // send/recv around the ring of all ranks.

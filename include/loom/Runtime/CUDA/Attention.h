@@ -39,9 +39,8 @@ void attention(cudaStream_t stream, const T *query, const Shape &queryShape,
                bool causal, std::optional<double> scale, T *result);
 
 template <typename T>
-void attentionGrad(cudaStream_t stream, const T *query,
-                   const Shape &queryShape, const T *key,
-                   const Shape &keyShape, const T *value,
+void attentionGrad(cudaStream_t stream, const T *query, const Shape &queryShape,
+                   const T *key, const Shape &keyShape, const T *value,
                    const Shape &valueShape, const T *out, const T *dout,
                    const T *mask, const Shape &maskShape, bool causal,
                    std::optional<double> scale, T *dquery, T *dkey, T *dvalue);

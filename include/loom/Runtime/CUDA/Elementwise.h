@@ -56,8 +56,8 @@ void scale(cudaStream_t stream, const T *in, int64_t count, double factor,
 /// and its clamping of out-of-range floats to integers. From and To: float,
 /// double, int64_t.
 template <typename From, typename To>
-void cast(cudaStream_t stream, const From *in, int64_t count,
-          CastTarget target, To *out);
+void cast(cudaStream_t stream, const From *in, int64_t count, CastTarget target,
+          To *out);
 
 } // namespace loom::runtime::cuda
 

@@ -50,9 +50,8 @@ void split(cudaStream_t stream, const T *in, const Shape &shape, int64_t axis,
 /// Copies `rows` rows of `rowBytes` bytes between strided device buffers:
 /// row r goes from `src + r * srcPitch` to `dst + r * dstPitch` (bytes).
 /// The building block of concat, split and the communicator's packing.
-void copyRows(cudaStream_t stream, void *dst, int64_t dstPitch,
-              const void *src, int64_t srcPitch, int64_t rowBytes,
-              int64_t rows);
+void copyRows(cudaStream_t stream, void *dst, int64_t dstPitch, const void *src,
+              int64_t srcPitch, int64_t rowBytes, int64_t rows);
 
 } // namespace loom::runtime::cuda
 

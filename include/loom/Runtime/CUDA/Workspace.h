@@ -33,7 +33,8 @@ public:
 
   /// A zeroed device buffer of `count` elements.
   template <typename T> T *alloc(int64_t count) {
-    return static_cast<T *>(allocBytes(count * static_cast<int64_t>(sizeof(T))));
+    return static_cast<T *>(
+        allocBytes(count * static_cast<int64_t>(sizeof(T))));
   }
   /// A device copy of `values` (enqueued; `values` must outlive the copy,
   /// which holds for the step's arguments and the vectors of constants).

@@ -1,4 +1,5 @@
-//===- CUDAEmitter.h - Per-rank CUDA C++ from a partitioned step -*- C++ -*-===//
+//===- CUDAEmitter.h - Per-rank CUDA C++ from a partitioned step -*- C++
+//-*-===//
 //
 // Part of the Loom project.
 //

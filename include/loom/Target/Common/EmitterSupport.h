@@ -113,8 +113,8 @@ class RankEmitterBase {
 public:
   RankEmitterBase(const EntryInfo &entry, int64_t rank, AsmState &asmState,
                   raw_ostream &os, const EmitterName &emitter)
-      : entry(entry), rank(rank), asmState(asmState), os(os),
-        emitter(emitter) {}
+      : entry(entry), rank(rank), asmState(asmState), os(os), emitter(emitter) {
+  }
   virtual ~RankEmitterBase() = default;
 
 protected:

@@ -82,9 +82,8 @@ std::vector<T> randomVector(size_t n, uint64_t seed, double lo = -1.0,
   std::mt19937_64 engine(seed);
   std::vector<T> values(n);
   for (T &v : values)
-    v = static_cast<T>(lo +
-                       (hi - lo) * (static_cast<double>(engine() >> 11) *
-                                    0x1.0p-53));
+    v = static_cast<T>(
+        lo + (hi - lo) * (static_cast<double>(engine() >> 11) * 0x1.0p-53));
   return values;
 }
 

@@ -78,8 +78,8 @@ TEST(CudaKernelsIntTest, IntegerDivisionByZeroIsRecorded) {
   std::vector<int64_t> lhs = {7, -9, 4}, rhs = {2, 0, 3};
   Buf<int64_t> dl(lhs), dr(rhs), out(3);
   Buf<cuda::DeviceError> slot(1);
-  cuda::binary<int64_t>(nullptr, host::BinaryKind::Div, dl.get(), {3},
-                        dr.get(), {3}, out.get(), {3}, {slot.get(), 5});
+  cuda::binary<int64_t>(nullptr, host::BinaryKind::Div, dl.get(), {3}, dr.get(),
+                        {3}, out.get(), {3}, {slot.get(), 5});
   cuda::DeviceError error = slot.download()[0];
   EXPECT_EQ(error.tag, 5u);
   EXPECT_EQ(cuda::describeDeviceError(error), "integer division by zero");
@@ -93,10 +93,10 @@ TYPED_TEST(CudaKernelsTest, UnaryScaleAndCast) {
   LOOM_REQUIRE_CUDA_DEVICE();
   auto in = randomVector<T>(50, 3, 0.1, 3.0);
   Buf<T> din(in), out(50);
-  for (auto kind : {host::UnaryKind::Neg, host::UnaryKind::Exp,
-                    host::UnaryKind::Log, host::UnaryKind::Sqrt,
-                    host::UnaryKind::Rsqrt, host::UnaryKind::Tanh,
-                    host::UnaryKind::Sigmoid}) {
+  for (auto kind :
+       {host::UnaryKind::Neg, host::UnaryKind::Exp, host::UnaryKind::Log,
+        host::UnaryKind::Sqrt, host::UnaryKind::Rsqrt, host::UnaryKind::Tanh,
+        host::UnaryKind::Sigmoid}) {
     std::vector<T> expected(50);
     host::unary<T>(kind, in.data(), 50, expected.data());
     cuda::unary<T>(nullptr, kind, din.get(), 50, out.get());
@@ -109,8 +109,8 @@ TYPED_TEST(CudaKernelsTest, UnaryScaleAndCast) {
 
   auto wide = randomVector<T>(50, 4, -300.0, 300.0);
   Buf<T> dwide(wide);
-  for (auto target : {host::CastTarget::BF16, host::CastTarget::F16,
-                      host::CastTarget::F32}) {
+  for (auto target :
+       {host::CastTarget::BF16, host::CastTarget::F16, host::CastTarget::F32}) {
     std::vector<T> expected(50);
     host::cast<T, T>(wide.data(), 50, target, expected.data());
     cuda::cast<T, T>(nullptr, dwide.get(), 50, target, out.get());
@@ -191,8 +191,7 @@ TYPED_TEST(CudaKernelsTest, LayerAndRmsNormWithAndWithoutParameters) {
   auto x = randomVector<T>(n, 9, -3.0, 3.0), dy = randomVector<T>(n, 10);
   auto gamma = randomVector<T>(300, 11, 0.5, 1.5);
   auto beta = randomVector<T>(300, 12);
-  Buf<T> dx(x), ddy(dy), dgamma(gamma), dbeta(beta), out(n), pg(300),
-      pb(300);
+  Buf<T> dx(x), ddy(dy), dgamma(gamma), dbeta(beta), out(n), pg(300), pb(300);
   std::vector<T> expected(n), eg(300), eb(300);
   for (bool affine : {false, true}) {
     const T *hg = affine ? gamma.data() : nullptr;
@@ -217,8 +216,8 @@ TYPED_TEST(CudaKernelsTest, LayerAndRmsNormWithAndWithoutParameters) {
       expectClose(pg.download(), eg, "layer_norm_grad dgamma");
       expectClose(pb.download(), eb, "layer_norm_grad dbeta");
     }
-    host::rmsNormGrad<T>(dy.data(), x.data(), shape, hg, 1e-6,
-                         expected.data(), affine ? eg.data() : nullptr);
+    host::rmsNormGrad<T>(dy.data(), x.data(), shape, hg, 1e-6, expected.data(),
+                         affine ? eg.data() : nullptr);
     cuda::rmsNormGrad<T>(nullptr, ddy.get(), dx.get(), shape, cg, 1e-6,
                          out.get(), affine ? pg.get() : nullptr);
     expectClose(out.download(), expected, "rms_norm_grad dx");
@@ -271,16 +270,16 @@ TEST(CudaKernelsIntTest, LabelOutOfRangeIsRecordedAsTheHostWordsIt) {
   std::vector<double> logits(2 * 4, 0.5);
   std::vector<int64_t> labels = {1, 9};
   std::vector<double> hostLoss(1);
-  host::Status expected = host::crossEntropyLocal<double>(
-      logits.data(), {2, 4}, labels.data(), -100, nullptr, false,
-      hostLoss.data());
+  host::Status expected =
+      host::crossEntropyLocal<double>(logits.data(), {2, 4}, labels.data(),
+                                      -100, nullptr, false, hostLoss.data());
   ASSERT_FALSE(expected.ok());
   Buf<double> dlogits(logits), loss(1);
   Buf<int64_t> dlabels(labels);
   Buf<cuda::DeviceError> slot(1);
-  cuda::crossEntropyLocal<double>(nullptr, dlogits.get(), {2, 4},
-                                  dlabels.get(), -100, nullptr, false,
-                                  loss.get(), {slot.get(), 2});
+  cuda::crossEntropyLocal<double>(nullptr, dlogits.get(), {2, 4}, dlabels.get(),
+                                  -100, nullptr, false, loss.get(),
+                                  {slot.get(), 2});
   cuda::DeviceError error = slot.download()[0];
   EXPECT_EQ(error.tag, 2u);
   EXPECT_EQ(cuda::describeDeviceError(error), expected.message());
@@ -394,11 +393,11 @@ TYPED_TEST(CudaKernelsTest, MatmulBatchesBroadcastsAndTransposes) {
     bool tl, tr;
   };
   for (const Case &c : std::vector<Case>{
-           {{2, 3, 4, 5}, {5, 6}, false, false},    // Folds into M.
-           {{2, 3, 4, 5}, {6, 5}, false, true},     // Linear layer, W^T.
+           {{2, 3, 4, 5}, {5, 6}, false, false},      // Folds into M.
+           {{2, 3, 4, 5}, {6, 5}, false, true},       // Linear layer, W^T.
            {{2, 3, 5, 4}, {2, 3, 5, 6}, true, false}, // Strided batches.
-           {{2, 1, 4, 5}, {3, 5, 6}, false, false}, // Irregular broadcast.
-           {{4, 5}, {2, 5, 6}, false, false},       // Left broadcast.
+           {{2, 1, 4, 5}, {3, 5, 6}, false, false},   // Irregular broadcast.
+           {{4, 5}, {2, 5, 6}, false, false},         // Left broadcast.
        }) {
     Shape out = *host::matmulResultShape(c.lhs, c.rhs, c.tl, c.tr);
     auto lhs = randomVector<T>(numElements(c.lhs), 19);
@@ -480,8 +479,7 @@ TYPED_TEST(CudaKernelsTest, RopeWithPositionsAndInverse) {
   }
   std::vector<T> expected(x.size());
   host::rope<T>(x.data(), shape, nullptr, {}, 500.0, false, expected.data());
-  cuda::rope<T>(nullptr, dx.get(), shape, nullptr, {}, 500.0, false,
-                out.get());
+  cuda::rope<T>(nullptr, dx.get(), shape, nullptr, {}, 500.0, false, out.get());
   expectClose(out.download(), expected, "rope without positions");
 }
 
@@ -503,8 +501,8 @@ TYPED_TEST(CudaKernelsTest, EmbeddingsAndTheirGradients) {
   EXPECT_EQ(out.download(), expected);
   // The block holds rows 15..34 of the vocabulary (the first 20 of the
   // table stand in for them).
-  ASSERT_TRUE(host::embeddingBlock<T>(htable.data(), {20, 12}, hids.data(),
-                                      ids, 15, expected.data())
+  ASSERT_TRUE(host::embeddingBlock<T>(htable.data(), {20, 12}, hids.data(), ids,
+                                      15, expected.data())
                   .ok());
   cuda::embeddingBlock<T>(nullptr, dtable.get(), {20, 12}, dids.get(), ids, 15,
                           out.get());
@@ -518,8 +516,8 @@ TYPED_TEST(CudaKernelsTest, EmbeddingsAndTheirGradients) {
                   .ok());
   // The same additions in the same order.
   EXPECT_EQ(grad.download(), expectedGrad);
-  ASSERT_TRUE(host::embeddingGradBlock<T>(hdy.data(), dyShape, hids.data(),
-                                          ids, 15, 20, expectedBlock.data())
+  ASSERT_TRUE(host::embeddingGradBlock<T>(hdy.data(), dyShape, hids.data(), ids,
+                                          15, 20, expectedBlock.data())
                   .ok());
   ASSERT_TRUE(cuda::embeddingGradBlock<T>(nullptr, ddy.get(), dyShape,
                                           dids.get(), ids, 15, 20, block.get())
@@ -556,8 +554,8 @@ TYPED_TEST(CudaKernelsTest, SgdAndAdamwUpdates) {
   Buf<T> dp(p), dg(g), dm(m), dv(v), np(n), nm(n), nv(n);
   std::vector<T> ep(n), em(n), ev(n);
   for (bool nesterov : {false, true}) {
-    host::sgdUpdate<T>(p.data(), g.data(), m.data(), shape, 0.1, 0.9, 0.01,
-                       0.0, nesterov, ep.data(), em.data());
+    host::sgdUpdate<T>(p.data(), g.data(), m.data(), shape, 0.1, 0.9, 0.01, 0.0,
+                       nesterov, ep.data(), em.data());
     cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), dm.get(), shape, 0.1, 0.9,
                        0.01, 0.0, nesterov, np.get(), nm.get());
     expectClose(np.download(), ep, "sgd param");
@@ -565,16 +563,16 @@ TYPED_TEST(CudaKernelsTest, SgdAndAdamwUpdates) {
   }
   host::sgdUpdate<T>(p.data(), g.data(), nullptr, shape, 0.1, 0.0, 0.0, 0.0,
                      false, ep.data(), nullptr);
-  cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), nullptr, shape, 0.1, 0.0,
-                     0.0, 0.0, false, np.get(), nullptr);
+  cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), nullptr, shape, 0.1, 0.0, 0.0,
+                     0.0, false, np.get(), nullptr);
   expectClose(np.download(), ep, "plain sgd");
 
   host::adamwUpdate<T>(p.data(), g.data(), m.data(), v.data(), shape, 4, 1e-3,
                        0.9, 0.95, 1e-8, 0.1, ep.data(), em.data(), ev.data());
   Buf<int64_t> intStep(std::vector<int64_t>{4});
-  cuda::adamwUpdate<T, int64_t>(nullptr, dp.get(), dg.get(), dm.get(),
-                                dv.get(), shape, intStep.get(), 1e-3, 0.9,
-                                0.95, 1e-8, 0.1, np.get(), nm.get(), nv.get());
+  cuda::adamwUpdate<T, int64_t>(nullptr, dp.get(), dg.get(), dm.get(), dv.get(),
+                                shape, intStep.get(), 1e-3, 0.9, 0.95, 1e-8,
+                                0.1, np.get(), nm.get(), nv.get());
   expectClose(np.download(), ep, "adamw param");
   expectClose(nm.download(), em, "adamw exp_avg");
   expectClose(nv.download(), ev, "adamw exp_avg_sq");
