@@ -873,8 +873,10 @@ endif()
 find_package(MPI REQUIRED COMPONENTS C)
 find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 set(loom_runtime_libs)
+# Static libraries, users before what they use (the MPI communicator's mesh
+# lives in LoomRuntimeLayout).
 foreach(lib LoomRuntimeHarness LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
-            LoomRuntimeSupport)
+            LoomRuntimeLayout LoomRuntimeSupport)
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
     NO_DEFAULT_PATH REQUIRED)
