@@ -7,6 +7,7 @@
 #include "loom/InitAllTranslations.h"
 
 #include "loom/InitAllDialects.h"
+#include "loom/Target/CUDA/CUDAEmitter.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
 #include "loom/Target/Host/HostEmitter.h"
 #include "loom/Target/OpCensus/OpCensus.h"
@@ -50,4 +51,6 @@ void mlir::loom::registerAllTranslations() {
 
   // Per-rank host C++ (MPI) of a partitioned step.
   registerEmitHostTranslation();
+  // Per-rank CUDA C++ (kernels, cuBLAS, NCCL) of a partitioned step.
+  registerEmitCUDATranslation();
 }

@@ -48,6 +48,28 @@ if config.loom_mpirun:
         [config.loom_mpi_test_dir])
 
 # `cuda-build`: the CUDA runtime was compiled. Tests that need a GPU to run
-# will also require `cuda` (set when a device is visible).
+# also require `cuda` (a device is visible), and those that run one rank per
+# GPU on a mesh of N devices `cuda-gpus-N` (at least N visible devices).
 if config.loom_enable_cuda:
     config.available_features.add("cuda-build")
+    import shutil
+    import subprocess
+
+    gpus = 0
+    if shutil.which("nvidia-smi"):
+        try:
+            listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                     text=True, timeout=30)
+            if listing.returncode == 0:
+                gpus = sum(1 for line in listing.stdout.splitlines()
+                           if line.startswith("GPU "))
+        except (OSError, subprocess.SubprocessError):
+            gpus = 0
+    if gpus > 0:
+        config.available_features.add("cuda")
+    for n in (2, 4, 8):
+        if gpus >= n:
+            config.available_features.add("cuda-gpus-%d" % n)
+    llvm_config.add_tool_substitutions(
+        ["loom-nccl-crosscheck"],
+        [os.path.join(config.loom_obj_root, "test", "Runtime", "NCCL")])

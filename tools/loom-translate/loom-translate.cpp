@@ -8,9 +8,10 @@
 // MLIR (graph JSON, generated host and CUDA code, reports). Run with --help
 // for the registered translations.
 //
-// `--emit-host` writes a program of several files: with `-o DIR` naming an
-// existing directory, or ending in `/`, the files go into DIR (the
-// translation's `--emit-host-dir`) and their names to stdout.
+// `--emit-host` and `--emit-cuda` write a program of several files: with
+// `-o DIR` naming an existing directory, or ending in `/`, the files go into
+// DIR (the translation's `--emit-host-dir` / `--emit-cuda-dir`) and their
+// names to stdout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,13 +23,17 @@
 #include <string>
 #include <vector>
 
-/// Rewrites `--emit-host ... -o DIR` into `--emit-host-dir=DIR -o -`.
+/// Rewrites `--emit-host ... -o DIR` into `--emit-host-dir=DIR -o -`, and
+/// likewise for `--emit-cuda`.
 static std::vector<std::string> rewriteOutputDir(int argc, char **argv) {
   std::vector<std::string> args(argv, argv + argc);
-  bool emitHost = false;
+  std::string target;
   for (const std::string &arg : args)
-    emitHost |= arg == "--emit-host" || arg == "-emit-host";
-  if (!emitHost)
+    for (const char *emitter : {"host", "cuda"})
+      if (arg == std::string("--emit-") + emitter ||
+          arg == std::string("-emit-") + emitter)
+        target = emitter;
+  if (target.empty())
     return args;
   for (size_t i = 1; i < args.size(); ++i) {
     llvm::StringRef arg = args[i];
@@ -43,7 +48,7 @@ static std::vector<std::string> rewriteOutputDir(int argc, char **argv) {
                          llvm::sys::fs::is_directory(dir)))
       return args;
     args.erase(args.begin() + i, args.begin() + i + (arg == "-o" ? 2 : 1));
-    args.push_back("--emit-host-dir=" + dir);
+    args.push_back("--emit-" + target + "-dir=" + dir);
     return args;
   }
   return args;

@@ -15,4 +15,11 @@ std::string describeCudaError(cudaError_t error) {
   return text;
 }
 
+std::string describeCublasStatus(cublasStatus_t status) {
+  std::string text = cublasGetStatusName(status);
+  text += ": ";
+  text += cublasGetStatusString(status);
+  return text;
+}
+
 } // namespace loom::runtime::cuda

@@ -7,12 +7,14 @@
 // 1. Find the entry and its mesh; read every argument's and result's layout
 //    and derive global shapes, each rank's block offsets, partial holders and
 //    canonical replicas (the interpreter's `prepare` and `run`, done once at
-//    compile time).
+//    compile time; emit::readEntry, shared with --emit-cuda in
+//    Target/Common/EmitterSupport.h).
 // 2. For each rank, walk the entry's single block in order and print one
 //    C++ statement group per op (OpEmitter): a comment with the op, the
 //    result buffers, then the host kernel or Communicator call the
 //    interpreter makes for that op. Scalars (`dist.axis_index`, index
-//    constants and arithmetic) are folded to this rank's constants.
+//    constants and arithmetic) are folded to this rank's constants
+//    (emit::RankEmitterBase).
 // 3. Print the ProgramSpec the harness needs, the step function tables,
 //    main.cpp and CMakeLists.txt.
 //
@@ -29,6 +31,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/EntrySignature.h"
 #include "loom/Interpreter/Interpreter.h"
+#include "loom/Target/Common/EmitterSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,207 +51,21 @@ namespace mlir::loom {
 
 using dist::Layout;
 using dist::Mesh;
+using emit::boolLiteral;
+using emit::doubleLiteral;
+using emit::EntryInfo;
+using emit::isIntegerStorage;
+using emit::shapeLiteral;
+using emit::stringLiteral;
+using emit::TensorInfo;
 using Shape = std::vector<int64_t>;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Literals
-//===----------------------------------------------------------------------===//
+const emit::EmitterName kHost = {"host", "--emit-host-entry"};
 
-/// `{2, 8, 16}`.
-std::string shapeLiteral(ArrayRef<int64_t> shape) {
-  std::string s = "{";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "}";
-}
-
-/// A double that reads back as the same bits (17 significant digits), with
-/// a `.` or exponent so that it reads as a double.
-std::string doubleLiteral(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
-  std::string s = buffer;
-  if (s.find_first_of(".eEn") == std::string::npos)
-    s += ".0";
-  return s;
-}
-
-std::string boolLiteral(bool value) { return value ? "true" : "false"; }
-
-/// `"a"` with C escapes (names are plain, but a name is user input).
-std::string stringLiteral(StringRef text) {
-  std::string s = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      s += '\\';
-    if (c == '\n') {
-      s += "\\n";
-      continue;
-    }
-    s += c;
-  }
-  return s + "\"";
-}
-
-/// `{"dp", "tp"}`.
-std::string axesLiteral(ArrayRef<std::string> axes) {
-  std::string s = "{";
-  for (size_t i = 0; i < axes.size(); ++i)
-    s += (i ? ", " : "") + stringLiteral(axes[i]);
-  return s + "}";
-}
-
-std::vector<std::string> axisNames(ArrayAttr axes) {
-  std::vector<std::string> names;
-  for (Attribute a : axes)
-    names.push_back(cast<StringAttr>(a).getValue().str());
-  return names;
-}
-
-//===----------------------------------------------------------------------===//
-// The entry's layouts
-//===----------------------------------------------------------------------===//
-
-/// What step 1 learns about one argument or result.
-struct TensorInfo {
-  std::string name;
-  Type type;
-  bool isInteger = false;
-  Shape localShape, globalShape;
-  Layout layout = Layout::getReplicated(0);
-};
-
-/// The entry function and its mesh (absent: one device).
-struct EntryInfo {
-  func::FuncOp func;
-  std::optional<Mesh> mesh;
-  std::string meshName;
-  std::vector<TensorInfo> args, results;
-  int64_t numRanks = 1;
-};
-
-/// Whether `type` is held as int64_t (integers but i1, index).
-bool isIntegerStorage(Type type) {
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    type = shaped.getElementType();
-  return isa<IndexType>(type) || (isa<IntegerType>(type) && !type.isInteger(1));
-}
-
-/// Checks that `type` is a tensor the host runtime holds: static shape,
-/// float (held in the run's type) or integer (held as int64_t), not i1.
 LogicalResult checkTensorType(Operation *op, Type type, const Twine &what) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return op->emitError() << what << " has type " << type
-                           << "; the host emitter needs statically shaped "
-                              "tensors";
-  Type element = tensor.getElementType();
-  if (!isa<FloatType>(element) && !isIntegerStorage(element))
-    return op->emitError() << what << " has element type " << element
-                           << "; host programs hold floats and integers "
-                              "(not i1)";
-  return success();
-}
-
-LogicalResult readTensorInfo(func::FuncOp func, Attribute layoutAttr, Type type,
-                             const EntryInfo &entry, const Twine &what,
-                             TensorInfo &info) {
-  if (failed(checkTensorType(func, type, what)))
-    return failure();
-  info.type = type;
-  info.isInteger = isIntegerStorage(type);
-  auto tensor = cast<RankedTensorType>(type);
-  info.localShape.assign(tensor.getShape().begin(), tensor.getShape().end());
-  info.globalShape = info.localShape;
-  info.layout = Layout::getReplicated(info.localShape.size());
-  if (!layoutAttr)
-    return success();
-  auto attr = dyn_cast<dist::LayoutAttr>(layoutAttr);
-  if (!attr || !entry.mesh)
-    return func.emitError() << what
-                            << ": `dist.layout` expects a "
-                               "#dist.layout attribute on the entry's mesh";
-  auto layout = attr.toLayout(*entry.mesh);
-  if (!layout)
-    return func.emitError() << what << ": " << layout.error();
-  if (layout->getRank() != info.localShape.size())
-    return func.emitError() << what << ": layout of rank " << layout->getRank()
-                            << " does not fit " << type;
-  info.layout = *layout;
-  info.globalShape = layout->getGlobalShape(*entry.mesh, info.localShape);
-  return success();
-}
-
-LogicalResult readEntry(ModuleOp module, const HostEmitOptions &options,
-                        EntryInfo &entry) {
-  std::string name = options.entry;
-  if (name.empty())
-    name = module.lookupSymbol<func::FuncOp>("train_step") ? "train_step"
-                                                           : "forward";
-  entry.func = module.lookupSymbol<func::FuncOp>(name);
-  if (!entry.func)
-    return module.emitError() << "no function @" << name
-                              << " to emit (name it with --emit-host-entry)";
-  func::FuncOp func = entry.func;
-  if (func.isExternal() || !func.getBody().hasOneBlock())
-    return func.emitError() << "the host emitter needs a function with one "
-                               "block (straight-line code)";
-
-  // The mesh: the one every layout and collective names.
-  std::set<std::string> meshNames;
-  auto note = [&](Attribute attr) {
-    if (auto layout = dyn_cast_or_null<dist::LayoutAttr>(attr))
-      meshNames.insert(layout.getMesh().getValue().str());
-  };
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    note(func.getArgAttr(i, interp::kLayoutAttrName));
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    note(func.getResultAttr(i, interp::kLayoutAttrName));
-  func.walk([&](Operation *op) {
-    note(op->getAttr(interp::kLayoutAttrName));
-    if (op->getName().getDialectNamespace() == "dist")
-      if (auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
-        meshNames.insert(mesh.getValue().str());
-  });
-  if (meshNames.size() > 1)
-    return func.emitError()
-           << "uses several meshes (@" << *meshNames.begin() << ", @"
-           << *std::next(meshNames.begin()) << "); a host program runs on one";
-  if (!meshNames.empty()) {
-    entry.meshName = *meshNames.begin();
-    auto meshOp = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
-        func, StringAttr::get(func.getContext(), entry.meshName));
-    if (!meshOp)
-      return func.emitError() << "names mesh @" << entry.meshName
-                              << ", which is not a `dist.mesh` of the module";
-    auto mesh = meshOp.getMesh();
-    if (!mesh)
-      return meshOp.emitError() << mesh.error();
-    entry.mesh = *mesh;
-    entry.numRanks = mesh->getNumDevices();
-  }
-
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    TensorInfo info;
-    info.name = interp::getArgumentName(func, i);
-    if (failed(readTensorInfo(func, func.getArgAttr(i, interp::kLayoutAttrName),
-                              func.getArgumentTypes()[i], entry,
-                              "argument #" + Twine(i), info)))
-      return failure();
-    entry.args.push_back(std::move(info));
-  }
-  for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    TensorInfo info;
-    info.name = interp::getResultName(func, i);
-    if (failed(readTensorInfo(
-            func, func.getResultAttr(i, interp::kLayoutAttrName),
-            func.getResultTypes()[i], entry, "result #" + Twine(i), info)))
-      return failure();
-    entry.results.push_back(std::move(info));
-  }
-  return success();
+  return emit::checkTensorType(op, type, what, kHost);
 }
 
 //===----------------------------------------------------------------------===//
@@ -256,36 +73,22 @@ LogicalResult readEntry(ModuleOp module, const HostEmitOptions &options,
 //===----------------------------------------------------------------------===//
 
 /// Prints the statements of one rank.
-class RankEmitter {
+class RankEmitter : public emit::RankEmitterBase {
 public:
   RankEmitter(const EntryInfo &entry, int64_t rank, AsmState &asmState,
               raw_ostream &os)
-      : entry(entry), rank(rank), asmState(asmState), os(os) {}
+      : RankEmitterBase(entry, rank, asmState, os, kHost) {}
 
   LogicalResult emit();
 
 private:
-  /// The C++ name of a value: its SSA name (`%12` -> `v12`, `%dx_0` ->
-  /// `v_dx_0`, `%6#1` -> `v6_1`, `%arg3` -> `arg3`).
-  std::string name(Value value);
   /// `T` or `int64_t`: how the elements of `value` are held.
   std::string elementType(Value value) {
     return isIntegerStorage(value.getType()) ? "int64_t" : "T";
   }
-  Shape shapeOf(Value value) {
-    auto type = cast<RankedTensorType>(value.getType());
-    return Shape(type.getShape().begin(), type.getShape().end());
-  }
-  std::string shape(Value value) { return shapeLiteral(shapeOf(value)); }
   std::string data(Value value) { return name(value) + ".data()"; }
   std::string optionalData(Value value) {
     return value ? data(value) : "nullptr";
-  }
-  int64_t numElements(Value value) {
-    int64_t n = 1;
-    for (int64_t d : shapeOf(value))
-      n *= d;
-    return n;
   }
   /// Declares the zero-filled buffer of a result.
   void allocate(Value result) {
@@ -309,85 +112,16 @@ private:
     os << "  const std::vector<" << elementType(result) << "> &" << name(result)
        << " = " << name(operand) << ";\n";
   }
-  std::string describe(Operation *op) {
-    return "rank " + std::to_string(rank) + ": " + interp::describeOp(op);
-  }
-  /// The value of a scalar folded for this rank.
-  FailureOr<int64_t> scalar(Operation *user, Value value) {
-    auto it = scalars.find(value);
-    if (it == scalars.end())
-      return user->emitError()
-             << "the host emitter folds index scalars from "
-                "`dist.axis_index`, `arith.constant`, `arith.addi` and "
-                "`arith.muli` only";
-    return it->second;
-  }
-  std::string axes(Operation *op) {
-    return axesLiteral(axisNames(op->getAttrOfType<ArrayAttr>("axes")));
-  }
-  std::vector<std::string> axisList(Operation *op) {
-    return axisNames(op->getAttrOfType<ArrayAttr>("axes"));
-  }
-  /// The peer of a send/recv: the rank at `coordinate` on `axis`, this
-  /// rank's coordinates elsewhere.
-  FailureOr<int64_t> peer(Operation *op, StringRef axis, int64_t coordinate);
 
-  LogicalResult emitOp(Operation *op);
+  LogicalResult emitTargetOp(Operation *op) override;
   LogicalResult emitLoomOp(Operation *op);
   LogicalResult emitDistOp(Operation *op);
   LogicalResult emitConstant(arith::ConstantOp op);
-
-  const EntryInfo &entry;
-  int64_t rank;
-  AsmState &asmState;
-  raw_ostream &os;
-  llvm::DenseMap<Value, std::string> names;
-  llvm::DenseMap<Value, int64_t> scalars;
 };
-
-std::string RankEmitter::name(Value value) {
-  auto it = names.find(value);
-  if (it != names.end())
-    return it->second;
-  std::string printed;
-  llvm::raw_string_ostream ps(printed);
-  value.printAsOperand(ps, asmState);
-  std::string result;
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    result = "arg" + std::to_string(arg.getArgNumber());
-  } else {
-    StringRef text = StringRef(printed).drop_front(); // the `%`
-    result = llvm::isDigit(text.front()) ? "v" : "v_";
-    for (char c : text)
-      result += llvm::isAlnum(c) ? c : '_';
-  }
-  names[value] = result;
-  return result;
-}
-
-FailureOr<int64_t> RankEmitter::peer(Operation *op, StringRef axis,
-                                     int64_t coordinate) {
-  std::optional<size_t> index = entry.mesh->findAxis(axis.str());
-  if (!index)
-    return op->emitError() << "axis `" << axis << "` is not an axis of mesh @"
-                           << entry.meshName;
-  std::vector<int64_t> coordinates = entry.mesh->getCoordinates(rank);
-  coordinates[*index] = coordinate;
-  return entry.mesh->getRank(coordinates);
-}
 
 LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
   Type type = op.getType();
   Attribute value = op.getValue();
-  if (type.isIntOrIndex()) {
-    auto attr = dyn_cast<IntegerAttr>(value);
-    if (!attr || type.isInteger(1))
-      return op.emitError() << "no host emission for this scalar constant";
-    scalars[op.getResult()] = attr.getValue().getSExtValue();
-    os << "  const int64_t " << name(op.getResult()) << " = "
-       << scalars[op.getResult()] << ";\n";
-    return success();
-  }
   if (failed(checkTensorType(op, type, "the constant")))
     return failure();
   auto dense = dyn_cast<DenseElementsAttr>(value);
@@ -414,38 +148,16 @@ LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
 }
 
 LogicalResult RankEmitter::emitDistOp(Operation *op) {
-  auto group = [&](Operation *collective) {
-    std::vector<int64_t> members =
-        entry.mesh->getGroup(rank, axisList(collective));
-    std::string s;
-    for (int64_t m : members)
-      s += (s.empty() ? "" : ", ") + std::to_string(m);
-    os << "  // group over " << axes(collective) << ": ranks {" << s
-       << "}, this rank is member "
-       << entry.mesh->getGroupIndex(rank, axisList(collective)) << "\n";
-  };
   auto unary = [&](Operation *collective, const std::string &method,
                    const std::string &attrs) {
     Value in = collective->getOperand(0), out = collective->getResult(0);
-    group(collective);
+    groupComment(collective);
     allocate(out);
     checked(collective, "comm." + method + "(" + data(in) + ", " + shape(in) +
                             ", " + axes(collective) + ", " + attrs + data(out) +
                             ")");
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](dist::AxisIndexOp index) -> LogicalResult {
-        std::optional<size_t> axis =
-            entry.mesh->findAxis(index.getAxis().str());
-        if (!axis)
-          return index.emitError() << "axis `" << index.getAxis()
-                                   << "` is not an axis of the mesh";
-        int64_t value = entry.mesh->getCoordinates(rank)[*axis];
-        scalars[index.getResult()] = value;
-        os << "  const int64_t " << name(index.getResult()) << " = " << value
-           << ";\n";
-        return success();
-      })
       .Case([&](dist::AnnotateOp annotate) {
         alias(annotate.getResult(), annotate.getInput());
         return success();
@@ -568,8 +280,7 @@ std::string castTarget(Type type) {
 LogicalResult RankEmitter::emitLoomOp(Operation *op) {
   // Every loom value is a tensor the runtime holds.
   for (Value v : op->getOperands())
-    if (!scalars.count(v) &&
-        failed(checkTensorType(op, v.getType(), "an operand")))
+    if (!isScalar(v) && failed(checkTensorType(op, v.getType(), "an operand")))
       return failure();
   for (Value v : op->getResults())
     if (failed(checkTensorType(op, v.getType(), "a result")))
@@ -997,14 +708,7 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
       });
 }
 
-LogicalResult RankEmitter::emitOp(Operation *op) {
-  // The op it came from, with its location.
-  std::string text;
-  llvm::raw_string_ostream ts(text);
-  op->print(ts, asmState);
-  for (StringRef line : llvm::split(StringRef(text), '\n'))
-    os << "  // " << line << "\n";
-
+LogicalResult RankEmitter::emitTargetOp(Operation *op) {
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
       os << "  results[" << i << "]."
@@ -1015,17 +719,6 @@ LogicalResult RankEmitter::emitOp(Operation *op) {
   }
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return emitConstant(constant);
-  if (isa<arith::AddIOp, arith::MulIOp>(op)) {
-    FailureOr<int64_t> lhs = scalar(op, op->getOperand(0));
-    FailureOr<int64_t> rhs = scalar(op, op->getOperand(1));
-    if (failed(lhs) || failed(rhs))
-      return failure();
-    int64_t value = isa<arith::AddIOp>(op) ? *lhs + *rhs : *lhs * *rhs;
-    scalars[op->getResult(0)] = value;
-    os << "  const int64_t " << name(op->getResult(0)) << " = " << value
-       << ";\n";
-    return success();
-  }
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist")
     return emitDistOp(op);
@@ -1070,157 +763,11 @@ LogicalResult RankEmitter::emit() {
 // The program around the step functions
 //===----------------------------------------------------------------------===//
 
-std::string dtypeLiteral(Type type) {
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    type = shaped.getElementType();
-  std::optional<::loom::runtime::io::DType> dtype = interp::fileDTypeOf(type);
-  return "io::DType::" +
-         std::string(dtype ? ::loom::runtime::io::dtypeName(*dtype) : "F64");
-}
-
-/// How argument `index` starts without data (the harness's Init).
-std::string initLiteral(func::FuncOp func, unsigned index, std::string &args) {
-  args = "{0.0, 0.0}";
-  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param")) {
-    InitializerAttr init = param.getInit();
-    ArrayRef<double> values = init.getArgs();
-    std::string a = values.size() > 0 ? doubleLiteral(values[0]) : "0.0";
-    std::string b = values.size() > 1 ? doubleLiteral(values[1]) : "0.0";
-    args = "{" + a + ", " + b + "}";
-    switch (init.getKind()) {
-    case InitKind::Zeros:
-      return "Init::Zeros";
-    case InitKind::Ones:
-      return "Init::Ones";
-    case InitKind::Normal:
-      return "Init::Normal";
-    case InitKind::Uniform:
-      return "Init::Uniform";
-    case InitKind::ScaledNormal:
-      return "Init::ScaledNormal";
-    }
-  }
-  if (func.getArgAttrOfType<StringAttr>(index, interp::kNameAttrName))
-    return "Init::State";
-  return "Init::None";
-}
-
-/// The ProgramSpec and the step tables.
+/// The ProgramSpec and the step tables, after the step functions'
+/// anonymous namespace.
 LogicalResult emitSpec(const EntryInfo &entry, raw_ostream &os) {
-  func::FuncOp func = entry.func;
-  os << "} // namespace\n\n"
-     << "/// The mesh, the arguments and results, and each rank's blocks of "
-        "them.\n"
-     << "const ProgramSpec &loomProgramSpec() {\n"
-     << "  static const ProgramSpec spec = [] {\n"
-     << "    ProgramSpec s;\n"
-     << "    s.entry = " << stringLiteral(func.getSymName()) << ";\n"
-     << "    s.mesh = {";
-  if (entry.mesh)
-    for (auto [a, axis] : llvm::enumerate(entry.mesh->getAxes()))
-      os << (a ? ", " : "") << "{" << stringLiteral(axis.name) << ", "
-         << axis.size << "}";
-  os << "};\n";
-  auto tensorSpec = [&](const TensorInfo &t, const std::string &init,
-                        const std::string &initArgs) {
-    os << "        {" << stringLiteral(t.name) << ", "
-       << boolLiteral(t.isInteger) << ", " << dtypeLiteral(t.type) << ", "
-       << shapeLiteral(t.globalShape) << ", " << shapeLiteral(t.localShape)
-       << ", " << init << ", " << initArgs << ", "
-       << stringLiteral(t.layout.toString()) << "},\n";
-  };
-  os << "    s.arguments = {\n";
-  for (auto [i, t] : llvm::enumerate(entry.args)) {
-    std::string initArgs;
-    std::string init = initLiteral(func, i, initArgs);
-    tensorSpec(t, init, initArgs);
-  }
-  os << "    };\n    s.results = {\n";
-  for (const TensorInfo &t : entry.results)
-    tensorSpec(t, "Init::None", "{0.0, 0.0}");
-  os << "    };\n";
-
-  // Placements, [rank][tensor]: block offsets, partial holders, replicas.
-  const Mesh *mesh = entry.mesh ? &*entry.mesh : nullptr;
-  auto offsetOf = [&](const TensorInfo &t, int64_t r) -> FailureOr<Shape> {
-    if (!mesh)
-      return Shape(t.localShape.size(), 0);
-    auto offset = t.layout.getBlockOffset(*mesh, t.globalShape, r);
-    if (!offset)
-      return func.emitError() << "`" << t.name << "`: " << offset.error();
-    return *offset;
-  };
-  os << "    s.argumentPlacements = {\n";
-  for (int64_t r = 0; r < entry.numRanks; ++r) {
-    os << "        {";
-    for (auto [i, t] : llvm::enumerate(entry.args)) {
-      FailureOr<Shape> offset = offsetOf(t, r);
-      if (failed(offset))
-        return failure();
-      // A pending sum: the first member of each partial group holds it.
-      bool holds =
-          !mesh || mesh->getGroupIndex(r, t.layout.getPartialAxes()) == 0;
-      os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", "
-         << boolLiteral(holds) << ", 0}";
-    }
-    os << "}, // rank " << r << "\n";
-  }
-  os << "    };\n    s.resultPlacements = {\n";
-  for (int64_t r = 0; r < entry.numRanks; ++r) {
-    os << "        {";
-    for (auto [i, t] : llvm::enumerate(entry.results)) {
-      FailureOr<Shape> offset = offsetOf(t, r);
-      if (failed(offset))
-        return failure();
-      bool canonical = true;
-      int64_t canonicalRank = r;
-      if (mesh) {
-        // Axes the layout does not use hold replicas.
-        std::vector<std::string> replicated;
-        for (const Mesh::Axis &axis : mesh->getAxes())
-          if (!t.layout.uses(axis.name))
-            replicated.push_back(axis.name);
-        canonical = mesh->getGroupIndex(r, replicated) == 0;
-        canonicalRank = mesh->getGroup(r, replicated).front();
-      }
-      os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", "
-         << boolLiteral(canonical) << ", " << canonicalRank << "}";
-    }
-    os << "}, // rank " << r << "\n";
-  }
-  os << "    };\n";
-  // Loop-carried: a result named like an argument of its kind and shape.
-  os << "    s.carried = {";
-  bool first = true;
-  for (auto [ri, result] : llvm::enumerate(entry.results))
-    for (auto [ai, arg] : llvm::enumerate(entry.args))
-      if (result.name == arg.name && result.isInteger == arg.isInteger &&
-          result.globalShape == arg.globalShape) {
-        os << (first ? "" : ", ") << "{" << ri << ", " << ai << "}";
-        first = false;
-      }
-  os << "};\n"
-     << "    return s;\n"
-     << "  }();\n"
-     << "  return spec;\n"
-     << "}\n\n";
-
-  for (StringRef type : {"float", "double"}) {
-    StringRef suffix = type == "float" ? "F32" : "F64";
-    // A build may leave one precision out (LOOM_STEP_DTYPES in the emitted
-    // CMakeLists.txt): its table is then empty and the harness says so.
-    os << "/// The step function of each rank, computing in " << type
-       << " (empty when built with LOOM_STEP_NO_" << suffix << ").\n"
-       << "const std::vector<StepFn<" << type << ">> &loomSteps" << suffix
-       << "() {\n"
-       << "  static const std::vector<StepFn<" << type << ">> steps = {\n"
-       << "#ifndef LOOM_STEP_NO_" << suffix << "\n";
-    for (int64_t r = 0; r < entry.numRanks; ++r)
-      os << "      &loom_" << func.getSymName() << "_rank" << r << "<" << type
-         << ">,\n";
-    os << "#endif\n  };\n  return steps;\n}\n\n";
-  }
-  return success();
+  os << "} // namespace\n\n";
+  return emit::emitProgramSpec(entry, os);
 }
 
 const char *kStepPrologue = R"cpp(
@@ -1376,7 +923,7 @@ target_link_libraries(train_step PRIVATE ${loom_runtime_libs}
 LogicalResult emitHostProgram(ModuleOp module, const HostEmitOptions &options,
                               HostProgramFiles &files) {
   EntryInfo entry;
-  if (failed(readEntry(module, options, entry)))
+  if (failed(emit::readEntry(module, options.entry, kHost, entry)))
     return failure();
 
   std::string step;

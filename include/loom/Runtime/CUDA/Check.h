@@ -8,6 +8,7 @@
 // call, the rank and CUDA's error name and text, then exits (see
 // loom/Runtime/Support/Failure.h). Kernel launches are checked with
 // LOOM_CUDA_CHECK(cudaGetLastError()) right after the launch.
+// LOOM_CUBLAS_CHECK(call) does the same for cuBLAS calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 
 #include "loom/Runtime/Support/Failure.h"
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -31,7 +33,20 @@ inline void checkCuda(cudaError_t error, const CallSite &site) {
     reportCallFailure(site, describeCudaError(error));
 }
 
+/// Returns cuBLAS's description of `status`: "<name>: <text>".
+std::string describeCublasStatus(cublasStatus_t status);
+
+/// Reports and exits if `status` is not CUBLAS_STATUS_SUCCESS.
+inline void checkCublas(cublasStatus_t status, const CallSite &site) {
+  if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]]
+    reportCallFailure(site, describeCublasStatus(status));
+}
+
 } // namespace loom::runtime::cuda
+
+#define LOOM_CUBLAS_CHECK(call)                                                \
+  ::loom::runtime::cuda::checkCublas(                                          \
+      (call), ::loom::runtime::CallSite{#call, __FILE__, __LINE__})
 
 #define LOOM_CUDA_CHECK(call)                                                  \
   ::loom::runtime::cuda::checkCuda(                                            \

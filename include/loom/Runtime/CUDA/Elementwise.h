@@ -4,34 +4,60 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Host-side launchers for the elementwise kernels of the CUDA runtime. Shapes
-// are global shapes of the local tensors a rank holds; operands broadcast
-// numpy-style to the output, as loom.add specifies.
+// Device counterparts of loom/Runtime/Host/Elementwise.h: the same kinds,
+// parameters and results, on device buffers, enqueued on `stream`. Calling
+// convention of every CUDA kernel header (docs/Codegen.md, "CUDA"): the
+// stream comes first, then the host kernel's parameters in the host order,
+// with device pointers for buffers and host `Shape`s for shapes; nothing is
+// synchronized. Broadcasting binaries read operands through strides that are
+// 0 on broadcast dims; tensors have rank at most kMaxRank.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LOOM_RUNTIME_CUDA_ELEMENTWISE_H
 #define LOOM_RUNTIME_CUDA_ELEMENTWISE_H
 
+#include "loom/Runtime/CUDA/DeviceError.h"
+#include "loom/Runtime/Host/Elementwise.h"
 #include "loom/Runtime/Support/Broadcast.h"
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 namespace loom::runtime::cuda {
 
-/// The most dims a broadcasting kernel handles; Transformer tensors have at
-/// most 5 ([batch, heads, seq, seq] plus one).
-inline constexpr int kMaxBroadcastRank = 8;
+using host::BinaryKind;
+using host::CastTarget;
+using host::UnaryKind;
 
-/// out = lhs + rhs with numpy broadcasting, on device buffers in row-major
-/// order, enqueued on `stream`. `outShape` must be broadcastShapes(lhsShape,
-/// rhsShape) and have rank <= kMaxBroadcastRank.
-void launchAdd(const float *lhs, const Shape &lhsShape, const float *rhs,
-               const Shape &rhsShape, float *out, const Shape &outShape,
-               cudaStream_t stream);
-void launchAdd(const double *lhs, const Shape &lhsShape, const double *rhs,
-               const Shape &rhsShape, double *out, const Shape &outShape,
-               cudaStream_t stream);
+/// The most dims a CUDA kernel handles; Transformer tensors have at most 5.
+inline constexpr int kMaxRank = 8;
+
+/// `out = lhs <kind> rhs` with numpy broadcasting (T: float, double,
+/// int64_t). An integer division by zero is recorded in `errors` (the host
+/// kernel's "integer division by zero").
+template <typename T>
+void binary(cudaStream_t stream, BinaryKind kind, const T *lhs,
+            const Shape &lhsShape, const T *rhs, const Shape &rhsShape, T *out,
+            const Shape &outShape, ErrorSink errors = {});
+
+/// `out = kind(in)` on `count` elements, computed in T as the host does.
+template <typename T>
+void unary(cudaStream_t stream, UnaryKind kind, const T *in, int64_t count,
+           T *out);
+
+/// `out = in * T(factor)`.
+template <typename T>
+void scale(cudaStream_t stream, const T *in, int64_t count, double factor,
+           T *out);
+
+/// loom.cast with the host's rounding (bf16 and f16 round to nearest even)
+/// and its clamping of out-of-range floats to integers. From and To: float,
+/// double, int64_t.
+template <typename From, typename To>
+void cast(cudaStream_t stream, const From *in, int64_t count, CastTarget target,
+          To *out);
 
 } // namespace loom::runtime::cuda
 

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Error descriptions come from the CUDA runtime library itself, so these run
-// on machines without a GPU.
+// Error descriptions come from the CUDA runtime and cuBLAS libraries
+// themselves, so these run on machines without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,19 @@ TEST(CudaCheckTest, FailedCallReportsAndExits) {
               ::testing::ExitedWithCode(1),
               "loom: rank 0: cudaErrorInvalidValue failed at CheckTest.cpp:"
               "[0-9]+: cudaErrorInvalidValue: invalid argument");
+}
+
+TEST(CudaCheckTest, CublasDescriptionHasNameAndText) {
+  std::string text = cuda::describeCublasStatus(CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(text.rfind("CUBLAS_STATUS_INVALID_VALUE: ", 0), 0u) << text;
+}
+
+TEST(CudaCheckTest, FailedCublasCallReportsTheCallAndRank) {
+  setReportedRank(3);
+  EXPECT_EXIT(LOOM_CUBLAS_CHECK(CUBLAS_STATUS_NOT_INITIALIZED),
+              ::testing::ExitedWithCode(1),
+              "loom: rank 3: CUBLAS_STATUS_NOT_INITIALIZED failed at "
+              "CheckTest.cpp:[0-9]+: CUBLAS_STATUS_NOT_INITIALIZED: ");
 }
 
 TEST(CudaCheckTest, SuccessDoesNothing) {

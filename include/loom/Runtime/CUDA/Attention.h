@@ -1,0 +1,50 @@
+//===- Attention.h - CUDA kernels for scaled dot-product attention -*- C++ -*-//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Device counterparts of loom/Runtime/Host/Attention.h (calling convention:
+// CUDA/Elementwise.h): a straightforward, exact kernel rather than a fused
+// flash kernel. One warp per query row computes the row's scores (dot
+// products reduced across the warp in double), its max and sum, and the
+// weighted values; causal masking, GQA (query heads sharing a key/value
+// head) and an additive broadcast mask behave as on the host. The gradient
+// runs one warp per query row (dquery) and one warp per key row (dkey,
+// dvalue, summing over the query heads of its group and the query rows in
+// order), so nothing is accumulated with atomics and results are
+// deterministic. Head dims are limited to kMaxAttentionHeadDim (each lane
+// holds its share of a row in registers).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_CUDA_ATTENTION_H
+#define LOOM_RUNTIME_CUDA_ATTENTION_H
+
+#include "loom/Runtime/Support/Broadcast.h"
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
+
+namespace loom::runtime::cuda {
+
+/// The largest head dim (query/key and value) the kernels take.
+inline constexpr int kMaxAttentionHeadDim = 256;
+
+template <typename T>
+void attention(cudaStream_t stream, const T *query, const Shape &queryShape,
+               const T *key, const Shape &keyShape, const T *value,
+               const Shape &valueShape, const T *mask, const Shape &maskShape,
+               bool causal, std::optional<double> scale, T *result);
+
+template <typename T>
+void attentionGrad(cudaStream_t stream, const T *query, const Shape &queryShape,
+                   const T *key, const Shape &keyShape, const T *value,
+                   const Shape &valueShape, const T *out, const T *dout,
+                   const T *mask, const Shape &maskShape, bool causal,
+                   std::optional<double> scale, T *dquery, T *dkey, T *dvalue);
+
+} // namespace loom::runtime::cuda
+
+#endif // LOOM_RUNTIME_CUDA_ATTENTION_H

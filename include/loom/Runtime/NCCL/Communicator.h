@@ -1,0 +1,169 @@
+//===- Communicator.h - dist collectives over NCCL --------------*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CUDA runtime's communicator: every `dist` collective, send and recv
+// between the GPUs of a mesh, one process per device, on device buffers.
+// It mirrors loom/Runtime/MPI/Communicator.h method for method (same
+// parameters, same results, group order = DeviceMesh::getGroup order), so an
+// emitted CUDA step calls it exactly where a host step calls the MPI one.
+//
+// Bootstrap: rank 0 creates an NCCL unique id and broadcasts it over MPI;
+// every rank joins the world communicator with ncclCommInitRank. Then, for
+// every subset of the mesh axes whose groups have more than one member, one
+// ncclCommSplit (all ranks, in the same order, at creation) makes this
+// rank's group communicator; its NCCL ranks follow the mesh order of the
+// subset's axes. A collective over an ordered axis list uses the
+// communicator of its axis set and maps group indices (the list's order) to
+// NCCL ranks, so axis order costs no extra communicator.
+//
+// Any dim: NCCL gathers, scatters and exchanges contiguous blocks, so a
+// collective along a dim other than the first packs the operand into
+// per-member blocks (and unpacks the result) with strided device copies
+// (cuda::copyRows).
+//
+// Streams: collectives run on a dedicated communication stream. Each call
+// first makes that stream wait for the compute stream (an event), and makes
+// the compute stream wait for the collective's end, so callers enqueue work
+// in program order without synchronizing the host.
+//
+// Differences from the MPI communicator: sums are NCCL's (ring or tree
+// order, not group order), so they are not bit-for-bit reproducible across
+// mesh shapes and may differ from the host's in the last bits; max follows
+// NCCL's NaN handling. Sends are enqueued, not buffered: a send completes
+// when the peer's matching recv runs, so a program's sends and receives must
+// be matched in order (as the pipeline schedules emit them).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_RUNTIME_NCCL_COMMUNICATOR_H
+#define LOOM_RUNTIME_NCCL_COMMUNICATOR_H
+
+#include "loom/Runtime/MPI/DeviceMesh.h"
+#include "loom/Runtime/Support/Broadcast.h"
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom::runtime::nccl {
+
+using mpi::AxisList;
+using mpi::DeviceMesh;
+using mpi::Status;
+
+enum class ReduceKind { Sum, Max };
+
+class Communicator {
+public:
+  /// Creates the communicator of `mesh` over `world` (MPI must be
+  /// initialized and the CUDA device of this rank selected). Collective over
+  /// `world`: every rank must call it. `compute` is the stream the caller
+  /// enqueues its kernels on. Fails alike on every rank when the size of
+  /// `world` is not the mesh's device count.
+  static Status create(const DeviceMesh &mesh, cudaStream_t compute,
+                       std::unique_ptr<Communicator> &out,
+                       MPI_Comm world = MPI_COMM_WORLD);
+
+  /// Destroys the NCCL communicators and the communication stream.
+  ~Communicator();
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+
+  const DeviceMesh &getMesh() const { return mesh; }
+  int64_t getRank() const { return rank; }
+  cudaStream_t getCommStream() const { return commStream; }
+
+  /// `dist.all_gather`: the members' tensors concatenated along `dim` in
+  /// group order.
+  template <typename T>
+  Status allGather(const T *in, const Shape &shape, const AxisList &axes,
+                   int64_t dim, T *out);
+  /// `dist.all_slice`: this member's piece along `dim` (a local copy).
+  template <typename T>
+  Status allSlice(const T *in, const Shape &shape, const AxisList &axes,
+                  int64_t dim, T *out);
+  /// `dist.all_reduce` (sum or max). `out` may be `in`.
+  template <typename T>
+  Status allReduce(const T *in, const Shape &shape, const AxisList &axes,
+                   ReduceKind kind, T *out);
+  /// `dist.reduce_scatter`: this member's piece along `dim` of the sum.
+  template <typename T>
+  Status reduceScatter(const T *in, const Shape &shape, const AxisList &axes,
+                       int64_t dim, T *out);
+  /// `dist.all_to_all`: piece j along `splitDim` to member j, the received
+  /// pieces concatenated along `concatDim` in group order.
+  template <typename T>
+  Status allToAll(const T *in, const Shape &shape, const AxisList &axes,
+                  int64_t splitDim, int64_t concatDim, T *out);
+  /// `dist.collective_permute ... shift k`: member i receives member
+  /// (i - k) mod n's tensor.
+  template <typename T>
+  Status collectivePermute(const T *in, const Shape &shape,
+                           const AxisList &axes, int64_t shift, T *out);
+  /// `dist.broadcast ... root r`: member r's tensor to every member.
+  template <typename T>
+  Status broadcast(const T *in, const Shape &shape, const AxisList &axes,
+                   int64_t root, T *out);
+  /// `dist.send` to global rank `to` (nothing when `to` is this rank). The
+  /// tag must be 0: NCCL matches sends and receives by order only.
+  template <typename T>
+  Status send(const T *in, const Shape &shape, int64_t to, int tag);
+  /// `dist.recv` from global rank `from` (zeros when it is this rank).
+  template <typename T>
+  Status recv(T *out, const Shape &shape, int64_t from, int tag);
+
+  /// Waits until the communication stream is idle.
+  Status synchronize();
+
+  /// How many group communicators were created (one per axis subset whose
+  /// groups have several members).
+  size_t getNumGroupCommunicators() const { return groups.size(); }
+
+private:
+  /// This rank's group over one axis subset.
+  struct Group {
+    ncclComm_t comm = nullptr;
+    int size = 1;
+  };
+  /// A group as one collective sees it: the communicator and, for each
+  /// group index of the call's axis order, the member's NCCL rank.
+  struct View {
+    ncclComm_t comm = nullptr;
+    int size = 1;
+    int index = 0;
+    std::vector<int> ncclRankOf;
+  };
+
+  Communicator(const DeviceMesh &mesh, int64_t rank, cudaStream_t compute);
+  Status createGroups();
+  Status getView(const AxisList &axes, const std::string &what, View &view);
+  /// Orders the communication stream after the compute stream.
+  void begin();
+  /// Orders the compute stream after the communication stream.
+  void end();
+  Status ncclFailure(const char *call, ncclResult_t result,
+                     const std::string &what) const;
+
+  DeviceMesh mesh;
+  int64_t rank;
+  cudaStream_t compute;
+  cudaStream_t commStream = nullptr;
+  cudaEvent_t computeDone = nullptr, commDone = nullptr;
+  ncclComm_t world = nullptr;
+  /// By the bit mask of the subset's axes (bit a = mesh axis a).
+  std::map<uint64_t, Group> groups;
+};
+
+} // namespace loom::runtime::nccl
+
+#endif // LOOM_RUNTIME_NCCL_COMMUNICATOR_H

@@ -1,0 +1,134 @@
+//===- Matmul.cpp - cuBLAS matrix products --------------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. View each operand as [batch..., rows, cols] and broadcast the batches,
+//    as host::matmul does.
+// 2. A shared right operand and a plain left operand: fold the batch into M
+//    and run one GEMM.
+// 3. Otherwise list each batch's operand offsets; when both are affine in
+//    the batch index (stride 0 for a broadcast operand) run one strided
+//    batched GEMM, else one GEMM per batch.
+// Row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so B
+// is passed first and nothing is transposed in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/CUDA/Matmul.h"
+#include "loom/Runtime/CUDA/Check.h"
+
+#include <cuda_runtime_api.h>
+#include <library_types.h>
+
+#include <type_traits>
+#include <vector>
+
+namespace loom::runtime::cuda {
+
+namespace {
+
+struct MatrixView {
+  Shape batch;
+  int64_t rows, cols;
+};
+
+MatrixView viewOf(const Shape &shape) {
+  return {Shape(shape.begin(), shape.end() - 2), shape[shape.size() - 2],
+          shape.back()};
+}
+
+/// One (strided batched) row-major GEMM: C[b] = op(A[b]) op(B[b]), C [m, n].
+template <typename T>
+void gemm(cublasHandle_t handle, bool transA, bool transB, int64_t m, int64_t n,
+          int64_t k, const T *a, int64_t lda, int64_t strideA, const T *b,
+          int64_t ldb, int64_t strideB, T *c, int64_t strideC,
+          int64_t batches) {
+  constexpr bool isDouble = std::is_same_v<T, double>;
+  cudaDataType_t type = isDouble ? CUDA_R_64F : CUDA_R_32F;
+  cublasComputeType_t compute =
+      isDouble ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  T alpha = 1, beta = 0;
+  LOOM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+      static_cast<int>(m), static_cast<int>(k), &alpha, b, type,
+      static_cast<int>(ldb), strideB, a, type, static_cast<int>(lda), strideA,
+      &beta, c, type, static_cast<int>(n), strideC, static_cast<int>(batches),
+      compute, CUBLAS_GEMM_DEFAULT));
+}
+
+/// Whether offsets[i] = offsets[0] + i * stride for one stride.
+bool affine(const std::vector<int64_t> &offsets, int64_t &stride) {
+  stride = offsets.size() > 1 ? offsets[1] - offsets[0] : 0;
+  for (size_t i = 1; i < offsets.size(); ++i)
+    if (offsets[i] - offsets[i - 1] != stride)
+      return false;
+  return true;
+}
+
+} // namespace
+
+template <typename T>
+void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
+            const T *rhs, const Shape &rhsShape, bool transposeLhs,
+            bool transposeRhs, T *out) {
+  MatrixView l = viewOf(lhsShape), r = viewOf(rhsShape);
+  int64_t m = transposeLhs ? l.cols : l.rows;
+  int64_t k = transposeLhs ? l.rows : l.cols;
+  int64_t n = transposeRhs ? r.rows : r.cols;
+  Shape batch = *broadcastShapes(l.batch, r.batch);
+  int64_t numBatches = numElements(batch);
+  if (m == 0 || n == 0 || numBatches == 0)
+    return;
+  if (k == 0) {
+    cudaStream_t stream = nullptr;
+    LOOM_CUBLAS_CHECK(cublasGetStream(handle, &stream));
+    LOOM_CUDA_CHECK(
+        cudaMemsetAsync(out, 0, numBatches * m * n * sizeof(T), stream));
+    return;
+  }
+  if (numElements(r.batch) == 1 && !transposeLhs && l.batch == batch) {
+    gemm(handle, false, transposeRhs, numBatches * m, n, k, lhs, l.cols, 0, rhs,
+         r.cols, 0, out, 0, 1);
+    return;
+  }
+
+  std::vector<int64_t> lhsStrides = broadcastStrides(batch, l.batch);
+  std::vector<int64_t> rhsStrides = broadcastStrides(batch, r.batch);
+  std::vector<int64_t> lhsOffsets, rhsOffsets, index(batch.size(), 0);
+  int64_t lhsMatrix = l.rows * l.cols, rhsMatrix = r.rows * r.cols;
+  for (int64_t b = 0; b < numBatches; ++b) {
+    int64_t lo = 0, ro = 0;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      lo += index[d] * lhsStrides[d];
+      ro += index[d] * rhsStrides[d];
+    }
+    lhsOffsets.push_back(lo * lhsMatrix);
+    rhsOffsets.push_back(ro * rhsMatrix);
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (++index[d] < batch[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  int64_t lhsStride, rhsStride;
+  if (affine(lhsOffsets, lhsStride) && affine(rhsOffsets, rhsStride)) {
+    gemm(handle, transposeLhs, transposeRhs, m, n, k, lhs + lhsOffsets[0],
+         l.cols, lhsStride, rhs + rhsOffsets[0], r.cols, rhsStride, out, m * n,
+         numBatches);
+    return;
+  }
+  for (int64_t b = 0; b < numBatches; ++b)
+    gemm(handle, transposeLhs, transposeRhs, m, n, k, lhs + lhsOffsets[b],
+         l.cols, 0, rhs + rhsOffsets[b], r.cols, 0, out + b * m * n, 0, 1);
+}
+
+template void matmul<float>(cublasHandle_t, const float *, const Shape &,
+                            const float *, const Shape &, bool, bool, float *);
+template void matmul<double>(cublasHandle_t, const double *, const Shape &,
+                             const double *, const Shape &, bool, bool,
+                             double *);
+
+} // namespace loom::runtime::cuda

@@ -1,0 +1,537 @@
+//===- Communicator.cpp - dist collectives over NCCL ----------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. create(): MPI broadcast of rank 0's ncclUniqueId, ncclCommInitRank of
+//    the world, then one ncclCommSplit per axis subset (createGroups).
+// 2. Every collective: validate the call, find the subset's communicator
+//    and the group-index -> NCCL-rank map (getView), order the
+//    communication stream after the compute stream (begin), pack along the
+//    dim when the blocks are not contiguous, run the NCCL call(s), unpack,
+//    and order the compute stream after it (end).
+// Scratch for packing comes from the communication stream's memory pool and
+// is freed in stream order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/NCCL/Communicator.h"
+#include "loom/Runtime/CUDA/Check.h"
+#include "loom/Runtime/CUDA/Shape.h"
+#include "loom/Runtime/Support/Failure.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace loom::runtime::nccl {
+
+namespace {
+
+template <typename T> ncclDataType_t ncclTypeOf();
+template <> ncclDataType_t ncclTypeOf<float>() { return ncclFloat32; }
+template <> ncclDataType_t ncclTypeOf<double>() { return ncclFloat64; }
+template <> ncclDataType_t ncclTypeOf<int64_t>() { return ncclInt64; }
+
+/// The elements before `dim` (outer) and from `dim` on divided by the dim's
+/// size (inner), for a row-major `shape`.
+void outerInner(const Shape &shape, int64_t dim, int64_t &outer,
+                int64_t &inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+/// Device scratch on `stream`'s pool, freed in stream order.
+class Scratch {
+public:
+  Scratch(cudaStream_t stream, int64_t bytes) : stream(stream) {
+    LOOM_CUDA_CHECK(cudaMallocAsync(&data, bytes > 0 ? bytes : 1, stream));
+  }
+  ~Scratch() { LOOM_CUDA_CHECK(cudaFreeAsync(data, stream)); }
+  template <typename T> T *as() { return static_cast<T *>(data); }
+
+private:
+  cudaStream_t stream;
+  void *data = nullptr;
+};
+
+std::string describe(const char *op, const AxisList &axes) {
+  return std::string("dist.") + op + " over " + mpi::formatAxes(axes);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+Communicator::Communicator(const DeviceMesh &mesh, int64_t rank,
+                           cudaStream_t compute)
+    : mesh(mesh), rank(rank), compute(compute) {
+  LOOM_CUDA_CHECK(
+      cudaStreamCreateWithFlags(&commStream, cudaStreamNonBlocking));
+  LOOM_CUDA_CHECK(
+      cudaEventCreateWithFlags(&computeDone, cudaEventDisableTiming));
+  LOOM_CUDA_CHECK(cudaEventCreateWithFlags(&commDone, cudaEventDisableTiming));
+}
+
+Communicator::~Communicator() {
+  // Errors cannot be reported from here; a program that cares calls
+  // synchronize() first.
+  for (auto &[mask, group] : groups)
+    if (group.comm)
+      ncclCommDestroy(group.comm);
+  if (world)
+    ncclCommDestroy(world);
+  cudaEventDestroy(computeDone);
+  cudaEventDestroy(commDone);
+  cudaStreamDestroy(commStream);
+}
+
+Status Communicator::ncclFailure(const char *call, ncclResult_t result,
+                                 const std::string &what) const {
+  std::string text = "rank " + std::to_string(rank) + ": " + call +
+                     " failed in " + what + ": " + ncclGetErrorString(result);
+  if (const char *last = ncclGetLastError(world); last && *last)
+    text += std::string(" (") + last + ")";
+  return Status::failure(text);
+}
+
+Status Communicator::create(const DeviceMesh &mesh, cudaStream_t compute,
+                            std::unique_ptr<Communicator> &out,
+                            MPI_Comm world) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    return Status::failure("MPI is not initialized (call MPI_Init before "
+                           "creating the NCCL communicator)");
+  int size = 0, rank = 0;
+  if (MPI_Comm_size(world, &size) != MPI_SUCCESS ||
+      MPI_Comm_rank(world, &rank) != MPI_SUCCESS)
+    return Status::failure("MPI_Comm_size/MPI_Comm_rank failed on the world "
+                           "communicator");
+  setReportedRank(rank);
+  if (size != mesh.getNumDevices())
+    return Status::failure("mesh " + mesh.toString() + " has " +
+                           std::to_string(mesh.getNumDevices()) +
+                           " devices but MPI runs " + std::to_string(size) +
+                           " ranks (start it with mpirun -np " +
+                           std::to_string(mesh.getNumDevices()) + ")");
+
+  // Rank 0's id reaches every rank over MPI: the only bootstrap traffic.
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  if (rank == 0)
+    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+      return Status::failure("rank 0: ncclGetUniqueId failed: " +
+                             std::string(ncclGetErrorString(r)));
+  if (MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, world) != MPI_SUCCESS)
+    return Status::failure("rank " + std::to_string(rank) +
+                           ": MPI_Bcast of the NCCL unique id failed");
+
+  std::unique_ptr<Communicator> comm(new Communicator(mesh, rank, compute));
+  if (ncclResult_t r = ncclCommInitRank(&comm->world, size, id, rank);
+      r != ncclSuccess)
+    return comm->ncclFailure("ncclCommInitRank", r,
+                             "the world communicator of mesh " +
+                                 mesh.toString());
+  if (Status status = comm->createGroups(); !status)
+    return status;
+  out = std::move(comm);
+  return Status::success();
+}
+
+Status Communicator::createGroups() {
+  const auto &axes = mesh.getAxes();
+  if (axes.size() >= 63)
+    return Status::failure("mesh " + mesh.toString() + " has too many axes");
+  std::vector<int64_t> coordinates = mesh.getCoordinates(rank);
+  // Every rank walks the subsets in the same order: ncclCommSplit is
+  // collective over the world.
+  for (uint64_t mask = 1; mask < (uint64_t(1) << axes.size()); ++mask) {
+    AxisList subset;
+    std::vector<int64_t> root = coordinates;
+    for (size_t a = 0; a < axes.size(); ++a)
+      if (mask & (uint64_t(1) << a)) {
+        subset.push_back(axes[a].name);
+        root[a] = 0;
+      }
+    int64_t size = mesh.getGroupSize(subset);
+    if (size == 1)
+      continue;
+    // Color: the group's first member; key: the position in mesh order.
+    int color = static_cast<int>(mesh.getRank(root));
+    int key = static_cast<int>(mesh.getGroupIndex(rank, subset));
+    Group group;
+    group.size = static_cast<int>(size);
+    if (ncclResult_t r = ncclCommSplit(world, color, key, &group.comm, nullptr);
+        r != ncclSuccess)
+      return ncclFailure("ncclCommSplit", r,
+                         "the group communicator over " +
+                             mpi::formatAxes(subset));
+    groups[mask] = group;
+  }
+  return Status::success();
+}
+
+Status Communicator::getView(const AxisList &axes, const std::string &what,
+                             View &view) {
+  if (Status status = mesh.checkAxes(axes); !status)
+    return Status::failure(what + ": " + status.message());
+  uint64_t mask = 0;
+  for (const std::string &axis : axes)
+    mask |= uint64_t(1) << *mesh.findAxis(axis);
+  view = View();
+  view.size = static_cast<int>(mesh.getGroupSize(axes));
+  view.index = static_cast<int>(mesh.getGroupIndex(rank, axes));
+  if (view.size == 1) {
+    view.ncclRankOf = {0};
+    return Status::success();
+  }
+  view.comm = groups.at(mask).comm;
+  // The subset in mesh order: the order of the communicator's NCCL ranks.
+  AxisList sorted = axes;
+  std::sort(sorted.begin(), sorted.end(),
+            [&](const std::string &a, const std::string &b) {
+              return *mesh.findAxis(a) < *mesh.findAxis(b);
+            });
+  for (int64_t member : mesh.getGroup(rank, axes))
+    view.ncclRankOf.push_back(
+        static_cast<int>(mesh.getGroupIndex(member, sorted)));
+  return Status::success();
+}
+
+void Communicator::begin() {
+  LOOM_CUDA_CHECK(cudaEventRecord(computeDone, compute));
+  LOOM_CUDA_CHECK(cudaStreamWaitEvent(commStream, computeDone, 0));
+}
+
+void Communicator::end() {
+  LOOM_CUDA_CHECK(cudaEventRecord(commDone, commStream));
+  LOOM_CUDA_CHECK(cudaStreamWaitEvent(compute, commDone, 0));
+}
+
+Status Communicator::synchronize() {
+  LOOM_CUDA_CHECK(cudaStreamSynchronize(commStream));
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Status checkDim(const std::string &what, const Shape &shape, int64_t dim,
+                int64_t divisor) {
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
+    return Status::failure(what + ": dim " + std::to_string(dim) +
+                           " is out of range for shape " +
+                           mpi::formatShape(shape));
+  if (divisor > 0 && shape[dim] % divisor != 0)
+    return Status::failure(what + ": dim " + std::to_string(dim) + " (size " +
+                           std::to_string(shape[dim]) +
+                           ") is not divisible by the group size " +
+                           std::to_string(divisor));
+  return Status::success();
+}
+
+template <typename T>
+void copyAsync(T *out, const T *in, int64_t count, cudaStream_t stream) {
+  if (out != in && count > 0)
+    LOOM_CUDA_CHECK(cudaMemcpyAsync(out, in, count * sizeof(T),
+                                    cudaMemcpyDeviceToDevice, stream));
+}
+
+} // namespace
+
+template <typename T>
+Status Communicator::allGather(const T *in, const Shape &shape,
+                               const AxisList &axes, int64_t dim, T *out) {
+  std::string what = describe("all_gather", axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  if (Status s = checkDim(what, shape, dim, 0); !s)
+    return s;
+  int64_t count = numElements(shape), outer, inner;
+  outerInner(shape, dim, outer, inner);
+  int64_t row = shape[dim] * inner, n = view.size;
+  begin();
+  if (n == 1) {
+    copyAsync(out, in, count, commStream);
+  } else {
+    // NCCL concatenates whole blocks in NCCL-rank order; the result wants
+    // group order along `dim`.
+    Scratch gathered(commStream, n * count * sizeof(T));
+    if (ncclResult_t r = ncclAllGather(in, gathered.as<T>(), count,
+                                       ncclTypeOf<T>(), view.comm, commStream);
+        r != ncclSuccess)
+      return ncclFailure("ncclAllGather", r, what);
+    for (int64_t g = 0; g < n; ++g)
+      cuda::copyRows(commStream, out + g * row, n * row * sizeof(T),
+                     gathered.as<T>() + view.ncclRankOf[g] * count,
+                     row * sizeof(T), row * sizeof(T), outer);
+  }
+  end();
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::allSlice(const T *in, const Shape &shape,
+                              const AxisList &axes, int64_t dim, T *out) {
+  std::string what = describe("all_slice", axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  if (Status s = checkDim(what, shape, dim, view.size); !s)
+    return s;
+  int64_t outer, inner;
+  outerInner(shape, dim, outer, inner);
+  int64_t piece = shape[dim] / view.size * inner;
+  // Local: no traffic, so it stays on the compute stream.
+  cuda::copyRows(compute, out, piece * sizeof(T), in + view.index * piece,
+                 shape[dim] * inner * sizeof(T), piece * sizeof(T), outer);
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::allReduce(const T *in, const Shape &shape,
+                               const AxisList &axes, ReduceKind kind, T *out) {
+  std::string what = describe("all_reduce", axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  int64_t count = numElements(shape);
+  begin();
+  if (view.size == 1) {
+    copyAsync(out, in, count, commStream);
+  } else if (ncclResult_t r =
+                 ncclAllReduce(in, out, count, ncclTypeOf<T>(),
+                               kind == ReduceKind::Sum ? ncclSum : ncclMax,
+                               view.comm, commStream);
+             r != ncclSuccess) {
+    return ncclFailure("ncclAllReduce", r, what);
+  }
+  end();
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::reduceScatter(const T *in, const Shape &shape,
+                                   const AxisList &axes, int64_t dim, T *out) {
+  std::string what = describe("reduce_scatter", axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  if (Status s = checkDim(what, shape, dim, view.size); !s)
+    return s;
+  int64_t count = numElements(shape), outer, inner;
+  outerInner(shape, dim, outer, inner);
+  int64_t n = view.size, piece = shape[dim] / n * inner;
+  begin();
+  if (n == 1) {
+    copyAsync(out, in, count, commStream);
+  } else {
+    // Block c of the packed operand is the piece of the member with NCCL
+    // rank c, which is what NCCL hands that member.
+    Scratch packed(commStream, count * sizeof(T));
+    for (int64_t g = 0; g < n; ++g)
+      cuda::copyRows(commStream,
+                     packed.as<T>() + view.ncclRankOf[g] * outer * piece,
+                     piece * sizeof(T), in + g * piece, n * piece * sizeof(T),
+                     piece * sizeof(T), outer);
+    if (ncclResult_t r =
+            ncclReduceScatter(packed.as<T>(), out, outer * piece,
+                              ncclTypeOf<T>(), ncclSum, view.comm, commStream);
+        r != ncclSuccess)
+      return ncclFailure("ncclReduceScatter", r, what);
+  }
+  end();
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::allToAll(const T *in, const Shape &shape,
+                              const AxisList &axes, int64_t splitDim,
+                              int64_t concatDim, T *out) {
+  std::string what = describe("all_to_all", axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  if (Status s = checkDim(what, shape, splitDim, view.size); !s)
+    return s;
+  if (Status s = checkDim(what, shape, concatDim, 0); !s)
+    return s;
+  int64_t n = view.size, count = numElements(shape);
+  begin();
+  if (n == 1) {
+    copyAsync(out, in, count, commStream);
+    end();
+    return Status::success();
+  }
+  Shape pieceShape = shape;
+  pieceShape[splitDim] /= n;
+  int64_t pieceCount = count / n;
+  int64_t splitOuter, splitInner;
+  outerInner(shape, splitDim, splitOuter, splitInner);
+  int64_t splitRow = pieceShape[splitDim] * splitInner;
+  Scratch sendBuffer(commStream, count * sizeof(T));
+  Scratch recvBuffer(commStream, count * sizeof(T));
+  // Piece j (group order) becomes contiguous block j.
+  for (int64_t j = 0; j < n; ++j)
+    cuda::copyRows(commStream, sendBuffer.as<T>() + j * pieceCount,
+                   splitRow * sizeof(T), in + j * splitRow,
+                   n * splitRow * sizeof(T), splitRow * sizeof(T), splitOuter);
+  ncclGroupStart();
+  for (int64_t j = 0; j < n; ++j) {
+    ncclSend(sendBuffer.as<T>() + j * pieceCount, pieceCount, ncclTypeOf<T>(),
+             view.ncclRankOf[j], view.comm, commStream);
+    ncclRecv(recvBuffer.as<T>() + j * pieceCount, pieceCount, ncclTypeOf<T>(),
+             view.ncclRankOf[j], view.comm, commStream);
+  }
+  if (ncclResult_t r = ncclGroupEnd(); r != ncclSuccess)
+    return ncclFailure("ncclSend/ncclRecv", r, what);
+  // Block j (from member j) is piece j along `concatDim`.
+  int64_t concatOuter, concatInner;
+  outerInner(pieceShape, concatDim, concatOuter, concatInner);
+  int64_t concatRow = pieceShape[concatDim] * concatInner;
+  for (int64_t j = 0; j < n; ++j)
+    cuda::copyRows(commStream, out + j * concatRow, n * concatRow * sizeof(T),
+                   recvBuffer.as<T>() + j * pieceCount, concatRow * sizeof(T),
+                   concatRow * sizeof(T), concatOuter);
+  end();
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::collectivePermute(const T *in, const Shape &shape,
+                                       const AxisList &axes, int64_t shift,
+                                       T *out) {
+  std::string what = describe("collective_permute", axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  int64_t n = view.size, count = numElements(shape);
+  int64_t s = ((shift % n) + n) % n;
+  begin();
+  if (s == 0) {
+    copyAsync(out, in, count, commStream);
+    end();
+    return Status::success();
+  }
+  int to = view.ncclRankOf[(view.index + s) % n];
+  int from = view.ncclRankOf[(view.index - s + n) % n];
+  // `out` may be `in`: receive into scratch then.
+  std::unique_ptr<Scratch> staging;
+  T *target = out;
+  if (out == in) {
+    staging = std::make_unique<Scratch>(commStream, count * sizeof(T));
+    target = staging->as<T>();
+  }
+  ncclGroupStart();
+  ncclSend(in, count, ncclTypeOf<T>(), to, view.comm, commStream);
+  ncclRecv(target, count, ncclTypeOf<T>(), from, view.comm, commStream);
+  if (ncclResult_t r = ncclGroupEnd(); r != ncclSuccess)
+    return ncclFailure("ncclSend/ncclRecv", r, what);
+  copyAsync(out, const_cast<const T *>(target), count, commStream);
+  end();
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::broadcast(const T *in, const Shape &shape,
+                               const AxisList &axes, int64_t root, T *out) {
+  std::string what = describe("broadcast", axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  if (root < 0 || root >= view.size)
+    return Status::failure(what + ": root " + std::to_string(root) +
+                           " is not a member of a group of " +
+                           std::to_string(view.size));
+  int64_t count = numElements(shape);
+  begin();
+  if (view.size == 1) {
+    copyAsync(out, in, count, commStream);
+  } else if (ncclResult_t r =
+                 ncclBroadcast(in, out, count, ncclTypeOf<T>(),
+                               view.ncclRankOf[root], view.comm, commStream);
+             r != ncclSuccess) {
+    return ncclFailure("ncclBroadcast", r, what);
+  }
+  end();
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::send(const T *in, const Shape &shape, int64_t to,
+                          int tag) {
+  std::string what = "dist.send to rank " + std::to_string(to);
+  if (to < 0 || to >= mesh.getNumDevices())
+    return Status::failure(what + ": no such rank in mesh " + mesh.toString());
+  if (tag != 0)
+    return Status::failure(what + ": NCCL matches messages by order, tag " +
+                           std::to_string(tag) + " is not supported (use 0)");
+  if (to == rank)
+    return Status::success();
+  begin();
+  if (ncclResult_t r = ncclSend(in, numElements(shape), ncclTypeOf<T>(),
+                                static_cast<int>(to), world, commStream);
+      r != ncclSuccess)
+    return ncclFailure("ncclSend", r, what);
+  end();
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
+  std::string what = "dist.recv from rank " + std::to_string(from);
+  if (from < 0 || from >= mesh.getNumDevices())
+    return Status::failure(what + ": no such rank in mesh " + mesh.toString());
+  if (tag != 0)
+    return Status::failure(what + ": NCCL matches messages by order, tag " +
+                           std::to_string(tag) + " is not supported (use 0)");
+  int64_t count = numElements(shape);
+  begin();
+  if (from == rank) {
+    LOOM_CUDA_CHECK(cudaMemsetAsync(out, 0, count * sizeof(T), commStream));
+  } else if (ncclResult_t r =
+                 ncclRecv(out, count, ncclTypeOf<T>(), static_cast<int>(from),
+                          world, commStream);
+             r != ncclSuccess) {
+    return ncclFailure("ncclRecv", r, what);
+  }
+  end();
+  return Status::success();
+}
+
+#define LOOM_INSTANTIATE(T)                                                    \
+  template Status Communicator::allGather<T>(const T *, const Shape &,         \
+                                             const AxisList &, int64_t, T *);  \
+  template Status Communicator::allSlice<T>(const T *, const Shape &,          \
+                                            const AxisList &, int64_t, T *);   \
+  template Status Communicator::allReduce<T>(                                  \
+      const T *, const Shape &, const AxisList &, ReduceKind, T *);            \
+  template Status Communicator::reduceScatter<T>(                              \
+      const T *, const Shape &, const AxisList &, int64_t, T *);               \
+  template Status Communicator::allToAll<T>(                                   \
+      const T *, const Shape &, const AxisList &, int64_t, int64_t, T *);      \
+  template Status Communicator::collectivePermute<T>(                          \
+      const T *, const Shape &, const AxisList &, int64_t, T *);               \
+  template Status Communicator::broadcast<T>(const T *, const Shape &,         \
+                                             const AxisList &, int64_t, T *);  \
+  template Status Communicator::send<T>(const T *, const Shape &, int64_t,     \
+                                        int);                                  \
+  template Status Communicator::recv<T>(T *, const Shape &, int64_t, int);
+LOOM_INSTANTIATE(float)
+LOOM_INSTANTIATE(double)
+LOOM_INSTANTIATE(int64_t)
+#undef LOOM_INSTANTIATE
+
+} // namespace loom::runtime::nccl

@@ -1,0 +1,933 @@
+//===- CUDAEmitter.cpp - Per-rank CUDA C++ from a partitioned step --------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. Read the entry, its mesh and its layouts (emit::readEntry, shared with
+//    the host emitter).
+// 2. For each rank, print one step function with the harness's signature:
+//    take the process's cuda::Session (device, stream, cuBLAS, NCCL), open a
+//    cuda::Workspace, upload the arguments, then walk the entry's block and
+//    print one statement group per op (RankEmitter): a comment with the op,
+//    the device buffers of its results, and the CUDA kernel launch, cuBLAS
+//    GEMM or NCCL Communicator call for it. Index scalars fold to this
+//    rank's constants (emit::RankEmitterBase). At the return, wait for the
+//    step, turn a recorded data error into a Status naming its op, and copy
+//    the results to the host.
+// 3. Print the ProgramSpec and step tables (shared), main.cpp and the
+//    CMakeLists.txt that builds with nvcc.
+//
+// The calls mirror the host emitter's one for one (same kernels, same
+// parameters, device pointers instead of vectors), so a pattern missing
+// here is an error naming the op, never a silent fallback.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Target/CUDA/CUDAEmitter.h"
+#include "loom/Dialect/Dist/IR/DistAttrs.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Interpreter/Interpreter.h"
+#include "loom/Target/Common/EmitterSupport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::loom {
+
+using emit::boolLiteral;
+using emit::doubleLiteral;
+using emit::EntryInfo;
+using emit::isIntegerStorage;
+using emit::shapeLiteral;
+using emit::stringLiteral;
+using Shape = std::vector<int64_t>;
+
+namespace {
+
+const emit::EmitterName kCUDA = {"CUDA", "--emit-cuda-entry"};
+
+/// The largest attention head dim of the runtime's kernel
+/// (cuda::kMaxAttentionHeadDim; the emitter does not include runtime
+/// headers).
+constexpr int64_t kMaxAttentionHeadDim = 256;
+
+LogicalResult checkTensorType(Operation *op, Type type, const Twine &what) {
+  return emit::checkTensorType(op, type, what, kCUDA);
+}
+
+/// Attention's head dims within the kernel's limit.
+LogicalResult checkHeadDims(Operation *op, Value query, Value value) {
+  int64_t d = cast<RankedTensorType>(query.getType()).getShape().back();
+  int64_t dv = cast<RankedTensorType>(value.getType()).getShape().back();
+  if (d > kMaxAttentionHeadDim || dv > kMaxAttentionHeadDim)
+    return op->emitOpError() << "head dim " << std::max(d, dv)
+                             << " exceeds the CUDA attention kernel's limit of "
+                             << kMaxAttentionHeadDim;
+  return success();
+}
+
+/// Prints the step function of one rank.
+class RankEmitter : public emit::RankEmitterBase {
+public:
+  RankEmitter(const EntryInfo &entry, int64_t rank, AsmState &asmState,
+              raw_ostream &os)
+      : RankEmitterBase(entry, rank, asmState, os, kCUDA) {}
+
+  LogicalResult emit();
+
+private:
+  /// `T` or `int64_t`: how the elements of `value` are held.
+  std::string elementType(Value value) {
+    return isIntegerStorage(value.getType()) ? "int64_t" : "T";
+  }
+  std::string optional(Value value) { return value ? name(value) : "nullptr"; }
+  /// Declares the zeroed device buffer of a result.
+  void allocate(Value result) {
+    os << "  " << elementType(result) << " *" << name(result) << " = ws.alloc<"
+       << elementType(result) << ">(" << numElements(result) << ");\n";
+  }
+  /// A call returning a Status (NCCL, the embedding gradients).
+  void checked(Operation *op, const std::string &call) {
+    os << "  LOOM_CHECK(" << call << ", " << stringLiteral(describe(op))
+       << ");\n";
+  }
+  void call(const std::string &text) { os << "  " << text << ";\n"; }
+  /// The error sink of `op`: kernels that validate data record failures
+  /// under the op's position in `ops`.
+  std::string errors(Operation *op) {
+    ops.push_back(describe(op));
+    return "session.errors(" + std::to_string(ops.size()) + ")";
+  }
+  /// Another name for the same device buffer.
+  void alias(Value result, Value operand) {
+    os << "  const " << elementType(result) << " *" << name(result) << " = "
+       << name(operand) << ";\n";
+  }
+
+  LogicalResult emitTargetOp(Operation *op) override;
+  LogicalResult emitLoomOp(Operation *op);
+  LogicalResult emitDistOp(Operation *op);
+  LogicalResult emitConstant(arith::ConstantOp op);
+  LogicalResult emitReturn(func::ReturnOp op);
+
+  /// Descriptions of the ops that record data errors, by tag - 1.
+  std::vector<std::string> ops;
+};
+
+LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
+  if (failed(checkTensorType(op, op.getType(), "the constant")))
+    return failure();
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitError() << "no CUDA emission for a constant that is not "
+                             "dense elements";
+  // The host values (as the interpreter converts them), then one upload.
+  std::vector<std::string> elements;
+  if (isa<FloatType>(dense.getElementType()))
+    for (const APFloat &f : dense.getValues<APFloat>())
+      elements.push_back("static_cast<T>(" +
+                         doubleLiteral(f.convertToDouble()) + ")");
+  else
+    for (const APInt &i : dense.getValues<APInt>())
+      elements.push_back("int64_t(" + std::to_string(i.getSExtValue()) + ")");
+  Value result = op.getResult();
+  std::string type = elementType(result);
+  os << "  const std::vector<" << type << "> " << name(result) << "_host";
+  if (dense.isSplat())
+    os << "(" << numElements(result) << ", " << elements.front() << ");\n";
+  else
+    os << " = {" << llvm::join(elements, ", ") << "};\n";
+  os << "  const " << type << " *" << name(result) << " = ws.upload("
+     << name(result) << "_host);\n";
+  return success();
+}
+
+LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
+  os << "  static const char *const kOps[] = {";
+  for (const std::string &op : ops)
+    os << "\n      " << stringLiteral(op) << ",";
+  os << (ops.empty() ? "nullptr};\n" : "\n  };\n");
+  os << "  if (Status status = session.finish(kOps, " << ops.size()
+     << "); !status)\n"
+     << "    return status;\n";
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    os << "  ws.download(results[" << i << "]."
+       << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", " << name(v)
+       << ", " << numElements(v) << ");\n";
+  os << "  return Status::success();\n";
+  return success();
+}
+
+LogicalResult RankEmitter::emitTargetOp(Operation *op) {
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    return emitReturn(ret);
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return emitConstant(constant);
+  StringRef dialect = op->getName().getDialectNamespace();
+  if (dialect == "dist")
+    return emitDistOp(op);
+  if (dialect == "loom")
+    return emitLoomOp(op);
+  return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
+}
+
+LogicalResult RankEmitter::emitDistOp(Operation *op) {
+  auto collective = [&](Operation *c, const std::string &method,
+                        const std::string &attrs) {
+    Value in = c->getOperand(0), out = c->getResult(0);
+    groupComment(c);
+    allocate(out);
+    checked(c, "nccl." + method + "(" + name(in) + ", " + shape(in) + ", " +
+                   axes(c) + ", " + attrs + name(out) + ")");
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](dist::AnnotateOp annotate) {
+        alias(annotate.getResult(), annotate.getInput());
+        return success();
+      })
+      .Case([&](dist::ReshardOp reshard) -> LogicalResult {
+        if (entry.numRanks > 1)
+          return reshard.emitError()
+                 << "reshards must be lowered to collectives "
+                    "(-dist-lower-reshards) before CUDA emission";
+        alias(reshard.getResult(), reshard.getInput());
+        return success();
+      })
+      .Case([&](dist::AllGatherOp o) {
+        return collective(o, "allGather", std::to_string(o.getDim()) + ", ");
+      })
+      .Case([&](dist::AllSliceOp o) {
+        return collective(o, "allSlice", std::to_string(o.getDim()) + ", ");
+      })
+      .Case([&](dist::AllReduceOp o) {
+        return collective(o, "allReduce",
+                          std::string(o.getKind() == dist::ReductionKind::Sum
+                                          ? "nccl::ReduceKind::Sum"
+                                          : "nccl::ReduceKind::Max") +
+                              ", ");
+      })
+      .Case([&](dist::ReduceScatterOp o) {
+        return collective(o, "reduceScatter",
+                          std::to_string(o.getDim()) + ", ");
+      })
+      .Case([&](dist::AllToAllOp o) {
+        return collective(o, "allToAll",
+                          std::to_string(o.getSplitDim()) + ", " +
+                              std::to_string(o.getConcatDim()) + ", ");
+      })
+      .Case([&](dist::CollectivePermuteOp o) {
+        return collective(o, "collectivePermute",
+                          "int64_t(" + std::to_string(o.getShift()) + "), ");
+      })
+      .Case([&](dist::BroadcastOp o) {
+        return collective(o, "broadcast", std::to_string(o.getRoot()) + ", ");
+      })
+      .Case([&](dist::SendOp send) -> LogicalResult {
+        FailureOr<int64_t> to =
+            peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
+        if (failed(to))
+          return failure();
+        if (*to == rank) {
+          os << "  // a send to this rank itself: nothing to do\n";
+          return success();
+        }
+        checked(send, "nccl.send(" + name(send.getInput()) + ", " +
+                          shape(send.getInput()) + ", " + std::to_string(*to) +
+                          ", 0)");
+        return success();
+      })
+      .Case([&](dist::RecvOp recv) -> LogicalResult {
+        FailureOr<int64_t> from =
+            peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
+        if (failed(from))
+          return failure();
+        if (failed(checkTensorType(recv, recv.getResult().getType(),
+                                   "the result")))
+          return failure();
+        allocate(recv.getResult());
+        if (*from == rank) {
+          os << "  // a receive from this rank itself yields zeros\n";
+          return success();
+        }
+        checked(recv, "nccl.recv(" + name(recv.getResult()) + ", " +
+                          shape(recv.getResult()) + ", " +
+                          std::to_string(*from) + ", 0)");
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitError()
+               << "no CUDA emission for '" << other->getName() << "'";
+      });
+}
+
+std::string geluApproximation(GeluApproximation approximate) {
+  return approximate == GeluApproximation::Tanh
+             ? "cuda::GeluApproximation::Tanh"
+             : "cuda::GeluApproximation::None";
+}
+
+std::string optionalScale(std::optional<llvm::APFloat> scale) {
+  if (!scale)
+    return "std::nullopt";
+  return "std::optional<double>(" + doubleLiteral(scale->convertToDouble()) +
+         ")";
+}
+
+std::string castTarget(Type type) {
+  if (type.isF64())
+    return "F64";
+  if (type.isF32())
+    return "F32";
+  if (type.isBF16())
+    return "BF16";
+  if (type.isF16())
+    return "F16";
+  if (type.isInteger(64) || type.isIndex())
+    return "I64";
+  if (type.isInteger(32))
+    return "I32";
+  return "";
+}
+
+LogicalResult RankEmitter::emitLoomOp(Operation *op) {
+  for (Value v : op->getOperands())
+    if (!isScalar(v) && failed(checkTensorType(op, v.getType(), "an operand")))
+      return failure();
+  for (Value v : op->getResults())
+    if (failed(checkTensorType(op, v.getType(), "a result")))
+      return failure();
+
+  auto binary = [&](Operation *b, const char *kind) {
+    Value lhs = b->getOperand(0), rhs = b->getOperand(1), out = b->getResult(0);
+    allocate(out);
+    // Only integer division can fail on data.
+    std::string sink = elementType(out) == "int64_t" && StringRef(kind) == "Div"
+                           ? ", " + errors(b)
+                           : "";
+    call("cuda::binary<" + elementType(out) + ">(stream, cuda::BinaryKind::" +
+         kind + ", " + name(lhs) + ", " + shape(lhs) + ", " + name(rhs) + ", " +
+         shape(rhs) + ", " + name(out) + ", " + shape(out) + sink + ")");
+    return success();
+  };
+  auto unaryFn = [&](Operation *u, const char *kind) {
+    Value in = u->getOperand(0), out = u->getResult(0);
+    allocate(out);
+    call("cuda::unary<T>(stream, cuda::UnaryKind::" + std::string(kind) + ", " +
+         name(in) + ", " + std::to_string(numElements(in)) + ", " + name(out) +
+         ")");
+    return success();
+  };
+  auto reduce = [&](Operation *r, ArrayRef<int64_t> axesAttr,
+                    const char *kind) {
+    Value in = r->getOperand(0), out = r->getResult(0);
+    allocate(out);
+    call("cuda::reduce<" + elementType(in) +
+         ">(stream, cuda::ReduceKind::" + kind + ", " + name(in) + ", " +
+         shape(in) + ", " + shapeLiteral(axesAttr) + ", " + name(out) + ")");
+    return success();
+  };
+  auto simple = [&](Value in, Value out, const std::string &fn,
+                    const std::string &extra) {
+    allocate(out);
+    call(fn + "(stream, " + name(in) + ", " + shape(in) + extra + ", " +
+         name(out) + ")");
+    return success();
+  };
+  auto grad = [&](Value dy, Value x, Value dx, const std::string &fn,
+                  const std::string &extra) {
+    allocate(dx);
+    call(fn + "(stream, " + name(dy) + ", " + name(x) + ", " + shape(x) +
+         extra + ", " + name(dx) + ")");
+    return success();
+  };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](AddOp o) { return binary(o, "Add"); })
+      .Case([&](SubOp o) { return binary(o, "Sub"); })
+      .Case([&](MulOp o) { return binary(o, "Mul"); })
+      .Case([&](DivOp o) { return binary(o, "Div"); })
+      .Case([&](NegOp o) { return unaryFn(o, "Neg"); })
+      .Case([&](ExpOp o) { return unaryFn(o, "Exp"); })
+      .Case([&](LogOp o) { return unaryFn(o, "Log"); })
+      .Case([&](SqrtOp o) { return unaryFn(o, "Sqrt"); })
+      .Case([&](RsqrtOp o) { return unaryFn(o, "Rsqrt"); })
+      .Case([&](TanhOp o) { return unaryFn(o, "Tanh"); })
+      .Case([&](SigmoidOp o) { return unaryFn(o, "Sigmoid"); })
+      .Case([&](ScaleOp o) {
+        allocate(o.getResult());
+        call("cuda::scale<T>(stream, " + name(o.getInput()) + ", " +
+             std::to_string(numElements(o.getInput())) + ", " +
+             doubleLiteral(o.getFactorAttr().getValueAsDouble()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](CastOp o) -> LogicalResult {
+        Type target =
+            cast<ShapedType>(o.getResult().getType()).getElementType();
+        std::string t = castTarget(target);
+        if (t.empty())
+          return o.emitError() << "no CUDA emission for a cast to " << target;
+        // As the interpreter: casts to f64, and to f32 in an f64 run, keep
+        // the run's precision; bf16 and f16 casts round.
+        std::string targetExpr = "cuda::CastTarget::" + t;
+        if (t == "F64" || t == "F32")
+          targetExpr = "(std::is_same_v<T, double> ? cuda::CastTarget::F64 : "
+                       "cuda::CastTarget::F32)";
+        allocate(o.getResult());
+        call("cuda::cast<" + elementType(o.getInput()) + ", " +
+             elementType(o.getResult()) + ">(stream, " + name(o.getInput()) +
+             ", " + std::to_string(numElements(o.getInput())) + ", " +
+             targetExpr + ", " + name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](MatmulOp o) {
+        allocate(o.getResult());
+        call("cuda::matmul<T>(blas, " + name(o.getLhs()) + ", " +
+             shape(o.getLhs()) + ", " + name(o.getRhs()) + ", " +
+             shape(o.getRhs()) + ", " + boolLiteral(o.getTransposeLhs()) +
+             ", " + boolLiteral(o.getTransposeRhs()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](ReduceSumOp o) { return reduce(o, o.getAxes(), "Sum"); })
+      .Case([&](ReduceMeanOp o) { return reduce(o, o.getAxes(), "Mean"); })
+      .Case([&](ReduceMaxOp o) { return reduce(o, o.getAxes(), "Max"); })
+      .Case([&](ReshapeOp o) {
+        // Row-major order is kept: the same buffer under another shape.
+        alias(o.getResult(), o.getInput());
+        return success();
+      })
+      .Case([&](TransposeOp o) {
+        Value in = o.getInput();
+        allocate(o.getResult());
+        call("cuda::transpose<" + elementType(in) + ">(stream, " + name(in) +
+             ", " + shape(in) + ", " + shapeLiteral(o.getPermutation()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](SliceOp o) {
+        Value in = o.getInput();
+        allocate(o.getResult());
+        call("cuda::slice<" + elementType(in) + ">(stream, " + name(in) + ", " +
+             shape(in) + ", " + shapeLiteral(o.getStarts()) + ", " +
+             shapeLiteral(o.getLimits()) + ", " + shapeLiteral(o.getStrides()) +
+             ", " + name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](PadOp o) {
+        Value in = o.getInput();
+        allocate(o.getResult());
+        call("cuda::pad<" + elementType(in) + ">(stream, " + name(in) + ", " +
+             shape(in) + ", " + shapeLiteral(o.getLow()) + ", " +
+             shapeLiteral(o.getHigh()) + ", " + shapeLiteral(o.getInterior()) +
+             ", " + name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](ConcatOp o) {
+        std::vector<std::string> inputs, shapes;
+        for (Value v : o.getInputs()) {
+          inputs.push_back(name(v));
+          shapes.push_back(shape(v));
+        }
+        std::string type = elementType(o.getResult());
+        allocate(o.getResult());
+        call("cuda::concat<" + type + ">(stream, std::vector<const " + type +
+             " *>{" + llvm::join(inputs, ", ") + "}, {" +
+             llvm::join(shapes, ", ") + "}, " + std::to_string(o.getAxis()) +
+             ", " + name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](SplitOp o) {
+        std::vector<std::string> outs;
+        for (Value v : o.getOutputs()) {
+          allocate(v);
+          outs.push_back(name(v));
+        }
+        Value in = o.getInput();
+        call("cuda::split<" + elementType(in) + ">(stream, " + name(in) + ", " +
+             shape(in) + ", " + std::to_string(o.getAxis()) + ", " +
+             shapeLiteral(o.getSizes()) + ", {" + llvm::join(outs, ", ") +
+             "})");
+        return success();
+      })
+      .Case([&](ReluOp o) {
+        return simple(o.getInput(), o.getResult(), "cuda::relu<T>", "");
+      })
+      .Case([&](SiluOp o) {
+        return simple(o.getInput(), o.getResult(), "cuda::silu<T>", "");
+      })
+      .Case([&](GeluOp o) {
+        return simple(o.getInput(), o.getResult(), "cuda::gelu<T>",
+                      ", " + geluApproximation(o.getApproximate()));
+      })
+      .Case([&](ReluGradOp o) {
+        return grad(o.getDy(), o.getX(), o.getDx(), "cuda::reluGrad<T>", "");
+      })
+      .Case([&](SiluGradOp o) {
+        return grad(o.getDy(), o.getX(), o.getDx(), "cuda::siluGrad<T>", "");
+      })
+      .Case([&](GeluGradOp o) {
+        return grad(o.getDy(), o.getX(), o.getDx(), "cuda::geluGrad<T>",
+                    ", " + geluApproximation(o.getApproximate()));
+      })
+      .Case([&](SoftmaxOp o) {
+        return simple(o.getInput(), o.getResult(), "cuda::softmax<T>",
+                      ", " + std::to_string(o.getAxisAttr().getInt()));
+      })
+      .Case([&](LogSoftmaxOp o) {
+        return simple(o.getInput(), o.getResult(), "cuda::logSoftmax<T>",
+                      ", " + std::to_string(o.getAxisAttr().getInt()));
+      })
+      .Case([&](SoftmaxGradOp o) {
+        allocate(o.getResult());
+        call("cuda::softmaxGrad<T>(stream, " + name(o.getOutput()) + ", " +
+             name(o.getGrad()) + ", " + shape(o.getOutput()) + ", " +
+             std::to_string(o.getAxisAttr().getInt()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](LogSoftmaxGradOp o) {
+        allocate(o.getResult());
+        call("cuda::logSoftmaxGrad<T>(stream, " + name(o.getOutput()) + ", " +
+             name(o.getGrad()) + ", " + shape(o.getOutput()) + ", " +
+             std::to_string(o.getAxisAttr().getInt()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](AttentionOp o) -> LogicalResult {
+        if (failed(checkHeadDims(o, o.getQuery(), o.getValue())))
+          return failure();
+        Value mask = o.getMask();
+        allocate(o.getResult());
+        call("cuda::attention<T>(stream, " + name(o.getQuery()) + ", " +
+             shape(o.getQuery()) + ", " + name(o.getKey()) + ", " +
+             shape(o.getKey()) + ", " + name(o.getValue()) + ", " +
+             shape(o.getValue()) + ", " + optional(mask) + ", " +
+             (mask ? shape(mask) : "{}") + ", " + boolLiteral(o.getCausal()) +
+             ", " + optionalScale(o.getScale()) + ", " + name(o.getResult()) +
+             ")");
+        return success();
+      })
+      .Case([&](AttentionGradOp o) -> LogicalResult {
+        if (failed(checkHeadDims(o, o.getQuery(), o.getValue())))
+          return failure();
+        Value mask = o.getMask();
+        allocate(o.getDquery());
+        allocate(o.getDkey());
+        allocate(o.getDvalue());
+        call("cuda::attentionGrad<T>(stream, " + name(o.getQuery()) + ", " +
+             shape(o.getQuery()) + ", " + name(o.getKey()) + ", " +
+             shape(o.getKey()) + ", " + name(o.getValue()) + ", " +
+             shape(o.getValue()) + ", " + name(o.getOut()) + ", " +
+             name(o.getDout()) + ", " + optional(mask) + ", " +
+             (mask ? shape(mask) : "{}") + ", " + boolLiteral(o.getCausal()) +
+             ", " + optionalScale(o.getScale()) + ", " + name(o.getDquery()) +
+             ", " + name(o.getDkey()) + ", " + name(o.getDvalue()) + ")");
+        return success();
+      })
+      .Case([&](RopeOp o) {
+        Value positions = o.getPositions();
+        allocate(o.getResult());
+        call("cuda::rope<T>(stream, " + name(o.getInput()) + ", " +
+             shape(o.getInput()) + ", " + optional(positions) + ", " +
+             (positions ? shape(positions) : "{}") + ", " +
+             doubleLiteral(o.getThetaAttr().getValueAsDouble()) + ", " +
+             boolLiteral(o.getInverse()) + ", " + name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](EmbeddingOp o) -> LogicalResult {
+        allocate(o.getResult());
+        std::string common = name(o.getTable()) + ", " + shape(o.getTable()) +
+                             ", " + name(o.getIds()) + ", " + shape(o.getIds());
+        if (Value offset = o.getOffset()) {
+          FailureOr<int64_t> first = scalar(o, offset);
+          if (failed(first))
+            return failure();
+          call("cuda::embeddingBlock<T>(stream, " + common + ", " +
+               std::to_string(*first) + ", " + name(o.getResult()) + ")");
+          return success();
+        }
+        call("cuda::embedding<T>(stream, " + common + ", " +
+             name(o.getResult()) + ", " + errors(o) + ")");
+        return success();
+      })
+      .Case([&](EmbeddingGradOp o) -> LogicalResult {
+        allocate(o.getResult());
+        int64_t rows = shapeOf(o.getResult())[0];
+        std::string common = name(o.getDy()) + ", " + shape(o.getDy()) + ", " +
+                             name(o.getIds()) + ", " + shape(o.getIds());
+        if (Value offset = o.getOffset()) {
+          FailureOr<int64_t> first = scalar(o, offset);
+          if (failed(first))
+            return failure();
+          checked(o, "cuda::embeddingGradBlock<T>(stream, " + common + ", " +
+                         std::to_string(*first) + ", " + std::to_string(rows) +
+                         ", " + name(o.getResult()) + ")");
+          return success();
+        }
+        checked(o, "cuda::embeddingGrad<T>(stream, " + common + ", " +
+                       std::to_string(rows) + ", " + name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](CrossEntropyOp o) -> LogicalResult {
+        std::string offset = "nullptr";
+        if (Value v = o.getOffset()) {
+          if (failed(scalar(o, v)))
+            return failure();
+          offset = "&" + name(v);
+        }
+        allocate(o.getResult());
+        call("cuda::crossEntropyLocal<T>(stream, " + name(o.getLogits()) +
+             ", " + shape(o.getLogits()) + ", " + name(o.getLabels()) + ", " +
+             std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " + offset +
+             ", " + boolLiteral(o.getSum()) + ", " + name(o.getResult()) +
+             ", " + errors(o) + ")");
+        return success();
+      })
+      .Case([&](CrossEntropyGradOp o) -> LogicalResult {
+        std::string offset = "nullptr";
+        if (Value v = o.getOffset()) {
+          if (failed(scalar(o, v)))
+            return failure();
+          offset = "&" + name(v);
+        }
+        allocate(o.getResult());
+        call("cuda::crossEntropyGradLocal<T>(stream, " + name(o.getLogits()) +
+             ", " + shape(o.getLogits()) + ", " + name(o.getLabels()) + ", " +
+             name(o.getDloss()) + ", " +
+             std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " + offset +
+             ", " + boolLiteral(o.getSum()) + ", " + name(o.getResult()) +
+             ", " + errors(o) + ")");
+        return success();
+      })
+      .Case([&](LabelCountOp o) {
+        allocate(o.getResult());
+        call("cuda::labelCount<T>(stream, " + name(o.getLabels()) + ", " +
+             std::to_string(numElements(o.getLabels())) + ", " +
+             std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](LayerNormOp o) {
+        allocate(o.getResult());
+        call("cuda::layerNorm<T>(stream, " + name(o.getInput()) + ", " +
+             shape(o.getInput()) + ", " + optional(o.getGamma()) + ", " +
+             optional(o.getBeta()) + ", " +
+             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](RmsNormOp o) {
+        allocate(o.getResult());
+        call("cuda::rmsNorm<T>(stream, " + name(o.getInput()) + ", " +
+             shape(o.getInput()) + ", " + optional(o.getGamma()) + ", " +
+             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](LayerNormGradOp o) {
+        allocate(o.getDx());
+        std::string dgamma = "nullptr", dbeta = "nullptr";
+        if (o.getGamma()) {
+          allocate(o.getParamGrads()[0]);
+          allocate(o.getParamGrads()[1]);
+          dgamma = name(o.getParamGrads()[0]);
+          dbeta = name(o.getParamGrads()[1]);
+        }
+        call("cuda::layerNormGrad<T>(stream, " + name(o.getGrad()) + ", " +
+             name(o.getInput()) + ", " + shape(o.getInput()) + ", " +
+             optional(o.getGamma()) + ", " +
+             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
+             name(o.getDx()) + ", " + dgamma + ", " + dbeta + ")");
+        return success();
+      })
+      .Case([&](RmsNormGradOp o) {
+        allocate(o.getDx());
+        if (o.getDgamma())
+          allocate(o.getDgamma());
+        call("cuda::rmsNormGrad<T>(stream, " + name(o.getGrad()) + ", " +
+             name(o.getInput()) + ", " + shape(o.getInput()) + ", " +
+             optional(o.getGamma()) + ", " +
+             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
+             name(o.getDx()) + ", " + optional(o.getDgamma()) + ")");
+        return success();
+      })
+      .Case([&](SgdUpdateOp o) {
+        allocate(o.getNewParam());
+        if (o.getNewMomentumBuf())
+          allocate(o.getNewMomentumBuf());
+        call("cuda::sgdUpdate<T>(stream, " + name(o.getParam()) + ", " +
+             name(o.getGrad()) + ", " + optional(o.getMomentumBuf()) + ", " +
+             shape(o.getParam()) + ", " +
+             doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
+             doubleLiteral(o.getMomentumAttr().getValueAsDouble()) + ", " +
+             doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
+             doubleLiteral(o.getDampeningAttr().getValueAsDouble()) + ", " +
+             boolLiteral(o.getNesterov()) + ", " + name(o.getNewParam()) +
+             ", " + optional(o.getNewMomentumBuf()) + ")");
+        return success();
+      })
+      .Case([&](AdamwUpdateOp o) {
+        allocate(o.getNewParam());
+        allocate(o.getNewExpAvg());
+        allocate(o.getNewExpAvgSq());
+        // The step stays on the device; the kernel reads it.
+        call("cuda::adamwUpdate<T, " + elementType(o.getStep()) + ">(stream, " +
+             name(o.getParam()) + ", " + name(o.getGrad()) + ", " +
+             name(o.getExpAvg()) + ", " + name(o.getExpAvgSq()) + ", " +
+             shape(o.getParam()) + ", " + name(o.getStep()) + ", " +
+             doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
+             doubleLiteral(o.getBeta1Attr().getValueAsDouble()) + ", " +
+             doubleLiteral(o.getBeta2Attr().getValueAsDouble()) + ", " +
+             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
+             doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
+             name(o.getNewParam()) + ", " + name(o.getNewExpAvg()) + ", " +
+             name(o.getNewExpAvgSq()) + ")");
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitError()
+               << "no CUDA emission for '" << other->getName() << "'";
+      });
+}
+
+LogicalResult RankEmitter::emit() {
+  func::FuncOp func = entry.func;
+  os << "/// Rank " << rank;
+  if (entry.mesh) {
+    std::vector<int64_t> coordinates = entry.mesh->getCoordinates(rank);
+    os << " of mesh @" << entry.meshName << ": coordinates (";
+    for (size_t a = 0; a < coordinates.size(); ++a)
+      os << (a ? ", " : "") << entry.mesh->getAxis(a).name << " "
+         << coordinates[a];
+    os << ")";
+  }
+  os << ".\n"
+     << "template <typename T>\n"
+     << "Status loom_" << func.getSymName() << "_rank" << rank
+     << "(mpi::Communicator &comm, const std::vector<Buffer<T>> &args,\n"
+     << "    std::vector<Buffer<T>> &results) {\n"
+     << "  cuda::Session &session = cuda::Session::get(comm);\n"
+     << "  cudaStream_t stream = session.getStream();\n"
+     << "  cublasHandle_t blas = session.getBlas();\n"
+     << "  nccl::Communicator &nccl = session.getNccl();\n"
+     << "  (void)blas;\n"
+     << "  (void)nccl;\n"
+     << "  cuda::Workspace ws(stream);\n";
+  for (auto [i, arg] : llvm::enumerate(entry.args)) {
+    Value value = func.getArgument(i);
+    os << "  const " << elementType(value) << " *" << name(value)
+       << " = ws.upload(args[" << i << "]."
+       << (arg.isInteger ? "ints" : "floats") << "); // " << arg.name << "\n";
+  }
+  for (Operation &op : func.getBody().front()) {
+    os << "\n";
+    if (failed(emitOp(&op)))
+      return failure();
+  }
+  os << "}\n\n";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The program around the step functions
+//===----------------------------------------------------------------------===//
+
+const char *kStepPrologue = R"cpp(
+#include "loom/Runtime/CUDA/Activation.h"
+#include "loom/Runtime/CUDA/Attention.h"
+#include "loom/Runtime/CUDA/Elementwise.h"
+#include "loom/Runtime/CUDA/Embedding.h"
+#include "loom/Runtime/CUDA/Loss.h"
+#include "loom/Runtime/CUDA/Matmul.h"
+#include "loom/Runtime/CUDA/Normalization.h"
+#include "loom/Runtime/CUDA/Optimizer.h"
+#include "loom/Runtime/CUDA/Reduction.h"
+#include "loom/Runtime/CUDA/Rope.h"
+#include "loom/Runtime/CUDA/Session.h"
+#include "loom/Runtime/CUDA/Shape.h"
+#include "loom/Runtime/CUDA/Softmax.h"
+#include "loom/Runtime/CUDA/Workspace.h"
+#include "loom/Runtime/Harness/Harness.h"
+#include "loom/Runtime/NCCL/Communicator.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace loom::runtime::harness;
+namespace cuda = loom::runtime::cuda;
+namespace io = loom::runtime::io;
+namespace mpi = loom::runtime::mpi;
+namespace nccl = loom::runtime::nccl;
+
+/// Returns a failed collective's or kernel's Status, naming the op.
+#define LOOM_CHECK(call, what)                                                 \
+  do {                                                                         \
+    Status status_ = (call);                                                   \
+    if (!status_.ok())                                                         \
+      return Status::failure(std::string(what) + ": " + status_.message());   \
+  } while (false)
+
+namespace {
+
+)cpp";
+
+std::string mainSource() {
+  return R"cpp(//===- main.cpp - Emitted by loom-translate --emit-cuda -------------------===//
+//
+// Runs the emitted training step on this MPI rank's GPU through the harness
+// (loom/Runtime/Harness/Harness.h), which reads and writes host tensors as
+// loom-run does: `mpirun -np N ./train_step --inputs IN.safetensors
+// --outputs OUT.safetensors [--dtype f32] [--steps N]`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/Harness/Harness.h"
+
+using namespace loom::runtime::harness;
+
+// Defined in train_step.cu.
+const ProgramSpec &loomProgramSpec();
+const std::vector<StepFn<float>> &loomStepsF32();
+const std::vector<StepFn<double>> &loomStepsF64();
+
+int main(int argc, char **argv) {
+  return runMain(argc, argv, loomProgramSpec(), loomStepsF32(),
+                 loomStepsF64());
+}
+)cpp";
+}
+
+std::string cmakeSource(const CUDAEmitOptions &options) {
+  std::string text =
+      R"cmake(#===- CMakeLists.txt - Emitted by loom-translate --emit-cuda ---------------===#
+#
+# Builds the per-rank CUDA program against Loom's runtime libraries (a Loom
+# build configured with LOOM_ENABLE_CUDA):
+#   cmake -G Ninja -S . -B build -DLOOM_SOURCE_DIR=<loom checkout> \
+#         -DLOOM_BUILD_DIR=<loom build tree> [-DCMAKE_CUDA_ARCHITECTURES=90a]
+#   cmake --build build
+#
+#===----------------------------------------------------------------------===#
+
+cmake_minimum_required(VERSION 3.20)
+# nvcc rejects clang-22 as its host compiler; g++ compiles the host side.
+if(NOT CMAKE_CUDA_HOST_COMPILER)
+  find_program(LOOM_CUDA_HOST_CXX NAMES g++ REQUIRED)
+  set(CMAKE_CUDA_HOST_COMPILER ${LOOM_CUDA_HOST_CXX} CACHE FILEPATH "")
+endif()
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  set(CMAKE_CUDA_ARCHITECTURES "@ARCHITECTURES@")
+endif()
+project(loom_emitted_cuda_step C CXX CUDA)
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CUDA_STANDARD 17)
+set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+if(NOT CMAKE_BUILD_TYPE)
+  # The step is host code that launches the runtime's kernels: -O1 compiles
+  # it quickly; the kernels themselves are built optimized in Loom's tree.
+  set(CMAKE_BUILD_TYPE Release)
+  set(CMAKE_CXX_FLAGS_RELEASE "-O1")
+  set(CMAKE_CUDA_FLAGS_RELEASE "-O1")
+endif()
+
+set(LOOM_SOURCE_DIR "" CACHE PATH "Loom's source tree (for its headers)")
+set(LOOM_BUILD_DIR "" CACHE PATH "Loom's build tree (for its libraries)")
+if(NOT LOOM_SOURCE_DIR OR NOT LOOM_BUILD_DIR)
+  message(FATAL_ERROR "set LOOM_SOURCE_DIR and LOOM_BUILD_DIR")
+endif()
+
+find_package(MPI REQUIRED COMPONENTS C)
+find_package(CUDAToolkit REQUIRED)
+find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
+find_library(LOOM_NCCL_LIBRARY nccl REQUIRED
+             HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_DIR}/../lib
+                   /usr/local/cuda/lib /usr/local/cuda/lib64)
+find_path(LOOM_NCCL_INCLUDE_DIR nccl.h REQUIRED
+          HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+# Static libraries, users before what they use.
+set(loom_runtime_libs)
+foreach(lib LoomRuntimeCUDASession LoomRuntimeNCCL LoomRuntimeHarness
+            LoomRuntimeCUDA LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
+            LoomRuntimeLayout LoomRuntimeSupport)
+  find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
+    PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
+    NO_DEFAULT_PATH REQUIRED)
+  list(APPEND loom_runtime_libs ${LOOM_${lib}_LIBRARY})
+endforeach()
+
+add_executable(train_step train_step.cu main.cpp)
+target_include_directories(train_step PRIVATE ${LOOM_SOURCE_DIR}/include
+                                              ${LOOM_NCCL_INCLUDE_DIR})
+target_compile_definitions(train_step PRIVATE OMPI_SKIP_MPICXX=1
+                                              MPICH_SKIP_MPICXX=1)
+target_link_libraries(train_step PRIVATE ${loom_runtime_libs}
+                      ${LOOM_OPENBLAS_LIBRARY} ${LOOM_NCCL_LIBRARY}
+                      CUDA::cublas CUDA::cudart MPI::MPI_C)
+)cmake";
+  size_t at = text.find("@ARCHITECTURES@");
+  text.replace(at, std::string("@ARCHITECTURES@").size(),
+               options.architectures);
+  return text;
+}
+
+} // namespace
+
+LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
+                              CUDAProgramFiles &files) {
+  EntryInfo entry;
+  if (failed(emit::readEntry(module, options.entry, kCUDA, entry)))
+    return failure();
+
+  std::string step;
+  llvm::raw_string_ostream os(step);
+  os << "//===- train_step.cu - Emitted by loom-translate --emit-cuda "
+        "--------------===//\n"
+     << "//\n"
+     << "// Per-rank CUDA code of @" << entry.func.getSymName();
+  if (entry.mesh)
+    os << " over mesh @" << entry.meshName << " " << entry.mesh->toString()
+       << " (" << entry.numRanks << " ranks)";
+  os << ": one function per rank,\n"
+     << "// each op as the CUDA kernel, cuBLAS GEMM or NCCL collective of "
+        "the runtime\n"
+     << "// (loom/Runtime/CUDA, loom/Runtime/NCCL), after the op in a "
+        "comment.\n"
+     << "// Generated; do not edit.\n"
+     << "//\n"
+     << "//===------------------------------------------------------------"
+        "----------===//\n"
+     << kStepPrologue;
+
+  AsmState asmState(entry.func, OpPrintingFlags().enableDebugInfo(
+                                    true, /*prettyForm=*/false));
+  for (int64_t r = 0; r < entry.numRanks; ++r) {
+    RankEmitter rankEmitter(entry, r, asmState, os);
+    if (failed(rankEmitter.emit()))
+      return failure();
+  }
+  os << "} // namespace\n\n";
+  if (failed(emit::emitProgramSpec(entry, os)))
+    return failure();
+
+  files.clear();
+  files.emplace_back("train_step.cu", std::move(step));
+  files.emplace_back("main.cpp", mainSource());
+  files.emplace_back("CMakeLists.txt", cmakeSource(options));
+  return success();
+}
+
+} // namespace mlir::loom

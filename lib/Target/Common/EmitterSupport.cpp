@@ -1,0 +1,523 @@
+//===- EmitterSupport.cpp - What the per-rank emitters share --------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reading the entry is the interpreter's `prepare` done once at compile time:
+// every layout becomes global shapes, block offsets, partial holders and
+// canonical replicas, which emitProgramSpec prints for the harness.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Target/Common/EmitterSupport.h"
+#include "loom/Dialect/Dist/IR/DistAttrs.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Interpreter/EntrySignature.h"
+#include "loom/Interpreter/Interpreter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdio>
+#include <set>
+
+namespace mlir::loom::emit {
+
+using dist::Layout;
+using dist::Mesh;
+
+//===----------------------------------------------------------------------===//
+// Literals
+//===----------------------------------------------------------------------===//
+
+std::string shapeLiteral(ArrayRef<int64_t> shape) {
+  std::string s = "{";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "}";
+}
+
+std::string doubleLiteral(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
+  std::string s = buffer;
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+std::string boolLiteral(bool value) { return value ? "true" : "false"; }
+
+std::string stringLiteral(StringRef text) {
+  std::string s = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      s += '\\';
+    if (c == '\n') {
+      s += "\\n";
+      continue;
+    }
+    s += c;
+  }
+  return s + "\"";
+}
+
+std::string axesLiteral(ArrayRef<std::string> axes) {
+  std::string s = "{";
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (i ? ", " : "") + stringLiteral(axes[i]);
+  return s + "}";
+}
+
+std::vector<std::string> axisNames(ArrayAttr axes) {
+  std::vector<std::string> names;
+  for (Attribute a : axes)
+    names.push_back(cast<StringAttr>(a).getValue().str());
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// The entry
+//===----------------------------------------------------------------------===//
+
+bool isIntegerStorage(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    type = shaped.getElementType();
+  return isa<IndexType>(type) || (isa<IntegerType>(type) && !type.isInteger(1));
+}
+
+LogicalResult checkTensorType(Operation *op, Type type, const Twine &what,
+                              const EmitterName &emitter) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return op->emitError() << what << " has type " << type << "; the "
+                           << emitter.target
+                           << " emitter needs statically shaped tensors";
+  Type element = tensor.getElementType();
+  if (!isa<FloatType>(element) && !isIntegerStorage(element))
+    return op->emitError() << what << " has element type " << element << "; "
+                           << emitter.target
+                           << " programs hold floats and integers (not i1)";
+  return success();
+}
+
+namespace {
+
+LogicalResult readTensorInfo(func::FuncOp func, Attribute layoutAttr, Type type,
+                             const EntryInfo &entry, const Twine &what,
+                             const EmitterName &emitter, TensorInfo &info) {
+  if (failed(checkTensorType(func, type, what, emitter)))
+    return failure();
+  info.type = type;
+  info.isInteger = isIntegerStorage(type);
+  auto tensor = cast<RankedTensorType>(type);
+  info.localShape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  info.globalShape = info.localShape;
+  info.layout = Layout::getReplicated(info.localShape.size());
+  if (!layoutAttr)
+    return success();
+  auto attr = dyn_cast<dist::LayoutAttr>(layoutAttr);
+  if (!attr || !entry.mesh)
+    return func.emitError() << what
+                            << ": `dist.layout` expects a "
+                               "#dist.layout attribute on the entry's mesh";
+  auto layout = attr.toLayout(*entry.mesh);
+  if (!layout)
+    return func.emitError() << what << ": " << layout.error();
+  if (layout->getRank() != info.localShape.size())
+    return func.emitError() << what << ": layout of rank " << layout->getRank()
+                            << " does not fit " << type;
+  info.layout = *layout;
+  info.globalShape = layout->getGlobalShape(*entry.mesh, info.localShape);
+  return success();
+}
+
+} // namespace
+
+LogicalResult readEntry(ModuleOp module, StringRef entryName,
+                        const EmitterName &emitter, EntryInfo &entry) {
+  std::string name = entryName.str();
+  if (name.empty())
+    name = module.lookupSymbol<func::FuncOp>("train_step") ? "train_step"
+                                                           : "forward";
+  entry.func = module.lookupSymbol<func::FuncOp>(name);
+  if (!entry.func)
+    return module.emitError()
+           << "no function @" << name << " to emit (name it with "
+           << emitter.entryFlag << ")";
+  func::FuncOp func = entry.func;
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitError() << "the " << emitter.target
+                            << " emitter needs a function with one "
+                               "block (straight-line code)";
+
+  // The mesh: the one every layout and collective names.
+  std::set<std::string> meshNames;
+  auto note = [&](Attribute attr) {
+    if (auto layout = dyn_cast_or_null<dist::LayoutAttr>(attr))
+      meshNames.insert(layout.getMesh().getValue().str());
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    note(func.getArgAttr(i, interp::kLayoutAttrName));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    note(func.getResultAttr(i, interp::kLayoutAttrName));
+  func.walk([&](Operation *op) {
+    note(op->getAttr(interp::kLayoutAttrName));
+    if (op->getName().getDialectNamespace() == "dist")
+      if (auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
+        meshNames.insert(mesh.getValue().str());
+  });
+  if (meshNames.size() > 1)
+    return func.emitError() << "uses several meshes (@" << *meshNames.begin()
+                            << ", @" << *std::next(meshNames.begin()) << "); a "
+                            << emitter.target << " program runs on one";
+  if (!meshNames.empty()) {
+    entry.meshName = *meshNames.begin();
+    auto meshOp = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
+        func, StringAttr::get(func.getContext(), entry.meshName));
+    if (!meshOp)
+      return func.emitError() << "names mesh @" << entry.meshName
+                              << ", which is not a `dist.mesh` of the module";
+    auto mesh = meshOp.getMesh();
+    if (!mesh)
+      return meshOp.emitError() << mesh.error();
+    entry.mesh = *mesh;
+    entry.numRanks = mesh->getNumDevices();
+  }
+
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    TensorInfo info;
+    info.name = interp::getArgumentName(func, i);
+    if (failed(readTensorInfo(func, func.getArgAttr(i, interp::kLayoutAttrName),
+                              func.getArgumentTypes()[i], entry,
+                              "argument #" + Twine(i), emitter, info)))
+      return failure();
+    entry.args.push_back(std::move(info));
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    TensorInfo info;
+    info.name = interp::getResultName(func, i);
+    if (failed(readTensorInfo(func,
+                              func.getResultAttr(i, interp::kLayoutAttrName),
+                              func.getResultTypes()[i], entry,
+                              "result #" + Twine(i), emitter, info)))
+      return failure();
+    entry.results.push_back(std::move(info));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// One rank
+//===----------------------------------------------------------------------===//
+
+std::string RankEmitterBase::name(Value value) {
+  auto it = names.find(value);
+  if (it != names.end())
+    return it->second;
+  std::string printed;
+  llvm::raw_string_ostream ps(printed);
+  value.printAsOperand(ps, asmState);
+  std::string result;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    result = "arg" + std::to_string(arg.getArgNumber());
+  } else {
+    StringRef text = StringRef(printed).drop_front(); // the `%`
+    result = llvm::isDigit(text.front()) ? "v" : "v_";
+    for (char c : text)
+      result += llvm::isAlnum(c) ? c : '_';
+  }
+  names[value] = result;
+  return result;
+}
+
+Shape RankEmitterBase::shapeOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return Shape(type.getShape().begin(), type.getShape().end());
+}
+
+int64_t RankEmitterBase::numElements(Value value) {
+  int64_t n = 1;
+  for (int64_t d : shapeOf(value))
+    n *= d;
+  return n;
+}
+
+FailureOr<int64_t> RankEmitterBase::scalar(Operation *user, Value value) {
+  auto it = scalars.find(value);
+  if (it == scalars.end())
+    return user->emitError() << "the " << emitter.target
+                             << " emitter folds index scalars from "
+                                "`dist.axis_index`, `arith.constant`, "
+                                "`arith.addi` and `arith.muli` only";
+  return it->second;
+}
+
+std::string RankEmitterBase::axes(Operation *op) {
+  return axesLiteral(axisList(op));
+}
+
+std::vector<std::string> RankEmitterBase::axisList(Operation *op) {
+  return axisNames(op->getAttrOfType<ArrayAttr>("axes"));
+}
+
+FailureOr<int64_t> RankEmitterBase::peer(Operation *op, StringRef axis,
+                                         int64_t coordinate) {
+  std::optional<size_t> index = entry.mesh->findAxis(axis.str());
+  if (!index)
+    return op->emitError() << "axis `" << axis << "` is not an axis of mesh @"
+                           << entry.meshName;
+  std::vector<int64_t> coordinates = entry.mesh->getCoordinates(rank);
+  coordinates[*index] = coordinate;
+  return entry.mesh->getRank(coordinates);
+}
+
+std::string RankEmitterBase::describe(Operation *op) {
+  return "rank " + std::to_string(rank) + ": " + interp::describeOp(op);
+}
+
+void RankEmitterBase::groupComment(Operation *collective) {
+  std::vector<int64_t> members =
+      entry.mesh->getGroup(rank, axisList(collective));
+  std::string s;
+  for (int64_t m : members)
+    s += (s.empty() ? "" : ", ") + std::to_string(m);
+  os << "  // group over " << axes(collective) << ": ranks {" << s
+     << "}, this rank is member "
+     << entry.mesh->getGroupIndex(rank, axisList(collective)) << "\n";
+}
+
+void RankEmitterBase::defineScalar(Value value, int64_t v) {
+  scalars[value] = v;
+  os << "  const int64_t " << name(value) << " = " << v << ";\n";
+}
+
+LogicalResult RankEmitterBase::emitOp(Operation *op) {
+  // The op it came from, with its location.
+  std::string text;
+  llvm::raw_string_ostream ts(text);
+  op->print(ts, asmState);
+  for (StringRef line : llvm::split(StringRef(text), '\n'))
+    os << "  // " << line << "\n";
+
+  if (auto constant = dyn_cast<arith::ConstantOp>(op);
+      constant && constant.getType().isIntOrIndex()) {
+    auto attr = dyn_cast<IntegerAttr>(constant.getValue());
+    if (!attr || constant.getType().isInteger(1))
+      return op->emitError()
+             << "no " << emitter.target << " emission for this scalar constant";
+    defineScalar(constant.getResult(), attr.getValue().getSExtValue());
+    return success();
+  }
+  if (isa<arith::AddIOp, arith::MulIOp>(op)) {
+    FailureOr<int64_t> lhs = scalar(op, op->getOperand(0));
+    FailureOr<int64_t> rhs = scalar(op, op->getOperand(1));
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    defineScalar(op->getResult(0),
+                 isa<arith::AddIOp>(op) ? *lhs + *rhs : *lhs * *rhs);
+    return success();
+  }
+  if (auto index = dyn_cast<dist::AxisIndexOp>(op)) {
+    std::optional<size_t> axis =
+        entry.mesh ? entry.mesh->findAxis(index.getAxis().str()) : std::nullopt;
+    if (!axis)
+      return index.emitError()
+             << "axis `" << index.getAxis() << "` is not an axis of the mesh";
+    defineScalar(index.getResult(), entry.mesh->getCoordinates(rank)[*axis]);
+    return success();
+  }
+  return emitTargetOp(op);
+}
+
+//===----------------------------------------------------------------------===//
+// The program around the step functions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string dtypeLiteral(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    type = shaped.getElementType();
+  std::optional<::loom::runtime::io::DType> dtype = interp::fileDTypeOf(type);
+  return "io::DType::" +
+         std::string(dtype ? ::loom::runtime::io::dtypeName(*dtype) : "F64");
+}
+
+/// How argument `index` starts without data (the harness's Init).
+std::string initLiteral(func::FuncOp func, unsigned index, std::string &args) {
+  args = "{0.0, 0.0}";
+  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param")) {
+    InitializerAttr init = param.getInit();
+    ArrayRef<double> values = init.getArgs();
+    std::string a = values.size() > 0 ? doubleLiteral(values[0]) : "0.0";
+    std::string b = values.size() > 1 ? doubleLiteral(values[1]) : "0.0";
+    args = "{" + a + ", " + b + "}";
+    switch (init.getKind()) {
+    case InitKind::Zeros:
+      return "Init::Zeros";
+    case InitKind::Ones:
+      return "Init::Ones";
+    case InitKind::Normal:
+      return "Init::Normal";
+    case InitKind::Uniform:
+      return "Init::Uniform";
+    case InitKind::ScaledNormal:
+      return "Init::ScaledNormal";
+    }
+  }
+  if (func.getArgAttrOfType<StringAttr>(index, interp::kNameAttrName))
+    return "Init::State";
+  return "Init::None";
+}
+
+} // namespace
+
+LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
+  func::FuncOp func = entry.func;
+  os << "/// The mesh, the arguments and results, and each rank's blocks of "
+        "them.\n"
+     << "const ProgramSpec &loomProgramSpec() {\n"
+     << "  static const ProgramSpec spec = [] {\n"
+     << "    ProgramSpec s;\n"
+     << "    s.entry = " << stringLiteral(func.getSymName()) << ";\n"
+     << "    s.mesh = {";
+  if (entry.mesh)
+    for (auto [a, axis] : llvm::enumerate(entry.mesh->getAxes()))
+      os << (a ? ", " : "") << "{" << stringLiteral(axis.name) << ", "
+         << axis.size << "}";
+  os << "};\n";
+  auto tensorSpec = [&](const TensorInfo &t, const std::string &init,
+                        const std::string &initArgs) {
+    os << "        {" << stringLiteral(t.name) << ", "
+       << boolLiteral(t.isInteger) << ", " << dtypeLiteral(t.type) << ", "
+       << shapeLiteral(t.globalShape) << ", " << shapeLiteral(t.localShape)
+       << ", " << init << ", " << initArgs << ", "
+       << stringLiteral(t.layout.toString()) << "},\n";
+  };
+  os << "    s.arguments = {\n";
+  for (auto [i, t] : llvm::enumerate(entry.args)) {
+    std::string initArgs;
+    std::string init = initLiteral(func, i, initArgs);
+    tensorSpec(t, init, initArgs);
+  }
+  os << "    };\n    s.results = {\n";
+  for (const TensorInfo &t : entry.results)
+    tensorSpec(t, "Init::None", "{0.0, 0.0}");
+  os << "    };\n";
+
+  // Placements, [rank][tensor]: block offsets, partial holders, replicas.
+  const Mesh *mesh = entry.mesh ? &*entry.mesh : nullptr;
+  auto offsetOf = [&](const TensorInfo &t, int64_t r) -> FailureOr<Shape> {
+    if (!mesh)
+      return Shape(t.localShape.size(), 0);
+    auto offset = t.layout.getBlockOffset(*mesh, t.globalShape, r);
+    if (!offset)
+      return func.emitError() << "`" << t.name << "`: " << offset.error();
+    return *offset;
+  };
+  os << "    s.argumentPlacements = {\n";
+  for (int64_t r = 0; r < entry.numRanks; ++r) {
+    os << "        {";
+    for (auto [i, t] : llvm::enumerate(entry.args)) {
+      FailureOr<Shape> offset = offsetOf(t, r);
+      if (failed(offset))
+        return failure();
+      // A pending sum: the first member of each partial group holds it.
+      bool holds =
+          !mesh || mesh->getGroupIndex(r, t.layout.getPartialAxes()) == 0;
+      os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", "
+         << boolLiteral(holds) << ", 0}";
+    }
+    os << "}, // rank " << r << "\n";
+  }
+  os << "    };\n    s.resultPlacements = {\n";
+  for (int64_t r = 0; r < entry.numRanks; ++r) {
+    os << "        {";
+    for (auto [i, t] : llvm::enumerate(entry.results)) {
+      FailureOr<Shape> offset = offsetOf(t, r);
+      if (failed(offset))
+        return failure();
+      bool canonical = true;
+      int64_t canonicalRank = r;
+      if (mesh) {
+        // Axes the layout does not use hold replicas.
+        std::vector<std::string> replicated;
+        for (const Mesh::Axis &axis : mesh->getAxes())
+          if (!t.layout.uses(axis.name))
+            replicated.push_back(axis.name);
+        canonical = mesh->getGroupIndex(r, replicated) == 0;
+        canonicalRank = mesh->getGroup(r, replicated).front();
+      }
+      os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", "
+         << boolLiteral(canonical) << ", " << canonicalRank << "}";
+    }
+    os << "}, // rank " << r << "\n";
+  }
+  os << "    };\n";
+  // Loop-carried: a result named like an argument of its kind and shape.
+  os << "    s.carried = {";
+  bool first = true;
+  for (auto [ri, result] : llvm::enumerate(entry.results))
+    for (auto [ai, arg] : llvm::enumerate(entry.args))
+      if (result.name == arg.name && result.isInteger == arg.isInteger &&
+          result.globalShape == arg.globalShape) {
+        os << (first ? "" : ", ") << "{" << ri << ", " << ai << "}";
+        first = false;
+      }
+  os << "};\n"
+     << "    return s;\n"
+     << "  }();\n"
+     << "  return spec;\n"
+     << "}\n\n";
+
+  for (StringRef type : {"float", "double"}) {
+    StringRef suffix = type == "float" ? "F32" : "F64";
+    // A build may leave one precision out (LOOM_STEP_DTYPES in the emitted
+    // CMakeLists.txt): its table is then empty and the harness says so.
+    os << "/// The step function of each rank, computing in " << type
+       << " (empty when built with LOOM_STEP_NO_" << suffix << ").\n"
+       << "const std::vector<StepFn<" << type << ">> &loomSteps" << suffix
+       << "() {\n"
+       << "  static const std::vector<StepFn<" << type << ">> steps = {\n"
+       << "#ifndef LOOM_STEP_NO_" << suffix << "\n";
+    for (int64_t r = 0; r < entry.numRanks; ++r)
+      os << "      &loom_" << func.getSymName() << "_rank" << r << "<" << type
+         << ">,\n";
+    os << "#endif\n  };\n  return steps;\n}\n\n";
+  }
+  return success();
+}
+
+LogicalResult
+writeProgramFiles(ModuleOp module,
+                  ArrayRef<std::pair<std::string, std::string>> files,
+                  StringRef dir, raw_ostream &os) {
+  if (dir.empty()) {
+    os << files.front().second;
+    return success();
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return module.emitError()
+           << "cannot create directory `" << dir << "`: " << ec.message();
+  for (const auto &[name, contents] : files) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream file(path, ec);
+    if (ec)
+      return module.emitError()
+             << "cannot write `" << path << "`: " << ec.message();
+    file << contents;
+    os << path << "\n";
+  }
+  return success();
+}
+
+} // namespace mlir::loom::emit

@@ -1,0 +1,288 @@
+//===- CrossCheck.cpp - The NCCL communicator against the MPI one ---------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// `mpirun -np N loom-nccl-crosscheck --mesh a=2,b=2`: one process per GPU.
+// For every ordered list of mesh axes (so group orders that differ from
+// NCCL's rank order are covered), every collective, every dim of a rank-3
+// tensor and both float types, each rank runs the call through the MPI
+// communicator on host data and through the NCCL communicator on the same
+// data on its GPU, and compares (exactly for moves, within 1e-12 / 1e-5
+// relative for sums, whose order NCCL chooses). Prints "nccl crosscheck: N
+// checks passed" on rank 0, or the first failure of each rank and exits 1.
+// Needs as many GPUs as ranks (NCCL refuses two ranks on one device).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runtime/CUDA/Check.h"
+#include "loom/Runtime/MPI/Communicator.h"
+#include "loom/Runtime/NCCL/Communicator.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace loom::runtime;
+
+namespace {
+
+struct Checks {
+  int64_t count = 0;
+  std::string firstFailure;
+
+  template <typename T>
+  void expectClose(const std::vector<T> &got, const std::vector<T> &expected,
+                   double rtol, const std::string &what) {
+    ++count;
+    if (!firstFailure.empty())
+      return;
+    if (got.size() != expected.size()) {
+      firstFailure = what + ": size " + std::to_string(got.size()) +
+                     " != " + std::to_string(expected.size());
+      return;
+    }
+    for (size_t i = 0; i < got.size(); ++i)
+      if (std::abs(static_cast<double>(got[i]) - expected[i]) >
+          rtol * std::max(1.0, std::abs(static_cast<double>(expected[i])))) {
+        firstFailure = what + ": element " + std::to_string(i) + " is " +
+                       std::to_string(got[i]) + ", expected " +
+                       std::to_string(expected[i]);
+        return;
+      }
+  }
+  void fail(const std::string &what) {
+    ++count;
+    if (firstFailure.empty())
+      firstFailure = what;
+  }
+};
+
+template <typename T> struct Device {
+  T *data = nullptr;
+  size_t count;
+  explicit Device(const std::vector<T> &values) : count(values.size()) {
+    LOOM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&data),
+                               std::max<size_t>(count, 1) * sizeof(T)));
+    LOOM_CUDA_CHECK(cudaMemcpy(data, values.data(), count * sizeof(T),
+                               cudaMemcpyHostToDevice));
+  }
+  ~Device() { cudaFree(data); }
+  std::vector<T> download() const {
+    LOOM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> values(count);
+    LOOM_CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(T),
+                               cudaMemcpyDeviceToHost));
+    return values;
+  }
+};
+
+/// Every ordered list of distinct axes, the empty one excluded.
+void orderedLists(const std::vector<std::string> &axes, mpi::AxisList &prefix,
+                  std::vector<mpi::AxisList> &out) {
+  for (const std::string &axis : axes) {
+    if (std::find(prefix.begin(), prefix.end(), axis) != prefix.end())
+      continue;
+    prefix.push_back(axis);
+    out.push_back(prefix);
+    orderedLists(axes, prefix, out);
+    prefix.pop_back();
+  }
+}
+
+template <typename T>
+void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
+                const mpi::DeviceMesh &mesh, int64_t rank, Checks &checks) {
+  double rtol = std::is_same_v<T, double> ? 1e-12 : 1e-5;
+  std::vector<std::string> names;
+  for (const auto &axis : mesh.getAxes())
+    names.push_back(axis.name);
+  std::vector<mpi::AxisList> lists;
+  mpi::AxisList prefix;
+  orderedLists(names, prefix, lists);
+  std::mt19937_64 engine(1234 + rank);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (const mpi::AxisList &axes : lists) {
+    int64_t n = mesh.getGroupSize(axes);
+    // Every dim divisible by the group size, twice over for all_to_all.
+    Shape shape = {2 * n, 3 * n, n};
+    std::vector<T> in(numElements(shape));
+    for (T &v : in)
+      v = static_cast<T>(dist(engine));
+    Device<T> din(in);
+    std::string over = " over " + mpi::formatAxes(axes);
+    auto run = [&](const std::string &what, size_t outCount, auto hostCall,
+                   auto deviceCall, double tolerance) {
+      std::vector<T> expected(outCount);
+      Device<T> dout{std::vector<T>(outCount)};
+      mpi::Status hs = hostCall(expected.data());
+      nccl::Status ds = deviceCall(dout.data);
+      if (!hs.ok() || !ds.ok()) {
+        checks.fail(what + over + ": " + hs.message() + ds.message());
+        return;
+      }
+      checks.expectClose(dout.download(), expected, tolerance, what + over);
+    };
+    size_t count = in.size();
+    for (auto kind : {mpi::ReduceKind::Sum, mpi::ReduceKind::Max})
+      run(
+          "all_reduce", count,
+          [&](T *out) {
+            return host.allReduce(in.data(), shape, axes, kind, out);
+          },
+          [&](T *out) {
+            return device.allReduce(din.data, shape, axes,
+                                    kind == mpi::ReduceKind::Sum
+                                        ? nccl::ReduceKind::Sum
+                                        : nccl::ReduceKind::Max,
+                                    out);
+          },
+          kind == mpi::ReduceKind::Sum ? rtol : 0.0);
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      run(
+          "all_gather dim " + std::to_string(dim), count * n,
+          [&](T *out) {
+            return host.allGather(in.data(), shape, axes, dim, out);
+          },
+          [&](T *out) {
+            return device.allGather(din.data, shape, axes, dim, out);
+          },
+          0.0);
+      run(
+          "all_slice dim " + std::to_string(dim), count / n,
+          [&](T *out) {
+            return host.allSlice(in.data(), shape, axes, dim, out);
+          },
+          [&](T *out) {
+            return device.allSlice(din.data, shape, axes, dim, out);
+          },
+          0.0);
+      run(
+          "reduce_scatter dim " + std::to_string(dim), count / n,
+          [&](T *out) {
+            return host.reduceScatter(in.data(), shape, axes, dim, out);
+          },
+          [&](T *out) {
+            return device.reduceScatter(din.data, shape, axes, dim, out);
+          },
+          rtol);
+      for (int64_t concat = 0; concat < 3; ++concat)
+        run(
+            "all_to_all " + std::to_string(dim) + "->" + std::to_string(concat),
+            count,
+            [&](T *out) {
+              return host.allToAll(in.data(), shape, axes, dim, concat, out);
+            },
+            [&](T *out) {
+              return device.allToAll(din.data, shape, axes, dim, concat, out);
+            },
+            0.0);
+    }
+    for (int64_t shift : {int64_t(1), int64_t(-1), n + 1})
+      run(
+          "collective_permute shift " + std::to_string(shift), count,
+          [&](T *out) {
+            return host.collectivePermute(in.data(), shape, axes, shift, out);
+          },
+          [&](T *out) {
+            return device.collectivePermute(din.data, shape, axes, shift, out);
+          },
+          0.0);
+    run(
+        "broadcast root " + std::to_string(n - 1), count,
+        [&](T *out) {
+          return host.broadcast(in.data(), shape, axes, n - 1, out);
+        },
+        [&](T *out) {
+          return device.broadcast(din.data, shape, axes, n - 1, out);
+        },
+        0.0);
+  }
+  // send/recv around the ring of all ranks.
+  int64_t size = mesh.getNumDevices();
+  Shape shape = {5, 3};
+  std::vector<T> in(15);
+  for (T &v : in)
+    v = static_cast<T>(rank * 100 + dist(engine));
+  Device<T> din(in);
+  Device<T> dout{std::vector<T>(15)};
+  int64_t to = (rank + 1) % size, from = (rank + size - 1) % size;
+  std::vector<T> expected(15);
+  mpi::Status hs = host.send(in.data(), shape, to, 0);
+  if (hs.ok())
+    hs = host.recv(expected.data(), shape, from, 0);
+  if (hs.ok())
+    hs = host.waitSends();
+  // NCCL sends complete only with their receives: even ranks send first.
+  nccl::Status ds;
+  if (rank % 2 == 0) {
+    ds = device.send(din.data, shape, to, 0);
+    if (ds.ok())
+      ds = device.recv(dout.data, shape, from, 0);
+  } else {
+    ds = device.recv(dout.data, shape, from, 0);
+    if (ds.ok())
+      ds = device.send(din.data, shape, to, 0);
+  }
+  if (!hs.ok() || !ds.ok())
+    checks.fail("send/recv: " + hs.message() + ds.message());
+  else
+    checks.expectClose(dout.download(), expected, 0.0, "send/recv");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  std::string meshText = "a=2,b=2";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--mesh") == 0)
+      meshText = argv[i + 1];
+  mpi::DeviceMesh mesh;
+  if (mpi::Status s = mpi::DeviceMesh::parse(meshText, mesh); !s) {
+    std::fprintf(stderr, "loom-nccl-crosscheck: %s\n", s.message().c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  std::unique_ptr<mpi::Communicator> host;
+  if (mpi::Status s = mpi::Communicator::create(mesh, host); !s) {
+    std::fprintf(stderr, "loom-nccl-crosscheck: %s\n", s.message().c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  int64_t rank = host->getRank();
+  int devices = 0;
+  LOOM_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  LOOM_CUDA_CHECK(cudaSetDevice(static_cast<int>(rank % devices)));
+  cudaStream_t stream;
+  LOOM_CUDA_CHECK(cudaStreamCreate(&stream));
+  std::unique_ptr<nccl::Communicator> device;
+  if (nccl::Status s = nccl::Communicator::create(mesh, stream, device); !s)
+    host->abort(s);
+
+  Checks checks;
+  crossCheck<float>(*host, *device, mesh, rank, checks);
+  crossCheck<double>(*host, *device, mesh, rank, checks);
+  LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  int failed = !checks.firstFailure.empty(), anyFailed = 0;
+  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (failed)
+    std::fprintf(stderr, "loom-nccl-crosscheck: rank %lld: %s\n",
+                 static_cast<long long>(rank), checks.firstFailure.c_str());
+  if (rank == 0 && !anyFailed)
+    std::printf("nccl crosscheck: %lld checks passed, %zu group "
+                "communicators\n",
+                static_cast<long long>(checks.count),
+                device->getNumGroupCommunicators());
+  device.reset();
+  host.reset();
+  MPI_Finalize();
+  return anyFailed ? 1 : 0;
+}

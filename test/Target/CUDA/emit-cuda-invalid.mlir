@@ -1,0 +1,47 @@
+// RUN: loom-translate --emit-cuda %s --split-input-file -verify-diagnostics
+// RUN: not loom-translate --emit-cuda %s --split-input-file -o %t.cu 2>&1 | FileCheck %s
+// RUN: not test -e %t.cu
+// RUN: not loom-translate --emit-cuda %s --split-input-file -o %t.dir/ 2>&1 | FileCheck %s
+// RUN: not test -e %t.dir/train_step.cu
+
+// CHECK: error: no CUDA emission for 'loom.dropout'
+
+// An op without a CUDA pattern is an error naming it, and nothing is
+// written.
+
+func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{no CUDA emission for 'loom.dropout'}}
+  %y = loom.dropout %x {rate = 0.1 : f64, seed = 1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// The attention kernel keeps a row in registers: head dims above 256 are
+// refused at emission rather than failing at run time.
+
+func.func @train_step(%q: tensor<1x1x2x512xf32>) -> tensor<1x1x2x512xf32> {
+  // expected-error @below {{'loom.attention' op head dim 512 exceeds the CUDA attention kernel's limit of 256}}
+  %o = loom.attention %q, %q, %q : (tensor<1x1x2x512xf32>, tensor<1x1x2x512xf32>, tensor<1x1x2x512xf32>) -> tensor<1x1x2x512xf32>
+  return %o : tensor<1x1x2x512xf32>
+}
+
+// -----
+
+// i1 tensors are not held by the runtime.
+
+// expected-error @below {{argument #0 has element type 'i1'; CUDA programs hold floats and integers (not i1)}}
+func.func @train_step(%x: tensor<4xi1>) -> tensor<4xi1> {
+  return %x : tensor<4xi1>
+}
+
+// -----
+
+// A module without an entry names the option that picks one.
+
+// expected-error @below {{no function @forward to emit (name it with --emit-cuda-entry)}}
+module {
+  func.func @other() {
+    return
+  }
+}

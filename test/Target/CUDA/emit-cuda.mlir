@@ -1,0 +1,96 @@
+// RUN: loom-translate --emit-cuda %s --split-input-file | FileCheck %s
+
+// Each rank gets its own step function with the host steps' signature: it
+// takes the process's CUDA session, uploads the arguments into its
+// workspace, and turns every op (after its comment) into a kernel launch,
+// a cuBLAS GEMM or an NCCL call, with the collective's group spelled out and
+// `dist.axis_index` and the block offset folded to the rank's constants.
+
+dist.mesh @m shape [2, 2] axes ["dp", "tp"]
+func.func @train_step(
+    %x: tensor<2x8xf32> {dist.layout = #dist.layout<@m, [["dp"], []]>},
+    %w: tensor<8x4xf32> {dist.layout = #dist.layout<@m, [[], ["tp"]]>},
+    %table: tensor<16x8xf32> {dist.layout = #dist.layout<@m, [["tp"], []]>},
+    %ids: tensor<3xi64>)
+    -> (tensor<2x8xf32> {dist.layout = #dist.layout<@m, [["dp"], []]>},
+        tensor<3x8xf32>) {
+  %y = loom.matmul %x, %w : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("model.py":12:3)
+  %g = dist.all_gather %y on @m axes ["tp"] dim 1 : tensor<2x4xf32> -> tensor<2x8xf32>
+  %i = dist.axis_index @m "tp" : index
+  %c16 = arith.constant 16 : index
+  %offset = arith.muli %i, %c16 : index
+  %e = loom.embedding %table, %ids offset %offset : (tensor<16x8xf32>, tensor<3xi64>, index) -> tensor<3x8xf32>
+  %s = dist.all_reduce sum %e on @m axes ["tp"] : tensor<3x8xf32>
+  return %g, %s : tensor<2x8xf32>, tensor<3x8xf32>
+}
+
+// CHECK: #include "loom/Runtime/CUDA/Session.h"
+// CHECK: #include "loom/Runtime/NCCL/Communicator.h"
+// CHECK-LABEL: /// Rank 0 of mesh @m: coordinates (dp 0, tp 0).
+// CHECK: Status loom_train_step_rank0(mpi::Communicator &comm
+// CHECK: cuda::Session &session = cuda::Session::get(comm);
+// CHECK: nccl::Communicator &nccl = session.getNccl();
+// CHECK: cuda::Workspace ws(stream);
+// CHECK: const T *arg0 = ws.upload(args[0].floats); // arg0
+// CHECK: const int64_t *arg3 = ws.upload(args[3].ints); // arg3
+// CHECK: // %[[Y:[0-9]+]] = loom.matmul %arg0, %arg1 : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("model.py":12:3)
+// CHECK-NEXT: T *v[[Y]] = ws.alloc<T>(8);
+// CHECK-NEXT: cuda::matmul<T>(blas, arg0, {2, 8}, arg1, {8, 4}, false, false, v[[Y]]);
+// CHECK: // %[[G:[0-9]+]] = dist.all_gather %[[Y]] on @m axes ["tp"] dim 1
+// CHECK-NEXT: // group over {"tp"}: ranks {0, 1}, this rank is member 0
+// CHECK-NEXT: T *v[[G]] = ws.alloc<T>(16);
+// CHECK-NEXT: LOOM_CHECK(nccl.allGather(v[[Y]], {2, 4}, {"tp"}, 1, v[[G]]), "rank 0: `dist.all_gather` at
+// CHECK: const int64_t v_c16 = 16;
+// CHECK: cuda::embeddingBlock<T>(stream, arg2, {16, 8}, arg3, {3}, 0, v{{[0-9]+}});
+// CHECK: nccl.allReduce(v{{[0-9]+}}, {3, 8}, {"tp"}, nccl::ReduceKind::Sum, v{{[0-9]+}})
+// CHECK: if (Status status = session.finish(kOps, 0); !status)
+// CHECK: ws.download(results[0].floats, v[[G]], 16);
+// CHECK-NEXT: ws.download(results[1].floats, v{{[0-9]+}}, 24);
+// CHECK-NEXT: return Status::success();
+
+// CHECK-LABEL: /// Rank 3 of mesh @m: coordinates (dp 1, tp 1).
+// CHECK: // group over {"tp"}: ranks {2, 3}, this rank is member 1
+// CHECK: cuda::embeddingBlock<T>(stream, arg2, {16, 8}, arg3, {3}, 16,
+
+// The harness's spec is the host emitter's (shared code).
+// CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
+// CHECK: s.mesh = {{[{][{]}}"dp", 2}, {"tp", 2}};
+// CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}},
+// CHECK: &loom_train_step_rank3<double>,
+
+// -----
+
+// Ops that can fail on data record errors under their position in the step;
+// the step names them when it finishes. Reshape names the same device
+// buffer, a constant is uploaded from host values in the run's type, and
+// the AdamW step counter stays on the device.
+
+func.func @train_step(%x: tensor<2x3xf64>, %ids: tensor<4xi64>,
+                      %table: tensor<5x3xf64>, %labels: tensor<2xi64>,
+                      %g: tensor<2x3xf64>, %m: tensor<2x3xf64>,
+                      %v: tensor<2x3xf64>, %step: tensor<i64>)
+    -> (tensor<6xf64>, tensor<4x3xf64>, tensor<f64>, tensor<2x3xf64>) {
+  %r = loom.reshape %x : tensor<2x3xf64> to tensor<6xf64>
+  %c = arith.constant dense<2.5> : tensor<6xf64>
+  %y = loom.mul %r, %c : (tensor<6xf64>, tensor<6xf64>) -> tensor<6xf64>
+  %e = loom.embedding %table, %ids : (tensor<5x3xf64>, tensor<4xi64>) -> tensor<4x3xf64>
+  %l = loom.cross_entropy %x, %labels : (tensor<2x3xf64>, tensor<2xi64>) -> tensor<f64>
+  %p, %m2, %v2 = loom.adamw_update %x, %g, %m, %v, %step {lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.1} : (tensor<2x3xf64>, tensor<2x3xf64>, tensor<2x3xf64>, tensor<2x3xf64>, tensor<i64>) -> (tensor<2x3xf64>, tensor<2x3xf64>, tensor<2x3xf64>)
+  return %y, %e, %l, %p : tensor<6xf64>, tensor<4x3xf64>, tensor<f64>, tensor<2x3xf64>
+}
+
+// CHECK-LABEL: /// Rank 0.
+// CHECK: const T *v0 = arg0;
+// CHECK: const std::vector<T> v_cst_host(6, static_cast<T>(2.5));
+// CHECK-NEXT: const T *v_cst = ws.upload(v_cst_host);
+// CHECK: cuda::binary<T>(stream, cuda::BinaryKind::Mul, v0, {6}, v_cst, {6}, v1, {6});
+// CHECK: cuda::embedding<T>(stream, arg2, {5, 3}, arg1, {4}, v2, session.errors(1));
+// CHECK: cuda::crossEntropyLocal<T>(stream, arg0, {2, 3}, arg3, -100, nullptr, false, v3, session.errors(2));
+// CHECK: cuda::adamwUpdate<T, int64_t>(stream, arg0, arg4, arg5, arg6, {2, 3}, arg7, 0.001,
+// CHECK: static const char *const kOps[] = {
+// CHECK-NEXT: "rank 0: `loom.embedding` at
+// CHECK-NEXT: "rank 0: `loom.cross_entropy` at
+// CHECK-NEXT: };
+// CHECK-NEXT: if (Status status = session.finish(kOps, 2); !status)
+// CHECK-NOT: loom_train_step_rank1
+// CHECK: s.mesh = {};
