@@ -55,7 +55,7 @@ func.func @train_step(
 // The harness's spec is the host emitter's (shared code).
 // CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
 // CHECK: s.mesh = {{[{][{]}}"dp", 2}, {"tp", 2}};
-// CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}},
+// CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}, "{{\[\[}}], [\"tp\"]]"},
 // CHECK: &loom_train_step_rank3<double>,
 
 // -----
