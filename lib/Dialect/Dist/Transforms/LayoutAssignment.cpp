@@ -22,7 +22,8 @@
 //    An op linear in all its operands whose operands are all pending sums
 //    over common axes may keep them (a `partial` strategy) when that costs
 //    no more, counting the reduction its result will need.
-//    Optimizer updates get the data-parallel axes added under ZeRO.
+//    Optimizer updates get the data-parallel axes added under ZeRO. A
+//    recomputed clone (`loom.recompute`) takes its forward op's strategy.
 //    An argument without a layout takes the one its first user requires
 //    (ZeRO-3: that layout, also split over the data-parallel axes).
 // 4. Results: the loss replicated, loop-carried state (matched by name) the
@@ -185,6 +186,13 @@ private:
   llvm::DenseMap<Operation *, Choice> strategies;
   /// The forward op of each `loom.fwd` id: the first op carrying it.
   llvm::DenseMap<int64_t, Operation *> forwardOps;
+  /// The forward op a `loom-recompute` clone (`loom.recompute`) repeats,
+  /// if it has been assigned: the clone takes its strategy as it is, so
+  /// the layer is recomputed split as the search priced it (following
+  /// producers alone may gather a whole batch to recompute it replicated).
+  Operation *getRecomputedOriginal(Operation *op) const;
+  /// The original forward value of each recomputed clone's result.
+  llvm::DenseMap<Value, Value> recomputedFrom;
   /// Argument names and required result layouts.
   std::vector<std::string> argNames;
   std::vector<std::optional<Layout>> resultLayouts;
@@ -453,8 +461,12 @@ int LayoutAssigner::countPenalties(Operation *op, const OpLayouts &derived) {
   int penalties = 0;
   for (OpOperand &operand : op->getOpOperands()) {
     const Layout &wanted = derived.operands[operand.getOperandNumber()];
+    // A recomputed value stands for the original its forward op read.
+    Value value = recomputedFrom.lookup(operand.get());
+    if (!value)
+      value = operand.get();
     for (OpOperand &forwardUse : forward->getOpOperands()) {
-      if (forwardUse.get() != operand.get())
+      if (forwardUse.get() != value)
         continue;
       auto it = useIndex.find(&forwardUse);
       if (it != useIndex.end() && uses[it->second].second != wanted)
@@ -655,6 +667,19 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
   return choice;
 }
 
+Operation *LayoutAssigner::getRecomputedOriginal(Operation *op) const {
+  auto id = op->getAttrOfType<IntegerAttr>("loom.fwd");
+  if (!id || !op->hasAttr("loom.recompute"))
+    return nullptr;
+  Operation *original = forwardOps.lookup(id.getInt());
+  if (!original || original == op || original->getName() != op->getName() ||
+      original->getNumOperands() != op->getNumOperands() ||
+      original->getResultTypes() != op->getResultTypes() ||
+      !strategies.count(original))
+    return nullptr;
+  return original;
+}
+
 LogicalResult LayoutAssigner::assignOp(Operation *op) {
   if (auto annotate = dyn_cast<AnnotateOp>(op)) {
     LayoutAttr attr = annotate.getLayout();
@@ -689,7 +714,14 @@ LogicalResult LayoutAssigner::assignOp(Operation *op) {
   OpShardingRule rule = ruleOp.getShardingRule();
   FixedFactors fixed = fixedFactors.lookup(op);
   fixed.resize(rule.getFactors().size());
-  FailureOr<Choice> strategy = chooseStrategy(op, rule, fixed);
+  FailureOr<Choice> strategy = failure();
+  if (Operation *original = getRecomputedOriginal(op)) {
+    strategy = strategies.lookup(original);
+    for (auto [clone, value] :
+         llvm::zip_equal(op->getResults(), original->getResults()))
+      recomputedFrom[clone] = value;
+  } else
+    strategy = chooseStrategy(op, rule, fixed);
   if (failed(strategy))
     return failure();
   if (options.spec.optimizerShard >= 1 && isOptimizerUpdate(op))
