@@ -604,6 +604,40 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
     raw.push_back(reading);
   }
   raw.push_back(getReplicatedFactorAxes(rule));
+  // A split the rule cannot keep where it is (the minor part of a compound
+  // dim: a sequence split under a reshape merging batch and sequence) moves
+  // to another factor that takes it, instead of being gathered away: the
+  // op keeps its parallelism, as the strategy search assumes of every
+  // follower, and holds no gathered copy.
+  size_t numReadings = raw.size();
+  for (size_t r = 0; r < numReadings; ++r) {
+    ValueOrError<FactorAxes> trimmed =
+        trimFactorAxes(rule, *mesh, raw[r], fixed);
+    if (!trimmed)
+      continue;
+    FactorAxes moved = *trimmed;
+    bool changed = false;
+    for (const Layout::AxisList &axes : raw[r]) {
+      for (const std::string &axis : axes) {
+        if (llvm::any_of(moved, [&](const Layout::AxisList &kept) {
+              return llvm::is_contained(kept, axis);
+            }))
+          continue;
+        for (size_t f = 0; f < moved.size(); ++f) {
+          if (f < fixed.size() && fixed[f])
+            continue;
+          moved[f].push_back(axis);
+          if (verifyFactorAxes(rule, *mesh, moved).empty()) {
+            changed = true;
+            break;
+          }
+          moved[f].pop_back();
+        }
+      }
+    }
+    if (changed)
+      raw.push_back(std::move(moved));
+  }
 
   struct Score {
     int penalties;

@@ -235,6 +235,7 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
      << ", optimizer states "
      << formatBytes(getNumber(memory, "optimizer_states"))
      << ", activations " << formatBytes(getNumber(memory, "activations"))
+     << ", transients " << formatBytes(getNumber(memory, "transients"))
      << "); capacity " << formatBytes(double(cluster.device.memoryBytes))
      << "\n";
   double flops = getNumber(predicted, "model_flops_per_step");

@@ -38,10 +38,12 @@
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <set>
 
 #define DEBUG_TYPE "dist-search-strategy"
 
@@ -311,6 +313,12 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
         parameterOwner.try_emplace(arg.getArgNumber(), nodeOf[&op]);
   }
 
+  std::set<int64_t> layerIndices;
+  for (const SearchNode &node : nodes)
+    if (node.layer >= 0)
+      layerIndices.insert(node.layer);
+  numLayers = layerIndices.size();
+
   // 2. Candidates and their costs, once per signature.
   std::map<std::string, unsigned> bySignature;
   for (unsigned index = 0; index < nodes.size(); ++index) {
@@ -359,6 +367,14 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     return *time;
   };
 
+  // Whether one of this node's followers (its backward ops) reads `value`.
+  std::vector<Operation *> ownFollowers = followers.lookup(op);
+  auto isReadByFollowers = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      return llvm::is_contained(ownFollowers, user);
+    });
+  };
+
   // Followers at global shapes, split later by the candidate's parallelism.
   double followerGlobal = 0;
   std::vector<std::pair<Operation *, double>> updates;
@@ -370,6 +386,29 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
       updates.emplace_back(follower, *time);
     else
       followerGlobal += *time;
+  }
+
+  // Backward temporaries at global shapes: the followers' float results
+  // (gradients, reshaped copies), less the optimizer update's (parameters
+  // and states) and the parameter gradients (counted with the parameters).
+  llvm::SmallPtrSet<Type, 4> parameterTypes;
+  for (Value operand : op->getOperands())
+    if (auto arg = dyn_cast<BlockArgument>(operand);
+        arg && arg.getOwner() == &body &&
+        func.getArgAttr(arg.getArgNumber(), "loom.param"))
+      parameterTypes.insert(operand.getType());
+  double followerResultBytes = 0;
+  for (Operation *follower : followers.lookup(op)) {
+    if (isOptimizerUpdate(follower))
+      continue;
+    for (Value result : follower->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || !isa<FloatType>(type.getElementType()) ||
+          parameterTypes.contains(type))
+        continue;
+      followerResultBytes +=
+          double(type.getNumElements()) * getElementBytes(type);
+    }
   }
 
   Layout::AxisList zeroAxes;
@@ -399,6 +438,27 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     cost.forwardSeconds = *forward;
     int64_t parallelism = getParallelism(mesh, candidate);
     cost.followerSeconds = followerGlobal / parallelism;
+    cost.transientBytes = followerResultBytes / parallelism;
+    // Operands (not parameters) at this candidate's layouts: its followers
+    // read them in the backward as the op read them, which after a reshard
+    // is the reshard's result, so they are kept at this layout; those the
+    // followers do not read are transient (a gathered input dies after the
+    // op).
+    llvm::SmallPtrSet<Value, 4> seenOperands;
+    for (auto [value, layout] :
+         llvm::zip_equal(op->getOperands(), layouts->operands)) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      if ((arg && arg.getOwner() == &body &&
+           func.getArgAttr(arg.getArgNumber(), "loom.param")) ||
+          !isFloatTensor(value) || !seenOperands.insert(value).second)
+        continue;
+      double bytes = getLocalBytes(mesh, layout, getShape(value),
+                                   getValueElementBytes(value));
+      if (isReadByFollowers(value))
+        cost.activationBytes += bytes;
+      else
+        cost.transientBytes += bytes;
+    }
 
     // The axes this candidate uses, in mesh order.
     Layout::AxisList used;
@@ -501,17 +561,13 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
          llvm::zip_equal(op->getResults(), layouts->results)) {
       std::vector<int64_t> shape = getShape(result);
       int64_t elementBytes = getValueElementBytes(result);
-      bool keptForBackward = false, returned = false;
-      for (Operation *user : result.getUsers()) {
-        if (isa<func::ReturnOp>(user)) {
-          returned = true;
-          continue;
-        }
-        auto id = user->getAttrOfType<IntegerAttr>("loom.fwd");
-        if (id && fixed.forwardOps.lookup(id.getInt()) != user)
-          keptForBackward = true;
-      }
-      if (keptForBackward)
+      bool returned = llvm::any_of(result.getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp>(user);
+      });
+      // A result the node's own followers read is kept at its layout; one
+      // a consumer's followers read is counted by that consumer, at the
+      // layout it reads it in.
+      if (isReadByFollowers(result))
         cost.activationBytes +=
             getLocalBytes(mesh, layout, shape, elementBytes);
       if (returned && !layout.isReplicated()) {
@@ -673,7 +729,21 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
     total += cost.layerInputBytes + cost.activationBytes;
   else
     total += cost.activationBytes;
+  total += getNodeTransientBytes(node, candidate, choice);
   return total;
+}
+
+double StrategyCostGraphBuilder::getNodeTransientBytes(
+    unsigned node, unsigned candidate, const StrategyChoice &choice) const {
+  const CandidateCost &cost = nodes[node].costs[candidate];
+  // Outside the layers (embedding, head, loss) transients are charged
+  // whole: the head's backward starts while every activation is still
+  // live. A layer's transients matter when the layer is recomputed: the
+  // layer being recomputed holds them all at once during its backward,
+  // charged to layer 0 as its activations are. Without recompute, a
+  // layer's short-lived temporaries appear as the activations they
+  // replace are freed, so they are not charged.
+  return nodes[node].layer < 0 ? cost.transientBytes : 0;
 }
 
 CostGraph StrategyCostGraphBuilder::build(const StrategyChoice &choice) const {

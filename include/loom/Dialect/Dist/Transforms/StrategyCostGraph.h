@@ -74,6 +74,12 @@ struct CandidateCost {
   /// Under recompute: the bytes this node keeps when it starts a layer (its
   /// input), else 0.
   double layerInputBytes = 0;
+  /// What the node's forward and backward hold only for a while: its
+  /// non-parameter operands at the candidate's layouts (reshard results the
+  /// backward reads again) and its followers' results (gradients, reshaped
+  /// copies) split by the candidate's parallelism (docs/Search.md,
+  /// "Memory").
+  double transientBytes = 0;
 };
 
 /// One searched op.
@@ -132,6 +138,10 @@ public:
                      const StrategyChoice &choice) const;
   double getNodeMemory(unsigned node, unsigned candidate,
                        const StrategyChoice &choice) const;
+  /// The part of getNodeMemory that is transient (CandidateCost::
+  /// transientBytes as the model charges it under `choice`).
+  double getNodeTransientBytes(unsigned node, unsigned candidate,
+                               const StrategyChoice &choice) const;
 
   const std::vector<SearchNode> &getNodes() const { return nodes; }
   const std::vector<SearchEdge> &getEdges() const { return edges; }
@@ -147,6 +157,8 @@ public:
   std::vector<std::vector<unsigned>> getLayerHint() const;
   /// The global FLOPs of every op of the step (the model FLOPs).
   double getModelFlops() const { return modelFlops; }
+  /// The number of repeated layers (distinct layer indices of the nodes).
+  int64_t getNumLayers() const { return numLayers; }
 
 private:
   LogicalResult analyzeNode(unsigned index);
@@ -168,6 +180,7 @@ private:
   llvm::DenseMap<unsigned, unsigned> parameterOwner;
   SearchCacheStats stats;
   double modelFlops = 0;
+  int64_t numLayers = 0;
 };
 
 /// The first integer component of a dotted parameter name
