@@ -191,6 +191,9 @@ private:
   /// the layer is recomputed split as the search priced it (following
   /// producers alone may gather a whole batch to recompute it replicated).
   Operation *getRecomputedOriginal(Operation *op) const;
+  /// The forward op whose strategy `op` (a backward or optimizer op, with
+  /// the forward op's `loom.fwd` id) follows; null for a forward op.
+  Operation *getFollowedForwardOp(Operation *op) const;
   /// The original forward value of each recomputed clone's result.
   llvm::DenseMap<Value, Value> recomputedFrom;
   /// Argument names and required result layouts.
@@ -448,14 +451,17 @@ double LayoutAssigner::reshardCost(Value value, const Layout &from,
   return plan ? plan->cost : 1e30;
 }
 
+Operation *LayoutAssigner::getFollowedForwardOp(Operation *op) const {
+  auto id = op->getAttrOfType<IntegerAttr>("loom.fwd");
+  if (!id)
+    return nullptr;
+  Operation *forward = forwardOps.lookup(id.getInt());
+  return forward == op ? nullptr : forward;
+}
+
 int LayoutAssigner::countPenalties(Operation *op, const OpLayouts &derived) {
   // The forward op whose strategy this backward op follows.
-  Operation *forward = nullptr;
-  if (auto id = op->getAttrOfType<IntegerAttr>("loom.fwd")) {
-    forward = forwardOps.lookup(id.getInt());
-    if (forward == op)
-      forward = nullptr;
-  }
+  Operation *forward = getFollowedForwardOp(op);
   if (!forward)
     return 0;
   int penalties = 0;
@@ -591,6 +597,22 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
     for (const Layout &other : it->second)
       if (other != *layout)
         readings.push_back(readFactorAxes(rule, *mesh, index, other));
+  }
+  // A backward op also reads an operand shaped like its forward op's result
+  // (the result's gradient) as that result is laid out: without these
+  // readings a backward op whose producers were
+  // split otherwise may only find a replicated strategy that gathers a
+  // whole tensor, where the forward op's own split costs an all-to-all.
+  if (Operation *forward = getFollowedForwardOp(op)) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Type type = operand.get().getType();
+      unsigned index = operand.getOperandNumber();
+      for (Value result : forward->getResults()) {
+        std::optional<Layout> layout = getLayout(result);
+        if (result.getType() == type && layout)
+          readings.push_back(readFactorAxes(rule, *mesh, index, *layout));
+      }
+    }
   }
   // Candidates: all operands merged in order; each reading merged first
   // (so a later operand's split is not lost to an earlier one's axis); each
