@@ -336,6 +336,18 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
       return failure();
   }
 
+  // The largest transient a layer node cannot avoid (getNodeTransientBytes).
+  for (const SearchNode &node : nodes) {
+    if (node.layer < 0)
+      continue;
+    double smallest = kInfiniteCost;
+    for (const CandidateCost &cost : node.costs)
+      smallest = std::min(smallest,
+                          cost.transientBytes + cost.resultGradientBytes);
+    if (!node.costs.empty())
+      transientFloor = std::max(transientFloor, smallest);
+  }
+
   // 3. Edges.
   analyzeEdges();
   return success();
@@ -439,11 +451,20 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     int64_t parallelism = getParallelism(mesh, candidate);
     cost.followerSeconds = followerGlobal / parallelism;
     cost.transientBytes = followerResultBytes / parallelism;
-    // Operands (not parameters) at this candidate's layouts: its followers
-    // read them in the backward as the op read them, which after a reshard
-    // is the reshard's result, so they are kept at this layout; those the
-    // followers do not read are transient (a gathered input dies after the
-    // op).
+    // The gradient of each float result arrives at the result's layout
+    // (a consumer's backward reshards it there) and lives through this
+    // node's backward (charged inside the layers, where it can be a whole
+    // gathered width).
+    for (auto [result, layout] :
+         llvm::zip_equal(op->getResults(), layouts->results))
+      if (isFloatTensor(result))
+        cost.resultGradientBytes += getLocalBytes(
+            mesh, layout, getShape(result), getValueElementBytes(result));
+    // Operands (not parameters) at this candidate's layouts that its
+    // followers read: the backward reads them as the op read them, which
+    // after a reshard is the reshard's result, so they are kept at this
+    // layout. Those the followers do not read die in the forward, before
+    // the backward's peak: not counted.
     llvm::SmallPtrSet<Value, 4> seenOperands;
     for (auto [value, layout] :
          llvm::zip_equal(op->getOperands(), layouts->operands)) {
@@ -456,8 +477,6 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
                                    getValueElementBytes(value));
       if (isReadByFollowers(value))
         cost.activationBytes += bytes;
-      else
-        cost.transientBytes += bytes;
     }
 
     // The axes this candidate uses, in mesh order.
@@ -735,15 +754,21 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
 
 double StrategyCostGraphBuilder::getNodeTransientBytes(
     unsigned node, unsigned candidate, const StrategyChoice &choice) const {
-  const CandidateCost &cost = nodes[node].costs[candidate];
   // Outside the layers (embedding, head, loss) transients are charged
-  // whole: the head's backward starts while every activation is still
-  // live. A layer's transients matter when the layer is recomputed: the
-  // layer being recomputed holds them all at once during its backward,
-  // charged to layer 0 as its activations are. Without recompute, a
-  // layer's short-lived temporaries appear as the activations they
-  // replace are freed, so they are not charged.
-  return nodes[node].layer < 0 ? cost.transientBytes : 0;
+  // whole: the head's backward runs while every activation is still live.
+  // Inside a layer, a node's backward runs as the activations it read are
+  // freed, and the peak holds one node's transients at a time (a max, not
+  // a sum): a layer node is charged only the excess of its transient over
+  // θ, the largest transient no candidate of any layer node avoids. That
+  // is 0 for ordinary candidates and steers the solver away from those
+  // with outsized transients (a whole-width gradient gathered for a
+  // row-split projection) without charging every layer node's
+  // temporaries as if they were live together.
+  const CandidateCost &cost = nodes[node].costs[candidate];
+  if (nodes[node].layer < 0)
+    return cost.transientBytes;
+  return std::max(0.0, cost.transientBytes + cost.resultGradientBytes -
+                           transientFloor);
 }
 
 CostGraph StrategyCostGraphBuilder::build(const StrategyChoice &choice) const {
