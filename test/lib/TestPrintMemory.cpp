@@ -21,8 +21,9 @@
 //
 // The kind is `argument`, `collective` (a `dist` op's result: a reshard),
 // `forward` (an ancestor of the loss), `recompute` (a clone of a forward op
-// made by loom-recompute: same `loom.fwd` id, name, attributes and types as
-// a forward op), `backward` (any other op with a `loom.fwd` id: gradients
+// made by loom-recompute: marked `loom.recompute`, or with the name,
+// attributes and types of a forward op and its operands or their clones),
+// `backward` (any other op with a `loom.fwd` id: gradients
 // and optimizer updates) or `other`.
 //
 //===----------------------------------------------------------------------===//
@@ -169,7 +170,7 @@ private:
           kind = "collective";
         else if (forward.contains(def))
           kind = "forward";
-        else if (cloneOf.count(def))
+        else if (def->hasAttr("loom.recompute") || cloneOf.count(def))
           kind = "recompute";
         else if (id)
           kind = "backward";
