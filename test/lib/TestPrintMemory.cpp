@@ -36,10 +36,10 @@
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
 #include <tuple>
-#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -122,17 +122,17 @@ private:
       if (it == byKey.end())
         continue;
       for (Operation *original : it->second) {
-        bool same = original->getNumOperands() == op.getNumOperands() &&
-                    llvm::all_of(llvm::zip_equal(original->getOperands(),
-                                                 op.getOperands()),
-                                 [&](auto pair) {
-                                   auto [from, to] = pair;
-                                   if (from == to)
-                                     return true;
-                                   Operation *def = to.getDefiningOp();
-                                   return def && cloneOf.lookup(def) ==
-                                                     from.getDefiningOp();
-                                 });
+        bool same =
+            original->getNumOperands() == op.getNumOperands() &&
+            llvm::all_of(
+                llvm::zip_equal(original->getOperands(), op.getOperands()),
+                [&](auto pair) {
+                  auto [from, to] = pair;
+                  if (from == to)
+                    return true;
+                  Operation *def = to.getDefiningOp();
+                  return def && cloneOf.lookup(def) == from.getDefiningOp();
+                });
         if (same) {
           cloneOf[&op] = original;
           break;
@@ -165,8 +165,7 @@ private:
         Operation *def = entry.value.getDefiningOp();
         auto id = def->getAttrOfType<IntegerAttr>("loom.fwd");
         StringRef kind = "other";
-        if (def->getDialect() &&
-            def->getDialect()->getNamespace() == "dist")
+        if (def->getDialect() && def->getDialect()->getNamespace() == "dist")
           kind = "collective";
         else if (forward.contains(def))
           kind = "forward";

@@ -440,8 +440,7 @@ void SearchStrategyPass::runOnOperation() {
                    builder.getStrArrayAttr(names));
   }
   double compute = 0, comm = 0;
-  double parameters = 0, optimizerStates = 0, activations = 0,
-         transients = 0;
+  double parameters = 0, optimizerStates = 0, activations = 0, transients = 0;
   const std::vector<SearchNode> &nodes = best.builder->getNodes();
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];

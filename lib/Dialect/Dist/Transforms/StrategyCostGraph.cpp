@@ -342,8 +342,8 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
       continue;
     double smallest = kInfiniteCost;
     for (const CandidateCost &cost : node.costs)
-      smallest = std::min(smallest,
-                          cost.transientBytes + cost.resultGradientBytes);
+      smallest =
+          std::min(smallest, cost.transientBytes + cost.resultGradientBytes);
     if (!node.costs.empty())
       transientFloor = std::max(transientFloor, smallest);
   }
