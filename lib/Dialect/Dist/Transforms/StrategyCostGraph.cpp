@@ -15,6 +15,11 @@
 //    verifyFactorAxes accepts. Their costs (CandidateCost) are computed once
 //    per signature (op, attributes, types, operand kinds, fixed factors,
 //    followers, layer role): identical layers hit the cache.
+//    A candidate's memory has three parts: persistent (parameters,
+//    gradients, optimizer states), kept for the backward (the results and
+//    operands its followers read, at the candidate's layouts) and
+//    transient (its followers' results and its results' gradients);
+//    getNodeMemory charges them per outer choice (docs/Search.md, "Memory").
 // 3. Edges: for each operand produced by another node, a matrix of forward
 //    plus backward redistribution costs, again cached by the signatures of
 //    both ends; a parameter consumed by a second node gets an edge from its
