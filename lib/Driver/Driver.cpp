@@ -337,17 +337,24 @@ static int64_t getPartitionedPeak(ModuleOp module) {
   return peak;
 }
 
+/// What calibrateMemoryLimit settled on: the options to search with, and how
+/// many searches it ran (1 when the first plan fit by liveness analysis).
+struct CalibratedLimit {
+  CompileOptions options;
+  int rounds = 0;
+  bool fits = false;
+};
+
 /// The search prices memory per op (parameters, gradients, optimizer
-/// states, activations kept for the backward, one recomputed layer), which
-/// misses the transient values live at the step's peak (reshards, the
-/// logits and their gradient, backward temporaries). So before a partition
-/// the plan is checked by the liveness analysis of the per-rank program it
-/// yields; while that exceeds the limit, the search runs again (quietly)
-/// with its limit scaled by limit / peak, a few rounds at most, and the
-/// first plan that fits is taken. The search's model is not monotone in
-/// that limit, so this can fail: then the unscaled plan is kept and a
-/// warning gives both numbers. Returns the options to search with.
-static FailureOr<CompileOptions>
+/// states, activations kept at the layouts the backward reads them in,
+/// the transients of the ops outside the layers; docs/Search.md, "Memory"),
+/// an additive model of a liveness peak. So before a partition the plan is
+/// checked by the liveness analysis of the per-rank program it yields;
+/// while that exceeds the limit, the search runs again (quietly) with its
+/// limit scaled by limit / peak, a few rounds at most, and the first plan
+/// that fits is taken. The model is not exact, so this can fail: then the
+/// unscaled plan is kept and a warning gives both numbers.
+static FailureOr<CalibratedLimit>
 calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
   dist::ValueOrError<dist::ClusterSpec> spec =
       dist::loadClusterSpec(*options.cluster);
@@ -364,7 +371,8 @@ calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
   quiet.memoryLimitGiB = limit;
   constexpr int kRounds = 4;
   double firstPeakGiB = 0;
-  for (int round = 0; round < kRounds; ++round) {
+  int round = 0;
+  for (; round < kRounds; ++round) {
     OwningOpRef<ModuleOp> trial = module.clone();
     LogicalResult ran = success();
     {
@@ -389,8 +397,8 @@ calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
     if (round == 0)
       firstPeakGiB = peakGiB;
     if (peakGiB <= limit) {
-      CompileOptions result = options;
-      result.memoryLimitGiB = quiet.memoryLimitGiB;
+      CalibratedLimit result{options, round + 1, true};
+      result.options.memoryLimitGiB = quiet.memoryLimitGiB;
       return result;
     }
     *quiet.memoryLimitGiB *= limit / peakGiB;
@@ -398,10 +406,12 @@ calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
   emitWarning(module.getLoc()) << llvm::formatv(
       "the per-rank program needs {0:F3} GiB per device by liveness "
       "analysis, over the {1:F3} GiB limit the search's memory model "
-      "respects (it does not count transient values; docs/Search.md, "
-      "\"Memory\"); no searched plan was found under the limit by both",
+      "respects (docs/Search.md, \"Memory\"); no searched plan was found "
+      "under the limit by both",
       firstPeakGiB, limit);
-  return options;
+  CalibratedLimit kept{options, round, false};
+  kept.options.memoryLimitGiB = limit; // The same search as the first round.
+  return kept;
 }
 
 /// Prints the peak live bytes of the partitioned entry function, by
@@ -563,11 +573,14 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   // The search runs whenever a cluster is given; with every strategy fixed
   // by the user it only prices them. Before a partition, its limit is
   // calibrated so that the per-rank program fits by liveness analysis.
+  std::optional<CalibratedLimit> calibration;
   if (options.compileTo >= Phase::Partition && options.cluster) {
-    FailureOr<CompileOptions> calibrated =
+    FailureOr<CalibratedLimit> calibrated =
         calibrateMemoryLimit(options, *module);
-    if (failed(calibrated) || failed(runShardingPhase(*calibrated, *module)))
+    if (failed(calibrated) ||
+        failed(runShardingPhase(calibrated->options, *module)))
       return {};
+    calibration = *calibrated;
   } else if (options.compileTo >= Phase::Sharding && options.cluster &&
              failed(runShardingPhase(options, *module))) {
     return {};
@@ -578,6 +591,14 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   if (options.compileTo >= Phase::Partition &&
       failed(runPartitionPhase(options, *module)))
     return {};
+  // How many searches the memory limit took (after the liveness line).
+  if (options.report && calibration)
+    llvm::outs() << llvm::formatv(
+        "Memory calibration: {0} search round(s), search limit {1:F2} GiB; "
+        "{2}\n",
+        calibration->rounds, calibration->options.memoryLimitGiB.value_or(0),
+        calibration->fits ? "the per-rank program fits"
+                          : "no round fit, the first plan is kept");
   return module;
 }
 

@@ -238,18 +238,19 @@ ULYSSES = dict(data_parallel=2, model_parallel=2, context_parallel=2,
 # and the heads-split attention (GPT-2: q, k, v and the output forward, one
 # backward; Llama: its kv heads are replicated over sp, so k and v are
 # all-gathered instead). The weight gradients contract over the flattened
-# tokens (batch x sequence, one dim), which a layout cannot split over dp and
-# sp at once: those activations are all-gathered over sp, and the gradients
-# reduced over dp as reduce-scatter + all-gather pairs and over sp.
+# tokens (batch x sequence, one dim), whose split can only be the batch's:
+# layout assignment moves those activations' sequence split onto the batch
+# (an all-to-all over sp, no gathered copy), and the gradients, pending
+# over dp and sp, are reduced as reduce-scatter + all-gather pairs.
 ULYSSES_PER_LAYER = {
-    "gpt2": {("all_gather", '"dp"'): 7, ("all_gather", '"sp"'): 10,
-             ("all_reduce", '"dp"'): 5, ("all_reduce", '"sp"'): 7,
-             ("all_reduce", '"tp"'): 4, ("all_to_all", '"sp"'): 5,
-             ("reduce_scatter", '"dp"'): 7},
-    "llama": {("all_gather", '"dp"'): 2, ("all_gather", '"sp"'): 12,
-              ("all_reduce", '"dp"'): 7, ("all_reduce", '"sp"'): 4,
-              ("all_reduce", '"tp"'): 4, ("all_to_all", '"sp"'): 3,
-              ("reduce_scatter", '"dp"'): 2},
+    "gpt2": {("all_gather", '"dp"'): 9, ("all_gather", '"sp"'): 7,
+             ("all_reduce", '"dp"'): 3, ("all_reduce", '"sp"'): 7,
+             ("all_reduce", '"tp"'): 4, ("all_to_all", '"sp"'): 12,
+             ("reduce_scatter", '"dp"'): 9, ("reduce_scatter", '"sp"'): 2},
+    "llama": {("all_gather", '"dp"'): 7, ("all_gather", '"sp"'): 6,
+              ("all_reduce", '"dp"'): 2, ("all_reduce", '"sp"'): 7,
+              ("all_reduce", '"tp"'): 4, ("all_to_all", '"sp"'): 13,
+              ("reduce_scatter", '"dp"'): 7, ("reduce_scatter", '"sp"'): 2},
 }
 
 

@@ -17,7 +17,8 @@
 //      of the returned `loss`, and a forward result used by any other op
 //      (except the return) is an activation kept for backward;
 //   3. add each value's bytes to its category over [start, end] with a
-//      difference array and keep the first step whose total is largest.
+//      difference array and keep the first step whose total is largest;
+//      `getLiveValuesAtPeak` lists the values whose interval covers it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -85,7 +87,12 @@ bool isCarriedArgument(func::FuncOp entry, unsigned index) {
 }
 
 namespace {
-enum Category { Parameters, Gradients, OptimizerStates, Activations, Other };
+using Category = MemoryCategory;
+constexpr Category Parameters = MemoryCategory::Parameters;
+constexpr Category Gradients = MemoryCategory::Gradients;
+constexpr Category OptimizerStates = MemoryCategory::OptimizerStates;
+constexpr Category Activations = MemoryCategory::Activations;
+constexpr Category Other = MemoryCategory::Other;
 constexpr unsigned kNumCategories = 5;
 
 /// What a name says about a value: the name of a parameter, `<param>.grad`,
@@ -117,28 +124,43 @@ private:
 };
 } // namespace
 
-MemoryBreakdown analyzeMemory(func::FuncOp entry) {
-  MemoryBreakdown breakdown;
+namespace {
+/// One value's live interval and category.
+struct Interval {
+  Value value;
+  int64_t start, end, bytes;
+  Category category;
+};
+
+/// Every value of the entry block with its interval (steps 1 and 2).
+struct Liveness {
+  std::vector<Interval> intervals;
+  int64_t numSteps = 0;
+  llvm::SmallVector<Operation *> ops;
+};
+} // namespace
+
+static Liveness computeLiveness(func::FuncOp entry) {
+  Liveness liveness;
   if (entry.isExternal() || !entry.getBody().hasOneBlock())
-    return breakdown;
+    return liveness;
   Block &block = entry.getBody().front();
   llvm::DenseMap<Operation *, int64_t> index;
-  for (Operation &op : block)
+  for (Operation &op : block) {
     index[&op] = static_cast<int64_t>(index.size());
+    liveness.ops.push_back(&op);
+  }
   int64_t numSteps = static_cast<int64_t>(index.size());
+  liveness.numSteps = numSteps;
   if (numSteps == 0)
-    return breakdown;
+    return liveness;
   Operation *terminator = &block.back();
   NameClassifier names(entry);
 
   // 2. What the signature and the optimizer updates say.
   llvm::DenseMap<Value, Category> known;
-  Value loss;
   for (auto [r, value] : llvm::enumerate(terminator->getOperands())) {
-    StringRef name = getResultName(entry, r);
-    if (name == "loss")
-      loss = value;
-    Category category = names.classify(name);
+    Category category = names.classify(getResultName(entry, r));
     if (category != Other)
       known.try_emplace(value, category);
   }
@@ -154,19 +176,7 @@ MemoryBreakdown analyzeMemory(func::FuncOp entry) {
     for (auto [k, result] : llvm::enumerate(op.getResults()))
       known.try_emplace(result, k == 0 ? Parameters : OptimizerStates);
   }
-  // The forward ops: everything the loss depends on.
-  llvm::DenseSet<Operation *> forward;
-  SmallVector<Operation *> worklist;
-  if (Operation *def = loss ? loss.getDefiningOp() : nullptr)
-    worklist.push_back(def);
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (op->getBlock() != &block || !forward.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-  }
+  llvm::DenseSet<Operation *> forward = getForwardOps(entry);
   auto isActivation = [&](Value value) {
     Operation *def = value.getDefiningOp();
     if (!def || !forward.contains(def))
@@ -176,14 +186,11 @@ MemoryBreakdown analyzeMemory(func::FuncOp entry) {
     });
   };
 
-  // 1 and 3. Intervals into a difference array per category.
-  std::vector<std::array<int64_t, kNumCategories>> delta(
-      numSteps + 1, std::array<int64_t, kNumCategories>{});
+  // 1. Intervals.
   auto addValue = [&](Value value, int64_t start, int64_t end,
                       Category category) {
-    int64_t bytes = getValueBytes(value.getType());
-    delta[start][category] += bytes;
-    delta[end + 1][category] -= bytes;
+    liveness.intervals.push_back(
+        {value, start, end, getValueBytes(value.getType()), category});
   };
   auto lastUse = [&](Value value, int64_t start) {
     int64_t end = start;
@@ -209,10 +216,46 @@ MemoryBreakdown analyzeMemory(func::FuncOp entry) {
       addValue(result, start, lastUse(result, start), category);
     }
   }
+  return liveness;
+}
 
+llvm::DenseSet<Operation *> getForwardOps(func::FuncOp entry) {
+  llvm::DenseSet<Operation *> forward;
+  if (entry.isExternal() || !entry.getBody().hasOneBlock())
+    return forward;
+  Block &block = entry.getBody().front();
+  Operation *terminator = &block.back();
+  Value loss;
+  for (auto [r, value] : llvm::enumerate(terminator->getOperands()))
+    if (getResultName(entry, r) == "loss")
+      loss = value;
+  SmallVector<Operation *> worklist;
+  if (Operation *def = loss ? loss.getDefiningOp() : nullptr)
+    worklist.push_back(def);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (op->getBlock() != &block || !forward.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+  }
+  return forward;
+}
+
+/// Step 3: the category totals per step, into a difference array; returns
+/// the first step whose total is largest (-1 for an empty block).
+static int64_t findPeak(const Liveness &liveness, MemoryBreakdown &breakdown) {
+  std::vector<std::array<int64_t, kNumCategories>> delta(
+      liveness.numSteps + 1, std::array<int64_t, kNumCategories>{});
+  for (const Interval &interval : liveness.intervals) {
+    auto c = static_cast<unsigned>(interval.category);
+    delta[interval.start][c] += interval.bytes;
+    delta[interval.end + 1][c] -= interval.bytes;
+  }
   std::array<int64_t, kNumCategories> live{};
-  int64_t peak = -1;
-  for (int64_t step = 0; step < numSteps; ++step) {
+  int64_t peak = -1, peakStep = -1;
+  for (int64_t step = 0; step < liveness.numSteps; ++step) {
     int64_t total = 0;
     for (unsigned c = 0; c < kNumCategories; ++c) {
       live[c] += delta[step][c];
@@ -221,13 +264,42 @@ MemoryBreakdown analyzeMemory(func::FuncOp entry) {
     if (total <= peak)
       continue;
     peak = total;
-    breakdown.parameters = live[Parameters];
-    breakdown.gradients = live[Gradients];
-    breakdown.optimizerStates = live[OptimizerStates];
-    breakdown.activations = live[Activations];
-    breakdown.other = live[Other];
+    peakStep = step;
+    breakdown.parameters = live[unsigned(Parameters)];
+    breakdown.gradients = live[unsigned(Gradients)];
+    breakdown.optimizerStates = live[unsigned(OptimizerStates)];
+    breakdown.activations = live[unsigned(Activations)];
+    breakdown.other = live[unsigned(Other)];
   }
+  if (peakStep >= 0)
+    breakdown.peakOp = liveness.ops[peakStep];
+  return peakStep;
+}
+
+MemoryBreakdown analyzeMemory(func::FuncOp entry) {
+  MemoryBreakdown breakdown;
+  findPeak(computeLiveness(entry), breakdown);
   return breakdown;
+}
+
+std::vector<LiveValue> getLiveValuesAtPeak(func::FuncOp entry) {
+  Liveness liveness = computeLiveness(entry);
+  MemoryBreakdown breakdown;
+  int64_t step = findPeak(liveness, breakdown);
+  std::vector<const Interval *> covering;
+  for (const Interval &interval : liveness.intervals)
+    if (interval.start <= step && step <= interval.end && interval.bytes > 0)
+      covering.push_back(&interval);
+  // Largest first; program order (arguments, then results) among equals.
+  llvm::sort(covering, [](const Interval *a, const Interval *b) {
+    if (a->bytes != b->bytes)
+      return a->bytes > b->bytes;
+    return a < b;
+  });
+  std::vector<LiveValue> live;
+  for (const Interval *interval : covering)
+    live.push_back({interval->value, interval->bytes, interval->category});
+  return live;
 }
 
 } // namespace mlir::loom::dist

@@ -83,6 +83,33 @@ TEST_F(MemoryAnalysisTest, ChainPeaksWhereTwoValuesOverlap) {
             0);
 }
 
+TEST_F(MemoryAnalysisTest, LiveValuesAtThePeakLargestFirst) {
+  // The chain above peaks first at the reshape's user (op 2, the concat):
+  // b2 (256 B) and b (64 B) are live there, in that order, and sum to the
+  // peak; x and a died before it.
+  func::FuncOp f = parse(R"mlir(
+    func.func @f(%x: tensor<16xf32>) -> tensor<16xf32> {
+      %a = loom.tanh %x : tensor<16xf32>
+      %b = loom.reshape %a : tensor<16xf32> to tensor<4x4xf32>
+      %b2 = loom.concat %b, %b, %b, %b {axis = 0 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<16x4xf32>
+      %c = loom.reduce_sum %b2 {axes = array<i64: 1>} : (tensor<16x4xf32>) -> tensor<16xf32>
+      return %c : tensor<16xf32>
+    })mlir");
+  MemoryBreakdown memory = analyzeMemory(f);
+  ASSERT_TRUE(memory.peakOp);
+  EXPECT_EQ(memory.peakOp->getName().getStringRef(), "loom.concat");
+  std::vector<LiveValue> live = getLiveValuesAtPeak(f);
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(live[0].bytes, 256);
+  EXPECT_EQ(live[0].value.getDefiningOp()->getName().getStringRef(),
+            "loom.concat");
+  EXPECT_EQ(live[1].bytes, 64);
+  EXPECT_EQ(live[1].value.getDefiningOp()->getName().getStringRef(),
+            "loom.reshape");
+  EXPECT_EQ(live[0].category, MemoryCategory::Other);
+  EXPECT_EQ(live[0].bytes + live[1].bytes, memory.getPeak());
+}
+
 TEST_F(MemoryAnalysisTest, UnusedValuesLiveAtTheirDefinitionOnly) {
   // %big (1024 B) is never read: it counts at its own op only, with x (64)
   // and y (64): 1152. Without the rule it would stay to the end.

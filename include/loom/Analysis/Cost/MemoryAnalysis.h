@@ -19,10 +19,21 @@
 #define LOOM_ANALYSIS_COST_MEMORYANALYSIS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace mlir::loom::dist {
+
+/// What a live value is (docs/CostModel.md, "Categories").
+enum class MemoryCategory {
+  Parameters,
+  Gradients,
+  OptimizerStates,
+  Activations,
+  Other
+};
 
 /// Bytes live at the peak of a training step, by category.
 struct MemoryBreakdown {
@@ -39,6 +50,9 @@ struct MemoryBreakdown {
   /// Everything else live at the peak (data inputs, temporaries).
   int64_t other = 0;
 
+  /// The op at which the peak is first reached (null for an empty body).
+  Operation *peakOp = nullptr;
+
   /// The sum of the categories: the peak live bytes.
   int64_t getPeak() const {
     return parameters + gradients + optimizerStates + activations + other;
@@ -47,6 +61,21 @@ struct MemoryBreakdown {
 
 /// Analyzes `entry` (one block, ranked tensors of static shape).
 MemoryBreakdown analyzeMemory(func::FuncOp entry);
+
+/// A value live at the peak, with its bytes and category.
+struct LiveValue {
+  Value value;
+  int64_t bytes;
+  MemoryCategory category;
+};
+
+/// The values of `entry` live at its peak (the op `analyzeMemory` names as
+/// `peakOp`), largest first: what a report needs to say what fills memory.
+std::vector<LiveValue> getLiveValuesAtPeak(func::FuncOp entry);
+
+/// The forward ops of `entry`: the ancestors of the result named `loss` in
+/// its block (empty without one).
+llvm::DenseSet<Operation *> getForwardOps(func::FuncOp entry);
 
 /// The bytes one value of `type` occupies: elements times the element
 /// type's width rounded up to whole bytes (i1 is 1 byte, index 8); scalars

@@ -22,7 +22,8 @@
 //    An op linear in all its operands whose operands are all pending sums
 //    over common axes may keep them (a `partial` strategy) when that costs
 //    no more, counting the reduction its result will need.
-//    Optimizer updates get the data-parallel axes added under ZeRO.
+//    Optimizer updates get the data-parallel axes added under ZeRO. A
+//    recomputed clone (`loom.recompute`) takes its forward op's strategy.
 //    An argument without a layout takes the one its first user requires
 //    (ZeRO-3: that layout, also split over the data-parallel axes).
 // 4. Results: the loss replicated, loop-carried state (matched by name) the
@@ -185,6 +186,16 @@ private:
   llvm::DenseMap<Operation *, Choice> strategies;
   /// The forward op of each `loom.fwd` id: the first op carrying it.
   llvm::DenseMap<int64_t, Operation *> forwardOps;
+  /// The forward op a `loom-recompute` clone (`loom.recompute`) repeats,
+  /// if it has been assigned: the clone takes its strategy as it is, so
+  /// the layer is recomputed split as the search priced it (following
+  /// producers alone may gather a whole batch to recompute it replicated).
+  Operation *getRecomputedOriginal(Operation *op) const;
+  /// The forward op whose strategy `op` (a backward or optimizer op, with
+  /// the forward op's `loom.fwd` id) follows; null for a forward op.
+  Operation *getFollowedForwardOp(Operation *op) const;
+  /// The original forward value of each recomputed clone's result.
+  llvm::DenseMap<Value, Value> recomputedFrom;
   /// Argument names and required result layouts.
   std::vector<std::string> argNames;
   std::vector<std::optional<Layout>> resultLayouts;
@@ -440,21 +451,28 @@ double LayoutAssigner::reshardCost(Value value, const Layout &from,
   return plan ? plan->cost : 1e30;
 }
 
+Operation *LayoutAssigner::getFollowedForwardOp(Operation *op) const {
+  auto id = op->getAttrOfType<IntegerAttr>("loom.fwd");
+  if (!id)
+    return nullptr;
+  Operation *forward = forwardOps.lookup(id.getInt());
+  return forward == op ? nullptr : forward;
+}
+
 int LayoutAssigner::countPenalties(Operation *op, const OpLayouts &derived) {
   // The forward op whose strategy this backward op follows.
-  Operation *forward = nullptr;
-  if (auto id = op->getAttrOfType<IntegerAttr>("loom.fwd")) {
-    forward = forwardOps.lookup(id.getInt());
-    if (forward == op)
-      forward = nullptr;
-  }
+  Operation *forward = getFollowedForwardOp(op);
   if (!forward)
     return 0;
   int penalties = 0;
   for (OpOperand &operand : op->getOpOperands()) {
     const Layout &wanted = derived.operands[operand.getOperandNumber()];
+    // A recomputed value stands for the original its forward op read.
+    Value value = recomputedFrom.lookup(operand.get());
+    if (!value)
+      value = operand.get();
     for (OpOperand &forwardUse : forward->getOpOperands()) {
-      if (forwardUse.get() != operand.get())
+      if (forwardUse.get() != value)
         continue;
       auto it = useIndex.find(&forwardUse);
       if (it != useIndex.end() && uses[it->second].second != wanted)
@@ -580,6 +598,22 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
       if (other != *layout)
         readings.push_back(readFactorAxes(rule, *mesh, index, other));
   }
+  // A backward op also reads an operand shaped like its forward op's result
+  // (the result's gradient) as that result is laid out: without these
+  // readings a backward op whose producers were
+  // split otherwise may only find a replicated strategy that gathers a
+  // whole tensor, where the forward op's own split costs an all-to-all.
+  if (Operation *forward = getFollowedForwardOp(op)) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Type type = operand.get().getType();
+      unsigned index = operand.getOperandNumber();
+      for (Value result : forward->getResults()) {
+        std::optional<Layout> layout = getLayout(result);
+        if (result.getType() == type && layout)
+          readings.push_back(readFactorAxes(rule, *mesh, index, *layout));
+      }
+    }
+  }
   // Candidates: all operands merged in order; each reading merged first
   // (so a later operand's split is not lost to an earlier one's axis); each
   // reading alone; nothing split.
@@ -592,6 +626,40 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
     raw.push_back(reading);
   }
   raw.push_back(getReplicatedFactorAxes(rule));
+  // A split the rule cannot keep where it is (the minor part of a compound
+  // dim: a sequence split under a reshape merging batch and sequence) moves
+  // to another factor that takes it, instead of being gathered away: the
+  // op keeps its parallelism, as the strategy search assumes of every
+  // follower, and holds no gathered copy.
+  size_t numReadings = raw.size();
+  for (size_t r = 0; r < numReadings; ++r) {
+    ValueOrError<FactorAxes> trimmed =
+        trimFactorAxes(rule, *mesh, raw[r], fixed);
+    if (!trimmed)
+      continue;
+    FactorAxes moved = *trimmed;
+    bool changed = false;
+    for (const Layout::AxisList &axes : raw[r]) {
+      for (const std::string &axis : axes) {
+        if (llvm::any_of(moved, [&](const Layout::AxisList &kept) {
+              return llvm::is_contained(kept, axis);
+            }))
+          continue;
+        for (size_t f = 0; f < moved.size(); ++f) {
+          if (f < fixed.size() && fixed[f])
+            continue;
+          moved[f].push_back(axis);
+          if (verifyFactorAxes(rule, *mesh, moved).empty()) {
+            changed = true;
+            break;
+          }
+          moved[f].pop_back();
+        }
+      }
+    }
+    if (changed)
+      raw.push_back(std::move(moved));
+  }
 
   struct Score {
     int penalties;
@@ -655,6 +723,19 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
   return choice;
 }
 
+Operation *LayoutAssigner::getRecomputedOriginal(Operation *op) const {
+  auto id = op->getAttrOfType<IntegerAttr>("loom.fwd");
+  if (!id || !op->hasAttr("loom.recompute"))
+    return nullptr;
+  Operation *original = forwardOps.lookup(id.getInt());
+  if (!original || original == op || original->getName() != op->getName() ||
+      original->getNumOperands() != op->getNumOperands() ||
+      original->getResultTypes() != op->getResultTypes() ||
+      !strategies.count(original))
+    return nullptr;
+  return original;
+}
+
 LogicalResult LayoutAssigner::assignOp(Operation *op) {
   if (auto annotate = dyn_cast<AnnotateOp>(op)) {
     LayoutAttr attr = annotate.getLayout();
@@ -689,7 +770,14 @@ LogicalResult LayoutAssigner::assignOp(Operation *op) {
   OpShardingRule rule = ruleOp.getShardingRule();
   FixedFactors fixed = fixedFactors.lookup(op);
   fixed.resize(rule.getFactors().size());
-  FailureOr<Choice> strategy = chooseStrategy(op, rule, fixed);
+  FailureOr<Choice> strategy = failure();
+  if (Operation *original = getRecomputedOriginal(op)) {
+    strategy = strategies.lookup(original);
+    for (auto [clone, value] :
+         llvm::zip_equal(op->getResults(), original->getResults()))
+      recomputedFrom[clone] = value;
+  } else
+    strategy = chooseStrategy(op, rule, fixed);
   if (failed(strategy))
     return failure();
   if (options.spec.optimizerShard >= 1 && isOptimizerUpdate(op))

@@ -233,10 +233,10 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
      << " (parameters " << formatBytes(getNumber(memory, "parameters"))
      << ", gradients " << formatBytes(getNumber(memory, "gradients"))
      << ", optimizer states "
-     << formatBytes(getNumber(memory, "optimizer_states"))
-     << ", activations " << formatBytes(getNumber(memory, "activations"))
-     << "); capacity " << formatBytes(double(cluster.device.memoryBytes))
-     << "\n";
+     << formatBytes(getNumber(memory, "optimizer_states")) << ", activations "
+     << formatBytes(getNumber(memory, "activations")) << ", transients "
+     << formatBytes(getNumber(memory, "transients")) << "); capacity "
+     << formatBytes(double(cluster.device.memoryBytes)) << "\n";
   double flops = getNumber(predicted, "model_flops_per_step");
   std::string dtype = "f32";
   for (Operation &op : body)

@@ -440,7 +440,7 @@ void SearchStrategyPass::runOnOperation() {
                    builder.getStrArrayAttr(names));
   }
   double compute = 0, comm = 0;
-  double parameters = 0, optimizerStates = 0, activations = 0;
+  double parameters = 0, optimizerStates = 0, activations = 0, transients = 0;
   const std::vector<SearchNode> &nodes = best.builder->getNodes();
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];
@@ -459,6 +459,8 @@ void SearchStrategyPass::runOnOperation() {
     activations += recomputed ? cost.layerInputBytes : cost.activationBytes;
     if (recomputed && node.layer == 0)
       activations += cost.activationBytes;
+    transients +=
+        best.builder->getNodeTransientBytes(index, candidate, best.choice);
     compute += nodeCompute;
     comm += best.builder->getNodeCost(index, candidate, best.choice) -
             nodeCompute;
@@ -509,7 +511,9 @@ void SearchStrategyPass::runOnOperation() {
            builder.getNamedAttr("optimizer_states",
                                 builder.getI64IntegerAttr(optimizerStates)),
            builder.getNamedAttr("parameters",
-                                builder.getI64IntegerAttr(parameters))}));
+                                builder.getI64IntegerAttr(parameters)),
+           builder.getNamedAttr("transients",
+                                builder.getI64IntegerAttr(transients))}));
   if (explain)
     explainNodes(best);
 }

@@ -15,6 +15,11 @@
 //    verifyFactorAxes accepts. Their costs (CandidateCost) are computed once
 //    per signature (op, attributes, types, operand kinds, fixed factors,
 //    followers, layer role): identical layers hit the cache.
+//    A candidate's memory has three parts: persistent (parameters,
+//    gradients, optimizer states), kept for the backward (the results and
+//    operands its followers read, at the candidate's layouts) and
+//    transient (its followers' results and its results' gradients);
+//    getNodeMemory charges them per outer choice (docs/Search.md, "Memory").
 // 3. Edges: for each operand produced by another node, a matrix of forward
 //    plus backward redistribution costs, again cached by the signatures of
 //    both ends; a parameter consumed by a second node gets an edge from its
@@ -38,10 +43,12 @@
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <set>
 
 #define DEBUG_TYPE "dist-search-strategy"
 
@@ -311,6 +318,12 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
         parameterOwner.try_emplace(arg.getArgNumber(), nodeOf[&op]);
   }
 
+  std::set<int64_t> layerIndices;
+  for (const SearchNode &node : nodes)
+    if (node.layer >= 0)
+      layerIndices.insert(node.layer);
+  numLayers = layerIndices.size();
+
   // 2. Candidates and their costs, once per signature.
   std::map<std::string, unsigned> bySignature;
   for (unsigned index = 0; index < nodes.size(); ++index) {
@@ -326,6 +339,18 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
     ++stats.nodeMisses;
     if (failed(analyzeNode(index)))
       return failure();
+  }
+
+  // The largest transient a layer node cannot avoid (getNodeTransientBytes).
+  for (const SearchNode &node : nodes) {
+    if (node.layer < 0)
+      continue;
+    double smallest = kInfiniteCost;
+    for (const CandidateCost &cost : node.costs)
+      smallest =
+          std::min(smallest, cost.transientBytes + cost.resultGradientBytes);
+    if (!node.costs.empty())
+      transientFloor = std::max(transientFloor, smallest);
   }
 
   // 3. Edges.
@@ -359,6 +384,14 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     return *time;
   };
 
+  // Whether one of this node's followers (its backward ops) reads `value`.
+  std::vector<Operation *> ownFollowers = followers.lookup(op);
+  auto isReadByFollowers = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      return llvm::is_contained(ownFollowers, user);
+    });
+  };
+
   // Followers at global shapes, split later by the candidate's parallelism.
   double followerGlobal = 0;
   std::vector<std::pair<Operation *, double>> updates;
@@ -370,6 +403,29 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
       updates.emplace_back(follower, *time);
     else
       followerGlobal += *time;
+  }
+
+  // Backward temporaries at global shapes: the followers' float results
+  // (gradients, reshaped copies), less the optimizer update's (parameters
+  // and states) and the parameter gradients (counted with the parameters).
+  llvm::SmallPtrSet<Type, 4> parameterTypes;
+  for (Value operand : op->getOperands())
+    if (auto arg = dyn_cast<BlockArgument>(operand);
+        arg && arg.getOwner() == &body &&
+        func.getArgAttr(arg.getArgNumber(), "loom.param"))
+      parameterTypes.insert(operand.getType());
+  double followerResultBytes = 0;
+  for (Operation *follower : followers.lookup(op)) {
+    if (isOptimizerUpdate(follower))
+      continue;
+    for (Value result : follower->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || !isa<FloatType>(type.getElementType()) ||
+          parameterTypes.contains(type))
+        continue;
+      followerResultBytes +=
+          double(type.getNumElements()) * getElementBytes(type);
+    }
   }
 
   Layout::AxisList zeroAxes;
@@ -399,6 +455,34 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     cost.forwardSeconds = *forward;
     int64_t parallelism = getParallelism(mesh, candidate);
     cost.followerSeconds = followerGlobal / parallelism;
+    cost.transientBytes = followerResultBytes / parallelism;
+    // The gradient of each float result arrives at the result's layout
+    // (a consumer's backward reshards it there) and lives through this
+    // node's backward (charged inside the layers, where it can be a whole
+    // gathered width).
+    for (auto [result, layout] :
+         llvm::zip_equal(op->getResults(), layouts->results))
+      if (isFloatTensor(result))
+        cost.resultGradientBytes += getLocalBytes(
+            mesh, layout, getShape(result), getValueElementBytes(result));
+    // Operands (not parameters) at this candidate's layouts that its
+    // followers read: the backward reads them as the op read them, which
+    // after a reshard is the reshard's result, so they are kept at this
+    // layout. Those the followers do not read die in the forward, before
+    // the backward's peak: not counted.
+    llvm::SmallPtrSet<Value, 4> seenOperands;
+    for (auto [value, layout] :
+         llvm::zip_equal(op->getOperands(), layouts->operands)) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      if ((arg && arg.getOwner() == &body &&
+           func.getArgAttr(arg.getArgNumber(), "loom.param")) ||
+          !isFloatTensor(value) || !seenOperands.insert(value).second)
+        continue;
+      double bytes = getLocalBytes(mesh, layout, getShape(value),
+                                   getValueElementBytes(value));
+      if (isReadByFollowers(value))
+        cost.activationBytes += bytes;
+    }
 
     // The axes this candidate uses, in mesh order.
     Layout::AxisList used;
@@ -501,17 +585,13 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
          llvm::zip_equal(op->getResults(), layouts->results)) {
       std::vector<int64_t> shape = getShape(result);
       int64_t elementBytes = getValueElementBytes(result);
-      bool keptForBackward = false, returned = false;
-      for (Operation *user : result.getUsers()) {
-        if (isa<func::ReturnOp>(user)) {
-          returned = true;
-          continue;
-        }
-        auto id = user->getAttrOfType<IntegerAttr>("loom.fwd");
-        if (id && fixed.forwardOps.lookup(id.getInt()) != user)
-          keptForBackward = true;
-      }
-      if (keptForBackward)
+      bool returned = llvm::any_of(result.getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp>(user);
+      });
+      // A result the node's own followers read is kept at its layout; one
+      // a consumer's followers read is counted by that consumer, at the
+      // layout it reads it in.
+      if (isReadByFollowers(result))
         cost.activationBytes +=
             getLocalBytes(mesh, layout, shape, elementBytes);
       if (returned && !layout.isReplicated()) {
@@ -673,7 +753,27 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
     total += cost.layerInputBytes + cost.activationBytes;
   else
     total += cost.activationBytes;
+  total += getNodeTransientBytes(node, candidate, choice);
   return total;
+}
+
+double StrategyCostGraphBuilder::getNodeTransientBytes(
+    unsigned node, unsigned candidate, const StrategyChoice &choice) const {
+  // Outside the layers (embedding, head, loss) transients are charged
+  // whole: the head's backward runs while every activation is still live.
+  // Inside a layer, a node's backward runs as the activations it read are
+  // freed, and the peak holds one node's transients at a time (a max, not
+  // a sum): a layer node is charged only the excess of its transient over
+  // θ, the largest transient no candidate of any layer node avoids. That
+  // is 0 for ordinary candidates and steers the solver away from those
+  // with outsized transients (a whole-width gradient gathered for a
+  // row-split projection) without charging every layer node's
+  // temporaries as if they were live together.
+  const CandidateCost &cost = nodes[node].costs[candidate];
+  if (nodes[node].layer < 0)
+    return cost.transientBytes;
+  return std::max(0.0, cost.transientBytes + cost.resultGradientBytes -
+                           transientFloor);
 }
 
 CostGraph StrategyCostGraphBuilder::build(const StrategyChoice &choice) const {

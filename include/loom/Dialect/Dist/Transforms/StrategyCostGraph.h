@@ -65,8 +65,9 @@ struct CandidateCost {
   double syncSeconds = 0;
   double zeroSyncSeconds = 0;
   /// Per-device bytes of owned parameters (and as much again for their
-  /// gradients), optimizer states with and without ZeRO, and forward
-  /// results kept for backward.
+  /// gradients), optimizer states with and without ZeRO, and the values
+  /// kept for the backward: results the node's followers read, at its
+  /// result layouts, and operands they read, at its operand layouts.
   double parameterBytes = 0;
   double optimizerBytes = 0;
   double zeroOptimizerBytes = 0;
@@ -74,6 +75,12 @@ struct CandidateCost {
   /// Under recompute: the bytes this node keeps when it starts a layer (its
   /// input), else 0.
   double layerInputBytes = 0;
+  /// What the node's backward holds only for a while: its followers'
+  /// results (gradients, reshaped copies) other than parameter gradients,
+  /// split by the candidate's parallelism, and the gradients of its results
+  /// at its result layouts (docs/Search.md, "Memory").
+  double transientBytes = 0;
+  double resultGradientBytes = 0;
 };
 
 /// One searched op.
@@ -132,6 +139,10 @@ public:
                      const StrategyChoice &choice) const;
   double getNodeMemory(unsigned node, unsigned candidate,
                        const StrategyChoice &choice) const;
+  /// The part of getNodeMemory that is transient (CandidateCost::
+  /// transientBytes as the model charges it under `choice`).
+  double getNodeTransientBytes(unsigned node, unsigned candidate,
+                               const StrategyChoice &choice) const;
 
   const std::vector<SearchNode> &getNodes() const { return nodes; }
   const std::vector<SearchEdge> &getEdges() const { return edges; }
@@ -147,6 +158,8 @@ public:
   std::vector<std::vector<unsigned>> getLayerHint() const;
   /// The global FLOPs of every op of the step (the model FLOPs).
   double getModelFlops() const { return modelFlops; }
+  /// The number of repeated layers (distinct layer indices of the nodes).
+  int64_t getNumLayers() const { return numLayers; }
 
 private:
   LogicalResult analyzeNode(unsigned index);
@@ -168,6 +181,10 @@ private:
   llvm::DenseMap<unsigned, unsigned> parameterOwner;
   SearchCacheStats stats;
   double modelFlops = 0;
+  int64_t numLayers = 0;
+  /// The largest transient no plan avoids inside the layers: max over
+  /// layer nodes of their smallest transientBytes + resultGradientBytes.
+  double transientFloor = 0;
 };
 
 /// The first integer component of a dotted parameter name
