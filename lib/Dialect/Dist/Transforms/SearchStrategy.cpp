@@ -454,11 +454,8 @@ void SearchStrategyPass::runOnOperation() {
     parameters += cost.parameterBytes;
     optimizerStates +=
         best.choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes;
-    // As StrategyCostGraphBuilder::getNodeMemory counts them: layer 0 also
-    // holds one recomputed layer's activations.
-    activations += recomputed ? cost.layerInputBytes : cost.activationBytes;
-    if (recomputed && node.layer == 0)
-      activations += cost.activationBytes;
+    activations +=
+        best.builder->getNodeActivationBytes(index, candidate, best.choice);
     transients +=
         best.builder->getNodeTransientBytes(index, candidate, best.choice);
     compute += nodeCompute;

@@ -743,18 +743,22 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
   // Parameters and their gradients.
   double total = 2 * cost.parameterBytes +
                  (choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes);
+  return total + getNodeActivationBytes(node, candidate, choice) +
+         getNodeTransientBytes(node, candidate, choice);
+}
+
+double StrategyCostGraphBuilder::getNodeActivationBytes(
+    unsigned node, unsigned candidate, const StrategyChoice &choice) const {
+  const CandidateCost &cost = nodes[node].costs[candidate];
   // Under recompute a layer keeps only its input, but the layer being
   // recomputed holds all its activations during its backward: one layer's
   // worth, charged to layer 0 (which the layered solve handles apart from
   // the identical layers after it).
   if (choice.recompute && nodes[node].layer > 0)
-    total += cost.layerInputBytes;
-  else if (choice.recompute && nodes[node].layer == 0)
-    total += cost.layerInputBytes + cost.activationBytes;
-  else
-    total += cost.activationBytes;
-  total += getNodeTransientBytes(node, candidate, choice);
-  return total;
+    return cost.layerInputBytes;
+  if (choice.recompute && nodes[node].layer == 0)
+    return cost.layerInputBytes + cost.activationBytes;
+  return cost.activationBytes;
 }
 
 double StrategyCostGraphBuilder::getNodeTransientBytes(

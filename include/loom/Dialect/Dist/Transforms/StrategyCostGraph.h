@@ -139,6 +139,11 @@ public:
                      const StrategyChoice &choice) const;
   double getNodeMemory(unsigned node, unsigned candidate,
                        const StrategyChoice &choice) const;
+  /// The part of getNodeMemory that is activations kept for the backward
+  /// (layer inputs only under recompute, plus one recomputed layer's worth
+  /// charged to layer 0).
+  double getNodeActivationBytes(unsigned node, unsigned candidate,
+                                const StrategyChoice &choice) const;
   /// The part of getNodeMemory that is transient (CandidateCost::
   /// transientBytes as the model charges it under `choice`).
   double getNodeTransientBytes(unsigned node, unsigned candidate,
