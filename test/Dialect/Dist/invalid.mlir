@@ -564,6 +564,16 @@ func.func @recv_no_mesh() -> tensor<4x8xf32> {
 
 // -----
 
+// A tag beyond the least MPI tag bound is rejected.
+dist.mesh @m shape [2, 4] axes ["pp", "tp"]
+func.func @send_tag(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{expects `tag` in [0, 32767], got 40000}}
+  dist.send %x on @m axis "pp" to 1 {tag = 40000 : i64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
 // recv C2.
 dist.mesh @m shape [2, 4] axes ["dp", "tp"]
 func.func @recv_unknown_axis() -> tensor<4x8xf32> {

@@ -81,6 +81,8 @@ func.func @stage0(%act: tensor<4x128xbf16>) {
 func.func @stage1() -> tensor<4x128xbf16> {
   // CHECK: dist.recv on @pipe axis "pp" from 0 : tensor<4x128xbf16>
   %0 = dist.recv on @pipe axis "pp" from 0 : tensor<4x128xbf16>
+  // CHECK: dist.recv on @pipe axis "pp" from 0 {tag = 7 : i64} : tensor<4x128xbf16>
+  %1 = dist.recv on @pipe axis "pp" from 0 {tag = 7 : i64} : tensor<4x128xbf16>
   return %0 : tensor<4x128xbf16>
 }
 

@@ -391,7 +391,10 @@ def Dist_SendOp : Dist_MeshUserOp<"send"> {
     Sends `input` to the device whose coordinate on `axis` is `to` and whose
     other coordinates equal the sender's: with `axis` the pipeline axis,
     `to` is the receiving stage. It pairs, in program order, with a
-    `dist.recv ... from <sender's coordinate>` on the receiver. It has side
+    `dist.recv ... from <sender's coordinate>` with the same `tag` on the
+    receiver: messages between two devices with one tag arrive in send
+    order; different tags may be received in any order (pipeline stages tag
+    every transfer of a step uniquely, docs/Pipeline.md). It has side
     effects, so it is never removed, merged or reordered.
 
     ```mlir
@@ -403,10 +406,12 @@ def Dist_SendOp : Dist_MeshUserOp<"send"> {
     - C1: `mesh` names a `dist.mesh`.
     - C2: `axis` is an axis of the mesh.
     - C3: `to` is in `[0, size of axis)`.
+    - C4: `tag` is in `[0, 32767]` (the least tag bound MPI guarantees).
   }];
 
   let arguments = (ins Dist_Tensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrAttr:$axis, I64Attr:$to);
+                       StrAttr:$axis, I64Attr:$to,
+                       DefaultValuedAttr<I64Attr, "0">:$tag);
   let assemblyFormat = [{
     $input `on` $mesh `axis` $axis `to` $to attr-dict `:` type($input)
   }];
@@ -416,9 +421,10 @@ def Dist_RecvOp : Dist_MeshUserOp<"recv"> {
   let summary = "receives a tensor from another pipeline stage";
   let description = [{
     Receives a tensor from the device whose coordinate on `axis` is `from`
-    and whose other coordinates equal the receiver's; the result type is the
-    type of the matching `dist.send`. It has side effects, so two receives
-    are never merged.
+    and whose other coordinates equal the receiver's: the first pending
+    message from that device with the same `tag` (default 0); the result
+    type is the type of the matching `dist.send`. It has side effects, so
+    two receives are never merged.
 
     ```mlir
     %act = dist.recv on @m axis "pp" from 0 : tensor<4x128x768xbf16>
@@ -428,9 +434,11 @@ def Dist_RecvOp : Dist_MeshUserOp<"recv"> {
     - C1: `mesh` names a `dist.mesh`.
     - C2: `axis` is an axis of the mesh.
     - C3: `from` is in `[0, size of axis)`.
+    - C4: `tag` is in `[0, 32767]` (the least tag bound MPI guarantees).
   }];
 
-  let arguments = (ins FlatSymbolRefAttr:$mesh, StrAttr:$axis, I64Attr:$from);
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrAttr:$axis, I64Attr:$from,
+                       DefaultValuedAttr<I64Attr, "0">:$tag);
   let results = (outs Dist_Tensor:$result);
   let assemblyFormat = [{
     `on` $mesh `axis` $axis `from` $from attr-dict `:` type($result)

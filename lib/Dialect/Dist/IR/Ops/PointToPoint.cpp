@@ -16,11 +16,18 @@
 using namespace mlir;
 using namespace mlir::loom::dist;
 
-/// Checks C1 to C3 of send and recv: the peer coordinate `peer` (attribute
-/// `name`) is on `axis` of the mesh.
+/// The least MPI_TAG_UB the MPI standard guarantees.
+static constexpr int64_t kMaxTag = 32767;
+
+/// Checks C1 to C4 of send and recv: the peer coordinate `peer` (attribute
+/// `name`) is on `axis` of the mesh and the tag fits every MPI.
 static LogicalResult verifyPeer(Operation *op, FlatSymbolRefAttr mesh,
                                 StringRef axis, int64_t peer, StringRef name,
-                                SymbolTableCollection &tables) {
+                                int64_t tag, SymbolTableCollection &tables) {
+  // C4.
+  if (tag < 0 || tag > kMaxTag)
+    return op->emitOpError()
+           << "expects `tag` in [0, " << kMaxTag << "], got " << tag;
   // C1 and C2.
   FailureOr<int64_t> size = verifyMeshAxis(op, mesh, axis, tables);
   if (failed(size))
@@ -39,7 +46,7 @@ static LogicalResult verifyPeer(Operation *op, FlatSymbolRefAttr mesh,
 
 LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &tables) {
   return verifyPeer(*this, getMeshAttr(), getAxis(), getToAttr().getInt(), "to",
-                    tables);
+                    getTag(), tables);
 }
 
 //===----------------------------------------------------------------------===//
@@ -48,5 +55,5 @@ LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &tables) {
 
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &tables) {
   return verifyPeer(*this, getMeshAttr(), getAxis(), getFromAttr().getInt(),
-                    "from", tables);
+                    "from", getTag(), tables);
 }
