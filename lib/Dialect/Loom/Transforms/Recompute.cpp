@@ -59,6 +59,8 @@ using namespace mlir::loom;
 static constexpr StringLiteral kParamAttrName = "loom.param";
 static constexpr StringLiteral kNameAttrName = "loom.name";
 static constexpr StringLiteral kRecomputeAttrName = "loom.recompute";
+static constexpr StringLiteral kMicroBatchAttrName = "loom.micro_batch";
+static constexpr StringLiteral kBackwardAttrName = "loom.backward";
 
 namespace {
 
@@ -164,6 +166,10 @@ int64_t RecomputePass::recompute(const LayerInstance &layer,
   for (Operation *op : layer.ops) {
     Operation *clone = builder.clone(*op, mapping);
     clone->setAttr(kRecomputeAttrName, builder.getUnitAttr());
+    // The clone runs as part of its micro-batch's backward (it sits right
+    // before it), which is where a pipeline schedule must place it.
+    if (clone->hasAttr(kMicroBatchAttrName))
+      clone->setAttr(kBackwardAttrName, builder.getUnitAttr());
     clones.push_back(clone);
   }
   for (OpOperand *use : backwardUses)
