@@ -335,12 +335,28 @@ LogicalResult mlir::loom::runShardingPhase(const CompileOptions &options,
   return pm.run(module);
 }
 
-/// The largest peak live bytes of the functions of a partitioned module.
+/// The pipeline stages of a partitioned module: each stage's ranks hold
+/// their own stage's values (docs/Pipeline.md); {nullopt} without a
+/// pipeline.
+static SmallVector<std::optional<int64_t>> getStages(ModuleOp module) {
+  SmallVector<std::optional<int64_t>> stages;
+  auto pipeline = module->getAttrOfType<DictionaryAttr>("dist.pipeline");
+  auto count = pipeline ? pipeline.getAs<IntegerAttr>("stages") : nullptr;
+  if (!count || count.getInt() <= 1)
+    return {std::nullopt};
+  for (int64_t s = 0; s < count.getInt(); ++s)
+    stages.push_back(s);
+  return stages;
+}
+
+/// The largest peak live bytes of the functions of a partitioned module,
+/// over its pipeline stages.
 static int64_t getPartitionedPeak(ModuleOp module) {
   int64_t peak = 0;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
-      peak = std::max(peak, dist::analyzeMemory(func).getPeak());
+      for (std::optional<int64_t> stage : getStages(module))
+        peak = std::max(peak, dist::analyzeMemory(func, stage).getPeak());
   return peak;
 }
 
@@ -422,20 +438,24 @@ calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
 }
 
 /// Prints the peak live bytes of the partitioned entry function, by
-/// category (docs/CostModel.md, "Memory").
+/// category (docs/CostModel.md, "Memory"), per pipeline stage.
 static void printPartitionedMemory(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    dist::MemoryBreakdown memory = dist::analyzeMemory(func);
-    auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
-    llvm::outs() << llvm::formatv(
-        "Liveness of the per-rank program: peak {0:F2} GiB per device "
-        "(parameters {1:F2}, gradients {2:F2}, optimizer states {3:F2}, "
-        "activations {4:F2}, other {5:F2} GiB)\n",
-        gib(memory.getPeak()), gib(memory.parameters), gib(memory.gradients),
-        gib(memory.optimizerStates), gib(memory.activations),
-        gib(memory.other));
+    for (std::optional<int64_t> stage : getStages(module)) {
+      dist::MemoryBreakdown memory = dist::analyzeMemory(func, stage);
+      auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
+      std::string which =
+          stage ? " (stage " + std::to_string(*stage) + ")" : std::string();
+      llvm::outs() << llvm::formatv(
+          "Liveness of the per-rank program{6}: peak {0:F2} GiB per device "
+          "(parameters {1:F2}, gradients {2:F2}, optimizer states {3:F2}, "
+          "activations {4:F2}, other {5:F2} GiB)\n",
+          gib(memory.getPeak()), gib(memory.parameters),
+          gib(memory.gradients), gib(memory.optimizerStates),
+          gib(memory.activations), gib(memory.other), which);
+    }
   }
 }
 
