@@ -13,16 +13,12 @@ micro-batches in flight shows 1F1B's memory bound.
 """
 
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
 import safetensors_io
-from loom.tools import find_tool
-
-RTOL = 1e-10
-ZERO = 1e-14
+from steps import assert_same, run_step, tool
 
 MODELS = {
     "gpt2": ["gpt2", "--layers", "4", "--hidden", "16", "--heads", "4",
@@ -32,14 +28,6 @@ MODELS = {
               "--batch", "8"],
 }
 OPTIMIZER = ["--optimizer", "adamw", "--lr", "0.01", "--clip-norm", "0.5"]
-
-
-def tool(name, *args, check=True):
-    result = subprocess.run([str(find_tool(name)), *map(str, args)],
-                            capture_output=True, text=True, check=False)
-    if check:
-        assert result.returncode == 0, f"{name} {args}: {result.stderr}"
-    return result
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
@@ -66,32 +54,6 @@ def model(request, tmp_path_factory):
     safetensors_io.save(inputs, batch)
     single = run_step(tmp, train, inputs, "single")
     return name, tmp, path, inputs, single
-
-
-def run_step(tmp, program, inputs, name, ranks=None, report=False):
-    out = tmp / f"{name}.safetensors"
-    args = [program, "--entry", "train_step", "--dtype", "f64", "--seed", "3",
-            "--inputs", inputs, "--outputs", out]
-    if ranks:
-        args += ["--ranks", ranks]
-    if report:
-        args += ["--report-memory"]
-    result = tool("loom-run", *args)
-    return (safetensors_io.load(out), result.stdout) if report else \
-        safetensors_io.load(out)
-
-
-def assert_same(single, parallel):
-    assert set(single) == set(parallel)
-    for key, expected in single.items():
-        actual = parallel[key]
-        assert actual.shape == expected.shape, key
-        scale = float(np.max(np.abs(expected))) if expected.size else 0.0
-        diff = float(np.max(np.abs(actual - expected))) if expected.size else 0.0
-        if scale < ZERO:
-            assert diff <= RTOL, f"{key}: |diff| {diff}"
-        else:
-            assert diff <= RTOL * scale, f"{key}: rel diff {diff / scale}"
 
 
 def pipeline(tmp, path, name, *flags):
