@@ -534,6 +534,21 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
              ", " + name(o.getDkey()) + ", " + name(o.getDvalue()) + ")");
         return success();
       })
+      .Case([&](DropoutOp o) -> LogicalResult {
+        // The host kernel's mask, bit for bit (Support/Philox.h), from the
+        // step's run seed and RNG step.
+        Shape global, offset;
+        if (failed(globalBlock(o, global, offset)))
+          return failure();
+        allocate(o.getResult());
+        call("cuda::dropout<T>(stream, " + name(o.getInput()) + ", " +
+             shapeLiteral(global) + ", " + shapeLiteral(offset) + ", " +
+             shape(o.getInput()) + ", " +
+             doubleLiteral(o.getRateAttr().getValueAsDouble()) + ", " +
+             std::to_string(o.getSeedAttr().getInt()) +
+             ", context.seed, context.step, " + name(o.getResult()) + ")");
+        return success();
+      })
       .Case([&](RopeOp o) {
         Value positions = o.getPositions();
         allocate(o.getResult());
@@ -714,13 +729,15 @@ LogicalResult RankEmitter::emit() {
   os << ".\n"
      << "template <typename T>\n"
      << "Status loom_" << func.getSymName() << "_rank" << rank
-     << "(mpi::Communicator &comm, const std::vector<Buffer<T>> &args,\n"
-     << "    std::vector<Buffer<T>> &results) {\n"
+     << "(mpi::Communicator &comm, const StepContext &context,\n"
+     << "    const std::vector<Buffer<T>> &args, std::vector<Buffer<T>> "
+        "&results) {\n"
      << "  cuda::Session &session = cuda::Session::get(comm);\n"
      << "  cudaStream_t stream = session.getStream();\n"
      << "  cublasHandle_t blas = session.getBlas();\n"
      << "  nccl::Communicator &nccl = session.getNccl();\n"
      << "  (void)blas;\n"
+     << "  (void)context;\n"
      << "  (void)nccl;\n"
      << "  cuda::Workspace ws(stream);\n";
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
@@ -751,6 +768,7 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/CUDA/Matmul.h"
 #include "loom/Runtime/CUDA/Normalization.h"
 #include "loom/Runtime/CUDA/Optimizer.h"
+#include "loom/Runtime/CUDA/Random.h"
 #include "loom/Runtime/CUDA/Reduction.h"
 #include "loom/Runtime/CUDA/Rope.h"
 #include "loom/Runtime/CUDA/Session.h"
