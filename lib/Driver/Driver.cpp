@@ -18,10 +18,10 @@
 //      the plan can be dumped before partitioning).
 //
 // compileToFile() then writes the IR through a temporary file, or for the
-// codegen phase (`--emit host`) emits, builds and wraps the per-rank program
-// (EmitExecutable.cpp). Nothing here
-// exits or prints directly: errors go to the context's diagnostic engine so
-// that a C API caller can collect them.
+// codegen phase (`--emit host|cuda`) emits, builds and wraps the per-rank
+// program (EmitExecutable.cpp). Nothing here exits or prints directly: errors
+// go to the context's diagnostic engine so that a C API caller can collect
+// them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -207,12 +207,9 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                "picks the mesh), --mesh, --parallel-config or --strategy";
   if (options.devices && *options.devices < 1)
     error() << "--devices: expected a value >= 1, found " << *options.devices;
-  // Code generation: host programs now; CUDA is the CUDA backend's work.
+  // Code generation: MPI programs of host ranks or of one GPU per rank.
   if (options.emit && *options.emit != "host" && *options.emit != "cuda")
     error() << "--emit: expected host or cuda, found '" << *options.emit << "'";
-  if (options.emit && *options.emit == "cuda")
-    error() << "--emit cuda is not implemented yet (the CUDA backend has not "
-               "landed); --emit host builds MPI programs for host ranks";
   if (options.emitDtypes) {
     if (!options.emit)
       error() << "--emit-dtypes applies to --emit: give --emit host";

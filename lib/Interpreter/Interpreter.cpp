@@ -507,8 +507,8 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
   RankState &state = ranks[r];
   Operation *op = ops[state.pc];
   KernelContext ctx(state.values, options.floatKind, r, options.seed,
-                    mesh ? &*mesh : nullptr,
-                    static_cast<int64_t>(ranks.size()));
+                    mesh ? &*mesh : nullptr, static_cast<int64_t>(ranks.size()),
+                    options.rngStep);
   outcome = Outcome::Advanced;
 
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {

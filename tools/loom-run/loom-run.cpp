@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 //   loom-run FILE.mlir --entry NAME [--dtype f64|f32] [--ranks N] [--seed S]
+//            [--rng-step N]
 //            [--inputs F]... [--outputs F] [--report-memory]
 //   loom-run --compare A B [--rtol R --atol A]
 //
@@ -58,8 +59,13 @@ static llvm::cl::opt<int64_t> ranksFlag(
     llvm::cl::desc("simulated ranks (default: the mesh's device count)"),
     llvm::cl::init(0), llvm::cl::cat(category));
 static llvm::cl::opt<uint64_t>
-    seedFlag("seed", llvm::cl::desc("seed of random initializers"),
+    seedFlag("seed", llvm::cl::desc("seed of random initializers and dropout"),
              llvm::cl::init(0), llvm::cl::cat(category));
+static llvm::cl::opt<uint64_t> rngStepFlag(
+    "rng-step",
+    llvm::cl::desc("the 0-based training step whose dropout masks to draw "
+                   "(an emitted trainer's step N uses N)"),
+    llvm::cl::init(0), llvm::cl::cat(category));
 static llvm::cl::list<std::string> inputFiles(
     "inputs",
     llvm::cl::desc("safetensors or .npy file of global inputs (repeatable)"), llvm::cl::cat(category));
@@ -228,6 +234,7 @@ static int runFile(const std::string &path) {
     options.ranks = int64_t(ranksFlag);
   }
   options.seed = uint64_t(seedFlag);
+  options.rngStep = uint64_t(rngStepFlag);
 
   DialectRegistry registry;
   mlir::loom::registerAllDialects(registry);
@@ -344,7 +351,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "Loom reference interpreter\n\n"
       "  loom-run FILE.mlir --entry NAME [--dtype f64|f32] [--ranks N]\n"
-      "           [--seed S] [--inputs F]... [--outputs F] [--report-memory]\n"
+      "           [--seed S] [--rng-step N] [--inputs F]... [--outputs F]\n"
+      "           [--report-memory]\n"
       "  loom-run --compare A B [--rtol R --atol A]\n");
   if (compareFlag) {
     if (positional.size() != 2)
