@@ -209,16 +209,9 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
         error = "parallel config: optimizer_shard: expected true, false, 0, "
                 "1 (ZeRO-1) or 3 (ZeRO-3), got " + describe(value);
     } else if (key == "pipeline_stage") {
-      error = readCount(value, key, count);
-      if (error.empty() && count > 1)
-        error = "parallel config: pipeline_stage = " + std::to_string(count) +
-                ": pipeline parallelism is not implemented yet (issue 10)";
+      error = readCount(value, key, config.pipelineStage);
     } else if (key == "micro_batch_num") {
-      error = readCount(value, key, count);
-      if (error.empty() && count > 1)
-        error = "parallel config: micro_batch_num = " + std::to_string(count) +
-                ": micro-batching belongs to the pipeline phase (loomc "
-                "--micro-batches with autodiff), not implemented here yet";
+      error = readCount(value, key, config.microBatchNum);
     } else if (key == "gradient_aggregation_group") {
       error = readCount(value, key, count);
       if (error.empty() && count > 1)
@@ -292,6 +285,8 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
       dp > 1 ? Layout::AxisList{"dp"} : Layout::AxisList{};
   spec.optimizerShard = dp > 1 ? config.optimizerShard : 0;
   spec.recompute = config.recompute;
+  spec.pipelineStages = config.pipelineStage;
+  spec.microBatches = config.microBatchNum;
   if (sp > 1) {
     // DeepSpeed-Ulysses: activations split on the sequence over sp, attention
     // on heads over (tp, sp) -- whole sequences, so the q, k, v and output

@@ -96,15 +96,23 @@ TEST(ShardingSpecTest, RecomputeReachesTheSpec) {
   EXPECT_FALSE(off.recompute);
 }
 
+TEST(ShardingSpecTest, PipelineKeysReachTheSpec) {
+  auto config = parseParallelConfig(
+      R"({"data_parallel": 2, "pipeline_stage": 4, "micro_batch_num": 8})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  ShardingSpec spec;
+  expandParallelConfig(*config, spec);
+  EXPECT_EQ(spec.pipelineStages, 4);
+  EXPECT_EQ(spec.microBatches, 8);
+}
+
 TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
   auto check = [](const std::string &text, const std::string &message) {
     auto config = parseParallelConfig(text);
     ASSERT_FALSE(config.ok()) << text;
     EXPECT_TRUE(contains(config.error(), message)) << config.error();
   };
-  check(R"({"pipeline_stage": 2})",
-        "pipeline parallelism is not implemented yet (issue 10)");
-  check(R"({"micro_batch_num": 4})", "micro_batch_num = 4");
+  check(R"({"pipeline_stage": 0})", "pipeline_stage: expected an integer >= 1");
   check(R"({"recompute": 1})", "recompute: expected true or false");
   // MindFormers' default algorithm is ring attention, not implemented.
   check(R"({"context_parallel": 2})",

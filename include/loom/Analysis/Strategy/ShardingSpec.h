@@ -96,6 +96,10 @@ struct ShardingSpec {
   /// Full activation recompute of every transformer layer: the partition
   /// pipeline runs `loom-recompute{layers=all}` before assigning layouts.
   bool recompute = false;
+  /// Pipeline stages and micro-batches the user fixed (`pipeline_stage`,
+  /// `micro_batch_num`); 0 when not given (the search chooses).
+  int64_t pipelineStages = 0;
+  int64_t microBatches = 0;
 };
 
 /// Parses a strategy file's text into `spec` (appending). Errors name the
@@ -115,12 +119,15 @@ struct ParallelConfig {
   /// `context_parallel_algo`; only `ulysses_cp` is implemented.
   int64_t contextParallel = 1;
   std::string contextParallelAlgo = "colossalai_cp";
+  /// MindSpore's `pipeline_stage` and `PipelineCell(micro_batch_num)`; 0
+  /// when not given.
+  int64_t pipelineStage = 0;
+  int64_t microBatchNum = 0;
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of
 /// features not implemented yet set to anything but their neutral value
-/// (`pipeline_stage` > 1, `micro_batch_num` > 1,
-/// `context_parallel` > 1 with any `context_parallel_algo` but
+/// (`context_parallel` > 1 with any `context_parallel_algo` but
 /// `ulysses_cp`, `gradient_aggregation_group` > 1), are errors.
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 
