@@ -150,6 +150,7 @@ StageAssignment evaluateStageSplit(const StageProblem &problem,
                                        problem.microBatches, problem.p2pSeconds);
   result.stepSeconds = result.simulation.makespan + slowestStep;
   result.bubbleSeconds = result.simulation.bubble;
+  result.p2pSeconds = problem.p2pSeconds;
   result.feasible = true;
   return result;
 }

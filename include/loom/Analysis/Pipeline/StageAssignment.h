@@ -94,8 +94,9 @@ struct StageAssignment {
   double bubbleSeconds = 0.0;
   /// The bottleneck the split minimized: max over stages of F + B.
   double bottleneckSeconds = 0.0;
-  /// The simulation the prediction came from.
+  /// The simulation the prediction came from, and the hop latency it used.
   Simulation simulation;
+  double p2pSeconds = 0.0;
 };
 
 /// Memory of stage `stage` holding layers [first, end) (pseudo-layers

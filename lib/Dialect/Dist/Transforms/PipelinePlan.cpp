@@ -125,6 +125,8 @@ void mlir::loom::dist::writePipelineAttr(ModuleOp module,
   DictionaryAttr predicted = builder.getDictionaryAttr(
       {builder.getNamedAttr("bubble_s",
                             builder.getF64FloatAttr(assignment.bubbleSeconds)),
+       builder.getNamedAttr("p2p_s",
+                            builder.getF64FloatAttr(assignment.p2pSeconds)),
        builder.getNamedAttr("stage_backward_s", builder.getArrayAttr(backward)),
        builder.getNamedAttr("stage_forward_s", builder.getArrayAttr(forward)),
        builder.getNamedAttr("stage_memory_bytes", builder.getArrayAttr(memory)),

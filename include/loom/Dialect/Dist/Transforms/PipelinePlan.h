@@ -65,7 +65,9 @@ struct PipelinePlan {
 
 /// Writes `dist.pipeline = {axis = "pp", stages, micro_batches, schedule,
 /// stage_layers = [[first, end), ...], predicted = {step_time_s, bubble_s,
-/// stage_memory_bytes, stage_forward_s, stage_backward_s}}` on `module`.
+/// p2p_s, stage_memory_bytes, stage_forward_s, stage_backward_s}}` on
+/// `module` (stage times per micro-batch; p2p_s the hop latency the
+/// simulation used, so the timeline replays it exactly).
 void writePipelineAttr(ModuleOp module, const PipelinePlan &plan);
 
 } // namespace mlir::loom::dist
