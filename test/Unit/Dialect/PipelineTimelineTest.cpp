@@ -32,7 +32,7 @@
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
-using namespace loom::pipeline;
+using namespace ::loom::pipeline;
 using json = nlohmann::json;
 
 namespace {

@@ -234,7 +234,7 @@ void SearchStrategyPass::runOnOperation() {
       pipeline::parseScheduleKind(schedule);
   if (!scheduleKind) {
     module.emitError() << "schedule: expected `1f1b` or `gpipe`, found `"
-                       << schedule << "`";
+                       << schedule.getValue() << "`";
     return signalPassFailure();
   }
   if (pipelineStages < 0 || microBatches < 0) {

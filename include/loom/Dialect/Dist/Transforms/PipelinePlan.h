@@ -24,6 +24,9 @@
 
 namespace mlir::loom::dist {
 
+/// The plain-C++ pipeline library (Analysis/Pipeline), by its short name.
+namespace pipeline = ::loom::pipeline;
+
 /// Which pipeline piece each search node belongs to.
 struct LayerGroups {
   /// The distinct repeated-layer indices of the nodes, ascending; stage

@@ -28,6 +28,9 @@
 
 namespace mlir::loom::dist {
 
+/// The plain-C++ pipeline library (Analysis/Pipeline), by its short name.
+namespace pipeline = ::loom::pipeline;
+
 /// What the timeline simulates.
 struct PipelineTimelineInput {
   pipeline::ScheduleKind schedule = pipeline::ScheduleKind::OneFOneB;
