@@ -334,6 +334,9 @@ void SearchStrategyPass::runOnOperation() {
   }
   double smallestMemory = kInfiniteCost;
   std::string smallestMesh;
+  // Why the user's micro-batch count ruled meshes out, for the error when
+  // nothing is left.
+  std::string microNote;
   // The layer count, once a cost graph has told it (stage counts above it
   // are skipped).
   int64_t knownLayers = -1;
@@ -395,13 +398,10 @@ void SearchStrategyPass::runOnOperation() {
       int64_t perReplica = batch / dataParallel;
       if (fixedMicro > 0) {
         if (perReplica % fixedMicro) {
-          if (single) {
-            module.emitError() << "micro-batches = " << fixedMicro
-                               << " does not divide the batch per replica ("
-                               << perReplica << " on mesh " << mesh.toString()
-                               << ")";
-            return signalPassFailure();
-          }
+          microNote = llvm::formatv("; micro-batches = {0} does not divide "
+                                    "the batch per replica ({1} on mesh {2})",
+                                    fixedMicro, perReplica, mesh.toString())
+                          .str();
           continue;
         }
         microChoices.push_back(fixedMicro);
@@ -627,6 +627,7 @@ void SearchStrategyPass::runOnOperation() {
           smallestMemory / double(int64_t(1) << 30), smallestMesh);
     else
       diag << " on any mesh of " << devices.getValue() << " devices";
+    diag << microNote;
     return signalPassFailure();
   }
 
