@@ -25,7 +25,7 @@
 //    micro-batch count the stage-assignment DP (StageAssignment.h) splits
 //    the layers under the memory limit per stage and predicts the step by
 //    simulating the schedule (a plan whose layers split nowhere is solved
-//    once more under S times the limit). Keep the plan with the least
+//    again under 0.75, then 0.5 times S times the limit). Keep the plan with the least
 //    predicted step time over all candidates (ties keep the earlier: no
 //    pipeline, less tensor parallelism, no ZeRO, no recompute).
 // 4. Write the mesh, every node's `dist.strategy`, `dist.plan`,
@@ -391,8 +391,8 @@ void SearchStrategyPass::runOnOperation() {
       }
       continue;
     }
-    // Micro-batch counts: powers of two dividing the per-replica batch, or
-    // the user's.
+    // Micro-batch counts: the divisors of the per-replica batch up to 256
+    // (down to one sample per micro-batch), or the user's.
     std::vector<int64_t> microChoices;
     if (stages > 1) {
       int64_t perReplica = batch / dataParallel;
@@ -406,8 +406,8 @@ void SearchStrategyPass::runOnOperation() {
         }
         microChoices.push_back(fixedMicro);
       } else {
-        for (int64_t micro = 1; micro <= std::min<int64_t>(perReplica, 64);
-             micro *= 2)
+        for (int64_t micro = 1; micro <= std::min<int64_t>(perReplica, 256);
+             ++micro)
           if (perReplica % micro == 0)
             microChoices.push_back(micro);
       }
@@ -523,21 +523,38 @@ void SearchStrategyPass::runOnOperation() {
         if (best.builder)
           bestSoFar = std::min(bestSoFar, best.stepTime);
         if (stages > 1) {
-          if (free.choice.empty() || free.cost / double(stages) >= bestSoFar)
+          if (free.choice.empty())
             continue;
+          if (free.cost / double(stages) >= bestSoFar) {
+            pipelineWhyNot = llvm::formatv(
+                "skipped, the work over {0} stages ({1}) cannot beat {2}",
+                stages, formatSeconds(free.cost / double(stages)),
+                formatSeconds(bestSoFar));
+            continue;
+          }
           std::optional<PipelinePlan> split =
               splitStages(free, choice, pipelineWhyNot);
           SearchSolution solution = free;
-          if (!split) {
-            // Spread over S stages the model has about S times the memory:
-            // a leaner intra-stage plan may split where the fastest did not.
+          // Spread over S stages the model has about S times the memory
+          // of one: a leaner intra-stage plan may split where the fastest
+          // did not. The whole-model graph counts every layer's activations
+          // once and the stages unevenly (the first keeps more micro-batches
+          // in flight, and the embedding), hence the margins.
+          for (double margin : {0.75, 0.5}) {
+            if (split)
+              break;
             SearchOptions options;
-            options.memoryLimit = memoryLimit * double(stages);
+            options.memoryLimit = memoryLimit * double(stages) * margin;
             options.layers = layerHint;
             solution = solveByElimination(graph, options);
             if (!solution.choice.empty())
               split = splitStages(solution, choice, pipelineWhyNot);
           }
+          if (split && split->assignment.stepSeconds >= bestSoFar)
+            pipelineWhyNot = llvm::formatv(
+                "{0} per step at best ({1} micro-batches), no better than {2}",
+                formatSeconds(split->assignment.stepSeconds),
+                split->microBatches, formatSeconds(bestSoFar));
           if (!split || split->assignment.stepSeconds >= bestSoFar)
             continue;
           double step = split->assignment.stepSeconds;
