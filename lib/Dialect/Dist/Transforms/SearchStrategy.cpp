@@ -465,8 +465,8 @@ void SearchStrategyPass::runOnOperation() {
     std::string layeredNote;
     // The best pipeline split of `solution` over the micro-batch choices.
     auto splitStages = [&](const SearchSolution &solution,
-                           const StrategyChoice &choice,
-                           std::string &whyNot) -> std::optional<PipelinePlan> {
+                           const StrategyChoice &choice, std::string &whyNot,
+                           double limit) -> std::optional<PipelinePlan> {
       std::optional<PipelinePlan> found;
       for (int64_t micro : microChoices) {
         pipeline::StageProblem problem =
@@ -474,7 +474,7 @@ void SearchStrategyPass::runOnOperation() {
                             mesh.getNumDevices());
         problem.stages = stages;
         problem.schedule = *scheduleKind;
-        problem.memoryLimit = memoryLimit;
+        problem.memoryLimit = limit;
         pipeline::StageAssignment assignment = pipeline::assignStages(problem);
         LLVM_DEBUG(llvm::dbgs()
                    << meshName << " zero=" << choice.zero
@@ -533,8 +533,26 @@ void SearchStrategyPass::runOnOperation() {
             continue;
           }
           std::optional<PipelinePlan> split =
-              splitStages(free, choice, pipelineWhyNot);
+              splitStages(free, choice, pipelineWhyNot, memoryLimit);
           SearchSolution solution = free;
+          // The fastest intra-stage plan split without a memory limit
+          // bounds what a leaner one can reach: when even that cannot beat
+          // the best plan, the (costly) re-solves below are skipped.
+          if (!split) {
+            std::string ignored;
+            std::optional<PipelinePlan> unlimitedSplit =
+                splitStages(free, choice, ignored, kInfiniteCost);
+            if (!unlimitedSplit ||
+                unlimitedSplit->assignment.stepSeconds >= bestSoFar) {
+              if (unlimitedSplit)
+                pipelineWhyNot = llvm::formatv(
+                    "skipped, {0} per step even without a memory limit, no "
+                    "better than {1}",
+                    formatSeconds(unlimitedSplit->assignment.stepSeconds),
+                    formatSeconds(bestSoFar));
+              continue;
+            }
+          }
           // Spread over S stages the model has about S times the memory
           // of one: a leaner intra-stage plan may split where the fastest
           // did not. The whole-model graph counts every layer's activations
@@ -548,7 +566,8 @@ void SearchStrategyPass::runOnOperation() {
             options.layers = layerHint;
             solution = solveByElimination(graph, options);
             if (!solution.choice.empty())
-              split = splitStages(solution, choice, pipelineWhyNot);
+              split = splitStages(solution, choice, pipelineWhyNot,
+                                  memoryLimit);
           }
           if (split && split->assignment.stepSeconds >= bestSoFar)
             pipelineWhyNot = llvm::formatv(
