@@ -67,7 +67,7 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "over devices / S)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
            "Micro-batches per step under a pipeline: 0 lets the search "
-           "choose (powers of two dividing the per-replica batch)">,
+           "choose (the divisors up to 256 of the per-replica batch)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
            "Pipeline schedule the search prices: 1f1b or gpipe">,
   ];
