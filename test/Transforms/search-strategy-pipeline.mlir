@@ -2,6 +2,7 @@
 // RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=4 schedule=gpipe' | FileCheck %s --check-prefix=FOUR
 // RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=1' | FileCheck %s --check-prefix=NONE
 // RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g parallel-config=%S/Inputs/pipeline.json micro-batches=4' | FileCheck %s --check-prefix=CONFIG
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=0 explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SEARCH
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=8 pipeline-stages=8' 2>&1 | FileCheck %s --check-prefix=LAYERS
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=3' 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 micro-batches=3' 2>&1 | FileCheck %s --check-prefix=MICRO
@@ -31,6 +32,14 @@
 
 // CONFIG: dist.pipeline = {axis = "pp", micro_batches = 4 : i64, {{.*}}stages = 2 : i64}
 // CONFIG-NEXT: dist.mesh @mesh shape [2] axes ["dp"]
+
+// With the search choosing, every pp x dp x tp candidate is priced and the
+// pipelines lose on this small model (the hop latency dominates); each
+// pipeline mesh says why.
+// SEARCH: remark: mesh {dp:1, tp:4}: 0.080 us per step
+// SEARCH: remark: mesh pp=2 x {dp:2}: skipped, the work over 2 stages ({{.*}}) cannot beat 0.080 us
+// SEARCH: remark: mesh pp=2 x {dp:1, tp:2}: {{.*}} per step at best ({{[0-9]+}} micro-batches), no better than 0.080 us
+// SEARCH: remark: mesh pp=4 x {dp:1}: {{.*}} per step at best ({{[0-9]+}} micro-batches), no better than 0.080 us
 
 // LAYERS: error: 8 pipeline stages need at least 8 layers; the model has 4
 // DIVIDE: error: pipeline-stages = 3 does not divide the 4 devices

@@ -20,6 +20,7 @@
 #include "BenchCommands.h"
 
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Driver/Driver.h"
 
@@ -55,6 +56,15 @@ static cl::opt<double>
     memoryLimit("memory-limit",
                 cl::desc("Memory limit per device in GiB (0: the device's)"),
                 cl::init(0), cl::sub(mlir::loom::bench::searchCommand));
+static cl::opt<int64_t> pipelineStages(
+    "pipeline-stages",
+    cl::desc("Pipeline stages (0: the search chooses, the default here; 1: "
+             "none)"),
+    cl::init(0), cl::sub(mlir::loom::bench::searchCommand));
+static cl::opt<int64_t>
+    microBatches("micro-batches",
+                 cl::desc("Micro-batches per step (0: the search chooses)"),
+                 cl::init(0), cl::sub(mlir::loom::bench::searchCommand));
 
 namespace {
 /// Wall and process CPU time of one phase.
@@ -118,8 +128,19 @@ int mlir::loom::bench::runSearchBench() {
     return 1;
   autodiffTimer.print("autodiff");
 
+  // The search pass itself rather than the driver's sharding phase, so
+  // that the pipeline options reach it.
   PhaseTimer searchTimer;
-  if (failed(runShardingPhase(options, *module)))
+  dist::SearchStrategyPassOptions search;
+  search.cluster = cluster.getValue();
+  search.devices = devices.getValue();
+  if (memoryLimit > 0)
+    search.memoryLimitGiB = memoryLimit.getValue();
+  search.pipelineStages = pipelineStages.getValue();
+  search.microBatches = microBatches.getValue();
+  PassManager searchPass(&context);
+  searchPass.addPass(dist::createSearchStrategyPass(search));
+  if (failed(searchPass.run(*module)))
     return 1;
   searchTimer.print("search");
   total.print("total");

@@ -244,8 +244,12 @@ void SearchStrategyPass::runOnOperation() {
                        << microBatches.getValue();
     return signalPassFailure();
   }
-  int64_t fixedStages =
-      pipelineStages > 0 ? int64_t(pipelineStages) : sharding.pipelineStages;
+  // The option wins when it fixes S > 1; otherwise the parallel config's
+  // `pipeline_stage`, when given, does; otherwise the option (0: search,
+  // 1: none).
+  int64_t fixedStages = pipelineStages > 1 || sharding.pipelineStages == 0
+                            ? int64_t(pipelineStages)
+                            : sharding.pipelineStages;
   int64_t fixedMicro =
       microBatches > 0 ? int64_t(microBatches) : sharding.microBatches;
   SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());

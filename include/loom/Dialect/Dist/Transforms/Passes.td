@@ -60,11 +60,12 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per searched op (chosen strategy, its cost, the "
            "runner-up's) and per mesh">,
-    Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"0",
+    Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
            "Pipeline stages: 0 lets the search choose (divisors of the "
-           "devices, at least one layer per stage), 1 turns pipelining off, "
-           "S > 1 fixes S (the mesh searched is then the intra-stage mesh "
-           "over devices / S)">,
+           "devices, at least one layer per stage), 1 (the default until "
+           "loomc partitions stages) turns pipelining off, S > 1 fixes S "
+           "(the mesh searched is then the intra-stage mesh over "
+           "devices / S)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
            "Micro-batches per step under a pipeline: 0 lets the search "
            "choose (the divisors up to 256 of the per-replica batch)">,
