@@ -1,7 +1,7 @@
 // RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 micro-batches=2' | FileCheck %s
 // RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=4 schedule=gpipe' | FileCheck %s --check-prefix=FOUR
 // RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=1' | FileCheck %s --check-prefix=NONE
-// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g parallel-config=%S/Inputs/pipeline.json micro-batches=4' | FileCheck %s --check-prefix=CONFIG
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g parallel-config=%S/Inputs/pipeline.json pipeline-stages=0 micro-batches=4' | FileCheck %s --check-prefix=CONFIG
 // RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=0 explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SEARCH
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=8 pipeline-stages=8' 2>&1 | FileCheck %s --check-prefix=LAYERS
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=3' 2>&1 | FileCheck %s --check-prefix=DIVIDE

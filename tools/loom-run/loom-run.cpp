@@ -320,10 +320,18 @@ static int runFile(const std::string &path) {
   if (!outputFile.empty())
     if (auto error = io::writeSafeTensors(outputFile, outputs))
       return fail(*error);
-  if (reportMemoryFlag)
+  if (reportMemoryFlag) {
     for (auto [rank, bytes] : llvm::enumerate(interpreter.getPeakLiveBytes()))
       llvm::outs() << "peak live bytes: " << bytes << " (rank " << rank
                    << ")\n";
+    // A pipelined program also says how many micro-batches' activations
+    // each rank held at once (docs/Pipeline.md).
+    for (auto [rank, count] :
+         llvm::enumerate(interpreter.getPeakInFlightMicroBatches()))
+      if (count > 0)
+        llvm::outs() << "peak micro-batches in flight: " << count << " (rank "
+                     << rank << ")\n";
+  }
   return 0;
 }
 

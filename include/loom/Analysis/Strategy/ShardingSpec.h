@@ -96,10 +96,13 @@ struct ShardingSpec {
   /// Full activation recompute of every transformer layer: the partition
   /// pipeline runs `loom-recompute{layers=all}` before assigning layouts.
   bool recompute = false;
-  /// Pipeline stages and micro-batches the user fixed (`pipeline_stage`,
-  /// `micro_batch_num`); 0 when not given (the search chooses).
-  int64_t pipelineStages = 0;
-  int64_t microBatches = 0;
+  /// Pipeline stages and micro-batches (`pipeline_stage`, `micro_batch_num`;
+  /// 1 = none): the driver's pipeline phase and autodiff read them.
+  int64_t pipelineStages = 1;
+  int64_t microBatches = 1;
+  /// The stage of each transformer layer (`layer_stages` of a strategy
+  /// file); empty for an even split.
+  std::vector<int64_t> layerStages;
 };
 
 /// Parses a strategy file's text into `spec` (appending). Errors name the
@@ -119,10 +122,9 @@ struct ParallelConfig {
   /// `context_parallel_algo`; only `ulysses_cp` is implemented.
   int64_t contextParallel = 1;
   std::string contextParallelAlgo = "colossalai_cp";
-  /// MindSpore's `pipeline_stage` and `PipelineCell(micro_batch_num)`; 0
-  /// when not given.
-  int64_t pipelineStage = 0;
-  int64_t microBatchNum = 0;
+  /// `pipeline_stage` and `micro_batch_num` (docs/Pipeline.md).
+  int64_t pipelineStages = 1;
+  int64_t microBatches = 1;
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of

@@ -244,14 +244,17 @@ void SearchStrategyPass::runOnOperation() {
                        << microBatches.getValue();
     return signalPassFailure();
   }
-  // The option wins when it fixes S > 1; otherwise the parallel config's
-  // `pipeline_stage`, when given, does; otherwise the option (0: search,
-  // 1: none).
-  int64_t fixedStages = pipelineStages > 1 || sharding.pipelineStages == 0
-                            ? int64_t(pipelineStages)
-                            : sharding.pipelineStages;
-  int64_t fixedMicro =
-      microBatches > 0 ? int64_t(microBatches) : sharding.microBatches;
+  // The option wins unless it lets the search choose (0): then the
+  // parallel config's `pipeline_stage`, when given, fixes S. Under the
+  // default (1) the config's stages are the driver's business: loomc
+  // divides the devices by them before the search, which then plans one
+  // stage's sub-mesh.
+  int64_t fixedStages = pipelineStages == 0 && sharding.pipelineStages > 1
+                            ? sharding.pipelineStages
+                            : int64_t(pipelineStages);
+  int64_t fixedMicro = microBatches > 0 ? int64_t(microBatches)
+                       : sharding.microBatches > 1 ? sharding.microBatches
+                                                   : 0;
   SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());
   if (meshOps.size() > 1) {
     meshOps[1].emitOpError() << "is a second mesh; the search expects one";
