@@ -144,22 +144,27 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
     auto scheduleName = pipeline.getAs<StringAttr>("schedule");
     os << "Pipeline: " << stages << " stages, "
        << int64_t(getNumber(pipeline, "micro_batches")) << " micro-batches, "
-       << (scheduleName ? scheduleName.getValue() : StringRef("1f1b"))
-       << "; bubble " << formatTime(getNumber(predictedStages, "bubble_s"))
-       << "\n";
+       << (scheduleName ? scheduleName.getValue() : StringRef("1f1b"));
+    // The search's prediction, when it chose the pipeline (a hand-given
+    // split has none).
+    if (predictedStages)
+      os << "; bubble " << formatTime(getNumber(predictedStages, "bubble_s"));
+    os << "\n";
     for (size_t s = 0; layers && s < layers.size(); ++s) {
       auto range = dyn_cast<ArrayAttr>(layers[s]);
       if (!range || range.size() != 2)
         continue;
       int64_t first = cast<IntegerAttr>(range[0]).getInt();
       int64_t end = cast<IntegerAttr>(range[1]).getInt();
-      os << llvm::formatv("  stage {0}: layers [{1}, {2}){3}{4}; F {5}, B {6} "
-                          "per micro-batch; {7} per device\n",
-                          s, first, end, s == 0 ? " + embedding" : "",
-                          s + 1 == layers.size() ? " + head" : "",
-                          formatTime(at("stage_forward_s", s)),
-                          formatTime(at("stage_backward_s", s)),
-                          formatBytes(at("stage_memory_bytes", s)));
+      os << llvm::formatv("  stage {0}: layers [{1}, {2}){3}{4}", s, first, end,
+                          s == 0 ? " + embedding" : "",
+                          s + 1 == layers.size() ? " + head" : "");
+      if (predictedStages)
+        os << llvm::formatv("; F {0}, B {1} per micro-batch; {2} per device",
+                            formatTime(at("stage_forward_s", s)),
+                            formatTime(at("stage_backward_s", s)),
+                            formatBytes(at("stage_memory_bytes", s)));
+      os << "\n";
     }
   }
   os << "\n";
