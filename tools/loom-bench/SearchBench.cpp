@@ -20,6 +20,7 @@
 #include "BenchCommands.h"
 
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Driver/Driver.h"
 
@@ -55,6 +56,15 @@ static cl::opt<double>
     memoryLimit("memory-limit",
                 cl::desc("Memory limit per device in GiB (0: the device's)"),
                 cl::init(0), cl::sub(mlir::loom::bench::searchCommand));
+static cl::opt<int64_t> pipelineStages(
+    "pipeline-stages",
+    cl::desc("Pipeline stages (0: the search chooses, the default here; 1: "
+             "none)"),
+    cl::init(0), cl::sub(mlir::loom::bench::searchCommand));
+static cl::opt<int64_t>
+    microBatches("micro-batches",
+                 cl::desc("Micro-batches per step (0: the search chooses)"),
+                 cl::init(0), cl::sub(mlir::loom::bench::searchCommand));
 
 namespace {
 /// Wall and process CPU time of one phase.
@@ -118,8 +128,19 @@ int mlir::loom::bench::runSearchBench() {
     return 1;
   autodiffTimer.print("autodiff");
 
+  // The search pass itself rather than the driver's sharding phase, so
+  // that the pipeline options reach it.
   PhaseTimer searchTimer;
-  if (failed(runShardingPhase(options, *module)))
+  dist::SearchStrategyPassOptions search;
+  search.cluster = cluster.getValue();
+  search.devices = devices.getValue();
+  if (memoryLimit > 0)
+    search.memoryLimitGiB = memoryLimit.getValue();
+  search.pipelineStages = pipelineStages.getValue();
+  search.microBatches = microBatches.getValue();
+  PassManager searchPass(&context);
+  searchPass.addPass(dist::createSearchStrategyPass(search));
+  if (failed(searchPass.run(*module)))
     return 1;
   searchTimer.print("search");
   total.print("total");
@@ -132,5 +153,47 @@ int mlir::loom::bench::runSearchBench() {
     if (auto step = predicted.getAs<FloatAttr>("step_time_s"))
       llvm::outs() << "step_time_s: "
                    << llvm::format("%.6g", step.getValueAsDouble()) << "\n";
+  // The pipeline, when the search chose one: stages, micro-batches, the
+  // schedule, the stage layers, the bubble and the fullest stage's memory.
+  if (auto pipeline = (*module)->getAttrOfType<DictionaryAttr>("dist.pipeline")) {
+    auto integer = [&](StringRef key) {
+      auto value = pipeline.getAs<IntegerAttr>(key);
+      return value ? value.getInt() : int64_t(0);
+    };
+    llvm::outs() << "pipeline: pp=" << integer("stages")
+                 << " micro_batches=" << integer("micro_batches")
+                 << " schedule="
+                 << pipeline.getAs<StringAttr>("schedule").getValue()
+                 << " stage_layers=";
+    if (auto layers = pipeline.getAs<ArrayAttr>("stage_layers"))
+      for (auto [index, range] : llvm::enumerate(layers)) {
+        auto bounds = cast<ArrayAttr>(range);
+        llvm::outs() << (index ? "," : "") << "["
+                     << cast<IntegerAttr>(bounds[0]).getInt() << ","
+                     << cast<IntegerAttr>(bounds[1]).getInt() << ")";
+      }
+    llvm::outs() << "\n";
+    if (auto predicted = pipeline.getAs<DictionaryAttr>("predicted")) {
+      double step = predicted.getAs<FloatAttr>("step_time_s").getValueAsDouble();
+      double bubble = predicted.getAs<FloatAttr>("bubble_s").getValueAsDouble();
+      double memory = 0;
+      if (auto stages = predicted.getAs<ArrayAttr>("stage_memory_bytes"))
+        for (Attribute bytes : stages)
+          memory = std::max(memory, double(cast<IntegerAttr>(bytes).getInt()));
+      llvm::outs() << "bubble_percent: "
+                   << llvm::format("%.1f", step > 0 ? 100 * bubble / step : 0.0)
+                   << "\n";
+      llvm::outs() << "memory_gib_per_device: "
+                   << llvm::format("%.1f", memory / double(int64_t(1) << 30))
+                   << "\n";
+    }
+  } else if (auto predicted =
+                 (*module)->getAttrOfType<DictionaryAttr>("dist.predicted")) {
+    if (auto memory = predicted.getAs<IntegerAttr>("memory_bytes_per_device"))
+      llvm::outs() << "memory_gib_per_device: "
+                   << llvm::format("%.1f", double(memory.getInt()) /
+                                               double(int64_t(1) << 30))
+                   << "\n";
+  }
   return 0;
 }

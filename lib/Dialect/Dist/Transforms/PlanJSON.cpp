@@ -219,6 +219,46 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     plan["predicted"] = numbers(predicted);
   if (auto choice = module->getAttrOfType<DictionaryAttr>("dist.plan"))
     plan["plan"] = numbers(choice);
+  // The pipeline the search chose (docs/Pipeline.md): stages with their
+  // layers and predicted times and memory.
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("dist.pipeline")) {
+    ojson object = numbers(pipeline);
+    if (auto schedule = pipeline.getAs<StringAttr>("schedule"))
+      object["schedule"] = schedule.str();
+    if (auto axis = pipeline.getAs<StringAttr>("axis"))
+      object["axis"] = axis.str();
+    auto predicted = pipeline.getAs<DictionaryAttr>("predicted");
+    if (predicted) {
+      ojson numbersOnly = numbers(predicted);
+      object["predicted_step_time_s"] = numbersOnly.value("step_time_s", 0.0);
+      object["predicted_bubble_s"] = numbersOnly.value("bubble_s", 0.0);
+    }
+    auto element = [&](StringRef key, size_t index) -> ojson {
+      auto array = predicted ? predicted.getAs<ArrayAttr>(key) : ArrayAttr();
+      if (!array || index >= array.size())
+        return nullptr;
+      if (auto value = dyn_cast<FloatAttr>(array[index]))
+        return value.getValueAsDouble();
+      if (auto value = dyn_cast<IntegerAttr>(array[index]))
+        return value.getInt();
+      return nullptr;
+    };
+    ojson stageList = ojson::array();
+    if (auto layers = pipeline.getAs<ArrayAttr>("stage_layers"))
+      for (auto [index, range] : llvm::enumerate(layers)) {
+        ojson layerRange = ojson::array();
+        for (Attribute bound : cast<ArrayAttr>(range))
+          layerRange.push_back(cast<IntegerAttr>(bound).getInt());
+        stageList.push_back({{"stage", index},
+                             {"layers", layerRange},
+                             {"forward_s", element("stage_forward_s", index)},
+                             {"backward_s", element("stage_backward_s", index)},
+                             {"memory_bytes",
+                              element("stage_memory_bytes", index)}});
+      }
+    object["stage_list"] = stageList;
+    plan["pipeline"] = object;
+  }
   os << plan.dump(2) << "\n";
   return success();
 }

@@ -98,9 +98,12 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
     return module.emitError() << model.error();
   auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan");
   auto memory = module->getAttrOfType<DictionaryAttr>("dist.memory");
+  auto pipeline = module->getAttrOfType<DictionaryAttr>("dist.pipeline");
+  int64_t stages = pipeline ? int64_t(getNumber(pipeline, "stages")) : 1;
+  stages = std::max<int64_t>(stages, 1);
 
   // 1. Header.
-  os << "Plan: " << mesh->getNumDevices() << " devices of cluster `"
+  os << "Plan: " << mesh->getNumDevices() * stages << " devices of cluster `"
      << cluster.name << "` (" << cluster.devicesPerNode << " x "
      << cluster.device.name << " per node)\n";
   os << "Mesh:";
@@ -114,13 +117,57 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
                                      .str())
        << ")";
   }
-  os << "; " << model->getPlacement().numNodes << " node(s)\n";
+  if (pipeline)
+    os << " per stage; pp=" << stages << " (the major axis)";
+  os << "; " << model->getPlacement().numNodes * stages << " node(s)\n";
   os << "Choices: ZeRO-" << int64_t(getNumber(plan, "zero")) << ", recompute "
      << (plan && plan.getAs<BoolAttr>("recompute") &&
                  plan.getAs<BoolAttr>("recompute").getValue()
              ? "on (all layers)"
              : "off")
-     << "\n\n";
+     << "\n";
+  if (pipeline) {
+    // The stages, their layers and what the schedule's simulation predicts.
+    auto predictedStages = pipeline.getAs<DictionaryAttr>("predicted");
+    auto layers = pipeline.getAs<ArrayAttr>("stage_layers");
+    auto at = [&](StringRef key, size_t index) {
+      auto array = predictedStages ? predictedStages.getAs<ArrayAttr>(key)
+                                   : ArrayAttr();
+      if (!array || index >= array.size())
+        return 0.0;
+      if (auto value = dyn_cast<FloatAttr>(array[index]))
+        return value.getValueAsDouble();
+      if (auto value = dyn_cast<IntegerAttr>(array[index]))
+        return double(value.getInt());
+      return 0.0;
+    };
+    auto scheduleName = pipeline.getAs<StringAttr>("schedule");
+    os << "Pipeline: " << stages << " stages, "
+       << int64_t(getNumber(pipeline, "micro_batches")) << " micro-batches, "
+       << (scheduleName ? scheduleName.getValue() : StringRef("1f1b"));
+    // The search's prediction, when it chose the pipeline (a hand-given
+    // split has none).
+    if (predictedStages)
+      os << "; bubble " << formatTime(getNumber(predictedStages, "bubble_s"));
+    os << "\n";
+    for (size_t s = 0; layers && s < layers.size(); ++s) {
+      auto range = dyn_cast<ArrayAttr>(layers[s]);
+      if (!range || range.size() != 2)
+        continue;
+      int64_t first = cast<IntegerAttr>(range[0]).getInt();
+      int64_t end = cast<IntegerAttr>(range[1]).getInt();
+      os << llvm::formatv("  stage {0}: layers [{1}, {2}){3}{4}", s, first, end,
+                          s == 0 ? " + embedding" : "",
+                          s + 1 == layers.size() ? " + head" : "");
+      if (predictedStages)
+        os << llvm::formatv("; F {0}, B {1} per micro-batch; {2} per device",
+                            formatTime(at("stage_forward_s", s)),
+                            formatTime(at("stage_backward_s", s)),
+                            formatBytes(at("stage_memory_bytes", s)));
+      os << "\n";
+    }
+  }
+  os << "\n";
 
   // 2. Strategies by layer.
   Block &body = func.getBody().front();
@@ -224,11 +271,19 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
 
   // 4. Totals.
   double step = getNumber(predicted, "step_time_s");
-  os << "\nPredicted step time: " << formatTime(step) << " = compute "
-     << formatTime(getNumber(predicted, "compute_s")) << " + communication "
-     << formatTime(getNumber(predicted, "comm_s")) << " + bubble "
-     << formatTime(getNumber(predicted, "bubble_s")) << "\n";
-  os << "Memory per device: "
+  if (pipeline)
+    os << "\nPredicted step time: " << formatTime(step)
+       << " (the simulated schedule; its slowest stage computes "
+       << formatTime(getNumber(predicted, "compute_s")) << " and communicates "
+       << formatTime(getNumber(predicted, "comm_s")) << "; bubble "
+       << formatTime(getNumber(predicted, "bubble_s")) << ")\n";
+  else
+    os << "\nPredicted step time: " << formatTime(step) << " = compute "
+       << formatTime(getNumber(predicted, "compute_s")) << " + communication "
+       << formatTime(getNumber(predicted, "comm_s")) << " + bubble "
+       << formatTime(getNumber(predicted, "bubble_s")) << "\n";
+  os << (pipeline ? "Memory per device (the fullest stage): "
+                  : "Memory per device: ")
      << formatBytes(getNumber(predicted, "memory_bytes_per_device"))
      << " (parameters " << formatBytes(getNumber(memory, "parameters"))
      << ", gradients " << formatBytes(getNumber(memory, "gradients"))
@@ -249,7 +304,8 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   if (peak != cluster.device.peakFlopsPerSecond.end() && step > 0)
     os << llvm::formatv("; MFU {0:F1}% of the {1} peak",
                         100 * flops /
-                            (step * mesh->getNumDevices() * peak->second),
+                            (step * mesh->getNumDevices() * stages *
+                             peak->second),
                         dtype);
   os << "\n";
   return success();

@@ -10,18 +10,26 @@
 //    else every `dp x tp` factorization of `devices` (axes of size 1 left
 //    out, `tp` minor so that it maps inside a node). A mesh whose data-
 //    parallel axes do not divide a data input's batch is skipped, and so is
-//    one with an axis no op can use.
+//    one with an axis no op can use. With pipelining the candidates are
+//    pp x (dp x tp): per stage count S (given, or every divisor of
+//    `devices` up to the layer count) the intra-stage meshes over
+//    devices / S, tp kept inside a node when the search chooses S > 1.
 // 3. Per mesh: resolve the fixed factors, build the cost graph once
 //    (StrategyCostGraph.cpp), then per outer choice (ZeRO-1 off/on when the
 //    mesh has data-parallel axes, recompute off/all layers when there are
 //    layers) assemble the graph and solve it by elimination under the
 //    memory limit, with the repeated layers named so that the solver
 //    reduces one layer and chains it (it checks that they repeat and falls
-//    back to the plain solve otherwise). Keep the cheapest feasible plan over all meshes and
-//    choices (ties keep the earlier: less tensor parallelism, no ZeRO, no
-//    recompute).
-// 4. Write the mesh, every node's `dist.strategy`, `dist.plan` and
-//    `dist.predicted`; under `explain`, one remark per mesh and per node
+//    back to the plain solve otherwise). With S > 1 stages the plan of the
+//    whole model on the intra-stage mesh gives per-layer costs, and per
+//    micro-batch count the stage-assignment DP (StageAssignment.h) splits
+//    the layers under the memory limit per stage and predicts the step by
+//    simulating the schedule (a plan whose layers split nowhere is solved
+//    again under 0.75, then 0.5 times S times the limit). Keep the plan with the least
+//    predicted step time over all candidates (ties keep the earlier: no
+//    pipeline, less tensor parallelism, no ZeRO, no recompute).
+// 4. Write the mesh, every node's `dist.strategy`, `dist.plan`,
+//    `dist.predicted` and, with S > 1, `dist.pipeline`; under `explain`, one remark per mesh and per node
 //    (its strategy, its cost and the runner-up's given its neighbours).
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +40,7 @@
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
 
 #include "mlir/IR/Builders.h"
@@ -104,6 +113,17 @@ struct Plan {
   std::unique_ptr<ClusterCostModel> model;
   StrategyChoice choice;
   SearchSolution solution;
+  /// The pipeline plan when it has more than one stage.
+  std::optional<PipelinePlan> pipeline;
+  /// The predicted step: solution.cost without a pipeline, else the
+  /// simulated schedule's.
+  double stepTime = kInfiniteCost;
+};
+
+/// One mesh to search: `stages` pipeline stages, each over `mesh`.
+struct MeshCandidate {
+  int64_t stages = 1;
+  Mesh mesh;
 };
 
 struct SearchStrategyPass
@@ -210,40 +230,91 @@ void SearchStrategyPass::runOnOperation() {
                            : double(spec->device.memoryBytes);
 
   // 2. Candidate meshes.
+  std::optional<pipeline::ScheduleKind> scheduleKind =
+      pipeline::parseScheduleKind(schedule);
+  if (!scheduleKind) {
+    module.emitError() << "schedule: expected `1f1b` or `gpipe`, found `"
+                       << schedule.getValue() << "`";
+    return signalPassFailure();
+  }
+  if (pipelineStages < 0 || microBatches < 0) {
+    module.emitError() << "pipeline-stages and micro-batches: expected values "
+                          ">= 0, found "
+                       << pipelineStages.getValue() << " and "
+                       << microBatches.getValue();
+    return signalPassFailure();
+  }
+  // The option wins unless it lets the search choose (0): then the
+  // parallel config's `pipeline_stage`, when given, fixes S. Under the
+  // default (1) the config's stages are the driver's business: loomc
+  // divides the devices by them before the search, which then plans one
+  // stage's sub-mesh.
+  int64_t fixedStages = pipelineStages == 0 && sharding.pipelineStages > 1
+                            ? sharding.pipelineStages
+                            : int64_t(pipelineStages);
+  int64_t fixedMicro = microBatches > 0 ? int64_t(microBatches)
+                       : sharding.microBatches > 1 ? sharding.microBatches
+                                                   : 0;
   SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());
   if (meshOps.size() > 1) {
     meshOps[1].emitOpError() << "is a second mesh; the search expects one";
     return signalPassFailure();
   }
-  std::vector<Mesh> meshes;
+  std::vector<MeshCandidate> candidates;
   std::string fixedMesh = meshSpec.empty() ? sharding.mesh : meshSpec;
-  if (!meshOps.empty()) {
-    ValueOrError<Mesh> mesh = meshOps[0].getMesh();
+  if (!meshOps.empty() || !fixedMesh.empty()) {
+    // A given mesh is the intra-stage mesh; pipelining only when asked.
+    ValueOrError<Mesh> mesh = !meshOps.empty() ? meshOps[0].getMesh()
+                                               : parseMeshSpec(fixedMesh);
     if (!mesh) {
-      meshOps[0].emitOpError() << mesh.error();
+      if (!meshOps.empty())
+        meshOps[0].emitOpError() << mesh.error();
+      else
+        module.emitError() << mesh.error();
       return signalPassFailure();
     }
-    meshes.push_back(*mesh);
-  } else if (!fixedMesh.empty()) {
-    ValueOrError<Mesh> mesh = parseMeshSpec(fixedMesh);
-    if (!mesh) {
-      module.emitError() << mesh.error();
-      return signalPassFailure();
-    }
-    meshes.push_back(*mesh);
+    candidates.push_back({std::max<int64_t>(fixedStages, 1), *mesh});
   } else if (devices > 0) {
-    meshes = enumerateMeshes(devices);
+    std::vector<int64_t> stageCounts;
+    if (fixedStages > 0) {
+      if (devices % fixedStages) {
+        module.emitError() << "pipeline-stages = " << fixedStages
+                           << " does not divide the " << devices.getValue()
+                           << " devices";
+        return signalPassFailure();
+      }
+      stageCounts.push_back(fixedStages);
+    } else {
+      for (int64_t stages = 1; stages <= devices; ++stages)
+        if (devices % stages == 0)
+          stageCounts.push_back(stages);
+    }
+    for (int64_t stages : stageCounts)
+      for (const Mesh &mesh : enumerateMeshes(devices / stages)) {
+        // Tensor parallelism across nodes is never worth it once the
+        // pipeline can take the model apart instead: prune it.
+        std::optional<size_t> tp = mesh.findAxis("tp");
+        if (fixedStages == 0 && stages > 1 && tp &&
+            mesh.getAxis(*tp).size > spec->devicesPerNode)
+          continue;
+        candidates.push_back({stages, mesh});
+      }
   } else {
     module.emitError() << "dist-search-strategy needs the devices: give "
                           "`devices`, `mesh`, a parallel config or a mesh op";
     return signalPassFailure();
   }
-  int64_t wanted = devices > 0 ? int64_t(devices) : sharding.devices;
-  if (wanted > 0 && meshes.size() == 1 &&
-      meshes[0].getNumDevices() != wanted) {
-    module.emitError() << "mesh " << meshes[0].toString() << " has "
-                       << meshes[0].getNumDevices() << " devices, not "
-                       << wanted;
+  int64_t wanted = devices > 0 ? int64_t(devices)
+                               : sharding.devices * std::max<int64_t>(
+                                                        fixedStages, 1);
+  if (wanted > 0 && candidates.size() == 1 &&
+      candidates[0].mesh.getNumDevices() * candidates[0].stages != wanted) {
+    InFlightDiagnostic diag = module.emitError();
+    diag << "mesh " << candidates[0].mesh.toString() << " has "
+         << candidates[0].mesh.getNumDevices() << " devices";
+    if (candidates[0].stages > 1)
+      diag << " per stage (" << candidates[0].stages << " stages)";
+    diag << ", not " << wanted;
     return signalPassFailure();
   }
   FlatSymbolRefAttr meshRef =
@@ -258,9 +329,40 @@ void SearchStrategyPass::runOnOperation() {
     StringRef name = op.getName().getStringRef();
     return name == "loom.adamw_update" || name == "loom.sgd_update";
   });
+  // The global batch: dim 0 of the first data input.
+  int64_t batch = 1;
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (type && type.getRank() > 0 &&
+        func.getArgAttr(arg.getArgNumber(), "loom.input")) {
+      batch = type.getDimSize(0);
+      break;
+    }
+  }
   double smallestMemory = kInfiniteCost;
   std::string smallestMesh;
-  for (const Mesh &mesh : meshes) {
+  // Why the user's micro-batch count ruled meshes out, for the error when
+  // nothing is left.
+  std::string microNote;
+  // The layer count, once a cost graph has told it (stage counts above it
+  // are skipped).
+  int64_t knownLayers = -1;
+  bool single = candidates.size() == 1;
+  for (const MeshCandidate &candidate : candidates) {
+    const Mesh &mesh = candidate.mesh;
+    int64_t stages = candidate.stages;
+    std::string meshName = mesh.toString();
+    if (stages > 1)
+      meshName = llvm::formatv("pp={0} x {1}", stages, meshName).str();
+    if (stages > 1 && knownLayers >= 0 && stages > knownLayers) {
+      if (single || fixedStages > 0) {
+        module.emitError() << stages << " pipeline stages need at least "
+                           << stages << " layers; the model has "
+                           << knownLayers;
+        return signalPassFailure();
+      }
+      continue;
+    }
     Layout::AxisList dataParallelAxes;
     if (sharding.dataParallelAxes)
       dataParallelAxes = *sharding.dataParallelAxes;
@@ -288,7 +390,7 @@ void SearchStrategyPass::runOnOperation() {
         divides = false;
     }
     if (!divides) {
-      if (meshes.size() == 1) {
+      if (single) {
         module.emitError() << "mesh " << mesh.toString()
                            << ": the data-parallel axes (" << dataParallel
                            << " devices) do not divide the batch";
@@ -296,9 +398,30 @@ void SearchStrategyPass::runOnOperation() {
       }
       continue;
     }
+    // Micro-batch counts: the divisors of the per-replica batch up to 256
+    // (down to one sample per micro-batch), or the user's.
+    std::vector<int64_t> microChoices;
+    if (stages > 1) {
+      int64_t perReplica = batch / dataParallel;
+      if (fixedMicro > 0) {
+        if (perReplica % fixedMicro) {
+          microNote = llvm::formatv("; micro-batches = {0} does not divide "
+                                    "the batch per replica ({1} on mesh {2})",
+                                    fixedMicro, perReplica, mesh.toString())
+                          .str();
+          continue;
+        }
+        microChoices.push_back(fixedMicro);
+      } else {
+        for (int64_t micro = 1; micro <= std::min<int64_t>(perReplica, 256);
+             ++micro)
+          if (perReplica % micro == 0)
+            microChoices.push_back(micro);
+      }
+    }
     ValueOrError<ClusterCostModel> model = ClusterCostModel::get(*spec, mesh);
     if (!model) {
-      if (meshes.size() == 1) {
+      if (single) {
         module.emitError() << model.error();
         return signalPassFailure();
       }
@@ -314,9 +437,19 @@ void SearchStrategyPass::runOnOperation() {
         func, *costModel, *fixedPtr, dataParallelAxes);
     if (failed(builder->analyze()))
       return signalPassFailure();
-    if (meshes.size() > 1 && !builder->usesEveryAxis()) {
+    knownLayers = builder->hasLayers() ? builder->getNumLayers() : 0;
+    if (stages > 1 && stages > knownLayers) {
+      if (single || fixedStages > 0) {
+        module.emitError() << stages << " pipeline stages need at least "
+                           << stages << " layers; the model has "
+                           << knownLayers;
+        return signalPassFailure();
+      }
+      continue;
+    }
+    if (!single && !builder->usesEveryAxis()) {
       if (explain)
-        module.emitRemark() << "mesh " << mesh.toString()
+        module.emitRemark() << "mesh " << meshName
                             << ": skipped, an axis no op can use";
       continue;
     }
@@ -332,8 +465,44 @@ void SearchStrategyPass::runOnOperation() {
 
     std::optional<Plan> meshBest;
     std::vector<std::vector<unsigned>> layerHint = builder->getLayerHint();
+    std::optional<LayerGroups> groups;
+    if (stages > 1)
+      groups = getLayerGroups(*builder);
     // How the layered solve went on this mesh, for `explain`.
     std::string layeredNote;
+    // The best pipeline split of `solution` over the micro-batch choices.
+    auto splitStages = [&](const SearchSolution &solution,
+                           const StrategyChoice &choice, std::string &whyNot,
+                           double limit) -> std::optional<PipelinePlan> {
+      std::optional<PipelinePlan> found;
+      for (int64_t micro : microChoices) {
+        pipeline::StageProblem problem =
+            getStageProblem(*builder, *groups, solution.choice, choice, micro,
+                            mesh.getNumDevices());
+        problem.stages = stages;
+        problem.schedule = *scheduleKind;
+        problem.memoryLimit = limit;
+        pipeline::StageAssignment assignment = pipeline::assignStages(problem);
+        LLVM_DEBUG(llvm::dbgs()
+                   << meshName << " zero=" << choice.zero
+                   << " recompute=" << choice.recompute << " M=" << micro
+                   << ": "
+                   << (assignment.feasible
+                           ? formatSeconds(assignment.stepSeconds)
+                           : assignment.error)
+                   << "\n");
+        if (!assignment.feasible) {
+          whyNot = assignment.error;
+          continue;
+        }
+        if (found && assignment.stepSeconds >= found->assignment.stepSeconds)
+          continue;
+        found = PipelinePlan{stages, micro, *scheduleKind,
+                             std::move(assignment), groups->layerIds};
+      }
+      return found;
+    };
+    std::string pipelineWhyNot;
     for (bool zero : zeroChoices) {
       for (bool recompute : recomputeChoices) {
         StrategyChoice choice{zero, recompute};
@@ -342,6 +511,7 @@ void SearchStrategyPass::runOnOperation() {
         // the constrained one (the solver is exact without a limit), so a
         // choice whose bound cannot beat the best plan so far is skipped,
         // and one whose unconstrained plan fits needs no Lagrangian walk.
+        // Over S stages the bound is the whole work spread evenly.
         SearchOptions unlimited;
         unlimited.layers = layerHint;
         SearchSolution free = solveByElimination(graph, unlimited);
@@ -356,9 +526,68 @@ void SearchStrategyPass::runOnOperation() {
                         free.layeredFallback + ")";
         double bestSoFar = kInfiniteCost;
         if (meshBest)
-          bestSoFar = meshBest->solution.cost;
+          bestSoFar = meshBest->stepTime;
         if (best.builder)
-          bestSoFar = std::min(bestSoFar, best.solution.cost);
+          bestSoFar = std::min(bestSoFar, best.stepTime);
+        if (stages > 1) {
+          if (free.choice.empty())
+            continue;
+          if (free.cost / double(stages) >= bestSoFar) {
+            pipelineWhyNot = llvm::formatv(
+                "skipped, the work over {0} stages ({1}) cannot beat {2}",
+                stages, formatSeconds(free.cost / double(stages)),
+                formatSeconds(bestSoFar));
+            continue;
+          }
+          std::optional<PipelinePlan> split =
+              splitStages(free, choice, pipelineWhyNot, memoryLimit);
+          SearchSolution solution = free;
+          // The fastest intra-stage plan split without a memory limit
+          // bounds what a leaner one can reach: when even that cannot beat
+          // the best plan, the (costly) re-solves below are skipped.
+          if (!split) {
+            std::string ignored;
+            std::optional<PipelinePlan> unlimitedSplit =
+                splitStages(free, choice, ignored, kInfiniteCost);
+            if (!unlimitedSplit ||
+                unlimitedSplit->assignment.stepSeconds >= bestSoFar) {
+              if (unlimitedSplit)
+                pipelineWhyNot = llvm::formatv(
+                    "skipped, {0} per step even without a memory limit, no "
+                    "better than {1}",
+                    formatSeconds(unlimitedSplit->assignment.stepSeconds),
+                    formatSeconds(bestSoFar));
+              continue;
+            }
+          }
+          // Spread over S stages the model has about S times the memory
+          // of one: a leaner intra-stage plan may split where the fastest
+          // did not. The whole-model graph counts every layer's activations
+          // once and the stages unevenly (the first keeps more micro-batches
+          // in flight, and the embedding), hence the margins.
+          for (double margin : {0.75, 0.5}) {
+            if (split)
+              break;
+            SearchOptions options;
+            options.memoryLimit = memoryLimit * double(stages) * margin;
+            options.layers = layerHint;
+            solution = solveByElimination(graph, options);
+            if (!solution.choice.empty())
+              split = splitStages(solution, choice, pipelineWhyNot,
+                                  memoryLimit);
+          }
+          if (split && split->assignment.stepSeconds >= bestSoFar)
+            pipelineWhyNot = llvm::formatv(
+                "{0} per step at best ({1} micro-batches), no better than {2}",
+                formatSeconds(split->assignment.stepSeconds),
+                split->microBatches, formatSeconds(bestSoFar));
+          if (!split || split->assignment.stepSeconds >= bestSoFar)
+            continue;
+          double step = split->assignment.stepSeconds;
+          meshBest = Plan{nullptr, nullptr, nullptr, choice, solution,
+                          std::move(split), step};
+          continue;
+        }
         if (!free.choice.empty() && free.cost >= bestSoFar &&
             free.memory <= memoryLimit)
           continue;
@@ -384,30 +613,50 @@ void SearchStrategyPass::runOnOperation() {
           }
           continue;
         }
-        if (meshBest && solution.cost >= meshBest->solution.cost)
+        if (meshBest && solution.cost >= meshBest->stepTime)
           continue;
-        meshBest = Plan{nullptr, nullptr, nullptr, choice, solution};
+        meshBest = Plan{nullptr, nullptr, nullptr, choice, solution,
+                        std::nullopt, solution.cost};
       }
     }
-    if (!meshBest)
+    if (!meshBest) {
+      if (explain && stages > 1 && !pipelineWhyNot.empty())
+        module.emitRemark() << "mesh " << meshName << ": " << pipelineWhyNot;
       continue;
+    }
     if (explain) {
       const SearchCacheStats &stats = builder->getCacheStats();
+      double memory = meshBest->solution.memory;
+      std::string pipelineNote;
+      if (meshBest->pipeline) {
+        const pipeline::StageAssignment &assignment =
+            meshBest->pipeline->assignment;
+        memory = 0;
+        for (const pipeline::StageInfo &stage : assignment.stages)
+          memory = std::max(memory, stage.memoryBytes);
+        pipelineNote = llvm::formatv(
+                           "; {0} micro-batches, {1}, bubble {2}",
+                           meshBest->pipeline->microBatches,
+                           pipeline::getScheduleKindName(*scheduleKind),
+                           formatSeconds(assignment.bubbleSeconds))
+                           .str();
+      }
       module.emitRemark() << llvm::formatv(
           "mesh {0}: {1} per step, {2:F3} GiB per device (zero={3}, "
           "recompute={4}); {5} nodes, {6} edges, signature cache hit rate "
-          "{7:F1}%; {8}",
-          mesh.toString(), formatSeconds(meshBest->solution.cost),
-          meshBest->solution.memory / double(int64_t(1) << 30),
-          meshBest->choice.zero ? 1 : 0,
+          "{7:F1}%; {8}{9}",
+          meshName, formatSeconds(meshBest->stepTime),
+          memory / double(int64_t(1) << 30), meshBest->choice.zero ? 1 : 0,
           meshBest->choice.recompute ? "on" : "off",
           builder->getNodes().size(), builder->getEdges().size(),
-          100 * stats.getHitRate(), layeredNote);
+          100 * stats.getHitRate(), layeredNote, pipelineNote);
     }
-    if (best.builder && meshBest->solution.cost >= best.solution.cost)
+    if (best.builder && meshBest->stepTime >= best.stepTime)
       continue;
-    best = Plan{std::move(builder), std::move(fixedPtr), std::move(costModel),
-                meshBest->choice, meshBest->solution};
+    best = Plan{std::move(builder),        std::move(fixedPtr),
+                std::move(costModel),      meshBest->choice,
+                meshBest->solution,        std::move(meshBest->pipeline),
+                meshBest->stepTime};
   }
 
   if (!best.builder) {
@@ -421,6 +670,7 @@ void SearchStrategyPass::runOnOperation() {
           smallestMemory / double(int64_t(1) << 30), smallestMesh);
     else
       diag << " on any mesh of " << devices.getValue() << " devices";
+    diag << microNote;
     return signalPassFailure();
   }
 
@@ -442,30 +692,76 @@ void SearchStrategyPass::runOnOperation() {
   double compute = 0, comm = 0;
   double parameters = 0, optimizerStates = 0, activations = 0, transients = 0;
   const std::vector<SearchNode> &nodes = best.builder->getNodes();
+  // With a pipeline the memory breakdown is the fullest stage's (its
+  // activations times its micro-batches in flight, of 1/M of the batch
+  // each) and compute and communication are the slowest stage's.
+  std::vector<int64_t> nodeStage(nodes.size(), 0);
+  int64_t memoryStage = 0, timeStage = 0;
+  double activationScale = 1, transientScale = 1;
+  double stepTime = best.solution.cost, bubble = 0;
+  double memoryPerDevice = best.solution.memory;
+  if (best.pipeline) {
+    const pipeline::StageAssignment &assignment = best.pipeline->assignment;
+    LayerGroups groups = getLayerGroups(*best.builder);
+    int64_t numStages = int64_t(assignment.stages.size());
+    for (size_t index = 0; index < nodes.size(); ++index) {
+      int64_t group = groups.nodeGroup[index];
+      int64_t stage = group < 0 ? 0 : numStages - 1;
+      for (int64_t s = 0; s < numStages; ++s)
+        if (group >= assignment.stages[s].firstLayer &&
+            group < assignment.stages[s].endLayer)
+          stage = s;
+      nodeStage[index] = stage;
+    }
+    for (int64_t s = 0; s < numStages; ++s) {
+      const pipeline::StageInfo &stage = assignment.stages[s];
+      const pipeline::StageInfo &fullest = assignment.stages[memoryStage];
+      const pipeline::StageInfo &slowest = assignment.stages[timeStage];
+      if (stage.memoryBytes > fullest.memoryBytes)
+        memoryStage = s;
+      if (stage.times.forward + stage.times.backward >
+          slowest.times.forward + slowest.times.backward)
+        timeStage = s;
+    }
+    double micro = double(best.pipeline->microBatches);
+    activationScale =
+        double(assignment.stages[memoryStage].inFlight) / micro;
+    transientScale = 1 / micro;
+    stepTime = assignment.stepSeconds;
+    bubble = assignment.bubbleSeconds;
+    memoryPerDevice = assignment.stages[memoryStage].memoryBytes;
+  }
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];
     node.op->setAttr("dist.strategy",
                      StrategyAttr::get(meshRef, node.candidates[candidate]));
     const CandidateCost &cost = node.costs[candidate];
+    bool countMemory = !best.pipeline || nodeStage[index] == memoryStage;
+    bool countTime = !best.pipeline || nodeStage[index] == timeStage;
     bool recomputed = best.choice.recompute && node.layer >= 0;
     double nodeCompute = cost.forwardSeconds + cost.followerSeconds;
     if (recomputed)
       nodeCompute += cost.forwardSeconds;
-    parameters += cost.parameterBytes;
-    optimizerStates +=
-        best.choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes;
-    activations +=
-        best.builder->getNodeActivationBytes(index, candidate, best.choice);
-    transients +=
-        best.builder->getNodeTransientBytes(index, candidate, best.choice);
-    compute += nodeCompute;
-    comm += best.builder->getNodeCost(index, candidate, best.choice) -
-            nodeCompute;
+    if (countMemory) {
+      parameters += cost.parameterBytes;
+      optimizerStates +=
+          best.choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes;
+      activations += activationScale * best.builder->getNodeActivationBytes(
+                                           index, candidate, best.choice);
+      transients += transientScale * best.builder->getNodeTransientBytes(
+                                         index, candidate, best.choice);
+    }
+    if (countTime) {
+      compute += nodeCompute;
+      comm += best.builder->getNodeCost(index, candidate, best.choice) -
+              nodeCompute;
+    }
   }
   for (const SearchEdge &edge : best.builder->getEdges())
-    comm += (*edge.cost)[best.solution.choice[edge.source] *
-                             nodes[edge.destination].candidates.size() +
-                         best.solution.choice[edge.destination]];
+    if (!best.pipeline || nodeStage[edge.destination] == timeStage)
+      comm += (*edge.cost)[best.solution.choice[edge.source] *
+                               nodes[edge.destination].candidates.size() +
+                           best.solution.choice[edge.destination]];
 
   auto f64 = [&](double value) { return builder.getF64FloatAttr(value); };
   module->setAttr(
@@ -488,15 +784,19 @@ void SearchStrategyPass::runOnOperation() {
   module->setAttr(
       "dist.predicted",
       builder.getDictionaryAttr(
-          {builder.getNamedAttr("bubble_s", f64(0)),
+          {builder.getNamedAttr("bubble_s", f64(bubble)),
            builder.getNamedAttr("comm_s", f64(comm)),
            builder.getNamedAttr("compute_s", f64(compute)),
            builder.getNamedAttr(
                "memory_bytes_per_device",
-               builder.getI64IntegerAttr(int64_t(best.solution.memory))),
+               builder.getI64IntegerAttr(int64_t(memoryPerDevice))),
            builder.getNamedAttr("model_flops_per_step",
                                 f64(best.builder->getModelFlops())),
-           builder.getNamedAttr("step_time_s", f64(compute + comm))}));
+           builder.getNamedAttr("step_time_s",
+                                f64(best.pipeline ? stepTime
+                                                  : compute + comm))}));
+  if (best.pipeline)
+    writePipelineAttr(module, *best.pipeline);
   // The memory breakdown, for reports (parameters and gradients alike).
   module->setAttr(
       "dist.memory",

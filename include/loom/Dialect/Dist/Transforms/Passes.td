@@ -30,7 +30,11 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
     cheapest plan. Writes the mesh (`dist.mesh`), each forward op's
     `dist.strategy`, the module attributes `dist.plan` ({zero, recompute})
     and `dist.predicted` ({step_time_s, compute_s, comm_s, bubble_s,
-    memory_bytes_per_device, model_flops_per_step}). `dist-insert-reshards`
+    memory_bytes_per_device, model_flops_per_step}). With pipelining
+    (`pipeline-stages`), the outer loop also runs over pp x dp x tp and
+    micro-batch counts; a stage-assignment DP splits the layers into
+    stages under the memory limit and a plan with S > 1 stages writes the
+    module attribute `dist.pipeline` (docs/Pipeline.md). `dist-insert-reshards`
     then keeps those strategies and makes followers follow.
     See docs/Search.md.
   }];
@@ -56,6 +60,17 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per searched op (chosen strategy, its cost, the "
            "runner-up's) and per mesh">,
+    Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
+           "Pipeline stages: 0 lets the search choose (divisors of the "
+           "devices, at least one layer per stage), 1 (the default until "
+           "loomc partitions stages) turns pipelining off, S > 1 fixes S "
+           "(the mesh searched is then the intra-stage mesh over "
+           "devices / S)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
+           "Micro-batches per step under a pipeline: 0 lets the search "
+           "choose (the divisors up to 256 of the per-replica batch)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "Pipeline schedule the search prices: 1f1b or gpipe">,
   ];
 }
 

@@ -152,6 +152,7 @@ public:
   const std::vector<SearchNode> &getNodes() const { return nodes; }
   const std::vector<SearchEdge> &getEdges() const { return edges; }
   const SearchCacheStats &getCacheStats() const { return stats; }
+  const ClusterCostModel &getCostModel() const { return model; }
   /// Whether some node can use each mesh axis (an axis no op can use wastes
   /// its devices).
   bool usesEveryAxis() const;

@@ -1,0 +1,149 @@
+//===- PipelinePlan.cpp - The search's pipeline plans ---------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Per-layer costs of an intra-stage plan for the stage assignment, and the
+// `dist.pipeline` attribute. A micro-batch carries 1/M of the batch, so its
+// compute, reshards and activations are the whole-batch figures over M (the
+// cost model is linear in the batch); gradient synchronization, parameters
+// and optimizer states do not shrink.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::dist;
+
+LayerGroups mlir::loom::dist::getLayerGroups(
+    const StrategyCostGraphBuilder &builder) {
+  LayerGroups groups;
+  const std::vector<SearchNode> &nodes = builder.getNodes();
+  for (const SearchNode &node : nodes)
+    if (node.layer >= 0)
+      groups.layerIds.push_back(node.layer);
+  llvm::sort(groups.layerIds);
+  groups.layerIds.erase(
+      std::unique(groups.layerIds.begin(), groups.layerIds.end()),
+      groups.layerIds.end());
+  bool seenLayer = false;
+  for (const SearchNode &node : nodes) {
+    if (node.layer >= 0) {
+      seenLayer = true;
+      groups.nodeGroup.push_back(
+          llvm::lower_bound(groups.layerIds, node.layer) -
+          groups.layerIds.begin());
+    } else {
+      groups.nodeGroup.push_back(seenLayer ? int64_t(groups.layerIds.size())
+                                           : -1);
+    }
+  }
+  return groups;
+}
+
+pipeline::StageProblem mlir::loom::dist::getStageProblem(
+    const StrategyCostGraphBuilder &builder, const LayerGroups &groups,
+    const std::vector<unsigned> &choice, const StrategyChoice &outer,
+    int64_t microBatches, int64_t stageDevices) {
+  pipeline::StageProblem problem;
+  problem.layers.resize(groups.layerIds.size());
+  auto pieceOf = [&](unsigned node) -> pipeline::LayerCost & {
+    int64_t group = groups.nodeGroup[node];
+    if (group < 0)
+      return problem.embedding;
+    if (group >= int64_t(problem.layers.size()))
+      return problem.head;
+    return problem.layers[group];
+  };
+  double perMicro = 1.0 / double(microBatches);
+  double layerInputBytes = 0;
+  const std::vector<SearchNode> &nodes = builder.getNodes();
+  for (auto [index, node] : llvm::enumerate(nodes)) {
+    unsigned candidate = choice[index];
+    const CandidateCost &cost = node.costs[candidate];
+    pipeline::LayerCost &piece = pieceOf(index);
+    double sync = outer.zero ? cost.zeroSyncSeconds : cost.syncSeconds;
+    double total = builder.getNodeCost(index, candidate, outer);
+    piece.forwardSeconds += cost.forwardSeconds * perMicro;
+    piece.backwardSeconds +=
+        (total - sync - cost.forwardSeconds) * perMicro;
+    piece.stepSeconds += sync;
+    piece.stateBytes +=
+        2 * cost.parameterBytes +
+        (outer.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes) +
+        builder.getNodeTransientBytes(index, candidate, outer) * perMicro;
+    piece.activationBytes +=
+        builder.getNodeActivationBytes(index, candidate, outer) * perMicro;
+    if (groups.nodeGroup[index] == 0)
+      layerInputBytes += cost.layerInputBytes * perMicro;
+  }
+  for (const SearchEdge &edge : builder.getEdges()) {
+    double seconds =
+        (*edge.cost)[choice[edge.source] *
+                         nodes[edge.destination].candidates.size() +
+                     choice[edge.destination]] *
+        perMicro;
+    pipeline::LayerCost &piece = pieceOf(edge.destination);
+    piece.forwardSeconds += seconds / 2;
+    piece.backwardSeconds += seconds / 2;
+  }
+  // Consecutive stages are `stageDevices` ranks apart (the pipeline axis is
+  // the mesh's major axis): inside a node only when a stage is smaller than
+  // one.
+  const ClusterSpec &cluster = builder.getCostModel().getCluster();
+  const LinkSpec &link = stageDevices < cluster.devicesPerNode
+                             ? cluster.intraNode
+                             : cluster.interNode;
+  problem.p2pSeconds = link.latencySeconds;
+  if (link.bandwidthBytesPerSecond > 0)
+    problem.p2pSeconds += layerInputBytes / link.bandwidthBytesPerSecond;
+  problem.microBatches = microBatches;
+  return problem;
+}
+
+void mlir::loom::dist::writePipelineAttr(ModuleOp module,
+                                         const PipelinePlan &plan) {
+  Builder builder(module.getContext());
+  const pipeline::StageAssignment &assignment = plan.assignment;
+  SmallVector<Attribute> stageLayers;
+  SmallVector<Attribute> memory, forward, backward;
+  for (const pipeline::StageInfo &stage : assignment.stages) {
+    int64_t first = plan.layerIds[stage.firstLayer];
+    int64_t end = plan.layerIds[stage.endLayer - 1] + 1;
+    stageLayers.push_back(builder.getI64ArrayAttr({first, end}));
+    memory.push_back(builder.getI64IntegerAttr(int64_t(stage.memoryBytes)));
+    forward.push_back(builder.getF64FloatAttr(stage.times.forward));
+    backward.push_back(builder.getF64FloatAttr(stage.times.backward));
+  }
+  DictionaryAttr predicted = builder.getDictionaryAttr(
+      {builder.getNamedAttr("bubble_s",
+                            builder.getF64FloatAttr(assignment.bubbleSeconds)),
+       builder.getNamedAttr("p2p_s",
+                            builder.getF64FloatAttr(assignment.p2pSeconds)),
+       builder.getNamedAttr("stage_backward_s", builder.getArrayAttr(backward)),
+       builder.getNamedAttr("stage_forward_s", builder.getArrayAttr(forward)),
+       builder.getNamedAttr("stage_memory_bytes", builder.getArrayAttr(memory)),
+       builder.getNamedAttr("step_time_s",
+                            builder.getF64FloatAttr(assignment.stepSeconds))});
+  module->setAttr(
+      "dist.pipeline",
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("axis", builder.getStringAttr("pp")),
+           builder.getNamedAttr("micro_batches",
+                                builder.getI64IntegerAttr(plan.microBatches)),
+           builder.getNamedAttr("predicted", predicted),
+           builder.getNamedAttr(
+               "schedule", builder.getStringAttr(
+                               pipeline::getScheduleKindName(plan.schedule))),
+           builder.getNamedAttr("stage_layers",
+                                builder.getArrayAttr(stageLayers)),
+           builder.getNamedAttr("stages",
+                                builder.getI64IntegerAttr(plan.stages))}));
+}

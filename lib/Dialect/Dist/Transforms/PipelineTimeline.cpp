@@ -1,0 +1,234 @@
+//===- PipelineTimeline.cpp - `loomc --timeline` --------------------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. Read `dist.pipeline`: stages, micro-batches, schedule.
+// 2. Unit times: the prediction's per-stage times and hop latency when the
+//    search wrote them; else price the pipelined IR: each op with
+//    `dist.stage` and `loom.micro_batch` at its local shapes (compute by
+//    CostOpInterface, collectives by the cluster model over their axes,
+//    `dist.send` as one hop), summed per stage and unit kind, divided by M.
+// 3. Simulate the schedule and write the trace (Analysis/Pipeline/
+//    Timeline.h) for the ranks of the mesh (all ranks of a stage share
+//    its events).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/PipelineTimeline.h"
+
+#include "loom/Analysis/Cost/ClusterCostModel.h"
+#include "loom/Analysis/Pipeline/Timeline.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+#include "loom/Interfaces/CostOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::dist;
+
+static std::optional<double> getNumberAt(ArrayAttr array, size_t index) {
+  if (!array || index >= array.size())
+    return std::nullopt;
+  if (auto value = dyn_cast<FloatAttr>(array[index]))
+    return value.getValueAsDouble();
+  if (auto value = dyn_cast<IntegerAttr>(array[index]))
+    return double(value.getInt());
+  return std::nullopt;
+}
+
+static double getLocalBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return double(getNumElements(tensor.getShape())) * getElementBytes(tensor);
+}
+
+/// The seconds one op of the pipelined program takes on its rank.
+static FailureOr<double> priceOp(Operation *op, const ClusterCostModel &model,
+                                 const ClusterSpec &cluster,
+                                 int64_t ranksPerStage) {
+  StringRef name = op->getName().getStringRef();
+  if (name == "dist.send") {
+    // Consecutive stages are ranksPerStage ranks apart.
+    const LinkSpec &link = ranksPerStage < cluster.devicesPerNode
+                               ? cluster.intraNode
+                               : cluster.interNode;
+    double bytes = op->getNumOperands() ? getLocalBytes(op->getOperand(0).getType())
+                                        : 0.0;
+    return link.latencySeconds + (link.bandwidthBytesPerSecond > 0
+                                      ? bytes / link.bandwidthBytesPerSecond
+                                      : 0.0);
+  }
+  std::optional<CollectiveKind> kind =
+      llvm::StringSwitch<std::optional<CollectiveKind>>(name)
+          .Case("dist.all_gather", CollectiveKind::AllGather)
+          .Case("dist.all_reduce", CollectiveKind::AllReduce)
+          .Case("dist.reduce_scatter", CollectiveKind::ReduceScatter)
+          .Case("dist.all_to_all", CollectiveKind::AllToAll)
+          .Default(std::nullopt);
+  if (kind) {
+    auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
+    if (!axesAttr || op->getNumOperands() == 0 || op->getNumResults() == 0)
+      return 0.0;
+    Layout::AxisList axes;
+    for (Attribute axis : axesAttr)
+      if (auto text = dyn_cast<StringAttr>(axis))
+        axes.push_back(text.str());
+    return model
+        .getCollectiveTime(*kind, axes,
+                           getLocalBytes(op->getOperand(0).getType()),
+                           getLocalBytes(op->getResult(0).getType()))
+        .seconds;
+  }
+  auto costOp = dyn_cast<CostOpInterface>(op);
+  if (!costOp)
+    return 0.0;
+  OpCost cost = costOp.getCost(getGlobalShapes(op));
+  ValueOrError<double> seconds =
+      model.getComputeSeconds(cost, getComputeTypeName(op));
+  if (!seconds) {
+    op->emitOpError() << "cannot be priced for the timeline: "
+                      << seconds.error();
+    return failure();
+  }
+  return *seconds;
+}
+
+FailureOr<PipelineTimelineInput>
+mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
+                                           const ClusterSpec &cluster) {
+  // 1. The pipeline.
+  auto attr = module->getAttrOfType<DictionaryAttr>("dist.pipeline");
+  if (!attr)
+    return module.emitError()
+           << "no `dist.pipeline` attribute: the module has no pipeline plan "
+              "to draw (search with pipeline stages or give --pipeline-stages)";
+  auto stagesAttr = attr.getAs<IntegerAttr>("stages");
+  auto microAttr = attr.getAs<IntegerAttr>("micro_batches");
+  auto scheduleAttr = attr.getAs<StringAttr>("schedule");
+  if (!stagesAttr || !microAttr || stagesAttr.getInt() < 1 ||
+      microAttr.getInt() < 1)
+    return module.emitError() << "`dist.pipeline` needs `stages` and "
+                                 "`micro_batches` (integers >= 1): "
+                              << attr;
+  PipelineTimelineInput input;
+  int64_t stages = stagesAttr.getInt();
+  input.microBatches = microAttr.getInt();
+  if (scheduleAttr) {
+    std::optional<pipeline::ScheduleKind> kind =
+        pipeline::parseScheduleKind(scheduleAttr.getValue());
+    if (!kind)
+      return module.emitError() << "`dist.pipeline` schedule `"
+                                << scheduleAttr.getValue()
+                                << "`: expected `1f1b` or `gpipe`";
+    input.schedule = *kind;
+  }
+  // The ranks of one stage: the mesh without its pipeline axis.
+  std::optional<Mesh> mesh;
+  for (MeshOp meshOp : module.getOps<MeshOp>())
+    if (ValueOrError<Mesh> value = meshOp.getMesh()) {
+      mesh = *value;
+      break;
+    }
+  StringRef axisName = "pp";
+  if (auto axis = attr.getAs<StringAttr>("axis"))
+    axisName = axis.getValue();
+  if (mesh) {
+    input.ranksPerStage = mesh->getNumDevices();
+    if (std::optional<size_t> axis = mesh->findAxis(axisName.str()))
+      input.ranksPerStage /= mesh->getAxis(*axis).size;
+  }
+
+  // 2. Unit times: the prediction...
+  auto predicted = attr.getAs<DictionaryAttr>("predicted");
+  ArrayAttr forward = predicted ? predicted.getAs<ArrayAttr>("stage_forward_s")
+                                : ArrayAttr();
+  ArrayAttr backward =
+      predicted ? predicted.getAs<ArrayAttr>("stage_backward_s") : ArrayAttr();
+  if (forward && backward && int64_t(forward.size()) == stages &&
+      int64_t(backward.size()) == stages) {
+    for (int64_t s = 0; s < stages; ++s) {
+      std::optional<double> f = getNumberAt(forward, s);
+      std::optional<double> b = getNumberAt(backward, s);
+      if (!f || !b)
+        return module.emitError()
+               << "`dist.pipeline` predicted stage times must be numbers";
+      input.stages.push_back({*f, *b});
+    }
+    if (auto p2p = predicted.getAs<FloatAttr>("p2p_s"))
+      input.p2pSeconds = p2p.getValueAsDouble();
+    input.predicted = true;
+    return input;
+  }
+
+  // ... or the IR priced op by op.
+  if (!mesh)
+    return module.emitError() << "no `dist.mesh` to price the pipelined "
+                                 "program on, and no predicted stage times";
+  ValueOrError<ClusterCostModel> model = ClusterCostModel::get(cluster, *mesh);
+  if (!model)
+    return module.emitError() << model.error();
+  auto func = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!func || func.isExternal())
+    return module.emitError()
+           << "no `train_step` to estimate the pipeline's unit times from";
+  input.stages.assign(stages, {});
+  std::vector<double> hops;
+  WalkResult walk = func.walk([&](Operation *op) {
+    auto stage = op->getAttrOfType<IntegerAttr>("dist.stage");
+    if (!stage || !op->hasAttr("loom.micro_batch"))
+      return WalkResult::advance();
+    if (stage.getInt() < 0 || stage.getInt() >= stages) {
+      op->emitOpError() << "dist.stage = " << stage.getInt()
+                        << " is outside the " << stages << " stages";
+      return WalkResult::interrupt();
+    }
+    FailureOr<double> seconds =
+        priceOp(op, *model, cluster, input.ranksPerStage);
+    if (failed(seconds))
+      return WalkResult::interrupt();
+    if (op->getName().getStringRef() == "dist.send") {
+      // A hop is the simulation's latency, not a unit's work.
+      hops.push_back(*seconds);
+      return WalkResult::advance();
+    }
+    pipeline::StageTimes &times = input.stages[stage.getInt()];
+    (op->hasAttr("loom.backward") ? times.backward : times.forward) +=
+        *seconds / double(input.microBatches);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (double hop : hops)
+    input.p2pSeconds = std::max(input.p2pSeconds, hop);
+  return input;
+}
+
+LogicalResult mlir::loom::dist::writePipelineTimeline(ModuleOp module,
+                                                      const ClusterSpec &cluster,
+                                                      StringRef path) {
+  FailureOr<PipelineTimelineInput> input =
+      getPipelineTimelineInput(module, cluster);
+  if (failed(input))
+    return failure();
+  // 3. Simulate and write.
+  pipeline::Simulation simulation = pipeline::simulatePipeline(
+      input->schedule, input->stages, input->microBatches, input->p2pSeconds);
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+  if (!file)
+    return module.emitError() << "cannot write the timeline `" << path
+                              << "`: " << error;
+  file->os() << pipeline::getTimelineJSON(simulation, input->schedule,
+                                          input->microBatches,
+                                          input->ranksPerStage);
+  file->keep();
+  return success();
+}

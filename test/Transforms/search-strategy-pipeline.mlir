@@ -1,0 +1,63 @@
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 micro-batches=2' | FileCheck %s
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=4 schedule=gpipe' | FileCheck %s --check-prefix=FOUR
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=1' | FileCheck %s --check-prefix=NONE
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g parallel-config=%S/Inputs/pipeline.json pipeline-stages=0 micro-batches=4' | FileCheck %s --check-prefix=CONFIG
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=0 explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SEARCH
+// RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=8 pipeline-stages=8' 2>&1 | FileCheck %s --check-prefix=LAYERS
+// RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=3' 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 micro-batches=3' 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 schedule=zigzag' 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+
+// An embedding, four identical layers and a sum (the head). Over two stages
+// the layers split two and two; the mesh written is the intra-stage one (two
+// devices), `dist.pipeline` carries the stage layers and the prediction, and
+// the step's prediction is the pipeline's (with its bubble). With four
+// stages each takes one layer (GPipe, the largest micro-batch count that
+// divides the batch); with pipelining off there is no attribute; the
+// parallel config's pipeline_stage reaches the search; user errors name the
+// values.
+
+// CHECK: module attributes {{.*}}dist.pipeline = {axis = "pp", micro_batches = 2 : i64, predicted = {bubble_s = [[BUBBLE:[-+.0-9eE]+]] : f64, p2p_s = {{.*}}, stage_backward_s = [{{[^,]+}}, {{[^,]+}}], stage_forward_s = [{{[^,]+}}, {{[^,]+}}], stage_memory_bytes = [{{[0-9]+}}, {{[0-9]+}}], step_time_s = [[STEP:[-+.0-9eE]+]] : f64}, schedule = "1f1b", stage_layers = {{\[\[}}0, 2], [2, 4]], stages = 2 : i64}
+// CHECK-SAME: dist.predicted = {bubble_s = [[BUBBLE]] : f64, {{.*}}step_time_s = [[STEP]] : f64}
+// CHECK-NEXT: dist.mesh @mesh shape [1, 2] axes ["dp", "tp"]
+// CHECK-LABEL: func.func @train_step(
+// CHECK-COUNT-4: loom.matmul {{.*}}dist.strategy = #dist.strategy<@mesh,
+
+// FOUR: dist.pipeline = {axis = "pp", micro_batches = 16 : i64, {{.*}}schedule = "gpipe", stage_layers = {{\[\[}}0, 1], [1, 2], [2, 3], [3, 4]], stages = 4 : i64}
+// FOUR-NEXT: dist.mesh @mesh shape [1] axes ["dp"]
+
+// NONE-NOT: dist.pipeline
+// NONE: dist.predicted = {bubble_s = 0.000000e+00
+// NONE-NEXT: dist.mesh @mesh shape [1, 4] axes ["dp", "tp"]
+
+// CONFIG: dist.pipeline = {axis = "pp", micro_batches = 4 : i64, {{.*}}stages = 2 : i64}
+// CONFIG-NEXT: dist.mesh @mesh shape [2] axes ["dp"]
+
+// With the search choosing, every pp x dp x tp candidate is priced and the
+// pipelines lose on this small model (the hop latency dominates); each
+// pipeline mesh says why.
+// SEARCH: remark: mesh {dp:1, tp:4}: 0.080 us per step
+// SEARCH: remark: mesh pp=2 x {dp:2}: skipped, the work over 2 stages ({{.*}}) cannot beat 0.080 us
+// SEARCH: remark: mesh pp=2 x {dp:1, tp:2}: {{.*}} per step at best ({{[0-9]+}} micro-batches), no better than 0.080 us
+// SEARCH: remark: mesh pp=4 x {dp:1}: {{.*}} per step at best ({{[0-9]+}} micro-batches), no better than 0.080 us
+
+// LAYERS: error: 8 pipeline stages need at least 8 layers; the model has 4
+// DIVIDE: error: pipeline-stages = 3 does not divide the 4 devices
+// MICRO: error: no plan fits in 80.000 GiB per device on any mesh of 4 devices; micro-batches = 3 does not divide the batch per replica ({{[0-9]+}} on mesh
+// SCHEDULE: error: schedule: expected `1f1b` or `gpipe`, found `zigzag`
+func.func @train_step(
+    %wte: tensor<128x64xf32> {loom.param = #loom.param<"wte", init = zeros, decay = true>},
+    %w0: tensor<64x64xf32> {loom.param = #loom.param<"h.0.w", init = zeros, decay = true>},
+    %w1: tensor<64x64xf32> {loom.param = #loom.param<"h.1.w", init = zeros, decay = true>},
+    %w2: tensor<64x64xf32> {loom.param = #loom.param<"h.2.w", init = zeros, decay = true>},
+    %w3: tensor<64x64xf32> {loom.param = #loom.param<"h.3.w", init = zeros, decay = true>},
+    %ids: tensor<16xi64> {loom.input = #loom.input<input_ids>})
+    -> (tensor<f32> {loom.name = "loss"}) {
+  %e = loom.embedding %wte, %ids {loom.fwd = 0 : i64} : (tensor<128x64xf32>, tensor<16xi64>) -> tensor<16x64xf32>
+  %h0 = loom.matmul %e, %w0 {loom.fwd = 1 : i64} : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %h1 = loom.matmul %h0, %w1 {loom.fwd = 2 : i64} : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %h2 = loom.matmul %h1, %w2 {loom.fwd = 3 : i64} : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %h3 = loom.matmul %h2, %w3 {loom.fwd = 4 : i64} : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %s = loom.reduce_sum %h3 {axes = array<i64: 0, 1>, loom.fwd = 5 : i64} : (tensor<16x64xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
