@@ -232,7 +232,7 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   llvm::sys::fs::setPermissions(launch, llvm::sys::fs::all_read |
                                             llvm::sys::fs::all_exe |
                                             llvm::sys::fs::owner_write);
-  llvm::outs() << "wrote " << out << "/build/train_step (" << numRanks
+  options.getReportStream() << "wrote " << out << "/build/train_step (" << numRanks
                << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
                << "); run it with " << out
                << "/launch.sh --data TOKENS.bin --steps N\n";

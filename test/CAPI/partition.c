@@ -1,0 +1,68 @@
+/*===- partition.c - Runs to sharding and partition, plans and reports -*- C -*-===*\
+|*                                                                            *|
+|* Part of the Loom project.                                                  *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * A run to partition on a mesh gives the plan JSON loomc writes with
+ * --plan-json (the mesh, and the collectives Megatron tensor parallelism
+ * needs), a per-rank IR, and no report without a cluster; a run to sharding
+ * with a cluster gives a searched plan and loomc's report, as strings.
+ *
+ * RUN: %capi_bin/capi-partition %t.plan.json | FileCheck %s
+ * RUN: loom-model gpt2 --layers 1 --hidden 8 --heads 2 --vocab 16 --seq 4 --batch 4 -o %t.model.mlir > /dev/null
+ * RUN: loomc %t.model.mlir --compile-to=partition --parallel-config '{"data_parallel": 2, "model_parallel": 2}' --plan-json %t.loomc.json -o /dev/null
+ * RUN: diff %t.loomc.json %t.plan.json
+ */
+
+#include "CAPITest.h"
+
+int main(int argc, char **argv) {
+  LoomSession *session = NULL;
+  LoomStringRef ir, plan, report;
+
+  CHECK_OK(loomSessionCreate(&session));
+  CHECK_OK(loomSessionLoadModel(
+      session, "gpt2", "layers=1,hidden=8,heads=2,vocab=16,seq=4,batch=4"));
+
+  /* Megatron over dp=2 x tp=2, as a parallel config. */
+  CHECK_OK(loomSessionSetParallelConfig(
+      session, "{\"data_parallel\": 2, \"model_parallel\": 2}"));
+  CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_PARTITION));
+  CHECK_OK(loomSessionGetPlanJson(session, &plan));
+  CHECK_OK(loomSessionGetIR(session, &ir));
+  report = loomSessionGetReport(session);
+  // CHECK: partition: phase partition mesh 1 all_reduce 1 reduce_scatter-or-all_gather 1 report 0
+  printf("partition: phase %s mesh %d all_reduce %d "
+         "reduce_scatter-or-all_gather %d report %d\n",
+         loomPhaseGetName(loomSessionGetPhase(session)),
+         contains(plan, "\"mesh\""), contains(plan, "all_reduce"),
+         contains(plan, "reduce_scatter") || contains(plan, "all_gather"),
+         (int)report.length);
+  // CHECK-NEXT: per-rank IR: dist.all_reduce 1 local wte 1
+  printf("per-rank IR: dist.all_reduce %d local wte %d\n",
+         contains(ir, "dist.all_reduce"), contains(ir, "tensor<8x8xf32>"));
+  if (argc > 1)
+    writeFile(argv[1], plan);
+
+  /* The strategy search over a cluster preset: a plan and the report. */
+  loomSessionResetOptions(session);
+  CHECK_OK(loomSessionSetCluster(session, "host"));
+  CHECK_OK(loomSessionSetDevices(session, 2));
+  CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_SHARDING));
+  CHECK_OK(loomSessionGetPlanJson(session, &plan));
+  report = loomSessionGetReport(session);
+  // CHECK-NEXT: sharding: predicted 1 report 1
+  printf("sharding: predicted %d report %d\n",
+         contains(plan, "\"predicted\""), report.length > 0);
+
+  /* A run that stops before any plan forgets the last one. */
+  CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_AUTODIFF));
+  // CHECK-NEXT: autodiff plan: failed-precondition: no plan: run to the partition phase
+  EXPECT_FAILURE("autodiff plan", loomSessionGetPlanJson(session, &plan));
+
+  loomSessionDestroy(session);
+  // CHECK-NEXT: done
+  printf("done\n");
+  return 0;
+}
