@@ -11,7 +11,8 @@
 //      integer, real, switch) and the field it sets; unknown names fail;
 //   2. parse the value by kind (a number where a number is expected), and
 //      for `cluster-json` / `strategy-json` write the text to a session
-//      temporary file, since the driver reads those as files;
+//      temporary file, since the driver reads those as files (a cluster
+//      spec is parsed first, so that its errors name `cluster-json`);
 //   3. store it. Whether options fit together and whether their phase has
 //      landed is the driver's `checkOptions`, at run time, so the messages
 //      are loomc's.
@@ -19,6 +20,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Session.h"
+
+#include "loom/Analysis/Cost/ClusterSpec.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -154,6 +157,14 @@ LoomStatus *loomSessionSetOption(LoomSession *session, const char *name,
     options.*(*field) = text == "1" || text == "true";
   } else {
     InlineFile which = std::get<InlineFile>(option->field);
+    // A cluster spec is checked now, so its errors name `cluster-json`
+    // rather than the temporary file the driver reads it from.
+    if (which == InlineFile::Cluster) {
+      dist::ValueOrError<dist::ClusterSpec> spec =
+          dist::parseClusterSpec(text, "cluster-json");
+      if (!spec)
+        return makeStatus(LOOM_STATUS_INVALID_ARGUMENT, spec.error());
+    }
     std::string path;
     if (LoomStatus *status = writeInlineFile(session, which, text, path))
       return status;

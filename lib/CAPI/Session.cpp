@@ -101,15 +101,15 @@ void LoomSession::handleDiagnostic(Diagnostic &diag) {
   // `explain`.
   if (diag.getSeverity() == DiagnosticSeverity::Remark && !options.explain)
     return;
+  bool isError = diag.getSeverity() == DiagnosticSeverity::Error;
   auto deliver = [&](Diagnostic &d) {
     LoomSeverity severity = toSeverity(d.getSeverity());
     std::string location = formatLocation(d.getLocation());
     std::string message = d.str();
     std::string line = location.empty() ? message : location + ": " + message;
-    if (severity == LOOM_SEVERITY_ERROR)
-      errors.push_back(line);
-    else if (severity == LOOM_SEVERITY_NOTE && &d != &diag && !errors.empty())
-      errors.push_back("  note: " + line);
+    // An error's notes belong with it in the status.
+    if (isError)
+      errors.push_back(&d == &diag ? line : "  note: " + line);
     if (printDiagnostics)
       llvm::errs() << "loom: " << severityName(severity) << ": " << line
                    << "\n";
@@ -124,8 +124,13 @@ void LoomSession::handleDiagnostic(Diagnostic &diag) {
 LoomStatus *LoomSession::fail(LoomStatusCode code,
                               const llvm::Twine &summary) {
   std::string message = summary.str();
-  for (const std::string &line : errors)
+  for (const std::string &line : errors) {
     message += "\n" + line;
+    // Loom's phases and importers say so when they meet something that
+    // has not landed (a phase, ONNX, a flag).
+    if (llvm::StringRef(line).contains("not implemented yet"))
+      code = LOOM_STATUS_UNIMPLEMENTED;
+  }
   errors.clear();
   return makeStatus(code, message);
 }
@@ -267,15 +272,6 @@ LoomStatus *loomSessionLoadModel(LoomSession *session, const char *family,
 // Runs
 //===----------------------------------------------------------------------===//
 
-/// The status code of a failed check of the options: unimplemented when a
-/// message says so, else a bad argument.
-static LoomStatusCode classifyOptionErrors(const LoomSession &session) {
-  for (const std::string &line : session.errors)
-    if (llvm::StringRef(line).contains("not implemented yet"))
-      return LOOM_STATUS_UNIMPLEMENTED;
-  return LOOM_STATUS_INVALID_ARGUMENT;
-}
-
 /// Runs the phases up to `phase` (Codegen: through partition, then the
 /// codegen phase into `directory` for `target`).
 static LoomStatus *runSession(LoomSession *session, Phase phase,
@@ -303,7 +299,7 @@ static LoomStatus *runSession(LoomSession *session, Phase phase,
 
   const char *phaseName = stringifyPhase(phase).data();
   if (failed(checkOptions(options, &session->context)))
-    return session->fail(classifyOptionErrors(*session),
+    return session->fail(LOOM_STATUS_INVALID_ARGUMENT,
                          llvm::Twine("invalid options for a run to ") +
                              phaseName);
   OwningOpRef<ModuleOp> module = session->loaded->clone();

@@ -80,7 +80,9 @@ struct LoomSession {
   /// Starts a call that may fail: forgets earlier calls' errors.
   void beginCall() { errors.clear(); }
   /// A status of `code` whose message is `summary` followed by the errors
-  /// the diagnostics of this call reported.
+  /// the diagnostics of this call reported (and their notes). The code
+  /// becomes LOOM_STATUS_UNIMPLEMENTED when an error says something is "not
+  /// implemented yet".
   LoomStatus *fail(LoomStatusCode code, const llvm::Twine &summary);
   /// Forgets the last run's result and outputs.
   void clearResult();

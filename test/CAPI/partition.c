@@ -69,6 +69,47 @@ int main(int argc, char **argv) {
   // CHECK: autodiff plan: failed-precondition: no plan: run to the partition phase
   EXPECT_FAILURE("autodiff plan", loomSessionGetPlanJson(session, &plan));
 
+  /* A strategy and a cluster spec given as JSON text. */
+  CHECK_OK(loomSessionSetOption(
+      session, "strategy-json",
+      "{\"mesh\": \"dp=2,tp=2\", \"data_parallel_axes\": [\"dp\"], "
+      "\"ops\": [{\"match\": \"*.mlp.c_fc.weight\", \"op\": "
+      "\"loom.matmul\", \"in\": [[[\"dp\"], [], []], [[\"tp\"], []]]}, "
+      "{\"match\": \"*.c_proj.weight\", \"in\": [[[\"dp\"], [], "
+      "[\"tp\"]], [[], [\"tp\"]]]}]}"));
+  CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_PARTITION));
+  CHECK_OK(loomSessionGetPlanJson(session, &plan));
+  // CHECK-NEXT: strategy-json: all_reduce 1
+  printf("strategy-json: all_reduce %d\n",
+         contains(plan, "\"op\": \"dist.all_reduce\""));
+  CHECK_OK(loomSessionSetOption(
+      session, "strategy-json",
+      "{\"mesh\": \"dp=2\", \"ops\": [{\"match\": \"nothing\", "
+      "\"in\": [[[\"dp\"]]]}]}"));
+  // CHECK-NEXT: bad strategy: compile-error: the run to partition failed
+  // CHECK-NEXT: 'func.func' op strategy ops[0] (`nothing`) matches no op
+  EXPECT_FAILURE("bad strategy", loomSessionRunTo(session, LOOM_PHASE_PARTITION));
+  loomSessionResetOptions(session);
+
+  CHECK_OK(loomSessionSetOption(
+      session, "cluster-json",
+      "{\"name\": \"lab\", \"devices_per_node\": 8, \"device\": "
+      "{\"name\": \"A100\", \"peak_flops\": {\"f32\": 19.5e12}, "
+      "\"memory_bandwidth\": 2.039e12, \"memory_gib\": 80}, "
+      "\"intra_node\": {\"bandwidth\": 300e9, \"latency\": 3e-6}, "
+      "\"inter_node\": {\"bandwidth\": 25e9, \"latency\": 6e-6}}"));
+  CHECK_OK(loomSessionSetDevices(session, 2));
+  CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_SHARDING));
+  report = loomSessionGetReport(session);
+  // CHECK-NEXT: cluster-json: report names lab 1
+  printf("cluster-json: report names lab %d\n", contains(report, "lab"));
+  /* A bad spec is refused when it is set, naming the option. */
+  // CHECK-NEXT: bad cluster: invalid-argument: cluster-json: /device: required field missing
+  EXPECT_FAILURE("bad cluster",
+                 loomSessionSetOption(session, "cluster-json",
+                                      "{\"name\": \"x\", "
+                                      "\"devices_per_node\": 1}"));
+
   loomSessionDestroy(session);
   // CHECK-NEXT: done
   printf("done\n");
