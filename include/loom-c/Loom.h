@@ -1,4 +1,4 @@
-/*===- Loom.h - The C API of the Loom compiler ---------------------*- C -*-===*\
+/*===- Loom.h - The C API of the Loom compiler --------------------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|
@@ -281,8 +281,9 @@ LOOM_CAPI_EXPORTED const char *loomPhaseGetName(LoomPhase phase);
 LOOM_CAPI_EXPORTED LoomStatus *loomSessionRunTo(LoomSession *session,
                                                 LoomPhase phase);
 
-/* The IR of the last successful run (or of the loaded graph when nothing
- * ran yet) as text; FAILED_PRECONDITION without a graph. */
+/* The IR of the last run as text, printed as `loomc -o` prints it; the
+ * loaded graph when no run has succeeded since the load (a failed run
+ * leaves no result). FAILED_PRECONDITION without a graph. */
 LOOM_CAPI_EXPORTED LoomStatus *loomSessionGetIR(LoomSession *session,
                                                 LoomStringRef *outText);
 

@@ -87,13 +87,13 @@ LoomStatus *findEntry(LoomSession *session, const char *name,
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
       functions += (functions.empty() ? "@" : ", @") + func.getSymName().str();
-  return makeStatus(
-      LOOM_STATUS_INVALID_ARGUMENT,
-      "the module has no function @" + entryName + " (it has: " +
-          (functions.empty() ? std::string("none") : functions) + ")" +
-          (entryName == "train_step"
-               ? "; @train_step appears after the autodiff phase"
-               : ""));
+  return makeStatus(LOOM_STATUS_INVALID_ARGUMENT,
+                    "the module has no function @" + entryName + " (it has: " +
+                        (functions.empty() ? std::string("none") : functions) +
+                        ")" +
+                        (entryName == "train_step"
+                             ? "; @train_step appears after the autodiff phase"
+                             : ""));
 }
 
 std::optional<StorageKind> toFloatKind(LoomDType dtype) {
@@ -228,8 +228,8 @@ LoomStatus *loomSessionInterpret(LoomSession *session,
     std::string name = getArgumentName(entry, i);
     if (!argIndex.emplace(name, i).second)
       return makeStatus(LOOM_STATUS_INVALID_ARGUMENT,
-                        "arguments #" + llvm::Twine(argIndex[name]) +
-                            " and #" + llvm::Twine(i) + " of @" + entryName +
+                        "arguments #" + llvm::Twine(argIndex[name]) + " and #" +
+                            llvm::Twine(i) + " of @" + entryName +
                             " have the same name `" + name + "`");
   }
 
@@ -278,13 +278,12 @@ LoomStatus *loomSessionInterpret(LoomSession *session,
     data.dtype = *dtype;
     data.shape.assign(input.shape, input.shape + input.rank);
     if (data.shape != interpreter.getArgumentShape(index))
-      return makeStatus(LOOM_STATUS_INVALID_ARGUMENT,
-                        what + " has shape " +
-                            HostTensor::formatShape(data.shape) +
-                            ", but argument #" + llvm::Twine(index) +
-                            " expects the global shape " +
-                            HostTensor::formatShape(
-                                interpreter.getArgumentShape(index)));
+      return makeStatus(
+          LOOM_STATUS_INVALID_ARGUMENT,
+          what + " has shape " + HostTensor::formatShape(data.shape) +
+              ", but argument #" + llvm::Twine(index) +
+              " expects the global shape " +
+              HostTensor::formatShape(interpreter.getArgumentShape(index)));
     size_t bytes = size_t(data.numElements()) * loomDTypeGetSize(input.dtype);
     if (bytes && !input.data)
       return makeStatus(LOOM_STATUS_INVALID_ARGUMENT,
@@ -306,9 +305,9 @@ LoomStatus *loomSessionInterpret(LoomSession *session,
       continue;
     }
     HostTensor init;
-    if (std::optional<std::string> error = initializeArgument(
-            entry, i, interpreter.getArgumentShape(i), options.floatKind,
-            options.seed, init))
+    if (std::optional<std::string> error =
+            initializeArgument(entry, i, interpreter.getArgumentShape(i),
+                               options.floatKind, options.seed, init))
       return makeStatus(LOOM_STATUS_INVALID_ARGUMENT, *error);
     arguments.push_back(init);
   }

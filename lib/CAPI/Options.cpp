@@ -114,8 +114,8 @@ LoomStatus *writeInlineFile(LoomSession *session, InlineFile which,
     error = os.error();
   }
   if (error)
-    return makeStatus(LOOM_STATUS_IO_ERROR, "cannot write '" + file +
-                                                "': " + error.message());
+    return makeStatus(LOOM_STATUS_IO_ERROR,
+                      "cannot write '" + file + "': " + error.message());
   path = file;
   return nullptr;
 }
@@ -241,10 +241,9 @@ LoomStatus *loomSessionSetMemoryLimit(LoomSession *session, double gib) {
 }
 
 LoomStatus *loomSessionSetPipeline(LoomSession *session, int64_t stages,
-                                   int64_t microBatches,
-                                   const char *schedule) {
-  if (LoomStatus *status = loomSessionSetOption(
-          session, "pipeline-stages", std::to_string(stages).c_str()))
+                                   int64_t microBatches, const char *schedule) {
+  if (LoomStatus *status = loomSessionSetOption(session, "pipeline-stages",
+                                                std::to_string(stages).c_str()))
     return status;
   if (LoomStatus *status = loomSessionSetOption(
           session, "micro-batches", std::to_string(microBatches).c_str()))
@@ -258,11 +257,10 @@ LoomStatus *loomSessionSetOptimizer(LoomSession *session, const char *name) {
   return loomSessionSetOption(session, "optimizer", name);
 }
 
-LoomStatus *loomSessionSetOptimizerParam(LoomSession *session,
-                                         const char *name, double value) {
-  static const char *const kParams[] = {"lr",  "weight-decay", "beta1",
-                                        "beta2", "eps",        "momentum",
-                                        "clip-norm"};
+LoomStatus *loomSessionSetOptimizerParam(LoomSession *session, const char *name,
+                                         double value) {
+  static const char *const kParams[] = {
+      "lr", "weight-decay", "beta1", "beta2", "eps", "momentum", "clip-norm"};
   if (!name || !llvm::is_contained(kParams, llvm::StringRef(name)))
     return makeStatus(LOOM_STATUS_INVALID_ARGUMENT,
                       llvm::Twine("unknown optimizer parameter '") +

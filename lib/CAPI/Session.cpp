@@ -121,8 +121,7 @@ void LoomSession::handleDiagnostic(Diagnostic &diag) {
     deliver(note);
 }
 
-LoomStatus *LoomSession::fail(LoomStatusCode code,
-                              const llvm::Twine &summary) {
+LoomStatus *LoomSession::fail(LoomStatusCode code, const llvm::Twine &summary) {
   std::string message = summary.str();
   for (const std::string &line : errors) {
     message += "\n" + line;
@@ -182,8 +181,7 @@ static LoomStatus *adoptGraph(LoomSession *session,
                               OwningOpRef<ModuleOp> module,
                               const llvm::Twine &what) {
   if (!module)
-    return session->fail(LOOM_STATUS_INVALID_ARGUMENT,
-                         "cannot load " + what);
+    return session->fail(LOOM_STATUS_INVALID_ARGUMENT, "cannot load " + what);
   session->loaded = std::move(module);
   return nullptr;
 }
@@ -310,9 +308,9 @@ static LoomStatus *runSession(LoomSession *session, Phase phase,
   }
   if (phase == Phase::Codegen && failed(emitExecutable(options, *module))) {
     session->report.clear();
-    return session->fail(LOOM_STATUS_IO_ERROR,
-                         llvm::Twine("emitting ") + target + " code into '" +
-                             directory + "' failed");
+    return session->fail(LOOM_STATUS_IO_ERROR, llvm::Twine("emitting ") +
+                                                   target + " code into '" +
+                                                   directory + "' failed");
   }
   session->result = std::move(module);
   session->resultPhase = phase == Phase::Codegen ? Phase::Partition : phase;

@@ -17,6 +17,11 @@
 //      in steps so that the device count is checked against the mesh and
 //      the plan can be dumped before partitioning).
 //
+// compile() is checkOptions, prepareContext, loadInput and runPhases in
+// turn; an embedder (the C API) calls the pieces itself, loading from memory
+// with loadInputBuffer and capturing the report and the plan JSON through
+// `CompileOptions::reportStream` and `planJsonText`.
+//
 // compileToFile() then writes the IR through a temporary file, or for the
 // codegen phase (`--emit host`) emits, builds and wraps the per-rank program
 // (EmitExecutable.cpp). Nothing here

@@ -232,9 +232,9 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   llvm::sys::fs::setPermissions(launch, llvm::sys::fs::all_read |
                                             llvm::sys::fs::all_exe |
                                             llvm::sys::fs::owner_write);
-  options.getReportStream() << "wrote " << out << "/build/train_step (" << numRanks
-               << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
-               << "); run it with " << out
-               << "/launch.sh --data TOKENS.bin --steps N\n";
+  options.getReportStream()
+      << "wrote " << out << "/build/train_step (" << numRanks
+      << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
+      << "); run it with " << out << "/launch.sh --data TOKENS.bin --steps N\n";
   return success();
 }

@@ -1,4 +1,4 @@
-/*===- CAPITest.h - Helpers of the C API's tests -------------------*- C -*-===*\
+/*===- CAPITest.h - Helpers of the C API's tests ------------------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

@@ -1,4 +1,4 @@
-/*===- emit.c - Emitting and building host code into a directory -*- C -*-===*\
+/*===- emit.c - Emitting host code into a directory ---------------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

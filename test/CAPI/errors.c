@@ -1,4 +1,4 @@
-/*===- errors.c - Bad input: statuses and the diagnostic callback -*- C -*-===*\
+/*===- errors.c - Bad input: statuses and diagnostics -------------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

@@ -1,4 +1,4 @@
-/*===- interpret.c - The interpreter entry equals loom-run -----------*- C -*-===*\
+/*===- interpret.c - The interpreter entry equals loom-run --------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

@@ -1,4 +1,4 @@
-/*===- lifecycle.c - Versions, sessions, statuses, options -------*- C -*-===*\
+/*===- lifecycle.c - Versions, sessions, statuses, options --------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

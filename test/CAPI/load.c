@@ -1,4 +1,4 @@
-/*===- load.c - Loading graph JSON, IR text, files and model builders -*- C -*-===*\
+/*===- load.c - Loading JSON, IR text, files, models --------------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

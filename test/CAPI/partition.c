@@ -1,4 +1,4 @@
-/*===- partition.c - Runs to sharding and partition, plans and reports -*- C -*-===*\
+/*===- partition.c - Runs to sharding and partition ---------------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

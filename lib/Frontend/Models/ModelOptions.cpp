@@ -47,10 +47,9 @@ llvm::Expected<ModelConfig>
 mlir::loom::models::parseModelOptions(ModelFamily family,
                                       llvm::StringRef settings) {
   static const char *const kIntegerKeys[] = {
-      "layers", "decoder-layers", "hidden", "heads", "kv-heads",
+      "layers", "decoder-layers", "hidden", "heads",   "kv-heads",
       "ffn",    "vocab",          "seq",    "tgt-seq", "batch"};
-  static const char *const kRealKeys[] = {"rope-theta", "norm-eps",
-                                          "dropout"};
+  static const char *const kRealKeys[] = {"rope-theta", "norm-eps", "dropout"};
   static const char *const kTextKeys[] = {"preset", "gelu", "dtype"};
   auto isOneOf = [](llvm::StringRef key, llvm::ArrayRef<const char *> keys) {
     return llvm::is_contained(keys, key);
@@ -94,8 +93,10 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
     if (it == given.end())
       return llvm::Error::success();
     if (llvm::StringRef(it->second).getAsInteger(10, field))
-      return makeError("model option '" + key + "': expected an integer, "
-                       "found '" + it->second + "'");
+      return makeError("model option '" + key +
+                       "': expected an integer, "
+                       "found '" +
+                       it->second + "'");
     return llvm::Error::success();
   };
   auto real = [&](llvm::StringRef key, double &field) -> llvm::Error {
@@ -103,15 +104,20 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
     if (it == given.end())
       return llvm::Error::success();
     if (!llvm::to_float(it->second, field))
-      return makeError("model option '" + key + "': expected a number, "
-                       "found '" + it->second + "'");
+      return makeError("model option '" + key +
+                       "': expected a number, "
+                       "found '" +
+                       it->second + "'");
     return llvm::Error::success();
   };
-  for (auto [key, field] :
-       {std::pair{"layers", &config.layers}, {"hidden", &config.hidden},
-        {"heads", &config.heads}, {"ffn", &config.ffn},
-        {"vocab", &config.vocab}, {"seq", &config.seq},
-        {"batch", &config.batch}, {"kv-heads", &config.kvHeads}})
+  for (auto [key, field] : {std::pair{"layers", &config.layers},
+                            {"hidden", &config.hidden},
+                            {"heads", &config.heads},
+                            {"ffn", &config.ffn},
+                            {"vocab", &config.vocab},
+                            {"seq", &config.seq},
+                            {"batch", &config.batch},
+                            {"kv-heads", &config.kvHeads}})
     if (llvm::Error error = integer(key, *field))
       return std::move(error);
   if (family == ModelFamily::Transformer) {

@@ -1,4 +1,4 @@
-/*===- main.c - Compile a GPT-2 for 4 devices and run one step, from C -*- C -*-===*\
+/*===- main.c - Plan and run a GPT-2 from C -----------------------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Loom project.                                                  *|
 |*                                                                            *|

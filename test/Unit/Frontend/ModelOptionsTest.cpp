@@ -78,10 +78,10 @@ TEST(ModelOptions, PresetThenSizes) {
   std::optional<ModelConfig> preset =
       getPreset(ModelFamily::GPT2, getPresetNames(ModelFamily::GPT2).back());
   ASSERT_TRUE(preset.has_value());
-  ModelConfig config = parse(
-      ModelFamily::GPT2,
-      ("preset=" + getPresetNames(ModelFamily::GPT2).back() + ",layers=1")
-          .str());
+  ModelConfig config =
+      parse(ModelFamily::GPT2,
+            ("preset=" + getPresetNames(ModelFamily::GPT2).back() + ",layers=1")
+                .str());
   EXPECT_EQ(config.layers, 1);
   EXPECT_EQ(config.hidden, preset->hidden);
 }
@@ -103,12 +103,12 @@ TEST(ModelOptions, BadSettingsSayWhat) {
             "model option 'gelu': expected tanh or none, found 'erf'");
   EXPECT_EQ(error(ModelFamily::GPT2, "dtype=f8"),
             "model option 'dtype': expected f32, bf16, f16 or f64, found 'f8'");
-  EXPECT_NE(error(ModelFamily::GPT2, "preset=huge").find(
-                "unknown gpt2 preset 'huge'; expected one of "),
+  EXPECT_NE(error(ModelFamily::GPT2, "preset=huge")
+                .find("unknown gpt2 preset 'huge'; expected one of "),
             std::string::npos);
-  EXPECT_NE(error(ModelFamily::GPT2, "width=3").find(
-                "unknown model option 'width'"),
-            std::string::npos);
+  EXPECT_NE(
+      error(ModelFamily::GPT2, "width=3").find("unknown model option 'width'"),
+      std::string::npos);
   // The sizes are validated as loom-model validates them.
   EXPECT_NE(error(ModelFamily::GPT2, "hidden=10,heads=4"), "");
 }

@@ -1,4 +1,4 @@
-//===- ModelOptions.h - Model configurations from key=value text -*- C++ -*-===//
+//===- ModelOptions.h - Model configurations from key=value -----*- C++ -*-===//
 //
 // Part of the Loom project.
 //
