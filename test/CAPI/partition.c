@@ -9,10 +9,13 @@
  * needs), a per-rank IR, and no report without a cluster; a run to sharding
  * with a cluster gives a searched plan and loomc's report, as strings.
  *
- * RUN: %capi_bin/capi-partition %t.plan.json | FileCheck %s
+ * RUN: %capi_bin/capi-partition %t.plan.json %t.report.txt | FileCheck %s
  * RUN: loom-model gpt2 --layers 1 --hidden 8 --heads 2 --vocab 16 --seq 4 --batch 4 -o %t.model.mlir > /dev/null
  * RUN: loomc %t.model.mlir --compile-to=partition --parallel-config '{"data_parallel": 2, "model_parallel": 2}' --plan-json %t.loomc.json -o /dev/null
  * RUN: diff %t.loomc.json %t.plan.json
+ * The report is loomc's, word for word.
+ * RUN: loomc %t.model.mlir --compile-to=sharding --cluster host --devices 2 --report -o /dev/null > %t.loomc.report.txt
+ * RUN: diff %t.loomc.report.txt %t.report.txt
  */
 
 #include "CAPITest.h"
@@ -57,6 +60,8 @@ int main(int argc, char **argv) {
   // CHECK-NEXT: sharding: predicted 1 report 1
   printf("sharding: predicted %d report %d\n",
          contains(plan, "\"predicted\""), report.length > 0);
+  if (argc > 2)
+    writeFile(argv[2], report);
 
   /* As with loomc, options of a phase the run stops before are refused:
    * the session keeps them, so they are unset first. */
