@@ -395,8 +395,9 @@ LOOM_CAPI_EXPORTED LoomStatus *
 loomSessionGetEntryArguments(LoomSession *session, const char *entry,
                              LoomDType floatType, LoomTensorList **outList);
 
-/* Runs `options->entry` of the session's current module (the result of the
- * last run, e.g. at `partition`, or the loaded module) once in the
+/* Runs `options->entry` (`options` NULL: the defaults of
+ * loomInterpretOptionsInit) of the session's current module (the result of
+ * the last run, e.g. at `partition`, or the loaded module) once in the
  * reference interpreter, as `loom-run FILE --entry NAME` does: the
  * `numInputs` tensors in `inputs` feed their arguments (global shapes; a
  * partitioned program is cut into each rank's blocks), arguments given no

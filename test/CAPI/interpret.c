@@ -7,8 +7,9 @@
  * loomSessionInterpret runs @train_step on caller buffers and returns the
  * same results as `loom-run` on the same IR and inputs, bit for bit (the
  * summaries below carry an FNV-1a hash of each result's bytes), on one
- * device and partitioned over dp=2 (two simulated ranks). Inputs find their
- * argument by name or by index; bad inputs are statuses.
+ * device and partitioned over dp=2 (two simulated ranks, in f64 and in
+ * f32). Inputs find their argument by name or by index; bad inputs are
+ * statuses.
  *
  * RUN: rm -rf %t && mkdir -p %t
  * RUN: %capi_bin/capi-interpret %S/../Target/GraphJSON/Inputs/tiny.json %t | FileCheck %s
@@ -16,6 +17,8 @@
  * RUN: diff %t/single.run.txt %t/single.capi.txt
  * RUN: loom-run %t/dp2.mlir --entry train_step --inputs %t/input_ids.npy --inputs %t/labels.npy > %t/dp2.run.txt
  * RUN: diff %t/dp2.run.txt %t/dp2.capi.txt
+ * RUN: loom-run %t/dp2-f32.mlir --entry train_step --dtype f32 --inputs %t/input_ids.npy --inputs %t/labels.npy > %t/dp2-f32.run.txt
+ * RUN: diff %t/dp2-f32.run.txt %t/dp2-f32.capi.txt
  */
 
 #include "CAPITest.h"
@@ -117,8 +120,8 @@ static int64_t argumentIndex(LoomSession *session, const char *name) {
 /* Runs @train_step on `ids` (by name) and `labels` (by index), writes the
  * IR to DIR/<tag>.mlir and the summaries to DIR/<tag>.capi.txt. */
 static void runAndRecord(LoomSession *session, const char *dir,
-                         const char *tag, const int64_t *ids,
-                         const int64_t *labels) {
+                         const char *tag, LoomDType floatType,
+                         const int64_t *ids, const int64_t *labels) {
   int64_t shape[2] = {kBatch, kSeq};
   LoomTensor inputs[2];
   LoomInterpretOptions options;
@@ -136,6 +139,7 @@ static void runAndRecord(LoomSession *session, const char *dir,
   inputs[0].data = ids;
   inputs[1].data = labels;
   loomInterpretOptionsInit(&options);
+  options.floatType = floatType;
   CHECK_OK(loomSessionInterpret(session, &options, inputs, 2, &results));
   printf("%s: %d results, first %s\n", tag,
          (int)loomTensorListGetSize(results),
@@ -206,13 +210,16 @@ int main(int argc, char **argv) {
   EXPECT_FAILURE("name", loomSessionInterpret(session, NULL, &bad, 1, &results));
 
   // CHECK-NEXT: single: 1{{[0-9]*}} results, first loss
-  runAndRecord(session, argv[2], "single", ids, labels);
+  runAndRecord(session, argv[2], "single", LOOM_DTYPE_F64, ids, labels);
 
   /* Partitioned over two data-parallel ranks. */
   CHECK_OK(loomSessionSetDevices(session, 2));
   CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_PARTITION));
   // CHECK-NEXT: dp2: 1{{[0-9]*}} results, first loss
-  runAndRecord(session, argv[2], "dp2", ids, labels);
+  runAndRecord(session, argv[2], "dp2", LOOM_DTYPE_F64, ids, labels);
+  /* The same in f32. */
+  // CHECK-NEXT: dp2-f32: 1{{[0-9]*}} results, first loss
+  runAndRecord(session, argv[2], "dp2-f32", LOOM_DTYPE_F32, ids, labels);
 
   loomSessionDestroy(session);
   // CHECK-NEXT: done
