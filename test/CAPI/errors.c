@@ -74,13 +74,20 @@ int main(void) {
   EXPECT_FAILURE("limit", loomSessionRunTo(session, LOOM_PHASE_PARTITION));
   loomSessionResetOptions(session);
 
-  /* A phase that has not landed. */
+  /* Options of a phase after the one the run stops at, by their flags. */
   CHECK_OK(loomSessionSetPipeline(session, 2, 4, "1f1b"));
   CHECK_OK(loomSessionSetDevices(session, 2));
-  // CHECK: pipeline: unimplemented: invalid options for a run to pipeline
-  // CHECK: --compile-to=pipeline is not implemented yet
+  // CHECK: pipeline: invalid-argument: invalid options for a run to pipeline
+  // CHECK-NEXT: --devices belongs to the partition phase, which --compile-to=pipeline stops before
   EXPECT_FAILURE("pipeline", loomSessionRunTo(session, LOOM_PHASE_PIPELINE));
   loomSessionResetOptions(session);
+
+  /* An input format that has not landed. */
+  // CHECK: onnx: unimplemented: cannot load 'model.onnx'
+  // CHECK-NEXT: input 'model.onnx': ONNX import is not implemented yet
+  EXPECT_FAILURE("onnx", loomSessionLoadFile(session, "model.onnx"));
+  CHECK_OK(loomSessionLoadModel(
+      session, "gpt2", "layers=1,hidden=8,heads=2,vocab=11,seq=4,batch=4"));
 
   /* A compile error: 3 devices of data parallelism for a batch of 4. */
   CHECK_OK(loomSessionSetDevices(session, 3));
@@ -90,10 +97,10 @@ int main(void) {
   loomSessionResetOptions(session);
 
   /* The session still works; the callback saw each error once (json,
-   * mlir, file, limit, the four of pipeline, devices). */
+   * mlir, file, limit, pipeline, onnx, devices). */
   CHECK_OK(loomSessionSetDevices(session, 2));
   CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_PARTITION));
-  // CHECK: recovered: partition, errors seen by the callback: 9
+  // CHECK: recovered: partition, errors seen by the callback: 7
   printf("recovered: %s, errors seen by the callback: %d\n",
          loomPhaseGetName(loomSessionGetPhase(session)), errorsSeen);
 
