@@ -17,6 +17,11 @@
 //      in steps so that the device count is checked against the mesh and
 //      the plan can be dumped before partitioning).
 //
+// compile() is checkOptions, prepareContext, loadInput and runPhases in
+// turn; an embedder (the C API) calls the pieces itself, loading from memory
+// with loadInputBuffer and capturing the report and the plan JSON through
+// `CompileOptions::reportStream` and `planJsonText`.
+//
 // compileToFile() then writes the IR through a temporary file, or for the
 // codegen phase (`--emit host|cuda`) emits, builds and wraps the per-rank
 // program (EmitExecutable.cpp). Nothing here exits or prints directly: errors
@@ -51,6 +56,10 @@
 
 using namespace mlir;
 using namespace mlir::loom;
+
+llvm::raw_ostream &CompileOptions::getReportStream() const {
+  return reportStream ? *reportStream : llvm::outs();
+}
 
 std::optional<Phase> mlir::loom::parsePhase(StringRef name) {
   return llvm::StringSwitch<std::optional<Phase>>(name)
@@ -268,11 +277,27 @@ OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
         << "cannot read input '" << path << "': " << error.message();
     return {};
   }
-  unsigned bufferId = sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
-  if (isJson)
+  return loadInputBuffer(std::move(*file),
+                         isJson ? InputFormat::GraphJSON : InputFormat::MLIR,
+                         context, sourceMgr);
+}
+
+OwningOpRef<ModuleOp>
+mlir::loom::loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                            InputFormat format, MLIRContext *context,
+                            llvm::SourceMgr &sourceMgr) {
+  std::string name = buffer->getBufferIdentifier().str();
+  unsigned bufferId = sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
+  if (format == InputFormat::GraphJSON)
     return importGraphJson(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(),
-                           path, context);
-  return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
+                           name, context);
+  if (bufferId == sourceMgr.getMainFileID())
+    return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
+  // A later buffer (an embedder loading again into the same source
+  // manager): parse it alone.
+  return parseSourceString<ModuleOp>(
+      sourceMgr.getMemoryBuffer(bufferId)->getBuffer(), ParserConfig(context),
+      name);
 }
 
 /// The mesh option of dist-insert-reshards: --mesh, or pure data parallel
@@ -388,6 +413,7 @@ calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
   quiet.report = false;
   quiet.explain = false;
   quiet.planJson.reset();
+  quiet.planJsonText = nullptr;
   quiet.memoryLimitGiB = limit;
   constexpr int kRounds = 4;
   double firstPeakGiB = 0;
@@ -436,7 +462,7 @@ calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
 
 /// Prints the peak live bytes of the partitioned entry function, by
 /// category (docs/CostModel.md, "Memory"), per pipeline stage.
-static void printPartitionedMemory(ModuleOp module) {
+static void printPartitionedMemory(ModuleOp module, raw_ostream &os) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
@@ -445,7 +471,7 @@ static void printPartitionedMemory(ModuleOp module) {
       auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
       std::string which =
           stage ? " (stage " + std::to_string(*stage) + ")" : std::string();
-      llvm::outs() << llvm::formatv(
+      os << llvm::formatv(
           "Liveness of the per-rank program{6}: peak {0:F2} GiB per device "
           "(parameters {1:F2}, gradients {2:F2}, optimizer states {3:F2}, "
           "activations {4:F2}, other {5:F2} GiB)\n",
@@ -456,8 +482,10 @@ static void printPartitionedMemory(ModuleOp module) {
   }
 }
 
-/// Prints the report of `module` (searched; lowered or not) to stdout. An
-/// unlowered module is lowered in a copy so that the collectives show.
+/// Prints the report of `module` (searched; lowered or not) to the report
+/// stream under `--report`, and stores its plan JSON in
+/// `options.planJsonText` when that is set. An unlowered module is lowered
+/// in a copy so that the collectives show.
 static LogicalResult printReport(const CompileOptions &options,
                                  ModuleOp module, bool lowered) {
   dist::ValueOrError<dist::ClusterSpec> cluster =
@@ -479,7 +507,16 @@ static LogicalResult printReport(const CompileOptions &options,
       return failure();
     module = *copy;
   }
-  return dist::writePlanReport(module, *cluster, llvm::outs());
+  if (options.planJsonText && !lowered) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (failed(dist::writePlanJSON(module, os)))
+      return failure();
+    *options.planJsonText = std::move(text);
+  }
+  if (!options.report)
+    return success();
+  return dist::writePlanReport(module, *cluster, options.getReportStream());
 }
 
 /// The options the phases after autodiff see: the pipeline stages and
@@ -587,11 +624,15 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
   if (options.report && failed(printReport(options, module, true)))
     return failure();
   // The plan after lowering lists every collective with its bytes.
-  if (options.planJson) {
-    std::string text;
+  std::string text;
+  if (options.planJson || options.planJsonText) {
     llvm::raw_string_ostream os(text);
     if (failed(dist::writePlanJSON(module, os)))
       return failure();
+    if (options.planJsonText)
+      *options.planJsonText = text;
+  }
+  if (options.planJson) {
     llvm::Error error = llvm::writeToOutput(
         *options.planJson, [&](raw_ostream &out) {
           out << text;
@@ -614,7 +655,7 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
   // The report's memory comes from the search's per-op model; the liveness
   // analysis of the per-rank program is the check on it.
   if (options.report)
-    printPartitionedMemory(module);
+    printPartitionedMemory(module, options.getReportStream());
   return success();
 }
 
@@ -623,6 +664,15 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
                                           llvm::SourceMgr &sourceMgr) {
   if (failed(checkOptions(options, context)))
     return {};
+  prepareContext(context);
+  OwningOpRef<ModuleOp> module =
+      loadInput(options.inputFile, context, sourceMgr);
+  if (!module || failed(runPhases(options, *module)))
+    return {};
+  return module;
+}
+
+void mlir::loom::prepareContext(MLIRContext *context) {
   // Errors name their location; printing the whole module after each (the
   // default) would bury them.
   context->printOpOnDiagnostic(false);
@@ -630,17 +680,16 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   registerAllDialects(registry);
   context->appendDialectRegistry(registry);
   context->loadAllAvailableDialects();
+}
 
-  OwningOpRef<ModuleOp> module =
-      loadInput(options.inputFile, context, sourceMgr);
-  if (!module)
-    return {};
-
+LogicalResult mlir::loom::runPhases(const CompileOptions &options,
+                                    ModuleOp module) {
+  MLIRContext *context = module.getContext();
   // The pipeline the flags or the parallel config ask for; every phase
   // after autodiff then works on one stage's devices (docs/Pipeline.md).
   FailureOr<CompileOptions> staged = applyPipelineRequest(options, context);
   if (failed(staged))
-    return {};
+    return failure();
 
   // One pipeline per phase, in order, up to the requested one.
   PassManager pm(context);
@@ -666,41 +715,42 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
       autodiff.microBatches = *staged->microBatches;
     buildAutodiffPipeline(pm, autodiff);
   }
-  if (failed(pm.run(*module)))
-    return {};
+  if (failed(pm.run(module)))
+    return failure();
   // The search runs whenever a cluster is given; with every strategy fixed
   // by the user it only prices them. Before a partition, its limit is
   // calibrated so that the per-rank program fits by liveness analysis.
   std::optional<CalibratedLimit> calibration;
   if (options.compileTo >= Phase::Partition && options.cluster) {
     FailureOr<CalibratedLimit> calibrated =
-        calibrateMemoryLimit(*staged, *module);
+        calibrateMemoryLimit(*staged, module);
     if (failed(calibrated) ||
-        failed(runShardingPhase(calibrated->options, *module)))
-      return {};
+        failed(runShardingPhase(calibrated->options, module)))
+      return failure();
     calibration = *calibrated;
   } else if (options.compileTo >= Phase::Sharding && options.cluster &&
-             failed(runShardingPhase(*staged, *module))) {
-    return {};
+             failed(runShardingPhase(*staged, module))) {
+    return failure();
   }
-  if (options.compileTo == Phase::Sharding && options.report &&
-      failed(printReport(*staged, *module, false)))
-    return {};
+  if (options.compileTo == Phase::Sharding && options.cluster &&
+      (options.report || options.planJsonText) &&
+      failed(printReport(*staged, module, false)))
+    return failure();
   if (options.compileTo >= Phase::Pipeline &&
-      failed(runPipelinePhase(*staged, *module)))
-    return {};
+      failed(runPipelinePhase(*staged, module)))
+    return failure();
   if (options.compileTo >= Phase::Partition &&
-      failed(runPartitionPhase(*staged, *module)))
-    return {};
+      failed(runPartitionPhase(*staged, module)))
+    return failure();
   // How many searches the memory limit took (after the liveness line).
   if (options.report && calibration)
-    llvm::outs() << llvm::formatv(
+    options.getReportStream() << llvm::formatv(
         "Memory calibration: {0} search round(s), search limit {1:F2} GiB; "
         "{2}\n",
         calibration->rounds, calibration->options.memoryLimitGiB.value_or(0),
         calibration->fits ? "the per-rank program fits"
                           : "no round fit, the first plan is kept");
-  return module;
+  return success();
 }
 
 LogicalResult mlir::loom::compileToFile(const CompileOptions &options,

@@ -310,9 +310,11 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   llvm::sys::fs::setPermissions(launch, llvm::sys::fs::all_read |
                                             llvm::sys::fs::all_exe |
                                             llvm::sys::fs::owner_write);
-  llvm::outs() << "wrote " << out << "/build/train_step (" << numRanks
-               << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
-               << (cuda ? ", one GPU each" : "") << "); run it with " << out
-               << "/launch.sh --data TOKENS.bin --steps N\n";
+  options.getReportStream()
+      << "wrote " << out << "/build/train_step (" << numRanks
+      << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
+      << (cuda ? ", one GPU each" : "") << "); run it with " << out
+      << "/launch.sh --data TOKENS.bin --steps N
+";
   return success();
 }

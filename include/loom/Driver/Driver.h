@@ -24,11 +24,14 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace llvm {
+class MemoryBuffer;
 class SourceMgr;
+class raw_ostream;
 } // namespace llvm
 
 namespace mlir {
@@ -90,6 +93,19 @@ struct CompileOptions {
   bool report = false;                   // --report
   bool explain = false;                  // --explain
   std::optional<std::string> timeline;   // --timeline FILE
+
+  // Where the outputs go when the driver is embedded (the C API); `loomc`
+  // leaves both unset.
+  /// The stream that takes `--report` and the codegen phase's summary;
+  /// stdout when null.
+  llvm::raw_ostream *reportStream = nullptr;
+  /// When set, receives the plan JSON of the run (what `--plan-json`
+  /// writes; at the sharding phase, the plan of a lowered copy), so an
+  /// embedder needs no file.
+  std::string *planJsonText = nullptr;
+
+  /// The report stream: `reportStream` or stdout.
+  llvm::raw_ostream &getReportStream() const;
 };
 
 /// Reports an error for each option whose phase has not landed (or which
@@ -104,6 +120,27 @@ LogicalResult checkOptions(const CompileOptions &options, MLIRContext *context);
 /// the source.
 OwningOpRef<ModuleOp> loadInput(StringRef path, MLIRContext *context,
                                 llvm::SourceMgr &sourceMgr);
+
+/// The formats `loadInputBuffer` reads.
+enum class InputFormat { GraphJSON, MLIR };
+
+/// Loads a graph from `buffer` (its identifier names it in diagnostics)
+/// into a module, reporting through `context`; `loadInput` without the
+/// file. The buffer is added to `sourceMgr`.
+OwningOpRef<ModuleOp>
+loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, InputFormat format,
+                MLIRContext *context, llvm::SourceMgr &sourceMgr);
+
+/// Registers and loads every dialect Loom reads into `context`, and turns
+/// off printing the whole op with each diagnostic (errors name their
+/// location instead). `compile` calls it; an embedder calls it once per
+/// context before loading.
+void prepareContext(MLIRContext *context);
+
+/// Runs every phase up to `options.compileTo` on `module` in place (import
+/// onwards; `module` as `loadInput` returned it). `checkOptions` must have
+/// passed. Fails after reporting the first problem.
+LogicalResult runPhases(const CompileOptions &options, ModuleOp module);
 
 /// Checks the options, loads the input and runs every phase up to
 /// `options.compileTo`. Returns null after reporting the first problem.
