@@ -20,88 +20,79 @@ from loom.errors import LoomError
 from loom.graph import Graph
 from loom.plan import Plan
 
-PHASES = ("import", "autodiff", "sharding", "pipeline", "partition",
-          "codegen")
-# The phases whose run writes a plan (--plan-json belongs to partition).
-_PLAN_PHASES = ("partition", "codegen")
+# `codegen` is `Compiled.emit`.
+PHASES = ("import", "autodiff", "sharding", "pipeline", "partition")
+# Option names are the C API's (the `loomc` flags without dashes).
+_OPTIONS = ("cluster", "devices", "mesh", "parallel_config", "strategy",
+            "memory_limit", "pipeline_stages", "micro_batches", "schedule",
+            "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
+            "momentum", "clip_norm", "explain")
 
 
-def graph_json_text(source) -> str:
-    """The graph JSON text of a Graph, a Model, a dict, JSON text or a path
-    to a `.json` file."""
+def source_of(source) -> tuple:
+    """What a backend loads: ("json", text), ("mlir", text) or ("model",
+    family, options), from a Graph, a Model, a dict, JSON or IR text, or a
+    path to a `.json` / `.mlir` file."""
     if isinstance(source, Graph):
-        return source.dumps()
-    if hasattr(source, "graph_json"):  # loom.models.Model
-        return source.graph_json
+        return ("json", source.dumps())
+    if hasattr(source, "family") and hasattr(source, "options"):
+        return ("model", source.family, source.model_options())
     if isinstance(source, dict):
-        return json.dumps(source)
-    if isinstance(source, os.PathLike) or (
-            isinstance(source, str) and not source.lstrip().startswith("{")):
+        return ("json", json.dumps(source))
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        return ("json", source)
+    if isinstance(source, str) and ("func.func" in source or
+                                    "module" in source.split("\n", 1)[0]):
+        return ("mlir", source)
+    if isinstance(source, (str, os.PathLike)):
         path = pathlib.Path(source)
         if not path.is_file():
             raise LoomError(f"cannot read the graph `{path}`: no such file")
-        return path.read_text()
-    if isinstance(source, str):
-        return source
+        return ("mlir" if path.suffix == ".mlir" else "json",
+                path.read_text())
     raise LoomError(f"cannot compile a {type(source).__name__}: expected a "
                     "loom.Graph, a loom.models model, a graph JSON dict or "
-                    "text, or a path")
+                    "text, IR text, or a path")
 
 
-def _mesh_flag(mesh) -> str:
-    if isinstance(mesh, dict):
-        return ",".join(f"{axis}={size}" for axis, size in mesh.items())
-    return str(mesh)
-
-
-def options_to_flags(phase: str, cluster=None, devices=None, mesh=None,
-                     parallel_config=None, strategy=None, memory_limit=None,
-                     pipeline_stages=None, micro_batches=None, schedule=None,
-                     optimizer=None, lr=None, weight_decay=None, beta1=None,
-                     beta2=None, eps=None, momentum=None, clip_norm=None,
-                     explain=False) -> list:
-    """The `loomc` flags of the keyword options (both backends parse them:
-    the C API takes the same option spellings)."""
-    if phase not in PHASES:
-        raise LoomError(f"unknown phase `{phase}`; expected one of "
-                        f"{', '.join(PHASES)}")
-    flags = [f"--compile-to={phase}"]
-    if isinstance(parallel_config, dict):
-        parallel_config = json.dumps(parallel_config)
-    for flag, value in (("--cluster", cluster), ("--devices", devices),
-                        ("--mesh", None if mesh is None else _mesh_flag(mesh)),
-                        ("--parallel-config", parallel_config),
-                        ("--strategy", strategy),
-                        ("--memory-limit", memory_limit),
-                        ("--pipeline-stages", pipeline_stages),
-                        ("--micro-batches", micro_batches),
-                        ("--schedule", schedule), ("--optimizer", optimizer),
-                        ("--lr", lr), ("--weight-decay", weight_decay),
-                        ("--beta1", beta1), ("--beta2", beta2),
-                        ("--eps", eps), ("--momentum", momentum),
-                        ("--clip-norm", clip_norm)):
-        if value is not None:
-            flags.append(f"{flag}={value}")
-    if explain:
-        flags.append("--explain")
-    return flags
+def collect_options(**kwargs) -> dict:
+    """The C API options (name -> text) of `loom.compile`'s keywords."""
+    unknown = sorted(set(kwargs) - set(_OPTIONS))
+    if unknown:
+        raise LoomError(f"loom.compile: unknown option(s) "
+                        f"{', '.join(unknown)}; expected {', '.join(_OPTIONS)}")
+    options = {}
+    for key, value in kwargs.items():
+        if value is None or value is False:
+            continue
+        if key == "mesh" and isinstance(value, dict):
+            value = ",".join(f"{a}={n}" for a, n in value.items())
+        elif key == "parallel_config" and isinstance(value, dict):
+            value = json.dumps(value)
+        elif key == "strategy" and isinstance(value, dict):
+            raise LoomError("loom.compile: strategy= takes a strategy file "
+                            "path")
+        elif value is True:
+            value = 1
+        options[key.replace("_", "-")] = str(value)
+    return options
 
 
 class Compiled:
     """The result of `loom.compile`.
 
     - `ir`: the IR text after the last phase run;
-    - `plan`: a `loom.Plan` (partition and codegen phases), else None;
+    - `plan`: a `loom.Plan` (after the partition phase), else None;
     - `report`: the readable plan report (when a cluster was given), else "";
     - `entry`: the function to run (`train_step` after autodiff, else
       `forward`);
     - `emit(dir, target="host")`: writes and builds the per-rank programs.
     """
 
-    def __init__(self, graph_json: str, flags: list, phase: str, ir: str,
+    def __init__(self, source: tuple, options: dict, phase: str, ir: str,
                  plan: Plan | None, report: str):
-        self.graph_json = graph_json
-        self.flags = list(flags)
+        self.source = source
+        self.options = dict(options)
         self.phase = phase
         self.ir = ir
         self.plan = plan
@@ -119,10 +110,7 @@ class Compiled:
             raise LoomError(f"unknown target `{target}`; expected host or "
                             "cuda")
         directory = pathlib.Path(directory)
-        flags = [f for f in self.flags if not f.startswith("--compile-to")]
-        _backend.get().emit(self.graph_json,
-                            ["--compile-to=codegen", *flags, f"--emit={target}"],
-                            directory)
+        _backend.get().emit(self.source, self.options, target, directory)
         return directory
 
     def __repr__(self) -> str:
@@ -130,34 +118,29 @@ class Compiled:
                 f"mesh={self.plan.mesh if self.plan else None})")
 
 
-def compile(source, *, phase: str = "partition", cluster=None, devices=None,
-            mesh=None, parallel_config=None, strategy=None,
-            memory_limit=None, explain: bool = False, **optimizer) -> Compiled:
-    """Compiles a model graph up to `phase`.
+def compile(source, *, phase: str = "partition", **options) -> Compiled:
+    """Compiles a model graph up to `phase` (import, autodiff, sharding,
+    pipeline, partition; code generation is `Compiled.emit`).
 
     `source`: a `loom.Graph`, a `loom.models` model, a graph JSON dict or
-    text, or a path. `cluster`: a preset (`host`, `dgx-a100-80g`, ...) or a
-    cluster spec file, which the strategy search needs; `devices`: the device
-    count (the search picks the mesh) or `mesh`: `"dp=2,tp=2"` /
-    `{"dp": 2, "tp": 2}`; `parallel_config`: a dict or JSON text
-    (MindSpore-style, docs/Search.md); `memory_limit`: GiB per device.
-    Further keywords: `pipeline_stages`, `micro_batches`, `schedule`,
-    `optimizer` ("adamw" | "sgd"), `lr`, `weight_decay`, `beta1`, `beta2`,
-    `eps`, `momentum`, `clip_norm`. Raises `LoomError` with Loom's
-    diagnostics.
+    text, IR text, or a path. Options (the `loomc` flags, DESIGN.md §8):
+    `cluster`: a preset (`host`, `dgx-a100-80g`, ...) or a cluster spec file,
+    which the strategy search needs; `devices`: the device count (the search
+    picks the mesh) or `mesh`: `"dp=2,tp=2"` / `{"dp": 2, "tp": 2}`;
+    `parallel_config`: a dict or JSON text (MindSpore-style, docs/Search.md);
+    `strategy`: a strategy file; `memory_limit`: GiB per device;
+    `pipeline_stages`, `micro_batches`, `schedule`; `optimizer` ("adamw" |
+    "sgd"), `lr`, `weight_decay`, `beta1`, `beta2`, `eps`, `momentum`,
+    `clip_norm`; `explain`. Raises `LoomError` with Loom's diagnostics.
     """
-    known = {"pipeline_stages", "micro_batches", "schedule", "optimizer", "lr",
-             "weight_decay", "beta1", "beta2", "eps", "momentum", "clip_norm"}
-    unknown = sorted(set(optimizer) - known)
-    if unknown:
-        raise LoomError(f"loom.compile: unknown option(s) {', '.join(unknown)}")
-    flags = options_to_flags(phase, cluster, devices, mesh, parallel_config,
-                             strategy, memory_limit, explain=explain,
-                             **optimizer)
-    text = graph_json_text(source)
-    want_plan = phase in _PLAN_PHASES
+    if phase not in PHASES:
+        raise LoomError(f"unknown phase `{phase}`; expected one of "
+                        f"{', '.join(PHASES)} (code generation is "
+                        "Compiled.emit)")
+    opts = collect_options(**options)
+    src = source_of(source)
     ir, plan_text, report = _backend.get().compile(
-        text, flags, want_plan, want_report=cluster is not None and
-        phase not in ("import", "autodiff"))
+        src, opts, phase, want_plan=phase == "partition",
+        want_report="cluster" in opts and phase not in ("import", "autodiff"))
     plan = Plan.from_json(plan_text) if plan_text else None
-    return Compiled(text, flags, phase, ir, plan, report)
+    return Compiled(src, opts, phase, ir, plan, report)

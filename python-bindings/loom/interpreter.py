@@ -13,14 +13,9 @@ left out start from their initializers, drawn with `seed`."""
 from __future__ import annotations
 
 import pathlib
-import subprocess
-import tempfile
 
-import numpy as np
-
-from loom import _safetensors
+from loom import _backend
 from loom.errors import LoomError
-from loom.tools import find_tool
 
 
 def _program_text(program) -> tuple:
@@ -63,21 +58,5 @@ def run(program, inputs: dict | None = None, *, entry: str | None = None,
         raise LoomError("loom.run: give entry= (the function to run)")
     if dtype not in ("f64", "f32"):
         raise LoomError(f"loom.run: dtype must be f64 or f32, got {dtype}")
-    with tempfile.TemporaryDirectory(prefix="loom-run-") as tmp:
-        tmp = pathlib.Path(tmp)
-        (tmp / "program.mlir").write_text(text)
-        args = [str(find_tool("loom-run")), str(tmp / "program.mlir"),
-                "--entry", entry, "--dtype", dtype, "--seed", str(int(seed)),
-                "--outputs", str(tmp / "out.safetensors")]
-        if inputs:
-            _safetensors.save(tmp / "in.safetensors",
-                              {k: np.asarray(v) for k, v in inputs.items()})
-            args += ["--inputs", str(tmp / "in.safetensors")]
-        if ranks is not None:
-            args += ["--ranks", str(int(ranks))]
-        result = subprocess.run(args, capture_output=True, text=True,
-                                check=False)
-        if result.returncode != 0:
-            raise LoomError(result.stderr.strip() or
-                            f"loom-run failed (exit {result.returncode})")
-        return _safetensors.load(tmp / "out.safetensors")
+    return _backend.get().interpret(text, inputs or {}, entry, dtype, ranks,
+                                    seed)

@@ -18,10 +18,23 @@ from loom.graph import Graph
 class Model:
     """A built model: its family, options and graph JSON text."""
 
-    def __init__(self, family: str, options: dict, graph_json: str):
+    def __init__(self, family: str, options: dict):
         self.family = family
         self.options = dict(options)
-        self.graph_json = graph_json
+        self._graph_json = None
+
+    def model_options(self) -> dict:
+        """The builder's options by their `loom-model` flag names."""
+        return {k.replace("_", "-"): str(v) for k, v in self.options.items()
+                if v is not None}
+
+    @property
+    def graph_json(self) -> str:
+        """The model's graph JSON text (built on first use)."""
+        if self._graph_json is None:
+            self._graph_json = _backend.get().model_graph_json(
+                self.family, self.model_options())
+        return self._graph_json
 
     @property
     def graph(self) -> Graph:
@@ -33,24 +46,21 @@ class Model:
         return f"Model({self.family!r}, {opts})"
 
 
-def _flags(options: dict) -> list:
-    flags = []
-    for key, value in options.items():
-        if value is None:
-            continue
-        if not key.replace("_", "").isalnum():
-            raise LoomError(f"bad model option `{key}`")
-        flags.append(f"--{key.replace('_', '-')}={value}")
-    return flags
+FAMILIES = ("gpt2", "llama", "transformer", "tfm-lm")
 
 
 def build(family: str, **options) -> Model:
-    """Builds `family` (gpt2, llama, transformer, tfm-lm) with the
-    `loom-model` flags given as keywords; raises LoomError for a bad
-    configuration, with the builder's message."""
-    text = _backend.get().build_model(family, [*_flags(options),
-                                               "--format=json"])
-    return Model(family, options, text)
+    """A `family` model (gpt2, llama, transformer, tfm-lm) with the
+    `loom-model` flags as keywords (`kv_heads=2` is `--kv-heads 2`). The
+    builder runs when the model is compiled (or its `graph` is read), and
+    reports a bad configuration as LoomError with its message."""
+    if family not in FAMILIES:
+        raise LoomError(f"unknown model family `{family}`; expected one of "
+                        f"{', '.join(FAMILIES)}")
+    for key in options:
+        if not key.replace("_", "").isalnum():
+            raise LoomError(f"bad model option `{key}`")
+    return Model(family, options)
 
 
 def gpt2(**options) -> Model:
