@@ -530,6 +530,11 @@ class Graph:
         """The parameters' entries (tensor, ecosystem name, init, decay)."""
         return [dict(p) for p in self._parameters]
 
+    def input_roles(self) -> dict:
+        """Tensor name -> role of each data input (the interpreter and the
+        compiled program know data inputs by role)."""
+        return {i["tensor"]: i["role"] for i in self._inputs}
+
     def tensor(self, name: str) -> Tensor:
         """The tensor named `name`."""
         if name not in self._tensors:

@@ -48,10 +48,18 @@ def run(program, inputs: dict | None = None, *, entry: str | None = None,
 
     `program`: a `loom.Compiled` (entry defaults to its `train_step` or
     `forward`), a `loom.Graph` or model (its forward), IR text or a path.
-    `inputs`: name -> numpy array (global shapes). `ranks`: simulated ranks
+    `inputs`: name -> numpy array (global shapes): parameters by their
+    ecosystem names, data inputs by role (for a `loom.Graph`, by tensor
+    name too). `ranks`: simulated ranks
     of an SPMD program (default: the mesh's device count). `dtype`: the
     precision of the run, "f64" or "f32".
     """
+    from loom.graph import Graph
+    if isinstance(program, Graph) and inputs:
+        # The interpreter knows data inputs by role; a Graph's user knows
+        # them by tensor name.
+        roles = program.input_roles()
+        inputs = {roles.get(k, k): v for k, v in inputs.items()}
     text, default_entry = _program_text(program)
     entry = entry or default_entry
     if entry is None:

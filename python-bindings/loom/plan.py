@@ -106,7 +106,7 @@ class Plan:
     results: list
     ops: list
     collectives: list
-    predicted: Predicted
+    predicted: Predicted | None  # None without a cluster (no search)
     raw: dict = field(repr=False)
 
     @property
@@ -139,7 +139,8 @@ class Plan:
                 return Value(v["index"], v["name"], _layout(v["layout"]),
                              tuple(v["shape"]) if "shape" in v else None)
 
-            predicted = document["predicted"]
+            # Only a searched plan (one with a cluster) has predictions.
+            predicted = document.get("predicted")
             return cls(
                 mesh=mesh, entry=document.get("entry", ""),
                 arguments=[value(v) for v in document["arguments"]],
@@ -153,7 +154,7 @@ class Plan:
                                         tuple(c.get("shape", ())),
                                         c.get("dim"))
                              for c in document.get("collectives", [])],
-                predicted=Predicted(
+                predicted=None if predicted is None else Predicted(
                     float(predicted["step_time_s"]),
                     float(predicted["compute_s"]), float(predicted["comm_s"]),
                     float(predicted.get("bubble_s", 0.0)),
@@ -165,12 +166,14 @@ class Plan:
 
     def __str__(self) -> str:
         p = self.predicted
-        lines = [f"mesh {self.mesh} ({self.mesh.devices} devices)",
-                 f"predicted step {p.step_time_s * 1e3:.3f} ms (compute "
-                 f"{p.compute_s * 1e3:.3f} ms, comm {p.comm_s * 1e3:.3f} ms), "
-                 f"memory {p.memory_bytes_per_device / 2**20:.2f} MiB/device",
-                 f"{len(self.collectives)} collectives, "
-                 f"{sum(c.bytes for c in self.collectives)} bytes"]
+        lines = [f"mesh {self.mesh} ({self.mesh.devices} devices)"]
+        if p is not None:
+            lines.append(
+                f"predicted step {p.step_time_s * 1e3:.3f} ms (compute "
+                f"{p.compute_s * 1e3:.3f} ms, comm {p.comm_s * 1e3:.3f} ms), "
+                f"memory {p.memory_bytes_per_device / 2**20:.2f} MiB/device")
+        lines.append(f"{len(self.collectives)} collectives, "
+                     f"{sum(c.bytes for c in self.collectives)} bytes")
         # Parameters and inputs; optimizer states follow their parameter.
         shown = [v for v in self.arguments
                  if not v.name.endswith((".exp_avg", ".exp_avg_sq",
