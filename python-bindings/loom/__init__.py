@@ -1,9 +1,29 @@
+#===- __init__.py - The loom package -------------------------------------===#
+#
+# Part of the Loom project.
+#
+#===----------------------------------------------------------------------===#
 """Loom: an MLIR compiler that auto-parallelizes Transformer training.
 
-This package drives a Loom build from Python; see python-bindings/README.md.
+    import loom
+    model = loom.models.gpt2(layers=2, hidden=64, heads=4, vocab=128, seq=16)
+    c = loom.compile(model, cluster="host", devices=4)
+    print(c.plan.mesh, c.plan.predicted.step_time_s)
+    out = loom.run(c, {"input_ids": ids, "labels": labels})
+
+See docs/Embedding.md ("Python") and python-bindings/README.md.
 """
 
-from loom.tools import LoomError, find_tool, op_census, run_pipeline
+from loom import models
+from loom._backend import name as backend
+from loom.compiler import Compiled, compile
+from loom.errors import LoomError
+from loom.graph import Graph, Tensor
+from loom.interpreter import run
+from loom.plan import Collective, Layout, Mesh, Plan, Predicted
+from loom.tools import find_tool, op_census, run_pipeline
 
-__all__ = ["LoomError", "find_tool", "op_census", "run_pipeline"]
+__all__ = ["Collective", "Compiled", "Graph", "Layout", "LoomError", "Mesh",
+           "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool",
+           "models", "op_census", "run", "run_pipeline"]
 __version__ = "0.1.0"

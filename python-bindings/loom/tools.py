@@ -5,9 +5,7 @@ import os
 import pathlib
 import subprocess
 
-
-class LoomError(RuntimeError):
-    """A Loom tool rejected its input; the message holds its diagnostics."""
+from loom.errors import LoomError
 
 
 def find_tool(name: str) -> pathlib.Path:
