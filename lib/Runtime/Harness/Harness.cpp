@@ -33,6 +33,34 @@
 
 namespace loom::runtime::harness {
 
+int64_t ProgramSpec::stageOf(int64_t rank) const {
+  if (pipelineAxis.empty())
+    return -1;
+  // Row-major ranks: the coordinate on axis a is (rank / stride_a) % size_a.
+  int64_t stride = 1;
+  for (size_t a = mesh.size(); a-- > 0;) {
+    if (mesh[a].first == pipelineAxis)
+      return (rank / stride) % mesh[a].second;
+    stride *= mesh[a].second;
+  }
+  return -1;
+}
+
+bool ProgramSpec::ownsArgument(int64_t rank, size_t index) const {
+  int64_t stage = arguments[index].stage;
+  return stage < 0 || stage == stageOf(rank);
+}
+
+bool ProgramSpec::computesResult(int64_t rank, size_t index) const {
+  int64_t stage = results[index].stage;
+  return stage < 0 || stage == stageOf(rank);
+}
+
+InFlightCounter &pipelineInFlight() {
+  static InFlightCounter counter;
+  return counter;
+}
+
 namespace {
 
 struct Options {
@@ -278,6 +306,9 @@ Status assemble(const ProgramSpec &spec, size_t index, Buffer<T> &local,
     for (int r = 0; r < worldSize; ++r) {
       const Placement &placement = spec.resultPlacements[r][index];
       const E *mine = all.data() + r * n;
+      // Another pipeline stage's result: this rank left it untouched.
+      if (placement.canonicalRank < 0)
+        continue;
       if (!placement.holds) {
         const E *canonical = all.data() + placement.canonicalRank * n;
         if (!sameValues(mine, canonical, n)) {

@@ -17,6 +17,12 @@
 //    each carried result into its argument, log on rank 0, checkpoint every
 //    K steps and after the last.
 //
+// Pipelined programs (ProgramSpec::pipelineAxis): a rank initializes,
+// carries, checkpoints and loads only the model state its stage owns; the
+// loss comes from the first rank of the stage that computes it and is sent
+// to rank 0, which prints every line; `--report-pipeline` gathers each
+// rank's most micro-batches in flight (harness::pipelineInFlight) on rank 0.
+//
 // Failures outside a step go through agree(): every rank learns whether some
 // rank failed, the failing rank (rank 0 when all fail alike) prints why and
 // all exit 1, so no rank waits forever on another.
@@ -121,6 +127,12 @@ struct Program {
   size_t inputIds = 0, labels = 0, loss = 0;
   /// The model state: arguments a checkpoint holds, by index.
   std::vector<size_t> state;
+  /// The part of `state` this rank owns: all of it, but in a pipelined
+  /// program only its stage's.
+  std::vector<size_t> owned;
+  /// The rank whose step computes the loss (rank 0 when not pipelined; the
+  /// first rank of the loss's stage otherwise).
+  int lossRank = 0;
   /// The plan's identity in checkpoints: mesh, state names, shapes, layouts.
   std::string plan;
 };
@@ -198,6 +210,16 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
   program.inputIds = *inputIds;
   program.labels = *labels;
   program.loss = *loss;
+  for (size_t i : program.state)
+    if (spec.ownsArgument(rank, i))
+      program.owned.push_back(i);
+  if (spec.results[*loss].stage >= 0) {
+    int64_t r = 0;
+    while (r < mesh.getNumDevices() &&
+           spec.stageOf(r) != spec.results[*loss].stage)
+      ++r;
+    program.lossRank = static_cast<int>(r);
+  }
 
   // A carried result must come back in its argument's layout: then the next
   // step reads it where it is, with no communication.
@@ -310,7 +332,7 @@ std::optional<Failure> writeCheckpoint(const Program &program,
     return failure;
 
   io::TensorMap blocks;
-  for (size_t i : program.state) {
+  for (size_t i : program.owned) {
     const TensorSpec &arg = spec.arguments[i];
     io::TensorData data;
     if (arg.isInteger) {
@@ -342,12 +364,14 @@ std::optional<Failure> writeCheckpoint(const Program &program,
     io::CheckpointManifest manifest;
     manifest.step = info.step;
     manifest.mesh = program.mesh;
+    manifest.pipelineAxis = spec.pipelineAxis;
     for (size_t i : program.state) {
       const TensorSpec &arg = spec.arguments[i];
       io::CheckpointTensor tensor;
       tensor.shape = arg.globalShape;
       tensor.dtype = stateDType<T>(arg);
       tensor.layout = program.argLayouts[i].toString();
+      tensor.stage = arg.stage;
       manifest.tensors.emplace(arg.name, std::move(tensor));
     }
     for (int64_t r = 0; r < numRanks; ++r) {
@@ -416,6 +440,12 @@ std::optional<Failure> loadCheckpoint(const Program &program,
           !status)
         return Status::failure(where + ": tensor `" + arg.name +
                                "`: " + status.message());
+      if (tensor.stage != arg.stage)
+        return Status::failure(
+            where + ": tensor `" + arg.name + "` belongs to stage " +
+            std::to_string(tensor.stage) + ", but this program's stage " +
+            std::to_string(arg.stage) +
+            " owns it (a checkpoint of another pipeline split)");
       if (!(stored == program.argLayouts[i]))
         return Status::failure(
             where + ": tensor `" + arg.name + "` has layout " +
@@ -445,7 +475,7 @@ std::optional<Failure> loadCheckpoint(const Program &program,
         !status)
       return Status::failure("rank " + std::to_string(program.rank) + ": " +
                              status.message());
-    for (size_t i : program.state) {
+    for (size_t i : program.owned) {
       const TensorSpec &arg = spec.arguments[i];
       const io::TensorData &data = blocks.at(arg.name);
       if (arg.isInteger) {
@@ -496,6 +526,31 @@ Status readBatch(const Program &program, const io::TokenFile &file,
   return Status::success();
 }
 
+/// `--report-pipeline`: rank 0 prints, in rank order, each rank's stage and
+/// the most micro-batches it had in flight at once. Collective.
+void reportPipeline(const Program &program) {
+  const ProgramSpec &spec = *program.spec;
+  int64_t mine[2] = {spec.stageOf(program.rank),
+                     harness::pipelineInFlight().max};
+  int64_t numRanks = program.mesh.getNumDevices();
+  std::vector<int64_t> all(program.rank == 0 ? 2 * numRanks : 0);
+  MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
+  if (program.rank != 0)
+    return;
+  if (spec.pipelineAxis.empty()) {
+    std::printf("--report-pipeline: @%s is not a pipelined program\n",
+                spec.entry.c_str());
+    return;
+  }
+  for (int64_t r = 0; r < numRanks; ++r)
+    std::printf("rank %lld stage %lld in-flight micro-batches %lld\n",
+                static_cast<long long>(r),
+                static_cast<long long>(all[2 * r]),
+                static_cast<long long>(all[2 * r + 1]));
+  std::fflush(stdout);
+}
+
 template <typename T>
 std::optional<Failure> train(const Program &program,
                              const TrainOptions &options,
@@ -524,7 +579,7 @@ std::optional<Failure> train(const Program &program,
     info.dataFile = options.data;
   } else {
     Status initialized = Status::success();
-    for (size_t i : program.state)
+    for (size_t i : program.owned)
       if (initialized.ok())
         initialized = initializeBlock(program, i, options.seed, args[i]);
     if (auto failure = agree(initialized, program.rank))
@@ -567,6 +622,9 @@ std::optional<Failure> train(const Program &program,
     if (!read.ok())
       comm.abort(read);
     for (size_t i = 0; i < results.size(); ++i) {
+      // Another stage's result: the step leaves it alone.
+      if (!spec.computesResult(program.rank, i))
+        continue;
       int64_t n = numElements(spec.results[i].localShape);
       if (spec.results[i].isInteger)
         results[i].ints.assign(n, 0);
@@ -579,13 +637,25 @@ std::optional<Failure> train(const Program &program,
     // The plan keeps each carried value where its argument was: no copy,
     // no communication.
     for (auto [result, arg] : spec.carried)
-      std::swap(args[arg], results[result]);
+      if (spec.computesResult(program.rank, result))
+        std::swap(args[arg], results[result]);
     double seconds = MPI_Wtime() - start;
 
     int64_t done = s + 1;
-    if (program.rank == 0 &&
-        (done % options.logEvery == 0 || done == options.steps)) {
-      double loss = double(results[program.loss].floats[0]);
+    bool log = done % options.logEvery == 0 || done == options.steps;
+    double loss = 0;
+    if (log && program.rank == program.lossRank)
+      loss = double(results[program.loss].floats[0]);
+    // A pipelined program's loss is on its last stage: rank 0 prints it,
+    // so that every line of the log comes from one rank, in order.
+    if (log && program.lossRank != 0) {
+      if (program.rank == program.lossRank)
+        MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+      else if (program.rank == 0)
+        MPI_Recv(&loss, 1, MPI_DOUBLE, program.lossRank, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
+    if (program.rank == 0 && log) {
       std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s\n",
                   static_cast<long long>(done), loss, seconds * 1e3,
                   tokensPerStep / seconds);
@@ -607,6 +677,8 @@ std::optional<Failure> train(const Program &program,
   Status waited = comm.waitSends();
   if (!waited.ok())
     comm.abort(waited);
+  if (options.reportPipeline)
+    reportPipeline(program);
   return std::nullopt;
 }
 
