@@ -526,31 +526,6 @@ Status readBatch(const Program &program, const io::TokenFile &file,
   return Status::success();
 }
 
-/// `--report-pipeline`: rank 0 prints, in rank order, each rank's stage and
-/// the most micro-batches it had in flight at once. Collective.
-void reportPipeline(const Program &program) {
-  const ProgramSpec &spec = *program.spec;
-  int64_t mine[2] = {spec.stageOf(program.rank),
-                     harness::pipelineInFlight().max};
-  int64_t numRanks = program.mesh.getNumDevices();
-  std::vector<int64_t> all(program.rank == 0 ? 2 * numRanks : 0);
-  MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0,
-             MPI_COMM_WORLD);
-  if (program.rank != 0)
-    return;
-  if (spec.pipelineAxis.empty()) {
-    std::printf("--report-pipeline: @%s is not a pipelined program\n",
-                spec.entry.c_str());
-    return;
-  }
-  for (int64_t r = 0; r < numRanks; ++r)
-    std::printf("rank %lld stage %lld in-flight micro-batches %lld\n",
-                static_cast<long long>(r),
-                static_cast<long long>(all[2 * r]),
-                static_cast<long long>(all[2 * r + 1]));
-  std::fflush(stdout);
-}
-
 template <typename T>
 std::optional<Failure> train(const Program &program,
                              const TrainOptions &options,
@@ -678,7 +653,7 @@ std::optional<Failure> train(const Program &program,
   if (!waited.ok())
     comm.abort(waited);
   if (options.reportPipeline)
-    reportPipeline(program);
+    harness::reportInFlight(spec, program.rank);
   return std::nullopt;
 }
 

@@ -573,7 +573,11 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
        << boolLiteral(t.isInteger) << ", " << dtypeLiteral(t.type) << ", "
        << shapeLiteral(t.globalShape) << ", " << shapeLiteral(t.localShape)
        << ", " << init << ", " << initArgs << ", "
-       << stringLiteral(t.layout.toString()) << ", " << t.stage << "},\n";
+       << stringLiteral(t.layout.toString());
+    // Only pipelined programs name stages (TensorSpec::stage).
+    if (entry.numStages)
+      os << ", " << t.stage;
+    os << "},\n";
   };
   os << "    s.arguments = {\n";
   for (auto [i, t] : llvm::enumerate(entry.args)) {

@@ -135,6 +135,12 @@ struct InFlightCounter {
 /// The process's counter (one rank per process).
 InFlightCounter &pipelineInFlight();
 
+/// `--report-pipeline`: gathers every rank's stage and pipelineInFlight().max
+/// on rank 0, which prints `rank R stage S in-flight micro-batches K` per
+/// rank, in rank order (or that the program is not pipelined). Collective
+/// over MPI_COMM_WORLD.
+void reportInFlight(const ProgramSpec &spec, int rank);
+
 /// The buffers of one argument or result on one rank: float elements in the
 /// run's type T, or int64_t elements.
 template <typename T> struct Buffer {
@@ -150,7 +156,8 @@ using StepFn = Status (*)(mpi::Communicator &comm,
                           std::vector<Buffer<T>> &results);
 
 /// Runs the program: parses the command line (--inputs F (repeatable),
-/// --outputs F, --dtype f64|f32, --seed S, --steps N, --verify-calls),
+/// --outputs F, --dtype f64|f32, --seed S, --steps N, --verify-calls,
+/// --report-pipeline),
 /// initializes MPI, runs this rank's step function (`f64Steps[rank]` or
 /// `f32Steps[rank]`) and finalizes MPI. Returns main's exit status.
 int runMain(int argc, char **argv, const ProgramSpec &spec,
