@@ -932,11 +932,13 @@ static LogicalResult checkPointToPointOrder(const EntryInfo &entry) {
       if (entry.numStages && tagged && tagged.getInt() != stage)
         continue;
       if (auto send = dyn_cast<dist::SendOp>(op)) {
-        int64_t to = peerOf(entry, r, send.getAxis(), send.getTo());
+        int64_t to = peerOf(entry, r, send.getAxis(),
+                            static_cast<int64_t>(send.getTo()));
         if (to >= 0 && to != r)
           sends[{r, to}].push_back({send.getTag(), &op});
       } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
-        int64_t from = peerOf(entry, r, recv.getAxis(), recv.getFrom());
+        int64_t from = peerOf(entry, r, recv.getAxis(),
+                              static_cast<int64_t>(recv.getFrom()));
         if (from >= 0 && from != r)
           recvs[{from, r}].push_back({recv.getTag(), &op});
       }
