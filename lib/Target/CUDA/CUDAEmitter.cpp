@@ -927,7 +927,7 @@ static LogicalResult checkPointToPointOrder(const EntryInfo &entry) {
   std::map<std::pair<int64_t, int64_t>, std::vector<Transfer>> sends, recvs;
   for (int64_t r = 0; r < entry.numRanks; ++r) {
     int64_t stage = entry.stageOf(r);
-    for (Operation &op : entry.func.getBody().front()) {
+    for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
       auto tagged = op.getAttrOfType<IntegerAttr>(emit::kStageAttrName);
       if (entry.numStages && tagged && tagged.getInt() != stage)
         continue;

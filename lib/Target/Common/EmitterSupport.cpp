@@ -254,6 +254,8 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
   }
   if (!entry.numStages)
     return success();
+  if (failed(verifyPipelineOps(entry, emitter)))
+    return failure();
 
   // An argument is owned by the stage of the result carried into it (the
   // stage that updates it), else by the one stage that reads it.
@@ -275,19 +277,15 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
       }
       readers = stage.getInt();
     }
-    if (readers && !everywhere &&
-        failed(readStage(IntegerAttr::get(IntegerType::get(func.getContext(),
-                                                           64),
-                                          *readers),
-                         "argument #" + Twine(i), arg.stage)))
-      return failure();
+    if (readers && !everywhere)
+      arg.stage = *readers;
   }
-  return verifyPipelineOps(entry, emitter);
+  return success();
 }
 
 LogicalResult verifyPipelineOps(const EntryInfo &entry,
                                 const EmitterName &emitter) {
-  for (Operation &op : entry.func.getBody().front()) {
+  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
     Attribute attr = op.getAttr(kStageAttrName);
     if (!attr)
       continue;
@@ -424,7 +422,7 @@ void RankEmitterBase::findMicroBatchBounds() {
   // Per micro-batch: the first forward op, the last backward op, and the
   // last forward op (the end when this stage has no backward op of it).
   std::map<int64_t, Operation *> first, lastFwd, lastBwd;
-  for (Operation &op : entry.func.getBody().front()) {
+  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
     auto mb = op.getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
     if (!mb || !runsOp(&op))
       continue;
