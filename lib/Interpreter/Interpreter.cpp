@@ -23,6 +23,7 @@
 #include "loom/Interpreter/Interpreter.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Runtime/Host/Shape.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -293,11 +294,16 @@ struct RankState {
   /// (dist::getValueBytes).
   int64_t liveBytes = 0;
   int64_t peakBytes = 0;
+  /// Pipelines: micro-batches whose forward began and whose backward has
+  /// not ended, now and at most.
+  std::set<int64_t> inFlight;
+  int64_t peakInFlight = 0;
 };
 
 /// A message of a `dist.send` not yet received.
 struct Message {
   Operation *send;
+  int64_t tag;
   HostTensor tensor;
 };
 
@@ -323,9 +329,37 @@ public:
       ops.push_back(&op);
     }
     dying.resize(ops.size());
+    // A pipelined program: each op runs on its stage's ranks only, and a
+    // micro-batch is in flight from its first forward op to its last
+    // backward op (docs/Pipeline.md).
+    auto module = entry->getParentOfType<ModuleOp>();
+    if (auto pipeline =
+            module->getAttrOfType<DictionaryAttr>(dist::kPipelineAttrName))
+      if (auto axis = pipeline.getAs<StringAttr>("axis"))
+        if (mesh && mesh->findAxis(axis.getValue()))
+          pipelineAxis = *mesh->findAxis(axis.getValue());
+    opStage.resize(ops.size());
+    for (auto [index, op] : llvm::enumerate(ops)) {
+      opStage[index] = dist::getOpStage(op);
+      auto m = op->getAttrOfType<IntegerAttr>(dist::kMicroBatchAttrName);
+      if (m && op->hasAttr(dist::kBackwardAttrName))
+        lastBackward[{opStage[index].value_or(-1), m.getInt()}] = index;
+    }
     for (BlockArgument arg : entry.getArguments())
       if (!dist::isCarriedArgument(entry, arg.getArgNumber()))
         dying[lastUse[arg]].push_back(arg);
+    if (pipelineAxis) {
+      llvm::DenseMap<Operation *, size_t> indexOf;
+      for (auto [index, op] : llvm::enumerate(ops))
+        indexOf[op] = index;
+      for (BlockArgument arg : entry.getArguments()) {
+        std::set<int64_t> stages;
+        for (Operation *user : arg.getUsers())
+          if (!isa<func::ReturnOp>(user))
+            stages.insert(opStage[indexOf[user]].value_or(-1));
+        argStages.push_back({arg, stages});
+      }
+    }
     for (Operation *op : ops)
       for (Value result : op->getResults())
         dying[lastUse[result]].push_back(result);
@@ -333,6 +367,15 @@ public:
 
   /// Runs every rank to the end; `ranks[r].results` holds the results.
   std::optional<std::string> runAll(std::vector<RankState> &initial);
+
+  /// The pipeline stage of rank `r` (0 without a pipeline).
+  int64_t getStage(int64_t r) const {
+    return pipelineAxis ? mesh->getCoordinates(r)[*pipelineAxis] : 0;
+  }
+  /// Whether op `index` runs on rank `r`.
+  bool runsOn(size_t index, int64_t r) const {
+    return !pipelineAxis || !opStage[index] || *opStage[index] == getStage(r);
+  }
 
 private:
   enum class Outcome { Advanced, Waits, Finished };
@@ -380,6 +423,15 @@ private:
   std::vector<RankState> ranks;
   /// Pending messages by (sender, receiver), in send order.
   std::map<std::pair<int64_t, int64_t>, std::deque<Message>> mailboxes;
+  /// The index of the pipeline axis in the mesh, for a pipelined program.
+  std::optional<size_t> pipelineAxis;
+  /// Per op, its `dist.stage`.
+  std::vector<std::optional<int64_t>> opStage;
+  /// Pipelines: the stages whose ops read each argument (-1: every stage);
+  /// a rank holds only those its stage reads.
+  std::vector<std::pair<Value, std::set<int64_t>>> argStages;
+  /// Per (stage, micro-batch), the index of its last backward op.
+  std::map<std::pair<int64_t, int64_t>, size_t> lastBackward;
 };
 } // namespace
 
@@ -440,11 +492,29 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
   outcome = Outcome::Advanced;
 
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    // A pipelined rank returns only what its stage computed; the others
+    // stay empty and are assembled from their stage's ranks.
     for (Value v : ret.getOperands())
-      state.results.push_back(ctx.get(v));
+      state.results.push_back(state.values.count(v.getAsOpaquePointer())
+                                  ? ctx.get(v)
+                                  : HostTensor());
     outcome = Outcome::Finished;
     return std::nullopt;
   }
+  if (!runsOn(state.pc, r)) {
+    ++state.pc;
+    return std::nullopt;
+  }
+  if (pipelineAxis)
+    if (auto m = op->getAttrOfType<IntegerAttr>(dist::kMicroBatchAttrName)) {
+      if (!op->hasAttr(dist::kBackwardAttrName))
+        state.inFlight.insert(m.getInt());
+      state.peakInFlight = std::max(
+          state.peakInFlight, static_cast<int64_t>(state.inFlight.size()));
+      auto last = lastBackward.find({getStage(r), m.getInt()});
+      if (last != lastBackward.end() && last->second == state.pc)
+        state.inFlight.erase(m.getInt());
+    }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     HostTensor value;
     if (auto error = constantValue(constant, options.floatKind, value))
@@ -494,7 +564,8 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
       // A send to oneself does nothing: a program that runs one instruction
       // stream on every stage sends only from the stages that are not `to`.
       if (to != r)
-        mailboxes[{r, to}].push_back({op, ctx.get(send.getInput())});
+        mailboxes[{r, to}].push_back(
+            {op, static_cast<int64_t>(send.getTag()), ctx.get(send.getInput())});
     } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
       int64_t from =
           peer(r, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
@@ -503,12 +574,15 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
         ctx.allocate(recv.getResult());
       } else {
         auto &box = mailboxes[{from, r}];
-        if (box.empty()) {
+        auto tag = static_cast<int64_t>(recv.getTag());
+        auto found = llvm::find_if(
+            box, [&](const Message &message) { return message.tag == tag; });
+        if (found == box.end()) {
           outcome = Outcome::Waits;
           return std::nullopt;
         }
-        Message message = box.front();
-        box.pop_front();
+        Message message = *found;
+        box.erase(found);
         auto type = cast<RankedTensorType>(recv.getResult().getType());
         if (message.tensor.getShape() !=
             Shape(type.getShape().begin(), type.getShape().end()))
@@ -617,7 +691,12 @@ std::optional<std::string> Execution::deadlock() {
 std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
   ranks = std::move(initial);
   using Status = RankState::Status;
-  // The arguments are held from the start.
+  // The arguments are held from the start, on a pipeline only by the stages
+  // that read them (another stage's parameters never reach a rank).
+  for (auto [r, state] : llvm::enumerate(ranks))
+    for (auto &[arg, stages] : argStages)
+      if (!stages.count(-1) && !stages.count(getStage(r)))
+        state.values.erase(arg.getAsOpaquePointer());
   for (RankState &state : ranks) {
     state.liveBytes = 0;
     for (auto &[key, tensor] : state.values)
@@ -695,6 +774,16 @@ std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
 // Runs
 //===----------------------------------------------------------------------===//
 
+std::optional<size_t> Interpreter::getPipelineAxisIndex() const {
+  auto module = entry->getParentOfType<ModuleOp>();
+  auto pipeline =
+      module->getAttrOfType<DictionaryAttr>(dist::kPipelineAttrName);
+  auto axis = pipeline ? pipeline.getAs<StringAttr>("axis") : StringAttr();
+  if (!axis || !mesh)
+    return std::nullopt;
+  return mesh->findAxis(axis.getValue());
+}
+
 std::optional<std::string> Interpreter::run(const std::vector<HostTensor> &args,
                                             std::vector<HostTensor> &results) {
   if (args.size() != entry.getNumArguments())
@@ -733,8 +822,11 @@ std::optional<std::string> Interpreter::run(const std::vector<HostTensor> &args,
   if (auto error = execution.runAll(ranks))
     return error;
   peakLiveBytes.clear();
-  for (const RankState &state : ranks)
+  peakInFlight.clear();
+  for (const RankState &state : ranks) {
     peakLiveBytes.push_back(state.peakBytes);
+    peakInFlight.push_back(state.peakInFlight);
+  }
 
   results.clear();
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {
@@ -743,15 +835,32 @@ std::optional<std::string> Interpreter::run(const std::vector<HostTensor> &args,
       continue;
     }
     const Layout &layout = resultLayouts[i];
-    HostTensor global =
-        HostTensor::allocate(ranks[0].results[i].getKind(), resultShapes[i]);
+    // A pipelined result lives on the ranks of the stage that computes it.
+    std::optional<int64_t> stage;
+    std::optional<size_t> pipelineAxis;
+    if (auto attr = entry.getResultAttrOfType<IntegerAttr>(
+            i, dist::kStageAttrName)) {
+      pipelineAxis = getPipelineAxisIndex();
+      if (pipelineAxis)
+        stage = attr.getInt();
+    }
+    auto onStage = [&](int64_t r) {
+      return !stage || mesh->getCoordinates(r)[*pipelineAxis] == *stage;
+    };
+    int64_t first = 0;
+    while (!onStage(first))
+      ++first;
+    HostTensor global = HostTensor::allocate(ranks[first].results[i].getKind(),
+                                             resultShapes[i]);
     // Axes the layout does not use hold replicas: take coordinate 0 and
     // check that the others agree.
     std::vector<std::string> replicated;
-    for (const Mesh::Axis &axis : mesh->getAxes())
-      if (!layout.uses(axis.name))
+    for (auto [index, axis] : llvm::enumerate(mesh->getAxes()))
+      if (!layout.uses(axis.name) && (!pipelineAxis || index != *pipelineAxis))
         replicated.push_back(axis.name);
     for (int64_t r = 0; r < numRanks; ++r) {
+      if (!onStage(r))
+        continue;
       const HostTensor &local = ranks[r].results[i];
       int64_t replica = mesh->getGroupIndex(r, replicated);
       if (replica != 0) {

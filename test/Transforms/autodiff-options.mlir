@@ -25,15 +25,17 @@
 // CLIP: loom.adamw_update {{.*}}weight_decay = 0.000000e+00 : f64}
 // CLIP: loom.add %[[STEP]], %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
 
-// Micro-batches: the batch is sliced along dim 0, the forward runs per
-// slice, the gradients add up and the losses average.
+// Micro-batches: the batch is sliced along dim 0 (every slice up front),
+// the forward runs per slice, the gradients add up and the losses average
+// (the loss is no mean cross-entropy). Ops carry their micro-batch and, in
+// a backward, `loom.backward`.
 // MICRO-LABEL: func.func @train_step
 // MICRO-SAME: {loom.name = "w.momentum_buffer"}
-// MICRO: loom.slice %{{.*}} {limits = array<i64: 2, 4>, loom.fwd = 0 : i64, starts = array<i64: 0, 0>
-// MICRO: loom.matmul {{.*}} -> tensor<2x3xf64>
-// MICRO: %[[G1:.*]] = loom.matmul {{.*}}transpose_lhs
-// MICRO: loom.slice %{{.*}} {limits = array<i64: 4, 4>, loom.fwd = 0 : i64, starts = array<i64: 2, 0>
-// MICRO: %[[G2:.*]] = loom.matmul {{.*}}transpose_lhs
+// MICRO: loom.slice %{{.*}} {limits = array<i64: 2, 4>, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, starts = array<i64: 0, 0>
+// MICRO: loom.slice %{{.*}} {limits = array<i64: 4, 4>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, starts = array<i64: 2, 0>
+// MICRO: loom.matmul {{.*}}loom.micro_batch = 0 : i64} {{.*}} -> tensor<2x3xf64>
+// MICRO: %[[G1:.*]] = loom.matmul {{.*}}{loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, transpose_lhs}
+// MICRO: %[[G2:.*]] = loom.matmul {{.*}}{loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, transpose_lhs}
 // MICRO: %[[G:.*]] = loom.add %[[G1]], %[[G2]]
 // MICRO: %[[L:.*]] = loom.add
 // MICRO: %[[LOSS:.*]] = loom.scale %[[L]] {factor = 5.000000e-01 : f64

@@ -6,12 +6,16 @@
 // REMARK: remark: recomputing layer 'h.0' of micro-batch 0 before its backward
 // REMARK: remark: recomputing layer 'h.0' of micro-batch 1 before its backward
 // CHECK-LABEL: func.func @train_step
+// The clones count as their micro-batch's backward (`loom.backward`): a
+// pipeline schedule runs them with it.
 // CHECK: %[[S0:.*]] = loom.slice
-// CHECK: loom.matmul %[[S0]], %{{.*}} {loom.fwd = 0 : i64, transpose_lhs}
-// CHECK-NOT: loom.recompute
 // CHECK: %[[S1:.*]] = loom.slice
-// CHECK: loom.matmul %[[S1]], %{{.*}} {loom.fwd = 0 : i64, loom.recompute}
-// CHECK: loom.matmul %[[S1]], %{{.*}} {loom.fwd = 0 : i64, transpose_lhs}
+// CHECK: loom.matmul %[[S0]], %{{.*}} {loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, loom.recompute}
+// CHECK: loom.matmul %[[S0]], %{{.*}} {loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, transpose_lhs}
+// CHECK-NOT: loom.recompute
+// CHECK: loom.matmul %[[S1]], %{{.*}} {loom.fwd = 0 : i64, loom.micro_batch = 1 : i64}
+// CHECK: loom.matmul %[[S1]], %{{.*}} {loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, loom.recompute}
+// CHECK: loom.matmul %[[S1]], %{{.*}} {loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, transpose_lhs}
 func.func @forward(%w0: tensor<4x4xf64> {loom.param = #loom.param<"h.0.w", init = zeros, decay = true>},
                    %x: tensor<2x4xf64> {loom.name = "x"}) -> tensor<f64> {
   %a0 = loom.matmul %x, %w0 : (tensor<2x4xf64>, tensor<4x4xf64>) -> tensor<2x4xf64>

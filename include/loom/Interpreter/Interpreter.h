@@ -90,7 +90,17 @@ public:
     return peakLiveBytes;
   }
 
+  /// After a successful `run` of a pipelined program (docs/Pipeline.md):
+  /// per rank, the most micro-batches whose forward had begun and whose
+  /// backward had not ended at once (0 without a pipeline).
+  const std::vector<int64_t> &getPeakInFlightMicroBatches() const {
+    return peakInFlight;
+  }
+
 private:
+  /// The index of the pipeline axis (`dist.pipeline`) in the mesh.
+  std::optional<size_t> getPipelineAxisIndex() const;
+
   func::FuncOp entry;
   const KernelRegistry &registry;
   RunOptions options;
@@ -102,6 +112,7 @@ private:
   std::vector<dist::Layout> argLayouts, resultLayouts;
   std::vector<Shape> argShapes, resultShapes;
   std::vector<int64_t> peakLiveBytes;
+  std::vector<int64_t> peakInFlight;
 };
 
 /// Describes `op` for messages: "`loom.matmul` at model.mlir:12:8".

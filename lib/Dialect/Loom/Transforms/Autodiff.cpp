@@ -37,6 +37,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
+#include <map>
+
 #define DEBUG_TYPE "loom-autodiff"
 
 namespace mlir {
@@ -54,6 +56,8 @@ using namespace mlir::loom;
 static constexpr StringLiteral kFwdAttrName = "loom.fwd";
 static constexpr StringLiteral kNameAttrName = "loom.name";
 static constexpr StringLiteral kParamAttrName = "loom.param";
+static constexpr StringLiteral kMicroBatchAttrName = "loom.micro_batch";
+static constexpr StringLiteral kBackwardAttrName = "loom.backward";
 
 namespace {
 
@@ -65,6 +69,23 @@ void tagOpsAfter(Block &block, Operation *after, int64_t id) {
   for (Operation &op : llvm::make_range(it, block.end()))
     if (!op.hasAttr(kFwdAttrName))
       op.setAttr(kFwdAttrName, builder.getI64IntegerAttr(id));
+}
+
+/// Marks every op after `after` (or from the start of `block`) as part of
+/// micro-batch `m` (`loom.micro_batch`), and of its backward when
+/// `backward` (`loom.backward`): the pipeline's scheduler groups ops into
+/// units by these (docs/Pipeline.md). Operand-free ops (constants) belong
+/// to no unit.
+void tagMicroBatch(Block &block, Operation *after, int64_t m, bool backward) {
+  auto it = after ? std::next(after->getIterator()) : block.begin();
+  Builder builder(block.getParent()->getContext());
+  for (Operation &op : llvm::make_range(it, block.end())) {
+    if (op.getNumOperands() == 0)
+      continue;
+    op.setAttr(kMicroBatchAttrName, builder.getI64IntegerAttr(m));
+    if (backward)
+      op.setAttr(kBackwardAttrName, builder.getUnitAttr());
+  }
 }
 
 /// Re-derives the result types of `op` after its operands were replaced by
@@ -112,14 +133,41 @@ struct AutodiffPass : public loom::impl::AutodiffPassBase<AutodiffPass> {
 
 private:
   /// Adds `grad` to the gradient of `value`, building the sum with `id`.
+  /// A parameter's gradient is accumulated per forward op that reads it
+  /// (across micro-batches too) and the parts are summed once, after the
+  /// last micro-batch: a tied embedding's head part then stays with the
+  /// head (its pipeline stage) until that one final sum.
   void accumulate(OpBuilder &builder, Location loc, Value value, Value grad,
                   int64_t id) {
-    auto [it, inserted] = grads.try_emplace(value, grad);
-    if (inserted)
+    auto &slot = isa<BlockArgument>(value) ? paramParts[value][id]
+                                           : grads[value];
+    if (!slot) {
+      slot = grad;
       return;
-    Operation *sum = AddOp::create(builder, loc, it->second, grad);
+    }
+    Operation *sum = AddOp::create(builder, loc, slot, grad);
     sum->setAttr(kFwdAttrName, builder.getI64IntegerAttr(id));
-    it->second = sum->getResult(0);
+    slot = sum->getResult(0);
+  }
+
+  /// The gradient of parameter `param` (null if none reaches it): its parts
+  /// summed in forward order, the sums attributed to `owner`.
+  Value getParamGrad(OpBuilder &builder, Location loc, Value param,
+                     int64_t owner) {
+    auto it = paramParts.find(param);
+    if (it == paramParts.end())
+      return Value();
+    Value total;
+    for (auto &[id, part] : it->second) {
+      if (!total) {
+        total = part;
+        continue;
+      }
+      Operation *sum = AddOp::create(builder, loc, total, part);
+      sum->setAttr(kFwdAttrName, builder.getI64IntegerAttr(owner));
+      total = sum->getResult(0);
+    }
+    return total;
   }
 
   /// Reverse mode over the ops of one clone (in forward order), from `loss`.
@@ -128,6 +176,9 @@ private:
                          const llvm::DenseSet<Value> &params);
 
   llvm::DenseMap<Value, Value> grads;
+  /// Per parameter, its gradient's parts by the `loom.fwd` id of the
+  /// forward op they differentiate, in id order.
+  llvm::DenseMap<Value, std::map<int64_t, Value>> paramParts;
 };
 
 } // namespace
@@ -283,14 +334,15 @@ void AutodiffPass::runOnOperation() {
     return op->getResult(0);
   };
 
-  // 2-3. Forward and backward per micro-batch.
   Type lossType = ret.getOperand(0).getType();
   Type lossElement = cast<RankedTensorType>(lossType).getElementType();
-  SmallVector<Value> losses;
+
+  // 2. The micro-batches' slices of the batch, all up front: the global
+  // token count below needs every micro-batch's labels before the first
+  // backward.
+  SmallVector<SmallVector<Value>> batchSlices(microBatches);
   for (int64_t m = 0; m < microBatches; ++m) {
-    IRMapping mapping;
-    for (auto [k, i] : llvm::enumerate(paramArgs))
-      mapping.map(forward.getArgument(i), params[k]);
+    Operation *before = entry->empty() ? nullptr : &entry->back();
     for (auto [k, i] : llvm::enumerate(batchArgs)) {
       Value arg = entry->getArgument(batchStart + k);
       if (microBatches > 1) {
@@ -317,8 +369,51 @@ void AutodiffPass::runOnOperation() {
           }
         arg = tagged(slice, owner);
       }
-      mapping.map(forward.getArgument(i), arg);
+      batchSlices[m].push_back(arg);
     }
+    tagMicroBatch(*entry, before, m, /*backward=*/false);
+  }
+
+  // With micro-batches, a mean cross-entropy loss is normalized by the
+  // labelled positions of the whole batch, not per micro-batch: each
+  // micro-batch sums its losses, the seed of every backward is 1 / count,
+  // so the step equals the full-batch step whatever labels are ignored
+  // (Megatron's per-token loss). Other losses are averaged over the
+  // micro-batches.
+  auto lossOp = ret.getOperand(0).getDefiningOp<CrossEntropyOp>();
+  Value inverseCount;
+  if (microBatches > 1 && lossOp && !lossOp.getSum() && !lossOp.getOffset()) {
+    auto labelsArg = dyn_cast<BlockArgument>(lossOp.getLabels());
+    auto batchPos =
+        labelsArg ? llvm::find(batchArgs, labelsArg.getArgNumber())
+                  : batchArgs.end();
+    if (batchPos != batchArgs.end()) {
+      size_t k = batchPos - batchArgs.begin();
+      Value count;
+      for (int64_t m = 0; m < microBatches; ++m) {
+        Value part = tagged(
+            LabelCountOp::create(builder, loc, lossType, batchSlices[m][k],
+                                 lossOp.getIgnoreIndexAttr()),
+            lossId);
+        count = count ? tagged(AddOp::create(builder, loc, count, part), lossId)
+                      : part;
+      }
+      inverseCount = tagged(
+          DivOp::create(builder, loc, buildSplat(builder, loc, lossElement, 1.0),
+                        count),
+          lossId);
+    }
+  }
+
+  // 3. Forward and backward per micro-batch.
+  SmallVector<Value> losses;
+  for (int64_t m = 0; m < microBatches; ++m) {
+    IRMapping mapping;
+    for (auto [k, i] : llvm::enumerate(paramArgs))
+      mapping.map(forward.getArgument(i), params[k]);
+    for (auto [k, i] : llvm::enumerate(batchArgs))
+      mapping.map(forward.getArgument(i), batchSlices[m][k]);
+    Operation *before = entry->empty() ? nullptr : &entry->back();
     SmallVector<Operation *> clones;
     for (Operation &op : body.without_terminator()) {
       Operation *clone = builder.clone(op, mapping);
@@ -328,25 +423,37 @@ void AutodiffPass::runOnOperation() {
       clones.push_back(clone);
     }
     Value loss = mapping.lookupOrDefault(ret.getOperand(0));
+    if (inverseCount)
+      cast<CrossEntropyOp>(loss.getDefiningOp()).setSum(true);
     losses.push_back(loss);
-    Value seed = buildSplat(builder, loc, lossElement,
-                            1.0 / static_cast<double>(microBatches));
+    if (microBatches > 1)
+      tagMicroBatch(*entry, before, m, /*backward=*/false);
+    before = entry->empty() ? nullptr : &entry->back();
+    Value seed = inverseCount
+                     ? inverseCount
+                     : buildSplat(builder, loc, lossElement,
+                                  1.0 / static_cast<double>(microBatches));
     if (failed(backward(builder, clones, loss, seed, paramSet)))
       return signalPassFailure();
+    if (microBatches > 1)
+      tagMicroBatch(*entry, before, m, /*backward=*/true);
   }
 
-  // 4. The mean loss, then clipping.
+  // 4. The loss (summed and divided by the count, or the mean of the
+  // micro-batches' losses), then clipping.
   Value loss = losses.front();
   for (Value other : llvm::drop_begin(losses))
     loss = tagged(AddOp::create(builder, loc, loss, other), lossId);
-  if (microBatches > 1)
+  if (inverseCount)
+    loss = tagged(MulOp::create(builder, loc, loss, inverseCount), lossId);
+  else if (microBatches > 1)
     loss = tagged(ScaleOp::create(builder, loc, loss,
                                   llvm::APFloat(1.0 / microBatches)),
                   lossId);
 
   SmallVector<Value> paramGrads;
-  for (Value param : params)
-    paramGrads.push_back(grads.lookup(param));
+  for (auto [k, param] : llvm::enumerate(params))
+    paramGrads.push_back(getParamGrad(builder, loc, param, owners[k]));
   if (clipNorm > 0.0) {
     // clip_grad_norm_: norm = sqrt(sum of squares of every gradient),
     // coef = max_norm / (norm + 1e-6), grads *= min(coef, 1), the min
@@ -481,6 +588,7 @@ void AutodiffPass::runOnOperation() {
     if (isOpTriviallyDead(&op))
       op.erase();
   grads.clear();
+  paramParts.clear();
 
   mlir::emitRemark(forward.getLoc(), "built @train_step from @")
       << entryName << ": " << params.size() << " parameters (" << decayed

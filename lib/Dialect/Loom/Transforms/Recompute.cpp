@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Dialect/Loom/Transforms/LayerNames.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,28 +60,10 @@ using namespace mlir::loom;
 static constexpr StringLiteral kParamAttrName = "loom.param";
 static constexpr StringLiteral kNameAttrName = "loom.name";
 static constexpr StringLiteral kRecomputeAttrName = "loom.recompute";
+static constexpr StringLiteral kMicroBatchAttrName = "loom.micro_batch";
+static constexpr StringLiteral kBackwardAttrName = "loom.backward";
 
 namespace {
-
-/// The layer a parameter name belongs to: the name up to its first
-/// all-digit component, and that number.
-struct LayerName {
-  std::string key;
-  int64_t index = -1;
-};
-
-std::optional<LayerName> parseLayerName(StringRef name) {
-  SmallVector<StringRef> parts;
-  name.split(parts, '.');
-  for (size_t k = 0; k < parts.size(); ++k) {
-    int64_t index;
-    if (parts[k].empty() || !llvm::all_of(parts[k], llvm::isDigit) ||
-        parts[k].getAsInteger(10, index))
-      continue;
-    return LayerName{llvm::join(ArrayRef(parts).take_front(k + 1), "."), index};
-  }
-  return std::nullopt;
-}
 
 /// One layer of one micro-batch: its forward ops in program order.
 struct LayerInstance {
@@ -164,6 +147,10 @@ int64_t RecomputePass::recompute(const LayerInstance &layer,
   for (Operation *op : layer.ops) {
     Operation *clone = builder.clone(*op, mapping);
     clone->setAttr(kRecomputeAttrName, builder.getUnitAttr());
+    // The clone runs as part of its micro-batch's backward (it sits right
+    // before it), which is where a pipeline schedule must place it.
+    if (clone->hasAttr(kMicroBatchAttrName))
+      clone->setAttr(kBackwardAttrName, builder.getUnitAttr());
     clones.push_back(clone);
   }
   for (OpOperand *use : backwardUses)

@@ -143,4 +143,52 @@ def VerifyPartitionedPass : Pass<"dist-verify-partitioned",
   }];
 }
 
+def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
+  let summary = "Assign every op of the training step to a pipeline stage";
+  let description = [{
+    The pipeline phase. Stages are contiguous ranges of transformer layers;
+    a layer is what `loom-recompute` calls one (the ops reading parameters
+    named `<key>.<index>.*`, and the ops between them). Every forward op
+    gets the stage of its layer, the ops before the first layer (embedding)
+    stage 0 and the ops after a layer that read no layer parameter (final
+    norm, head, loss) the stage of the layer before them; backward,
+    accumulation and update ops follow the forward op of their `loom.fwd`
+    id. Writes `dist.stage` on those ops and the module attribute
+    `dist.pipeline`. The ranges come from `stage-layers` (layers per stage),
+    else from a `dist.pipeline` the search wrote, else an even split (the
+    first `layers mod stages` stages take one layer more). No-op for one
+    stage. See docs/Pipeline.md.
+  }];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Function to assign">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Pipeline stages (0: the module's `dist.pipeline`, else none)">,
+    Option<"stageLayers", "stage-layers", "std::string", /*default=*/"\"\"",
+           "Layers per stage, e.g. `3,3,2` (default: an even split)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "gpipe or 1f1b (default: the module's, else 1f1b)">,
+  ];
+}
+
+def PartitionStagesPass : Pass<"dist-partition-stages", "::mlir::ModuleOp"> {
+  let summary = "Split the per-rank training step into pipeline stages";
+  let description = [{
+    Ends the partition phase of a pipelined module (`dist.pipeline`): adds
+    the pipeline axis to the mesh as its major axis, gives every op left
+    without a `dist.stage` the stage of its producers (else its users),
+    makes each parameter's and state's updating stage its owner, sends
+    every value (and owned argument) a stage reads from another stage with
+    a uniquely tagged `dist.send`/`dist.recv` pair, marks each result with
+    the stage that computes it, and orders each stage's ops by its
+    schedule's units (GPipe or 1F1B over `loom.micro_batch` /
+    `loom.backward`). The result is the contract of docs/Pipeline.md.
+  }];
+  let dependentDialects = ["::mlir::loom::dist::DistDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Function to split">,
+  ];
+}
+
 #endif // LOOM_DIALECT_DIST_TRANSFORMS_PASSES_TD

@@ -1,0 +1,66 @@
+//===- PipelineInfo.h - The dist.pipeline module attribute ------*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The names of the pipeline attributes (docs/Pipeline.md, "the contract")
+// and the module attribute `dist.pipeline` as a struct: which mesh axis is
+// the pipeline, how many stages and micro-batches, the schedule, and the
+// layers of each stage. The stage passes, the search, the interpreter and
+// the backends all read it through these helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_DIST_IR_PIPELINEINFO_H
+#define LOOM_DIALECT_DIST_IR_PIPELINEINFO_H
+
+#include "loom/Analysis/Pipeline/Schedule.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir::loom::dist {
+
+/// On an op: the pipeline stage that runs it. On a result: the stage that
+/// computes it.
+inline constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
+/// On the module: the pipeline (`PipelineInfo`).
+inline constexpr llvm::StringLiteral kPipelineAttrName = "dist.pipeline";
+/// On an op: the micro-batch it belongs to (set by loom-autodiff).
+inline constexpr llvm::StringLiteral kMicroBatchAttrName = "loom.micro_batch";
+/// On an op of a micro-batch: part of its backward.
+inline constexpr llvm::StringLiteral kBackwardAttrName = "loom.backward";
+
+struct PipelineInfo {
+  /// The mesh axis whose coordinate is the stage.
+  std::string axis = "pp";
+  int64_t stages = 1;
+  int64_t microBatches = 1;
+  ::loom::pipeline::ScheduleKind schedule =
+      ::loom::pipeline::ScheduleKind::OneFOneB;
+  /// Per stage, its half-open range of layer ordinals (transformer layers
+  /// in forward order); empty when not known.
+  std::vector<std::pair<int64_t, int64_t>> stageLayers;
+
+  /// The attribute: `keep`'s fields (e.g. the search's predictions) with
+  /// these fields set.
+  DictionaryAttr toAttr(MLIRContext *context,
+                        DictionaryAttr keep = nullptr) const;
+};
+
+/// Reads `dist.pipeline` of `module`: nullopt when absent; an error naming
+/// the bad field (emitted on the module) makes it a failure.
+FailureOr<std::optional<PipelineInfo>> getPipelineInfo(ModuleOp module);
+
+/// The stage of `op` (its `dist.stage`), or nullopt when it runs on every
+/// stage.
+std::optional<int64_t> getOpStage(Operation *op);
+
+} // namespace mlir::loom::dist
+
+#endif // LOOM_DIALECT_DIST_IR_PIPELINEINFO_H

@@ -1,0 +1,238 @@
+//===- AssignStages.cpp - Pipeline stages by transformer layer ------------===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pipeline phase: every op of the training step gets the pipeline stage
+// that runs it.
+//
+//   1. walk the entry's ops in order; the first op carrying a `loom.fwd` id
+//      that depends on a parameter is that id's forward op. A forward op that reads a parameter of a
+//      transformer layer (LayerNames.h) is in that layer; any other forward
+//      op is in the layer of the forward op before it (before the first
+//      layer: the embedding, ordinal -1). Layers are numbered in order of
+//      appearance (ordinals), so an encoder's and a decoder's layers count
+//      on from each other;
+//   2. split the ordinals into contiguous stage ranges: the user's counts,
+//      else the search's `dist.pipeline`, else an even split;
+//   3. tag every op with an id and operands with its id's stage; write
+//      `dist.pipeline`.
+//
+// Stages rise monotonically along the forward, so activations only flow to
+// the next stages and gradients back: the schedule cannot deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
+#include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Dialect/Loom/Transforms/LayerNames.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+
+namespace mlir::loom::dist {
+#define GEN_PASS_DEF_ASSIGNSTAGESPASS
+#include "loom/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace mlir::loom::dist
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::dist;
+
+static constexpr StringLiteral kFwdAttrName = "loom.fwd";
+static constexpr StringLiteral kParamAttrName = "loom.param";
+
+namespace {
+
+struct AssignStagesPass
+    : public dist::impl::AssignStagesPassBase<AssignStagesPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+/// Step 1: the layer ordinal of each `loom.fwd` id (-1: before the first
+/// layer), and the number of layers.
+std::pair<std::map<int64_t, int64_t>, int64_t>
+getLayerOrdinals(func::FuncOp entry) {
+  std::map<int64_t, int64_t> ordinalOf;
+  std::map<std::string, int64_t> layers;
+  int64_t current = -1;
+  // Ops that depend on no parameter (the micro-batch slices of the batch,
+  // label counts) are not a forward op's clone: they take their id's stage.
+  llvm::DenseSet<Value> dependsOnParams;
+  for (BlockArgument arg : entry.getArguments())
+    if (entry.getArgAttr(arg.getArgNumber(), kParamAttrName))
+      dependsOnParams.insert(arg);
+  for (Operation &op : entry.getBody().front()) {
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return dependsOnParams.contains(v); }))
+      continue;
+    dependsOnParams.insert(op.result_begin(), op.result_end());
+    auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName);
+    if (!id || ordinalOf.count(id.getInt()))
+      continue;
+    for (Value operand : op.getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &entry.getBody().front())
+        continue;
+      auto param =
+          entry.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName);
+      if (!param)
+        continue;
+      if (std::optional<LayerName> layer = parseLayerName(param.getName())) {
+        auto [it, inserted] =
+            layers.try_emplace(layer->key, static_cast<int64_t>(layers.size()));
+        // A layer's ordinal never goes back: a later op reading an earlier
+        // layer's parameter stays where the forward is.
+        current = std::max(current, it->second);
+        break;
+      }
+    }
+    ordinalOf[id.getInt()] = current;
+  }
+  return {ordinalOf, static_cast<int64_t>(layers.size())};
+}
+
+} // namespace
+
+void AssignStagesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *context = &getContext();
+  FailureOr<std::optional<PipelineInfo>> existing = getPipelineInfo(module);
+  if (failed(existing))
+    return signalPassFailure();
+
+  // The user's stage count wins over a searched plan's.
+  PipelineInfo info;
+  if (*existing)
+    info = **existing;
+  if (stages > 0) {
+    if (*existing && (*existing)->stages != stages)
+      info.stageLayers.clear();
+    info.stages = stages;
+  }
+  if (!schedule.empty()) {
+    auto kind = ::loom::pipeline::parseScheduleKind(schedule.getValue());
+    if (!kind) {
+      module.emitError("dist-assign-stages: unknown schedule '")
+          << schedule << "', expected gpipe or 1f1b";
+      return signalPassFailure();
+    }
+    info.schedule = *kind;
+  }
+  if (info.stages <= 1 && !*existing)
+    return;
+
+  auto entry = module.lookupSymbol<func::FuncOp>(entryName);
+  if (!entry || entry.isExternal()) {
+    module.emitError("dist-assign-stages: no function @")
+        << entryName << " with a body";
+    return signalPassFailure();
+  }
+
+  // Step 1.
+  auto [ordinalOf, numLayers] = getLayerOrdinals(entry);
+  if (info.stages > numLayers) {
+    entry.emitError("dist-assign-stages: cannot split ")
+        << numLayers << " transformer layer(s) into " << info.stages
+        << " pipeline stages: every stage needs at least one layer (layers "
+           "are recognized by parameter names with a numeric component, "
+           "e.g. `h.3.attn.weight`)";
+    return signalPassFailure();
+  }
+
+  // Step 2.
+  if (!stageLayers.empty()) {
+    SmallVector<StringRef> parts;
+    StringRef(stageLayers).split(parts, ',');
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    int64_t first = 0;
+    for (StringRef part : parts) {
+      int64_t count;
+      if (part.trim().getAsInteger(10, count) || count < 1) {
+        entry.emitError("dist-assign-stages: stage-layers: expected a "
+                        "comma list of positive layer counts, found '")
+            << stageLayers << "'";
+        return signalPassFailure();
+      }
+      ranges.push_back({first, first + count});
+      first += count;
+    }
+    if (static_cast<int64_t>(ranges.size()) != info.stages ||
+        first != numLayers) {
+      entry.emitError("dist-assign-stages: stage-layers '")
+          << stageLayers << "' gives " << ranges.size() << " stage(s) of "
+          << first << " layer(s), expected " << info.stages << " stage(s) of "
+          << numLayers << " layer(s)";
+      return signalPassFailure();
+    }
+    info.stageLayers = ranges;
+  }
+  if (info.stageLayers.empty()) {
+    int64_t first = 0;
+    for (int64_t s = 0; s < info.stages; ++s) {
+      int64_t count = numLayers / info.stages + (s < numLayers % info.stages);
+      info.stageLayers.push_back({first, first + count});
+      first += count;
+    }
+  }
+  // A plan from elsewhere must still cover every layer exactly once.
+  int64_t expectedFirst = 0;
+  for (auto [first, end] : info.stageLayers) {
+    if (first != expectedFirst || end <= first) {
+      entry.emitError("dist-assign-stages: stage layer ranges must be "
+                      "contiguous, non-empty and start at 0");
+      return signalPassFailure();
+    }
+    expectedFirst = end;
+  }
+  if (expectedFirst != numLayers) {
+    entry.emitError("dist-assign-stages: the stages hold ")
+        << expectedFirst << " layer(s), the model has " << numLayers;
+    return signalPassFailure();
+  }
+  auto stageOfOrdinal = [&](int64_t ordinal) -> int64_t {
+    for (auto [s, range] : llvm::enumerate(info.stageLayers))
+      if (ordinal < range.second)
+        return static_cast<int64_t>(s);
+    return info.stages - 1;
+  };
+
+  // The micro-batches autodiff made.
+  int64_t microBatches = 1;
+  entry.walk([&](Operation *op) {
+    if (auto m = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName))
+      microBatches = std::max(microBatches, m.getInt() + 1);
+  });
+  info.microBatches = microBatches;
+
+  // Step 3.
+  Builder b(context);
+  for (Operation &op : entry.getBody().front()) {
+    auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName);
+    if (!id || op.getNumOperands() == 0)
+      continue;
+    auto it = ordinalOf.find(id.getInt());
+    int64_t ordinal = it == ordinalOf.end() ? -1 : it->second;
+    op.setAttr(kStageAttrName, b.getI64IntegerAttr(stageOfOrdinal(ordinal)));
+  }
+  module->setAttr(kPipelineAttrName,
+                  info.toAttr(context, module->getAttrOfType<DictionaryAttr>(
+                                           kPipelineAttrName)));
+
+  std::string ranges;
+  for (auto [s, range] : llvm::enumerate(info.stageLayers))
+    ranges += (s ? ", " : "") + std::string("[") +
+              std::to_string(range.first) + ", " +
+              std::to_string(range.second) + ")";
+  mlir::emitRemark(entry.getLoc(), "pipeline: ")
+      << info.stages << " stages over " << numLayers << " layers " << ranges
+      << ", " << microBatches << " micro-batch(es), "
+      << ::loom::pipeline::getScheduleKindName(info.schedule);
+}
