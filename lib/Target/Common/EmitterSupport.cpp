@@ -193,25 +193,24 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
   }
 
   // The pipeline axis of a pipelined program.
-  if (auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
-    auto axis = pipeline.getAs<StringAttr>("axis");
-    if (!axis)
-      return module.emitError()
-             << "`" << kPipelineAttrName << "` has no string `axis`";
+  FailureOr<std::optional<dist::PipelineInfo>> pipeline =
+      dist::getPipelineInfo(module);
+  if (failed(pipeline))
+    return failure();
+  if (*pipeline) {
+    const dist::PipelineInfo &info = **pipeline;
     std::optional<size_t> index =
-        entry.mesh ? entry.mesh->findAxis(axis.getValue().str())
-                   : std::nullopt;
+        entry.mesh ? entry.mesh->findAxis(info.axis) : std::nullopt;
     if (!index)
       return module.emitError()
              << "`" << kPipelineAttrName << "`: the pipeline axis `"
-             << axis.getValue() << "` is not an axis of the entry's mesh";
-    entry.pipelineAxis = axis.getValue().str();
+             << info.axis << "` is not an axis of the entry's mesh";
+    entry.pipelineAxis = info.axis;
     entry.pipelineAxisIndex = *index;
     entry.numStages = entry.mesh->getAxis(*index).size;
-    if (auto stages = pipeline.getAs<IntegerAttr>("stages");
-        stages && stages.getInt() != entry.numStages)
+    if (info.stages != entry.numStages)
       return module.emitError()
-             << "`" << kPipelineAttrName << "` has " << stages.getInt()
+             << "`" << kPipelineAttrName << "` has " << info.stages
              << " stages, but the pipeline axis `" << entry.pipelineAxis
              << "` has size " << entry.numStages;
   }

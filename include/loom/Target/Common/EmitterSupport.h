@@ -27,6 +27,7 @@
 #define LOOM_TARGET_COMMON_EMITTERSUPPORT_H
 
 #include "loom/Analysis/Layout/Layout.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -78,10 +79,10 @@ struct TensorInfo {
 };
 
 /// Attributes of the pipelined program (docs/Pipeline.md).
-inline constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
-inline constexpr llvm::StringLiteral kPipelineAttrName = "dist.pipeline";
-inline constexpr llvm::StringLiteral kMicroBatchAttrName = "loom.micro_batch";
-inline constexpr llvm::StringLiteral kBackwardAttrName = "loom.backward";
+using dist::kBackwardAttrName;
+using dist::kMicroBatchAttrName;
+using dist::kPipelineAttrName;
+using dist::kStageAttrName;
 
 /// The entry function and its mesh (absent: one device).
 struct EntryInfo {
