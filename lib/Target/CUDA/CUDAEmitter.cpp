@@ -907,7 +907,7 @@ target_link_libraries(train_step PRIVATE ${loom_runtime_libs}
 /// The peer of a send/recv on `rank`: the rank at `coordinate` on `axis`
 /// (-1 when the axis is not the mesh's; the emission reports that).
 static int64_t peerOf(const EntryInfo &entry, int64_t rank, StringRef axis,
-               int64_t coordinate) {
+                      int64_t coordinate) {
   std::optional<size_t> index = entry.mesh->findAxis(axis.str());
   if (!index)
     return -1;

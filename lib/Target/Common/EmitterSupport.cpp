@@ -245,9 +245,9 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
                               func.getResultTypes()[i], entry,
                               "result #" + Twine(i), emitter, info)))
       return failure();
-    if (failed(readStage(func.getResultAttrOfType<IntegerAttr>(
-                             i, kStageAttrName),
-                         "result #" + Twine(i), info.stage)))
+    if (failed(
+            readStage(func.getResultAttrOfType<IntegerAttr>(i, kStageAttrName),
+                      "result #" + Twine(i), info.stage)))
       return failure();
     entry.results.push_back(std::move(info));
   }
@@ -623,8 +623,7 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
       int64_t canonicalRank = r;
       if (t.stage >= 0 && entry.stageOf(r) != t.stage) {
         // Computed on another stage: this rank's block is not part of it.
-        os << (i ? ", " : "") << "{" << shapeLiteral(*offset)
-           << ", false, -1}";
+        os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", false, -1}";
         continue;
       }
       if (mesh) {

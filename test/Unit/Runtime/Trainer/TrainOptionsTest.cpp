@@ -27,13 +27,13 @@ std::optional<std::string> parse(std::vector<std::string> args,
 
 TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
   TrainOptions o;
-  ASSERT_EQ(parse({"--data", "t.bin", "--steps=20", "--seed", "7",
-                   "--log-every=5", "--ckpt-dir", "ck", "--ckpt-every", "10",
-                   "--resume", "--dtype=f64", "--data-format", "uint16",
-                   "--data-order=sequential", "--verify-calls",
-                   "--report-pipeline"},
-                  o),
-            std::nullopt);
+  ASSERT_EQ(
+      parse({"--data", "t.bin", "--steps=20", "--seed", "7", "--log-every=5",
+             "--ckpt-dir", "ck", "--ckpt-every", "10", "--resume",
+             "--dtype=f64", "--data-format", "uint16",
+             "--data-order=sequential", "--verify-calls", "--report-pipeline"},
+            o),
+      std::nullopt);
   EXPECT_EQ(o.data, "t.bin");
   EXPECT_EQ(o.steps, 20);
   EXPECT_EQ(o.seed, 7u);
