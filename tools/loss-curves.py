@@ -13,8 +13,9 @@
 #                                                 has |a - b| <= R |b|
 #   loss-curves.py falls A.log                    the last loss is below the
 #                                                 first
-#   loss-curves.py interp A.log SUMMARY --rtol R  step 1's loss equals the
-#                                                 `loss:` line of `loom-run`
+#   loss-curves.py interp A.log SUMMARY --rtol R  step 1's (or --step N's)
+#                  [--step N]                     loss equals the `loss:`
+#                                                 line of `loom-run`
 #   loss-curves.py table A.log B.log              both curves side by side and
 #                                                 their largest difference
 #   loss-curves.py timing A.log [--skip K]        median step time and tok/s
@@ -80,20 +81,21 @@ def falls(args):
 
 def interp(args):
     a = read_log(args.a)
-    if 1 not in a:
-        sys.exit(f"loss-curves.py: error: {args.a} has no step 1")
+    n = args.step
+    if n not in a:
+        sys.exit(f"loss-curves.py: error: {args.a} has no step {n}")
     with open(args.summary) as f:
         m = re.search(r"^loss: shape \[\] dtype \S+ mean (\S+)", f.read(),
                       re.MULTILINE)
     if not m:
         sys.exit(f"loss-curves.py: error: no `loss:` summary in {args.summary}")
     ref = float(m.group(1))
-    d = relative(a[1], ref)
+    d = relative(a[n], ref)
     if d > args.rtol:
-        print(f"MISMATCH: step 1 loss {a[1]!r}, interpreter {ref!r} "
+        print(f"MISMATCH: step {n} loss {a[n]!r}, interpreter {ref!r} "
               f"(relative difference {d:.3g} > {args.rtol:g})")
         return 1
-    print(f"step 1 equals the interpreter's step (relative difference "
+    print(f"step {n} equals the interpreter's step (relative difference "
           f"{d:.3g} <= {args.rtol:g})")
     return 0
 
@@ -142,6 +144,7 @@ def main():
     p.add_argument("a")
     p.add_argument("summary")
     p.add_argument("--rtol", type=float, required=True)
+    p.add_argument("--step", type=int, default=1)
     p.set_defaults(run=interp)
     p = sub.add_parser("table")
     p.add_argument("a")

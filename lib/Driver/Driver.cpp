@@ -18,10 +18,10 @@
 //      the plan can be dumped before partitioning).
 //
 // compileToFile() then writes the IR through a temporary file, or for the
-// codegen phase (`--emit host`) emits, builds and wraps the per-rank program
-// (EmitExecutable.cpp). Nothing here
-// exits or prints directly: errors go to the context's diagnostic engine so
-// that a C API caller can collect them.
+// codegen phase (`--emit host|cuda`) emits, builds and wraps the per-rank
+// program (EmitExecutable.cpp). Nothing here exits or prints directly: errors
+// go to the context's diagnostic engine so that a C API caller can collect
+// them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,8 +88,8 @@ StringRef mlir::loom::stringifyPhase(Phase phase) {
 /// complete.
 static bool isImplemented(Phase phase) {
   return phase == Phase::Import || phase == Phase::Autodiff ||
-         phase == Phase::Sharding || phase == Phase::Partition ||
-         phase == Phase::Codegen;
+         phase == Phase::Sharding || phase == Phase::Pipeline ||
+         phase == Phase::Partition || phase == Phase::Codegen;
 }
 
 LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
@@ -114,7 +114,7 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (!isImplemented(options.compileTo))
     error() << "--compile-to=" << stringifyPhase(options.compileTo)
             << " is not implemented yet; the phases available are: import, "
-               "autodiff, sharding, partition, codegen";
+               "autodiff, sharding, pipeline, partition, codegen";
   // Each option in the phase that first reads it.
   if (options.optimizer)
     reject("--optimizer", Phase::Autodiff);
@@ -159,7 +159,7 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (options.schedule)
     reject("--schedule", Phase::Pipeline);
   if (options.timeline)
-    reject("--timeline", Phase::Pipeline);
+    error() << "--timeline is not implemented yet";
   if (options.emit)
     reject("--emit", Phase::Codegen);
 
@@ -207,12 +207,9 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                "picks the mesh), --mesh, --parallel-config or --strategy";
   if (options.devices && *options.devices < 1)
     error() << "--devices: expected a value >= 1, found " << *options.devices;
-  // Code generation: host programs now; CUDA is the CUDA backend's work.
+  // Code generation: MPI programs of host ranks or of one GPU per rank.
   if (options.emit && *options.emit != "host" && *options.emit != "cuda")
     error() << "--emit: expected host or cuda, found '" << *options.emit << "'";
-  if (options.emit && *options.emit == "cuda")
-    error() << "--emit cuda is not implemented yet (the CUDA backend has not "
-               "landed); --emit host builds MPI programs for host ranks";
   if (options.emitDtypes) {
     if (!options.emit)
       error() << "--emit-dtypes applies to --emit: give --emit host";
@@ -237,6 +234,13 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (options.microBatches && *options.microBatches < 1)
     error() << "--micro-batches: expected a value >= 1, found "
             << *options.microBatches;
+  if (options.pipelineStages && *options.pipelineStages < 1)
+    error() << "--pipeline-stages: expected a value >= 1, found "
+            << *options.pipelineStages;
+  if (options.schedule && *options.schedule != "gpipe" &&
+      *options.schedule != "1f1b")
+    error() << "--schedule: expected gpipe or 1f1b, found '"
+            << *options.schedule << "'";
   return success(ok);
 }
 
@@ -328,12 +332,28 @@ LogicalResult mlir::loom::runShardingPhase(const CompileOptions &options,
   return pm.run(module);
 }
 
-/// The largest peak live bytes of the functions of a partitioned module.
+/// The pipeline stages of a partitioned module: each stage's ranks hold
+/// their own stage's values (docs/Pipeline.md); {nullopt} without a
+/// pipeline.
+static SmallVector<std::optional<int64_t>> getStages(ModuleOp module) {
+  SmallVector<std::optional<int64_t>> stages;
+  auto pipeline = module->getAttrOfType<DictionaryAttr>("dist.pipeline");
+  auto count = pipeline ? pipeline.getAs<IntegerAttr>("stages") : nullptr;
+  if (!count || count.getInt() <= 1)
+    return {std::nullopt};
+  for (int64_t s = 0; s < count.getInt(); ++s)
+    stages.push_back(s);
+  return stages;
+}
+
+/// The largest peak live bytes of the functions of a partitioned module,
+/// over its pipeline stages.
 static int64_t getPartitionedPeak(ModuleOp module) {
   int64_t peak = 0;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
-      peak = std::max(peak, dist::analyzeMemory(func).getPeak());
+      for (std::optional<int64_t> stage : getStages(module))
+        peak = std::max(peak, dist::analyzeMemory(func, stage).getPeak());
   return peak;
 }
 
@@ -415,20 +435,24 @@ calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
 }
 
 /// Prints the peak live bytes of the partitioned entry function, by
-/// category (docs/CostModel.md, "Memory").
+/// category (docs/CostModel.md, "Memory"), per pipeline stage.
 static void printPartitionedMemory(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    dist::MemoryBreakdown memory = dist::analyzeMemory(func);
-    auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
-    llvm::outs() << llvm::formatv(
-        "Liveness of the per-rank program: peak {0:F2} GiB per device "
-        "(parameters {1:F2}, gradients {2:F2}, optimizer states {3:F2}, "
-        "activations {4:F2}, other {5:F2} GiB)\n",
-        gib(memory.getPeak()), gib(memory.parameters), gib(memory.gradients),
-        gib(memory.optimizerStates), gib(memory.activations),
-        gib(memory.other));
+    for (std::optional<int64_t> stage : getStages(module)) {
+      dist::MemoryBreakdown memory = dist::analyzeMemory(func, stage);
+      auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
+      std::string which =
+          stage ? " (stage " + std::to_string(*stage) + ")" : std::string();
+      llvm::outs() << llvm::formatv(
+          "Liveness of the per-rank program{6}: peak {0:F2} GiB per device "
+          "(parameters {1:F2}, gradients {2:F2}, optimizer states {3:F2}, "
+          "activations {4:F2}, other {5:F2} GiB)\n",
+          gib(memory.getPeak()), gib(memory.parameters),
+          gib(memory.gradients), gib(memory.optimizerStates),
+          gib(memory.activations), gib(memory.other), which);
+    }
   }
 }
 
@@ -456,6 +480,72 @@ static LogicalResult printReport(const CompileOptions &options,
     module = *copy;
   }
   return dist::writePlanReport(module, *cluster, llvm::outs());
+}
+
+/// The options the phases after autodiff see: the pipeline stages and
+/// micro-batches resolved from the flags and the parallel config (they must
+/// agree), and with S stages the device count of one stage (devices / S),
+/// which the search, the mesh and the device check then use.
+static FailureOr<CompileOptions>
+applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
+  CompileOptions staged = options;
+  dist::RequestedPipeline requested;
+  if (options.parallelConfig || options.strategy)
+    requested = dist::getRequestedPipeline(options.strategy.value_or(""),
+                                           options.parallelConfig.value_or(""));
+  auto merge = [&](std::optional<int64_t> &flag, int64_t fromConfig,
+                   StringRef flagName, StringRef key) -> LogicalResult {
+    if (fromConfig == 1)
+      return success();
+    if (flag && *flag != fromConfig)
+      return emitError(UnknownLoc::get(context))
+             << flagName << " " << *flag << " disagrees with the parallel "
+             << "config's " << key << " = " << fromConfig;
+    flag = fromConfig;
+    return success();
+  };
+  if (failed(merge(staged.pipelineStages, requested.stages,
+                   "--pipeline-stages", "pipeline_stage")) ||
+      failed(merge(staged.microBatches, requested.microBatches,
+                   "--micro-batches", "micro_batch_num")))
+    return failure();
+  if (!requested.stageLayerCounts.empty()) {
+    std::string counts;
+    for (int64_t count : requested.stageLayerCounts)
+      counts += (counts.empty() ? "" : ",") + std::to_string(count);
+    staged.stageLayers = counts;
+  }
+  int64_t stages = staged.pipelineStages.value_or(1);
+  if (stages > 1 && options.compileTo < Phase::Pipeline)
+    return emitError(UnknownLoc::get(context))
+           << "--pipeline-stages belongs to the pipeline phase, which "
+              "--compile-to="
+           << stringifyPhase(options.compileTo) << " stops before";
+  if (stages > 1 && staged.devices) {
+    if (*staged.devices % stages != 0)
+      return emitError(UnknownLoc::get(context))
+             << "--devices " << *staged.devices << " does not split into "
+             << stages << " pipeline stages of equal size";
+    staged.devices = *staged.devices / stages;
+  }
+  return staged;
+}
+
+LogicalResult mlir::loom::runPipelinePhase(const CompileOptions &options,
+                                           ModuleOp module) {
+  int64_t stages = options.pipelineStages.value_or(1);
+  // Without a requested pipeline the phase only follows a searched one.
+  if (stages <= 1 && !module->hasAttr("dist.pipeline"))
+    return success();
+  dist::AssignStagesPassOptions assign;
+  assign.stages = stages > 1 ? stages : 0;
+  if (options.schedule)
+    assign.schedule = *options.schedule;
+  if (options.stageLayers)
+    assign.stageLayers = *options.stageLayers;
+  PassManager pm(module.getContext());
+  pm.addPass(dist::createAssignStagesPass(assign));
+  return pm.run(module);
 }
 
 LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
@@ -516,6 +606,8 @@ LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
 
   PassManager partition(context);
   partition.addPass(dist::createPartitionSPMDPass());
+  // A pipelined module becomes one program per stage (a no-op otherwise).
+  partition.addPass(dist::createPartitionStagesPass());
   partition.addPass(dist::createVerifyPartitionedPass());
   if (failed(partition.run(module)))
     return failure();
@@ -544,6 +636,12 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   if (!module)
     return {};
 
+  // The pipeline the flags or the parallel config ask for; every phase
+  // after autodiff then works on one stage's devices (docs/Pipeline.md).
+  FailureOr<CompileOptions> staged = applyPipelineRequest(options, context);
+  if (failed(staged))
+    return {};
+
   // One pipeline per phase, in order, up to the requested one.
   PassManager pm(context);
   buildImportPipeline(pm);
@@ -564,8 +662,8 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
       autodiff.momentum = *options.momentum;
     if (options.clipNorm)
       autodiff.clipNorm = *options.clipNorm;
-    if (options.microBatches)
-      autodiff.microBatches = *options.microBatches;
+    if (staged->microBatches)
+      autodiff.microBatches = *staged->microBatches;
     buildAutodiffPipeline(pm, autodiff);
   }
   if (failed(pm.run(*module)))
@@ -576,20 +674,23 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   std::optional<CalibratedLimit> calibration;
   if (options.compileTo >= Phase::Partition && options.cluster) {
     FailureOr<CalibratedLimit> calibrated =
-        calibrateMemoryLimit(options, *module);
+        calibrateMemoryLimit(*staged, *module);
     if (failed(calibrated) ||
         failed(runShardingPhase(calibrated->options, *module)))
       return {};
     calibration = *calibrated;
   } else if (options.compileTo >= Phase::Sharding && options.cluster &&
-             failed(runShardingPhase(options, *module))) {
+             failed(runShardingPhase(*staged, *module))) {
     return {};
   }
   if (options.compileTo == Phase::Sharding && options.report &&
-      failed(printReport(options, *module, false)))
+      failed(printReport(*staged, *module, false)))
+    return {};
+  if (options.compileTo >= Phase::Pipeline &&
+      failed(runPipelinePhase(*staged, *module)))
     return {};
   if (options.compileTo >= Phase::Partition &&
-      failed(runPartitionPhase(options, *module)))
+      failed(runPartitionPhase(*staged, *module)))
     return {};
   // How many searches the memory limit took (after the liveness line).
   if (options.report && calibration)

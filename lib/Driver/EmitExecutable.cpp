@@ -6,15 +6,21 @@
 //
 // The codegen phase of the driver, after the partition phase:
 //
-//   1. emit the per-rank host program of the partitioned step (HostEmitter):
-//      train_step.cpp, main.cpp, CMakeLists.txt, plus the partitioned IR as
-//      step.mlir (what loom-run checks the program against);
+//   1. emit the per-rank program of the partitioned step: `--emit host`
+//      (HostEmitter: train_step.cpp, main.cpp, CMakeLists.txt) or `--emit
+//      cuda` (CUDAEmitter: train_step.cu, main.cpp, CMakeLists.txt), plus
+//      the partitioned IR as step.mlir (what loom-run checks the program
+//      against). CUDA first checks that it can be built: this Loom was built
+//      with its CUDA runtime, and nvcc is found;
 //   2. build it: `cmake -G Ninja` against this Loom's source and build trees
 //      (baked in at Loom's configure time; LOOM_SOURCE_DIR / LOOM_BUILD_DIR
-//      in the environment override them) at -O2, then `cmake --build`, with
-//      the output in OUT/build.log;
+//      in the environment override them) at -O2 (CUDA: nvcc with g++ as its
+//      host compiler, architectures 90a;80 unless LOOM_CUDA_ARCHITECTURES
+//      says otherwise), then `cmake --build`, with the output in
+//      OUT/build.log;
 //   3. write OUT/launch.sh, which starts every rank of the mesh with mpirun
-//      and passes its arguments to the training executable.
+//      and passes its arguments to the training executable (CUDA: one GPU
+//      per rank, the node-local rank picking it).
 //
 // Nothing is left half-written on an error before the build: the sources
 // are emitted in memory first. A failed build keeps its log and says where.
@@ -24,6 +30,7 @@
 #include "loom/Driver/Driver.h"
 
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Target/CUDA/CUDAEmitter.h"
 #include "loom/Target/Host/HostEmitter.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -96,11 +103,12 @@ std::string tailOf(StringRef path, size_t lines) {
 
 /// `launch.sh`: every rank under mpirun, arguments passed through.
 std::string launchScript(StringRef input, StringRef meshText, int64_t numRanks,
-                         StringRef mpirun) {
+                         StringRef mpirun, bool cuda) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "#!/usr/bin/env bash\n"
-     << "# Emitted by loomc --emit host from " << input << ".\n"
+     << "# Emitted by loomc --emit " << (cuda ? "cuda" : "host") << " from "
+     << input << ".\n"
      << "# Runs the " << numRanks << " ranks of mesh " << meshText
      << " with mpirun; every argument goes to the\n"
      << "# training executable, e.g.\n"
@@ -120,11 +128,65 @@ std::string launchScript(StringRef input, StringRef meshText, int64_t numRanks,
         "docs/Performance.md).\n"
      << "export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}\n"
      << "# Open MPI refuses to start as root (containers) unless told.\n"
-     << "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
-     << "# shellcheck disable=SC2086  # flags is a list\n"
+     << "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n";
+  if (cuda)
+    os << "# One GPU per rank: each node's ranks take its visible devices in "
+          "node-local\n"
+       << "# rank order (device = local rank % visible devices; "
+          "CUDA_VISIBLE_DEVICES picks\n"
+       << "# and orders them). Start at most as many ranks per node as it "
+          "has GPUs.\n"
+       << "if command -v nvidia-smi > /dev/null && [[ -z "
+          "\"${CUDA_VISIBLE_DEVICES:-}\" ]]; then\n"
+       << "  gpus=$(nvidia-smi -L | wc -l)\n"
+       << "  if (( gpus < " << numRanks << " )); then\n"
+       << "    echo \"launch.sh: warning: " << numRanks
+       << " ranks on one node with $gpus GPUs share devices\" >&2\n"
+       << "  fi\n"
+       << "fi\n"
+       << "if [[ -n \"${CUDA_VISIBLE_DEVICES:-}\" ]]; then\n"
+       << "  flags=\"$flags -x CUDA_VISIBLE_DEVICES\"\n"
+       << "fi\n";
+  os << "# shellcheck disable=SC2086  # flags is a list\n"
      << "exec \"$mpirun\" $flags -np " << numRanks
      << " \"$here/build/train_step\" \"$@\"\n";
   return s;
+}
+
+/// Checks that `--emit cuda` can build here: this Loom was configured with
+/// its CUDA runtime (the emitted program links it) and nvcc is found
+/// ($CUDACXX when set, else the nvcc Loom was configured with, PATH,
+/// /usr/local/cuda).
+LogicalResult findCUDABuild(MLIRContext *context, std::string &nvcc) {
+  if (!LOOM_CUDA_RUNTIME)
+    return emitError(UnknownLoc::get(context))
+           << "--emit cuda needs a Loom build with its CUDA runtime, and this "
+              "one was configured without it (no CUDA toolkit found, or "
+              "-DLOOM_ENABLE_CUDA=OFF); install the CUDA toolkit and "
+              "reconfigure, or use --emit host";
+  // An explicit choice is used or refused, never silently replaced.
+  if (const char *env = std::getenv("CUDACXX"); env && *env) {
+    if (!llvm::sys::fs::can_execute(env))
+      return emitError(UnknownLoc::get(context))
+             << "--emit cuda builds with $CUDACXX, which names '" << env
+             << "', not an executable";
+    nvcc = env;
+    return success();
+  }
+  SmallVector<std::string> candidates;
+  candidates.push_back(LOOM_CUDA_COMPILER);
+  if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("nvcc"))
+    candidates.push_back(*onPath);
+  candidates.push_back("/usr/local/cuda/bin/nvcc");
+  for (const std::string &candidate : candidates)
+    if (!candidate.empty() && llvm::sys::fs::can_execute(candidate)) {
+      nvcc = candidate;
+      return success();
+    }
+  return emitError(UnknownLoc::get(context))
+         << "--emit cuda builds with nvcc, which was not found ($CUDACXX, "
+            "PATH, /usr/local/cuda/bin); install the CUDA toolkit or set "
+            "CUDACXX";
 }
 
 } // namespace
@@ -134,9 +196,15 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   MLIRContext *context = module.getContext();
   StringRef out = options.outputFile;
 
+  bool cuda = options.emit && *options.emit == "cuda";
+  std::string nvcc;
+  if (cuda && failed(findCUDABuild(context, nvcc)))
+    return failure();
+
   // 1. The sources, in memory first: an emission error writes nothing.
-  HostProgramFiles files;
-  if (failed(emitHostProgram(module, HostEmitOptions(), files)))
+  std::vector<std::pair<std::string, std::string>> files;
+  if (cuda ? failed(emitCUDAProgram(module, CUDAEmitOptions(), files))
+           : failed(emitHostProgram(module, HostEmitOptions(), files)))
     return failure();
   std::string ir;
   {
@@ -172,7 +240,8 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
     llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(name);
     if (!path)
       return emitError(UnknownLoc::get(context))
-             << "--emit host builds with " << name << ", which is not on PATH";
+             << "--emit " << (cuda ? "cuda" : "host") << " builds with " << name
+             << ", which is not on PATH";
     return *path;
   };
   FailureOr<std::string> cmake = find("cmake");
@@ -199,10 +268,19 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
       "-DLOOM_STEP_DTYPES=" +
           llvm::join(llvm::split(options.emitDtypes.value_or("f32,f64"), ','),
                      ";")};
+  if (cuda) {
+    configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
+    configure.push_back("-DCMAKE_CUDA_FLAGS_RELEASE=-O2");
+    configure.push_back("-DCMAKE_CUDA_ARCHITECTURES=" +
+                        fromEnvironment("LOOM_CUDA_ARCHITECTURES", "90a;80"));
+  }
   // Rebuilds of the same program (tests, the quickstart) hit the cache.
   if (llvm::ErrorOr<std::string> ccache =
-          llvm::sys::findProgramByName("ccache"))
+          llvm::sys::findProgramByName("ccache")) {
     configure.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" + *ccache);
+    if (cuda)
+      configure.push_back("-DCMAKE_CUDA_COMPILER_LAUNCHER=" + *ccache);
+  }
   std::vector<std::string> build = {*cmake, "--build",
                                     programBuild.str().str()};
   for (const std::vector<std::string> *command : {&configure, &build}) {
@@ -227,14 +305,14 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   std::string mpirun = fromEnvironment("LOOM_MPIRUN", LOOM_MPIEXEC);
   if (failed(writeFile(
           context, launch,
-          launchScript(options.inputFile, meshText, numRanks, mpirun))))
+          launchScript(options.inputFile, meshText, numRanks, mpirun, cuda))))
     return failure();
   llvm::sys::fs::setPermissions(launch, llvm::sys::fs::all_read |
                                             llvm::sys::fs::all_exe |
                                             llvm::sys::fs::owner_write);
   llvm::outs() << "wrote " << out << "/build/train_step (" << numRanks
                << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
-               << "); run it with " << out
+               << (cuda ? ", one GPU each" : "") << "); run it with " << out
                << "/launch.sh --data TOKENS.bin --steps N\n";
   return success();
 }

@@ -28,6 +28,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -339,7 +340,23 @@ public:
         if (mesh && mesh->findAxis(axis.getValue()))
           pipelineAxis = *mesh->findAxis(axis.getValue());
     opStage.resize(ops.size());
+    // Activations are what depends on parameters or arrives from another
+    // stage; batch slices and label counts a stage prepares ahead do not
+    // make a micro-batch in flight.
+    llvm::DenseSet<Value> activations;
+    for (BlockArgument arg : entry.getArguments())
+      if (entry.getArgAttr(arg.getArgNumber(), "loom.param"))
+        activations.insert(arg);
+    startsMicroBatch.resize(ops.size());
     for (auto [index, op] : llvm::enumerate(ops)) {
+      if (isa<dist::RecvOp>(op) ||
+          llvm::any_of(op->getOperands(),
+                       [&](Value v) { return activations.contains(v); }))
+        activations.insert(op->result_begin(), op->result_end());
+      startsMicroBatch[index] = activations.contains(op->getNumResults()
+                                                         ? op->getResult(0)
+                                                         : Value()) &&
+                                !op->hasAttr(dist::kBackwardAttrName);
       opStage[index] = dist::getOpStage(op);
       auto m = op->getAttrOfType<IntegerAttr>(dist::kMicroBatchAttrName);
       if (m && op->hasAttr(dist::kBackwardAttrName))
@@ -427,6 +444,9 @@ private:
   std::optional<size_t> pipelineAxis;
   /// Per op, its `dist.stage`.
   std::vector<std::optional<int64_t>> opStage;
+  /// Per op: a forward op computing activations (its micro-batch is in
+  /// flight once it ran).
+  std::vector<bool> startsMicroBatch;
   /// Pipelines: the stages whose ops read each argument (-1: every stage);
   /// a rank holds only those its stage reads.
   std::vector<std::pair<Value, std::set<int64_t>>> argStages;
@@ -487,8 +507,8 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
   RankState &state = ranks[r];
   Operation *op = ops[state.pc];
   KernelContext ctx(state.values, options.floatKind, r, options.seed,
-                    mesh ? &*mesh : nullptr,
-                    static_cast<int64_t>(ranks.size()));
+                    mesh ? &*mesh : nullptr, static_cast<int64_t>(ranks.size()),
+                    options.rngStep);
   outcome = Outcome::Advanced;
 
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -507,7 +527,7 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
   }
   if (pipelineAxis)
     if (auto m = op->getAttrOfType<IntegerAttr>(dist::kMicroBatchAttrName)) {
-      if (!op->hasAttr(dist::kBackwardAttrName))
+      if (startsMicroBatch[state.pc])
         state.inFlight.insert(m.getInt());
       state.peakInFlight = std::max(
           state.peakInFlight, static_cast<int64_t>(state.inFlight.size()));

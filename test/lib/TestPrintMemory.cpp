@@ -13,6 +13,7 @@
 // (on one line), so lit tests can check the liveness rules and what
 // recompute removes, and compare with `loom-run --report-memory`.
 //
+// With `stage=S` it analyzes the ranks of pipeline stage S (docs/Pipeline.md).
 // With `top=N` it then says where the peak is and lists the N largest values
 // live there, one line each, to find what a memory model misses:
 //
@@ -61,7 +62,11 @@ struct TestPrintMemoryPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      loom::dist::MemoryBreakdown memory = loom::dist::analyzeMemory(func);
+      std::optional<int64_t> onStage;
+      if (stage >= 0)
+        onStage = stage;
+      loom::dist::MemoryBreakdown memory =
+          loom::dist::analyzeMemory(func, onStage);
       llvm::outs() << "@" << func.getSymName() << " peak=" << memory.getPeak()
                    << " parameters=" << memory.parameters
                    << " gradients=" << memory.gradients
@@ -69,10 +74,15 @@ struct TestPrintMemoryPass
                    << " activations=" << memory.activations
                    << " other=" << memory.other << "\n";
       if (top > 0 && memory.peakOp)
-        printTop(func, memory.peakOp);
+        printTop(func, memory.peakOp, onStage);
     }
   }
 
+  Option<int64_t> stage{
+      *this, "stage",
+      llvm::cl::desc("For a pipelined program, the stage whose ranks to "
+                     "analyze (-1: the whole program)"),
+      llvm::cl::init(-1)};
   Option<unsigned> top{*this, "top",
                        llvm::cl::desc("List the N largest values live at the "
                                       "peak"),
@@ -95,7 +105,8 @@ private:
     return "other";
   }
 
-  void printTop(func::FuncOp func, Operation *peakOp) {
+  void printTop(func::FuncOp func, Operation *peakOp,
+                std::optional<int64_t> onStage) {
     Block &block = func.getBody().front();
     llvm::DenseSet<Operation *> forward = loom::dist::getForwardOps(func);
     // Recomputed clones: a non-forward op with the name, attributes (the
@@ -150,7 +161,7 @@ private:
       llvm::outs() << " (fwd " << id.getInt() << ")";
     llvm::outs() << "\n";
     std::vector<loom::dist::LiveValue> live =
-        loom::dist::getLiveValuesAtPeak(func);
+        loom::dist::getLiveValuesAtPeak(func, onStage);
     for (const loom::dist::LiveValue &entry :
          ArrayRef(live).take_front(std::min<size_t>(top, live.size()))) {
       llvm::outs() << "  " << entry.bytes << " "

@@ -18,17 +18,12 @@ collectives per layer must be exactly Megatron's.
 import json
 import pathlib
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
 import safetensors_io
-from loom.tools import find_tool
-
-RTOL = 1e-10
-# Below this a tensor is zero up to rounding.
-ZERO = 1e-14
+from steps import assert_same, run_step, tool
 
 # Tiny models whose dims divide every mesh below (8 ranks included).
 MODELS = {
@@ -42,14 +37,6 @@ MODELS = {
                     "8", "--batch", "8"],
 }
 LAYERS = {"gpt2": 2, "llama": 2, "transformer": 1}
-
-
-def tool(name, *args, cwd=None):
-    result = subprocess.run([str(find_tool(name)), *map(str, args)],
-                            capture_output=True, text=True, check=False,
-                            cwd=cwd)
-    assert result.returncode == 0, f"{name} {args}: {result.stderr}"
-    return result
 
 
 def build(tmp_path, model, clip=True):
@@ -88,16 +75,6 @@ def build(tmp_path, model, clip=True):
     return path, inputs
 
 
-def run_step(tmp_path, program, inputs, name, ranks=None):
-    out = tmp_path / f"{name}.safetensors"
-    args = [program, "--entry", "train_step", "--dtype", "f64", "--seed", "3",
-            "--inputs", inputs, "--outputs", out]
-    if ranks:
-        args += ["--ranks", ranks]
-    tool("loom-run", *args)
-    return safetensors_io.load(out)
-
-
 def optimizer_flags(clip):
     # Clipping adds the gradient norm's reductions; the communication counts
     # of the Megatron plans are checked without it.
@@ -110,21 +87,6 @@ def partition(tmp_path, model_path, name, *flags, clip=True):
     tool("loomc", model_path, "--compile-to=partition", *optimizer_flags(clip),
          *flags, "-o", out)
     return out
-
-
-def assert_same(single, parallel):
-    assert set(single) == set(parallel)
-    for key, expected in single.items():
-        actual = parallel[key]
-        assert actual.shape == expected.shape, key
-        scale = float(np.max(np.abs(expected)))
-        err = float(np.max(np.abs(actual - expected)))
-        if scale < ZERO:
-            # Zero but for rounding (the key bias's gradient, which softmax
-            # cancels, and what AdamW makes of it): no relative error exists.
-            assert err < ZERO, f"{key}: absolute error {err:.3e}"
-            continue
-        assert err <= RTOL * scale, f"{key}: relative error {err / scale:.3e}"
 
 
 def check(tmp_path, model, ranks, *flags, clip=True):

@@ -21,16 +21,12 @@ or give a wrong number.
 
 import random
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
 import safetensors_io
-from loom.tools import find_tool
-
-RTOL = 1e-10
-ZERO = 1e-14
+from steps import assert_same, tool
 
 MODELS = {
     "gpt2": ["gpt2", "--layers", "1", "--hidden", "8", "--heads", "2",
@@ -51,14 +47,6 @@ ACCEPTED_ERRORS = [
 # (model, mesh, seed): 16 cases.
 CASES = [(model, mesh, seed) for model in sorted(MODELS)
          for mesh in sorted(MESHES) for seed in range(4)]
-
-
-def tool(name, *args, check=True):
-    result = subprocess.run([str(find_tool(name)), *map(str, args)],
-                            capture_output=True, text=True, check=False)
-    if check:
-        assert result.returncode == 0, f"{name} {args}: {result.stderr}"
-    return result
 
 
 _BUILT = {}
@@ -220,20 +208,6 @@ def with_strategies(ir, rules, chosen, mesh):
     first = text.index("\n", text.index("module")) + 1
     return (text[:first] + f"  dist.mesh @mesh shape [{shape}] axes [{names}]\n"
             + text[first:])
-
-
-def assert_same(single, parallel, what):
-    assert set(single) == set(parallel)
-    for key, expected in single.items():
-        actual = parallel[key]
-        assert actual.shape == expected.shape, key
-        scale = float(np.max(np.abs(expected)))
-        err = float(np.max(np.abs(actual - expected)))
-        if scale < ZERO:
-            assert err < ZERO, f"{what}: {key}: absolute error {err:.3e}"
-        else:
-            assert err <= RTOL * scale, \
-                f"{what}: {key}: relative error {err / scale:.3e}"
 
 
 @pytest.mark.parametrize("model,mesh_name,seed", CASES)

@@ -37,6 +37,11 @@ static const BenchCommand kCommands[] = {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --help lists the subcommands and their flags, not the options LLVM's
+  // libraries register at the top level (--help-hidden shows them).
+  llvm::cl::HideUnrelatedOptions(
+      llvm::ArrayRef<const llvm::cl::OptionCategory *>(),
+      llvm::cl::SubCommand::getTopLevel());
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Loom benchmarks; name one to run it\n");
   for (const BenchCommand &entry : kCommands)

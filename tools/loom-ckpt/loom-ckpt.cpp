@@ -8,6 +8,7 @@
 // loom-ckpt merge DIR -o FILE.safetensors
 // loom-ckpt split FILE.safetensors --mesh dp=2,tp=2 --layouts L.json -o DIR
 // loom-ckpt reshard DIR --mesh dp=2 --layouts L.json -o DIR2
+// loom-ckpt reshard DIR --to-plan PLAN.json -o DIR2
 //
 // Per-rank checkpoints (include/loom/Runtime/IO/Checkpoint.h):
 //   - inspect: the manifest (step, mesh, data position, RNG, each tensor's
@@ -20,7 +21,12 @@
 //     global file, for a plan given as a mesh and a layout per tensor;
 //   - reshard: merge then split, keeping step, data position and RNG state.
 // L.json maps tensor names to layouts (`{"w": "[[\"dp\"], []]"}`); tensors
-// it does not name are replicated.
+// it does not name are replicated. PLAN.json is what `loomc --plan-json`
+// writes (docs/Partitioning.md, "Plan JSON"): its mesh is the target mesh
+// and its arguments' layouts the tensors' layouts (`split` and `reshard`
+// take it instead of --mesh and --layouts). Every checkpoint tensor must be
+// an argument of the plan; plan arguments the checkpoint lacks (the training
+// data) are listed and skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,8 +63,15 @@ static cl::opt<std::string>
                cl::sub(splitCommand), cl::sub(reshardCommand));
 static cl::opt<std::string> meshText("mesh",
                                      cl::desc("target mesh, e.g. dp=2,tp=2"),
-                                     cl::Required, cl::sub(splitCommand),
+                                     cl::sub(splitCommand),
                                      cl::sub(reshardCommand));
+static cl::opt<std::string>
+    toPlanPath("to-plan",
+               cl::desc("the target plan as `loomc --plan-json` writes it "
+                        "(its mesh and argument layouts; instead of --mesh "
+                        "and --layouts)"),
+               cl::value_desc("PLAN.json"), cl::sub(splitCommand),
+               cl::sub(reshardCommand));
 static cl::opt<std::string>
     layoutsPath("layouts",
                 cl::desc("JSON object: tensor name -> layout (others are "
@@ -146,11 +159,122 @@ static int runMerge() {
   return 0;
 }
 
-/// Fills `manifest.tensors` from `global` with the layouts of --layouts.
-static Status planTensors(const io::TensorMap &global,
-                          io::CheckpointManifest &manifest) {
+/// The layout of a plan argument (`{"dims": [[axes]...], "partial": [axes]}`)
+/// in BlockLayout's spelling.
+static Status planLayoutText(const llvm::json::Object &layout,
+                             const std::string &name, std::string &text) {
+  const llvm::json::Array *dims = layout.getArray("dims");
+  if (!dims)
+    return Status::failure("argument `" + name + "`: its layout has no `dims`");
+  if (const llvm::json::Array *partial = layout.getArray("partial");
+      partial && !partial->empty())
+    return Status::failure(
+        "argument `" + name +
+        "` has a partial layout in the plan: a checkpoint holds values");
+  text = "[";
+  for (size_t d = 0; d < dims->size(); ++d) {
+    const llvm::json::Array *axes = (*dims)[d].getAsArray();
+    if (!axes)
+      return Status::failure("argument `" + name + "`: dim " +
+                             std::to_string(d) +
+                             " of its layout must be a list of axes");
+    text += d ? ", [" : "[";
+    for (size_t a = 0; a < axes->size(); ++a) {
+      std::optional<llvm::StringRef> axis = (*axes)[a].getAsString();
+      if (!axis)
+        return Status::failure("argument `" + name + "`: the axes of dim " +
+                               std::to_string(d) + " must be names");
+      text += (a ? ", \"" : "\"") + axis->str() + "\"";
+    }
+    text += "]";
+  }
+  text += "]";
+  return Status::success();
+}
+
+/// Reads --to-plan: the mesh as `--mesh` spells it and the layout of every
+/// named argument.
+static Status readTargetPlan(std::string &mesh,
+                             std::map<std::string, std::string> &layouts) {
+  std::string text;
+  if (auto error = io::readWholeFile(toPlanPath, text))
+    return Status::failure(*error);
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    return Status::failure("`" + toPlanPath +
+                           "`: " + llvm::toString(parsed.takeError()));
+  std::string where = "--to-plan `" + toPlanPath + "`: ";
+  const llvm::json::Object *plan = parsed->getAsObject();
+  const llvm::json::Object *meshObject =
+      plan ? plan->getObject("mesh") : nullptr;
+  const llvm::json::Array *axes =
+      meshObject ? meshObject->getArray("axes") : nullptr;
+  if (!axes)
+    return Status::failure(where + "no `mesh.axes` (is it a `loomc "
+                                   "--plan-json` file?)");
+  mesh.clear();
+  for (const llvm::json::Value &axis : *axes) {
+    const llvm::json::Object *object = axis.getAsObject();
+    std::optional<llvm::StringRef> name =
+        object ? object->getString("name") : std::nullopt;
+    std::optional<int64_t> size =
+        object ? object->getInteger("size") : std::nullopt;
+    if (!name || !size)
+      return Status::failure(where + "each mesh axis needs a `name` and a "
+                                     "`size`");
+    mesh +=
+        (mesh.empty() ? "" : ",") + name->str() + "=" + std::to_string(*size);
+  }
+  const llvm::json::Array *arguments = plan->getArray("arguments");
+  if (!arguments)
+    return Status::failure(where + "no `arguments`");
+  for (const llvm::json::Value &argument : *arguments) {
+    const llvm::json::Object *object = argument.getAsObject();
+    std::optional<llvm::StringRef> name =
+        object ? object->getString("name") : std::nullopt;
+    if (!name)
+      continue; // An argument without a name is not checkpointed state.
+    // Empty: no layout recorded, replicated.
+    std::string layoutText;
+    if (const llvm::json::Object *layout = object->getObject("layout"))
+      if (Status status = planLayoutText(*layout, name->str(), layoutText);
+          !status)
+        return Status::failure(where + status.message());
+    layouts[name->str()] = layoutText;
+  }
+  return Status::success();
+}
+
+/// Fills `manifest.tensors` from `global` with the layouts of --layouts, or
+/// of --to-plan when `planLayouts` is given.
+static Status
+planTensors(const io::TensorMap &global, io::CheckpointManifest &manifest,
+            const std::map<std::string, std::string> *planLayouts) {
   std::map<std::string, std::string> layouts;
-  if (!layoutsPath.empty()) {
+  if (planLayouts) {
+    std::vector<std::string> skipped;
+    for (const auto &[name, layoutText] : *planLayouts) {
+      if (!global.count(name)) {
+        skipped.push_back(name);
+        continue;
+      }
+      if (!layoutText.empty())
+        layouts[name] = layoutText;
+    }
+    for (const auto &[name, value] : global)
+      if (!planLayouts->count(name))
+        return Status::failure("--to-plan `" + toPlanPath +
+                               "` has no argument `" + name +
+                               "`, which the checkpoint holds (a plan of "
+                               "another model?)");
+    if (!skipped.empty()) {
+      std::string list;
+      for (const std::string &name : skipped)
+        list += (list.empty() ? "" : ", ") + name;
+      llvm::outs() << "plan arguments not in the checkpoint (training data): "
+                   << list << "\n";
+    }
+  } else if (!layoutsPath.empty()) {
     std::string text;
     if (auto error = io::readWholeFile(layoutsPath, text))
       return Status::failure(*error);
@@ -192,14 +316,29 @@ static Status planTensors(const io::TensorMap &global,
   return Status::success();
 }
 
-/// Writes `global` as a checkpoint in --o for --mesh and --layouts.
+/// Writes `global` as a checkpoint in --o for --mesh and --layouts, or for
+/// --to-plan.
 static int writeForPlan(io::CheckpointManifest manifest,
                         const io::TensorMap &global) {
-  if (Status status = layout::DeviceMesh::parse(meshText, manifest.mesh);
-      !status)
-    return fail("--mesh: " + status.message());
+  std::map<std::string, std::string> planLayouts;
+  std::string mesh = meshText;
+  if (!toPlanPath.empty()) {
+    if (!meshText.empty() || !layoutsPath.empty())
+      return fail("--to-plan names the mesh and the layouts: give it "
+                  "without --mesh and --layouts");
+    if (Status status = readTargetPlan(mesh, planLayouts); !status)
+      return fail(status.message());
+  } else if (meshText.empty()) {
+    return fail("give the target plan: --to-plan PLAN.json, or --mesh (and "
+                "--layouts)");
+  }
+  if (Status status = layout::DeviceMesh::parse(mesh, manifest.mesh); !status)
+    return fail((toPlanPath.empty() ? "--mesh: " : "--to-plan mesh: ") +
+                status.message());
   manifest.files.assign(manifest.mesh.getNumDevices(), io::CheckpointFile());
-  if (Status status = planTensors(global, manifest); !status)
+  if (Status status = planTensors(global, manifest,
+                                  toPlanPath.empty() ? nullptr : &planLayouts);
+      !status)
     return fail(status.message());
   std::vector<io::TensorMap> perRank;
   if (Status status = io::splitGlobalTensors(manifest, global, perRank);
@@ -240,6 +379,10 @@ static int runReshard() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --help lists the subcommands and their flags, not the options LLVM's
+  // libraries register at the top level (--help-hidden shows them).
+  cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>(),
+                           cl::SubCommand::getTopLevel());
   cl::ParseCommandLineOptions(argc, argv, "Loom checkpoints\n");
   if (inspectCommand)
     return runInspect();

@@ -231,6 +231,10 @@ static int runBatch() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --help lists the subcommands and their flags, not the options LLVM's
+  // libraries register at the top level (--help-hidden shows them).
+  cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>(),
+                           cl::SubCommand::getTopLevel());
   cl::ParseCommandLineOptions(argc, argv, "Loom token files\n");
   if (encodeCommand)
     return runEncode();

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 //   loom-run FILE.mlir --entry NAME [--dtype f64|f32] [--ranks N] [--seed S]
+//            [--rng-step N]
 //            [--inputs F]... [--outputs F] [--report-memory]
 //   loom-run --compare A B [--rtol R --atol A]
 //
@@ -43,39 +44,46 @@ using namespace mlir;
 using namespace mlir::loom::interp;
 namespace io = ::loom::runtime::io;
 
+static llvm::cl::OptionCategory category("loom-run options");
+
 static llvm::cl::list<std::string>
     positional(llvm::cl::Positional,
-               llvm::cl::desc("FILE.mlir | --compare A B"));
+               llvm::cl::desc("FILE.mlir | --compare A B"), llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
-    entryName("entry", llvm::cl::desc("the function to run"));
+    entryName("entry", llvm::cl::desc("the function to run"), llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
     dtypeFlag("dtype", llvm::cl::desc("float precision: f64 (default) or f32"),
-              llvm::cl::init("f64"));
+              llvm::cl::init("f64"), llvm::cl::cat(category));
 static llvm::cl::opt<int64_t> ranksFlag(
     "ranks",
     llvm::cl::desc("simulated ranks (default: the mesh's device count)"),
-    llvm::cl::init(0));
+    llvm::cl::init(0), llvm::cl::cat(category));
 static llvm::cl::opt<uint64_t>
-    seedFlag("seed", llvm::cl::desc("seed of random initializers"),
-             llvm::cl::init(0));
+    seedFlag("seed", llvm::cl::desc("seed of random initializers and dropout"),
+             llvm::cl::init(0), llvm::cl::cat(category));
+static llvm::cl::opt<uint64_t> rngStepFlag(
+    "rng-step",
+    llvm::cl::desc("the 0-based training step whose dropout masks to draw "
+                   "(an emitted trainer's step N uses N)"),
+    llvm::cl::init(0), llvm::cl::cat(category));
 static llvm::cl::list<std::string> inputFiles(
     "inputs",
-    llvm::cl::desc("safetensors or .npy file of global inputs (repeatable)"));
+    llvm::cl::desc("safetensors or .npy file of global inputs (repeatable)"), llvm::cl::cat(category));
 static llvm::cl::opt<std::string>
     outputFile("outputs",
-               llvm::cl::desc("safetensors file to write the results to"));
+               llvm::cl::desc("safetensors file to write the results to"), llvm::cl::cat(category));
 static llvm::cl::opt<bool> reportMemoryFlag(
     "report-memory",
     llvm::cl::desc("print each rank's peak bytes of live values (at their "
-                   "declared types)"));
+                   "declared types)"), llvm::cl::cat(category));
 static llvm::cl::opt<bool>
-    compareFlag("compare", llvm::cl::desc("compare two tensor files"));
+    compareFlag("compare", llvm::cl::desc("compare two tensor files"), llvm::cl::cat(category));
 static llvm::cl::opt<double> rtolFlag("rtol",
                                       llvm::cl::desc("relative tolerance"),
-                                      llvm::cl::init(1e-5));
+                                      llvm::cl::init(1e-5), llvm::cl::cat(category));
 static llvm::cl::opt<double> atolFlag("atol",
                                       llvm::cl::desc("absolute tolerance"),
-                                      llvm::cl::init(1e-8));
+                                      llvm::cl::init(1e-8), llvm::cl::cat(category));
 
 /// Prints `loom-run: error: <message>` and returns the exit status 1.
 static int fail(const std::string &message) {
@@ -226,6 +234,7 @@ static int runFile(const std::string &path) {
     options.ranks = int64_t(ranksFlag);
   }
   options.seed = uint64_t(seedFlag);
+  options.rngStep = uint64_t(rngStepFlag);
 
   DialectRegistry registry;
   mlir::loom::registerAllDialects(registry);
@@ -320,20 +329,30 @@ static int runFile(const std::string &path) {
   if (!outputFile.empty())
     if (auto error = io::writeSafeTensors(outputFile, outputs))
       return fail(*error);
-  if (reportMemoryFlag)
+  if (reportMemoryFlag) {
     for (auto [rank, bytes] : llvm::enumerate(interpreter.getPeakLiveBytes()))
       llvm::outs() << "peak live bytes: " << bytes << " (rank " << rank
                    << ")\n";
+    // A pipelined program also says how many micro-batches' activations
+    // each rank held at once (docs/Pipeline.md).
+    for (auto [rank, count] :
+         llvm::enumerate(interpreter.getPeakInFlightMicroBatches()))
+      if (count > 0)
+        llvm::outs() << "peak micro-batches in flight: " << count << " (rank "
+                     << rank << ")\n";
+  }
   return 0;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "Loom reference interpreter\n\n"
       "  loom-run FILE.mlir --entry NAME [--dtype f64|f32] [--ranks N]\n"
-      "           [--seed S] [--inputs F]... [--outputs F] [--report-memory]\n"
+      "           [--seed S] [--rng-step N] [--inputs F]... [--outputs F]\n"
+      "           [--report-memory]\n"
       "  loom-run --compare A B [--rtol R --atol A]\n");
   if (compareFlag) {
     if (positional.size() != 2)

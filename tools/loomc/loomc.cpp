@@ -108,6 +108,9 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
+  // --help lists loomc's flags, not the hundreds LLVM's libraries register
+  // (--help-hidden still shows everything).
+  cl::HideUnrelatedOptions(loomcCategory);
   cl::ParseCommandLineOptions(argc, argv, "Loom compiler driver\n");
 
   MLIRContext context;

@@ -68,6 +68,9 @@ struct CompileOptions {
   /// batch), later by the pipeline schedule.
   std::optional<int64_t> microBatches; // --micro-batches M
   std::optional<std::string> schedule; // --schedule 1f1b|gpipe
+  /// Layers per stage, e.g. "3,3,2" (from a strategy file's
+  /// `layer_stages`); unset for an even split.
+  std::optional<std::string> stageLayers;
   // Autodiff: the optimizer and its hyperparameters (unset: the defaults of
   // `loom-autodiff`, docs/Autodiff.md).
   std::optional<std::string> optimizer; // --optimizer adamw|sgd
@@ -106,6 +109,11 @@ OwningOpRef<ModuleOp> loadInput(StringRef path, MLIRContext *context,
 /// `options.compileTo`. Returns null after reporting the first problem.
 OwningOpRef<ModuleOp> compile(const CompileOptions &options,
                               MLIRContext *context, llvm::SourceMgr &sourceMgr);
+
+/// Runs the pipeline phase on `module` (after sharding): with
+/// `pipelineStages` > 1, or a pipeline the search chose (`dist.pipeline`),
+/// assigns every op its stage (`dist-assign-stages`).
+LogicalResult runPipelinePhase(const CompileOptions &options, ModuleOp module);
 
 /// Runs the sharding phase on `module` (after autodiff): the strategy search
 /// `dist-search-strategy` with `--cluster`, `--devices`, `--mesh`,

@@ -51,6 +51,9 @@ struct RunOptions {
   std::optional<int64_t> ranks;
   /// Seeds dropout and random initializers.
   uint64_t seed = 0;
+  /// The 0-based training step the run stands for: dropout draws from
+  /// (seed, rngStep), as step rngStep of an emitted trainer does.
+  uint64_t rngStep = 0;
 };
 
 /// Runs one entry function. Construct, `prepare`, then `run` (any number of

@@ -64,9 +64,9 @@ class KernelContext {
 public:
   KernelContext(ValueMap &values, StorageKind floatKind, int64_t rank,
                 uint64_t seed, const dist::Mesh *mesh = nullptr,
-                int64_t numRanks = 1)
+                int64_t numRanks = 1, uint64_t rngStep = 0)
       : values(values), floatKind(floatKind), rank(rank), seed(seed),
-        mesh(mesh), numRanks(numRanks) {}
+        mesh(mesh), numRanks(numRanks), rngStep(rngStep) {}
 
   /// The value of an operand (defined earlier in program order).
   const HostTensor &get(Value value) const;
@@ -89,6 +89,8 @@ public:
   const dist::Mesh *getMesh() const { return mesh; }
   /// The number of ranks in the run (1 in a single-device run).
   int64_t getNumRanks() const { return numRanks; }
+  /// The training step dropout draws for (`--rng-step`).
+  uint64_t getRngStep() const { return rngStep; }
 
 private:
   ValueMap &values;
@@ -97,6 +99,7 @@ private:
   uint64_t seed;
   const dist::Mesh *mesh;
   int64_t numRanks;
+  uint64_t rngStep;
 };
 
 /// A kernel function on the generic op.

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
@@ -140,7 +141,8 @@ struct Liveness {
 };
 } // namespace
 
-static Liveness computeLiveness(func::FuncOp entry) {
+static Liveness computeLiveness(func::FuncOp entry,
+                                std::optional<int64_t> stage) {
   Liveness liveness;
   if (entry.isExternal() || !entry.getBody().hasOneBlock())
     return liveness;
@@ -199,13 +201,25 @@ static Liveness computeLiveness(func::FuncOp entry) {
         end = std::max(end, index.lookup(user));
     return end;
   };
+  // A pipeline stage runs its own ops and the unstaged ones, and holds the
+  // arguments those read.
+  auto runs = [&](Operation *op) {
+    std::optional<int64_t> opStage = getOpStage(op);
+    return !stage || !opStage || *opStage == *stage;
+  };
   for (BlockArgument arg : block.getArguments()) {
     unsigned i = arg.getArgNumber();
+    if (stage && llvm::none_of(arg.getUsers(), [&](Operation *user) {
+          return user != terminator && runs(user);
+        }))
+      continue;
     int64_t end =
         isCarriedArgument(entry, i) ? numSteps - 1 : lastUse(arg, /*start=*/0);
     addValue(arg, 0, end, names.classify(getArgumentName(entry, i)));
   }
   for (Operation &op : block) {
+    if (!runs(&op))
+      continue;
     int64_t start = index.lookup(&op);
     for (Value result : op.getResults()) {
       Category category = Other;
@@ -276,14 +290,16 @@ static int64_t findPeak(const Liveness &liveness, MemoryBreakdown &breakdown) {
   return peakStep;
 }
 
-MemoryBreakdown analyzeMemory(func::FuncOp entry) {
+MemoryBreakdown analyzeMemory(func::FuncOp entry,
+                              std::optional<int64_t> stage) {
   MemoryBreakdown breakdown;
-  findPeak(computeLiveness(entry), breakdown);
+  findPeak(computeLiveness(entry, stage), breakdown);
   return breakdown;
 }
 
-std::vector<LiveValue> getLiveValuesAtPeak(func::FuncOp entry) {
-  Liveness liveness = computeLiveness(entry);
+std::vector<LiveValue> getLiveValuesAtPeak(func::FuncOp entry,
+                                           std::optional<int64_t> stage) {
+  Liveness liveness = computeLiveness(entry, stage);
   MemoryBreakdown breakdown;
   int64_t step = findPeak(liveness, breakdown);
   std::vector<const Interval *> covering;

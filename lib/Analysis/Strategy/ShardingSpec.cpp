@@ -68,12 +68,39 @@ std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
   if (!root.is_object())
     return "strategy file: expected an object, got " + describe(root);
   static const std::set<std::string> known = {
-      "mesh", "data_parallel_axes", "sequence_parallel_axes", "ops", "args"};
+      "mesh", "data_parallel_axes", "sequence_parallel_axes", "ops", "args",
+      "layer_stages"};
   for (auto it = root.begin(); it != root.end(); ++it)
     if (!known.count(it.key()))
       return "strategy file: unknown key `" + it.key() +
              "` (expected mesh, data_parallel_axes, sequence_parallel_axes, "
-             "ops, args)";
+             "ops, args, layer_stages)";
+
+  // The pipeline stage of each transformer layer, in forward order (as
+  // seed 000's pipeline_func): stage ids start at 0 and never fall.
+  if (root.contains("layer_stages")) {
+    const json &stages = root["layer_stages"];
+    if (!stages.is_array() || stages.empty())
+      return "strategy file: layer_stages: expected a non-empty list of "
+             "stage ids, got " + describe(stages);
+    int64_t previous = 0;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const json &stage = stages[i];
+      int64_t id = stage.is_number_integer() ? stage.get<int64_t>() : -1;
+      if (id != previous && id != previous + 1)
+        return "strategy file: layer_stages[" + std::to_string(i) +
+               "]: expected stage " + std::to_string(previous) + " or " +
+               std::to_string(previous + 1) +
+               " (stages start at 0, hold consecutive layers and skip none), "
+               "got " + describe(stage);
+      if (i == 0 && id != 0)
+        return "strategy file: layer_stages[0]: expected stage 0, got " +
+               describe(stage);
+      previous = id;
+      spec.layerStages.push_back(id);
+    }
+    spec.pipelineStages = previous + 1;
+  }
 
   if (root.contains("mesh")) {
     if (!root["mesh"].is_string())
@@ -209,16 +236,9 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
         error = "parallel config: optimizer_shard: expected true, false, 0, "
                 "1 (ZeRO-1) or 3 (ZeRO-3), got " + describe(value);
     } else if (key == "pipeline_stage") {
-      error = readCount(value, key, count);
-      if (error.empty() && count > 1)
-        error = "parallel config: pipeline_stage = " + std::to_string(count) +
-                ": pipeline parallelism is not implemented yet (issue 10)";
+      error = readCount(value, key, config.pipelineStages);
     } else if (key == "micro_batch_num") {
-      error = readCount(value, key, count);
-      if (error.empty() && count > 1)
-        error = "parallel config: micro_batch_num = " + std::to_string(count) +
-                ": micro-batching belongs to the pipeline phase (loomc "
-                "--micro-batches with autodiff), not implemented here yet";
+      error = readCount(value, key, config.microBatches);
     } else if (key == "gradient_aggregation_group") {
       error = readCount(value, key, count);
       if (error.empty() && count > 1)
@@ -292,6 +312,8 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
       dp > 1 ? Layout::AxisList{"dp"} : Layout::AxisList{};
   spec.optimizerShard = dp > 1 ? config.optimizerShard : 0;
   spec.recompute = config.recompute;
+  spec.pipelineStages = config.pipelineStages;
+  spec.microBatches = config.microBatches;
   if (sp > 1) {
     // DeepSpeed-Ulysses: activations split on the sequence over sp, attention
     // on heads over (tp, sp) -- whole sequences, so the q, k, v and output

@@ -17,6 +17,10 @@
 //     slice of the single-device result. Without it the run stops with
 //     "dropout in an SPMD program needs the layout of its input".
 //
+// The mask also depends on the run's `--seed` and `--rng-step` (the training
+// step the run stands for), as an emitted trainer's step does
+// (loom/Runtime/Support/Philox.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Host/Random.h"
@@ -60,7 +64,7 @@ static KernelStatus runDropout(DropoutOp op, KernelContext &ctx) {
   dispatchFloat(ctx.getFloatKind(), [&](auto zero) {
     using T = decltype(zero);
     host::dropout<T>(x.data<T>(), globalShape, blockOffset, blockShape, rate,
-                     seed, y.mutableData<T>());
+                     seed, ctx.getSeed(), ctx.getRngStep(), y.mutableData<T>());
   });
   return std::nullopt;
 }

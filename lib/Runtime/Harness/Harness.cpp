@@ -450,7 +450,10 @@ std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
       else
         results[i].floats.assign(numElements(spec.results[i].localShape), 0);
     }
-    Status status = step(comm, args, results);
+    // The i-th run is training step i: dropout masks advance as the
+    // trainer's do.
+    StepContext context{options.seed, static_cast<uint64_t>(s)};
+    Status status = step(comm, context, args, results);
     if (!status.ok())
       comm.abort(status);
     if (s + 1 == options.steps)

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Host/Random.h"
+#include "loom/Runtime/Support/Philox.h"
 
 #include <cmath>
 #include <vector>
@@ -19,8 +20,6 @@ namespace loom::runtime::host {
 
 namespace {
 
-constexpr uint32_t kPhiloxM0 = 0xD2511F53, kPhiloxM1 = 0xCD9E8D57;
-constexpr uint32_t kPhiloxW0 = 0x9E3779B9, kPhiloxW1 = 0xBB67AE85;
 constexpr double kTwoPow32 = 4294967296.0;
 constexpr double kTwoPi = 6.283185307179586476925;
 
@@ -97,17 +96,11 @@ void forEachRun(const Shape &globalShape, const Shape &blockOffset,
 } // namespace
 
 PhiloxCounter philox4x32(PhiloxCounter c, PhiloxKey key) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key[0] += kPhiloxW0;
-      key[1] += kPhiloxW1;
-    }
-    uint64_t p0 = static_cast<uint64_t>(kPhiloxM0) * c[0];
-    uint64_t p1 = static_cast<uint64_t>(kPhiloxM1) * c[2];
-    c = {hi32(p1) ^ c[1] ^ key[0], lo32(p1), hi32(p0) ^ c[3] ^ key[1],
-         lo32(p0)};
-  }
-  return c;
+  // The shared host/device definition (Support/Philox.h).
+  philox::Block out = philox::philox4x32(
+      {{c[0], c[1], c[2], c[3]}},
+      static_cast<uint64_t>(key[0]) | static_cast<uint64_t>(key[1]) << 32);
+  return {out.word[0], out.word[1], out.word[2], out.word[3]};
 }
 
 uint64_t tensorIdFromName(std::string_view name) {
@@ -160,9 +153,11 @@ void fillNormal(T *out, const Shape &globalShape, const Shape &blockOffset,
 
 template <typename T>
 void dropout(const T *input, const Shape &globalShape, const Shape &blockOffset,
-             const Shape &blockShape, double rate, int64_t seed, T *result) {
-  Stream stream(keyFromSeed(static_cast<uint64_t>(seed)), 0, 0);
-  uint64_t threshold = static_cast<uint64_t>(std::floor(rate * kTwoPow32));
+             const Shape &blockShape, double rate, int64_t seed,
+             uint64_t runSeed, uint64_t step, T *result) {
+  philox::DropoutStream site = philox::dropoutStream(seed, runSeed, step);
+  Stream stream(keyFromSeed(site.key), site.word2, site.word3);
+  uint64_t threshold = philox::dropoutThreshold(rate);
   T scale = static_cast<T>(1.0 / (1.0 - rate));
   forEachRun(globalShape, blockOffset, blockShape,
              [&](int64_t local, uint64_t global, int64_t length) {
@@ -183,7 +178,8 @@ void dropout(const T *input, const Shape &globalShape, const Shape &blockOffset,
                               const Shape &, uint64_t, uint64_t, double,       \
                               double);                                         \
   template void dropout<T>(const T *, const Shape &, const Shape &,            \
-                           const Shape &, double, int64_t, T *);
+                           const Shape &, double, int64_t, uint64_t, uint64_t, \
+                           T *);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)
 #undef LOOM_INSTANTIATE

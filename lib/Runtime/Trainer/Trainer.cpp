@@ -13,7 +13,8 @@
 // 3. build this rank's blocks of the model state: the initializers drawn
 //    at the block's offset (a slice of the single-device draw), or the latest
 //    checkpoint's blocks after checking that it belongs to this plan;
-// 4. per step: read this rank's block of the step's batch, run the step, move
+// 4. per step: read this rank's block of the step's batch, run the step
+//    (StepContext: run seed and RNG step, for dropout), move
 //    each carried result into its argument, log on rank 0, checkpoint every
 //    K steps and after the last.
 //
@@ -301,10 +302,18 @@ template <typename T> io::DType stateDType(const TensorSpec &arg) {
   return arg.isInteger ? arg.declaredDType : floatDType<T>();
 }
 
+/// What a checkpoint records besides the tensors.
 struct CheckpointInfo {
   int64_t step = 0;
   std::string dataFile;
+  /// Seeds the batch sampling.
   uint64_t seed = 0;
+  /// The RNG state of dropout (harness::StepContext): the run seed and the
+  /// RNG step of the next training step. A run from scratch has rngStep =
+  /// step; the manifest keeps both, so resuming restores the stream rather
+  /// than re-deriving it.
+  uint64_t rngSeed = 0;
+  uint64_t rngStep = 0;
 };
 
 /// Writes the checkpoint after `info.step` steps into
@@ -385,7 +394,8 @@ std::optional<Failure> writeCheckpoint(const Program &program,
     manifest.dataFile = info.dataFile;
     manifest.dataSeed = info.seed;
     manifest.dataPosition = info.step;
-    manifest.rngSeed = info.seed;
+    manifest.rngSeed = info.rngSeed;
+    manifest.rngState = {info.rngStep};
     manifest.metadata["entry"] = spec.entry;
     manifest.metadata["dtype"] = std::is_same_v<T, float> ? "f32" : "f64";
     manifestWritten = io::writeCheckpointManifest(dir, manifest);
@@ -486,9 +496,19 @@ std::optional<Failure> loadCheckpoint(const Program &program,
       std::copy(data.bytes.begin(), data.bytes.end(),
                 reinterpret_cast<uint8_t *>(args[i].floats.data()));
     }
+    // The RNG state is (seed, [next RNG step]); checkpoints written before
+    // it was recorded have an empty state and continue at their step.
+    if (manifest.rngState.size() > 1)
+      return Status::failure(where + ": `rng.state` holds " +
+                             std::to_string(manifest.rngState.size()) +
+                             " words; this trainer keeps one (the RNG step)");
     info.step = manifest.step;
     info.dataFile = manifest.dataFile;
     info.seed = manifest.dataSeed;
+    info.rngSeed = manifest.rngSeed;
+    info.rngStep = manifest.rngState.empty()
+                       ? static_cast<uint64_t>(manifest.step)
+                       : manifest.rngState[0];
     return Status::success();
   };
   return agree(check(), program.rank);
@@ -534,6 +554,7 @@ std::optional<Failure> train(const Program &program,
   std::vector<Buffer<T>> args(spec.arguments.size());
   CheckpointInfo info;
   info.seed = options.seed;
+  info.rngSeed = options.seed;
   info.dataFile = options.data;
 
   if (options.resume) {
@@ -542,9 +563,11 @@ std::optional<Failure> train(const Program &program,
             loadCheckpoint(program, options.ckptDir, args, info, dir))
       return failure;
     if (program.rank == 0) {
-      std::printf("resuming from %s at step %lld (seed %llu)\n", dir.c_str(),
-                  static_cast<long long>(info.step),
-                  static_cast<unsigned long long>(info.seed));
+      std::printf("resuming from %s at step %lld (seed %llu, rng step "
+                  "%llu)\n",
+                  dir.c_str(), static_cast<long long>(info.step),
+                  static_cast<unsigned long long>(info.seed),
+                  static_cast<unsigned long long>(info.rngStep));
       if (options.seedGiven && options.seed != info.seed)
         std::printf("note: --seed %llu ignored: the checkpoint's run draws "
                     "batches with seed %llu\n",
@@ -606,7 +629,11 @@ std::optional<Failure> train(const Program &program,
       else
         results[i].floats.assign(n, T(0));
     }
-    Status ran = step(comm, args, results);
+    // Dropout draws from (run seed, step): the masks change every step and
+    // a resumed run draws the masks the uninterrupted one would.
+    harness::StepContext context{info.rngSeed, info.rngStep};
+    Status ran = step(comm, context, args, results);
+    ++info.rngStep;
     if (!ran.ok())
       comm.abort(ran);
     // The plan keeps each carried value where its argument was: no copy,

@@ -552,6 +552,21 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
              ", " + name(o.getDkey()) + ", " + name(o.getDvalue()) + ")");
         return success();
       })
+      .Case([&](DropoutOp o) -> LogicalResult {
+        // The host kernel's mask, bit for bit (Support/Philox.h), from the
+        // step's run seed and RNG step.
+        Shape global, offset;
+        if (failed(globalBlock(o, global, offset)))
+          return failure();
+        allocate(o.getResult());
+        call("cuda::dropout<T>(stream, " + name(o.getInput()) + ", " +
+             shapeLiteral(global) + ", " + shapeLiteral(offset) + ", " +
+             shape(o.getInput()) + ", " +
+             doubleLiteral(o.getRateAttr().getValueAsDouble()) + ", " +
+             std::to_string(o.getSeedAttr().getInt()) +
+             ", context.seed, context.step, " + name(o.getResult()) + ")");
+        return success();
+      })
       .Case([&](RopeOp o) {
         Value positions = o.getPositions();
         allocate(o.getResult());
@@ -732,13 +747,15 @@ LogicalResult RankEmitter::emit() {
   os << ".\n"
      << "template <typename T>\n"
      << "Status loom_" << func.getSymName() << "_rank" << rank
-     << "(mpi::Communicator &comm, const std::vector<Buffer<T>> &args,\n"
-     << "    std::vector<Buffer<T>> &results) {\n"
+     << "(mpi::Communicator &comm, const StepContext &context,\n"
+     << "    const std::vector<Buffer<T>> &args, std::vector<Buffer<T>> "
+        "&results) {\n"
      << "  cuda::Session &session = cuda::Session::get(comm);\n"
      << "  cudaStream_t stream = session.getStream();\n"
      << "  cublasHandle_t blas = session.getBlas();\n"
      << "  nccl::Communicator &nccl = session.getNccl();\n"
      << "  (void)blas;\n"
+     << "  (void)context;\n"
      << "  (void)nccl;\n"
      << "  cuda::Workspace ws(stream);\n";
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
@@ -769,6 +786,7 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/CUDA/Matmul.h"
 #include "loom/Runtime/CUDA/Normalization.h"
 #include "loom/Runtime/CUDA/Optimizer.h"
+#include "loom/Runtime/CUDA/Random.h"
 #include "loom/Runtime/CUDA/Reduction.h"
 #include "loom/Runtime/CUDA/Rope.h"
 #include "loom/Runtime/CUDA/Session.h"
@@ -805,25 +823,38 @@ namespace {
 std::string mainSource() {
   return R"cpp(//===- main.cpp - Emitted by loom-translate --emit-cuda -------------------===//
 //
-// Runs the emitted training step on this MPI rank's GPU through the harness
-// (loom/Runtime/Harness/Harness.h), which reads and writes host tensors as
-// loom-run does: `mpirun -np N ./train_step --inputs IN.safetensors
-// --outputs OUT.safetensors [--dtype f32] [--steps N]`.
+// Runs the emitted training step on this MPI rank's GPU (the node-local rank
+// picks the device). Training, with the host trainer's flags and loop
+// (loom/Runtime/Trainer/Trainer.h; any of --data, --resume, --ckpt-dir,
+// --init-only, --print-layouts):
+//   mpirun -np N ./train_step --data TOKENS.bin --steps N [--seed S]
+//       [--log-every K] [--ckpt-dir DIR [--ckpt-every K] [--resume]]
+//       [--dtype f32|f64] [--init-only]
+// One step from tensor files, as loom-run (Harness.h):
+//   mpirun -np N ./train_step --inputs IN.safetensors --outputs OUT.safetensors
+//       [--dtype f64|f32] [--steps N]
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Harness/Harness.h"
+#include "loom/Runtime/Trainer/Trainer.h"
 
-using namespace loom::runtime::harness;
+using namespace loom::runtime;
 
 // Defined in train_step.cu.
-const ProgramSpec &loomProgramSpec();
-const std::vector<StepFn<float>> &loomStepsF32();
-const std::vector<StepFn<double>> &loomStepsF64();
+const harness::ProgramSpec &loomProgramSpec();
+const std::vector<harness::StepFn<float>> &loomStepsF32();
+const std::vector<harness::StepFn<double>> &loomStepsF64();
 
 int main(int argc, char **argv) {
-  return runMain(argc, argv, loomProgramSpec(), loomStepsF32(),
-                 loomStepsF64());
+  // The CUDA steps have the host steps' signature (host buffers in and out),
+  // so the trainer and the harness drive them exactly as they drive the
+  // host program's.
+  if (trainer::isTrainingCommandLine(argc, argv))
+    return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepsF32(),
+                               loomStepsF64());
+  return harness::runMain(argc, argv, loomProgramSpec(), loomStepsF32(),
+                          loomStepsF64());
 }
 )cpp";
 }
@@ -878,8 +909,8 @@ find_path(LOOM_NCCL_INCLUDE_DIR nccl.h REQUIRED
           HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
 # Static libraries, users before what they use.
 set(loom_runtime_libs)
-foreach(lib LoomRuntimeCUDASession LoomRuntimeNCCL LoomRuntimeHarness
-            LoomRuntimeCUDA LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
+foreach(lib LoomRuntimeTrainer LoomRuntimeCUDASession LoomRuntimeNCCL
+            LoomRuntimeHarness LoomRuntimeCUDA LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
             LoomRuntimeLayout LoomRuntimeSupport)
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
@@ -887,9 +918,19 @@ foreach(lib LoomRuntimeCUDASession LoomRuntimeNCCL LoomRuntimeHarness
   list(APPEND loom_runtime_libs ${LOOM_${lib}_LIBRARY})
 endforeach()
 
+# The precisions the step functions are compiled for (`--dtype`); leaving
+# one out halves the compile time.
+set(LOOM_STEP_DTYPES "f32;f64" CACHE STRING "f32, f64 or both")
+
 add_executable(train_step train_step.cu main.cpp)
 target_include_directories(train_step PRIVATE ${LOOM_SOURCE_DIR}/include
                                               ${LOOM_NCCL_INCLUDE_DIR})
+foreach(dtype f32 f64)
+  if(NOT dtype IN_LIST LOOM_STEP_DTYPES)
+    string(TOUPPER ${dtype} upper)
+    target_compile_definitions(train_step PRIVATE LOOM_STEP_NO_${upper}=1)
+  endif()
+endforeach()
 target_compile_definitions(train_step PRIVATE OMPI_SKIP_MPICXX=1
                                               MPICH_SKIP_MPICXX=1)
 target_link_libraries(train_step PRIVATE ${loom_runtime_libs}

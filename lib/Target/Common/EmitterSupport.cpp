@@ -332,6 +332,34 @@ std::string RankEmitterBase::name(Value value) {
   return result;
 }
 
+LogicalResult RankEmitterBase::globalBlock(Operation *op, Shape &globalShape,
+                                           Shape &blockOffset) {
+  Shape block = shapeOf(op->getOperand(0));
+  globalShape = block;
+  blockOffset.assign(block.size(), 0);
+  if (entry.numRanks == 1)
+    return success();
+  // The mask is drawn by global index, so the block's place in the global
+  // tensor is a constant of this rank.
+  auto attr = op->getAttrOfType<dist::LayoutAttr>(interp::kLayoutAttrName);
+  if (!attr)
+    return op->emitError() << "dropout in an SPMD program needs the layout of "
+                              "its input (a `dist.layout` attribute on the op)";
+  auto layout = attr.toLayout(*entry.mesh);
+  if (!layout)
+    return op->emitError() << "`dist.layout`: " << layout.error();
+  if (layout->getRank() != block.size())
+    return op->emitError() << "`dist.layout` of rank " << layout->getRank()
+                           << " does not fit the input of rank "
+                           << block.size();
+  globalShape = layout->getGlobalShape(*entry.mesh, block);
+  auto at = layout->getBlockOffset(*entry.mesh, globalShape, rank);
+  if (!at)
+    return op->emitError() << "`dist.layout`: " << at.error();
+  blockOffset = *at;
+  return success();
+}
+
 Shape RankEmitterBase::shapeOf(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   return Shape(type.getShape().begin(), type.getShape().end());

@@ -674,37 +674,16 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         return success();
       })
       .Case([&](DropoutOp o) -> LogicalResult {
-        // The mask is drawn by global index, so the block's place in the
-        // global tensor is a constant of this rank.
-        Shape block = shapeOf(o.getInput());
-        Shape global = block, offset(block.size(), 0);
-        if (entry.numRanks > 1) {
-          auto attr =
-              o->getAttrOfType<dist::LayoutAttr>(interp::kLayoutAttrName);
-          if (!attr)
-            return o.emitError() << "dropout in an SPMD program needs the "
-                                    "layout of its input (a `dist.layout` "
-                                    "attribute on the op)";
-          auto layout = attr.toLayout(*entry.mesh);
-          if (!layout)
-            return o.emitError() << "`dist.layout`: " << layout.error();
-          if (layout->getRank() != block.size())
-            return o.emitError()
-                   << "`dist.layout` of rank " << layout->getRank()
-                   << " does not fit the input of rank " << block.size();
-          global = layout->getGlobalShape(*entry.mesh, block);
-          auto at = layout->getBlockOffset(*entry.mesh, global, rank);
-          if (!at)
-            return o.emitError() << "`dist.layout`: " << at.error();
-          offset = *at;
-        }
+        Shape block = shapeOf(o.getInput()), global, offset;
+        if (failed(globalBlock(o, global, offset)))
+          return failure();
         allocate(o.getResult());
         call("host::dropout<T>(" + data(o.getInput()) + ", " +
              shapeLiteral(global) + ", " + shapeLiteral(offset) + ", " +
              shapeLiteral(block) + ", " +
              doubleLiteral(o.getRateAttr().getValueAsDouble()) + ", " +
-             std::to_string(o.getSeedAttr().getInt()) + ", " +
-             data(o.getResult()) + ")");
+             std::to_string(o.getSeedAttr().getInt()) +
+             ", context.seed, context.step, " + data(o.getResult()) + ")");
         return success();
       })
       .Default([&](Operation *other) {
@@ -753,9 +732,11 @@ LogicalResult RankEmitter::emit() {
   os << ".\n";
   os << "template <typename T>\n"
      << "Status loom_" << func.getSymName() << "_rank" << rank
-     << "(mpi::Communicator &comm, const std::vector<Buffer<T>> &args,\n"
-     << "    std::vector<Buffer<T>> &results) {\n";
-  os << "  (void)comm;\n";
+     << "(mpi::Communicator &comm, const StepContext &context,\n"
+     << "    const std::vector<Buffer<T>> &args, std::vector<Buffer<T>> "
+        "&results) {\n";
+  os << "  (void)comm;\n"
+     << "  (void)context;\n";
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
     Value value = func.getArgument(i);
     os << "  const std::vector<" << elementType(value) << "> &" << name(value)

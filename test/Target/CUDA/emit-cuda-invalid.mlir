@@ -4,15 +4,28 @@
 // RUN: not loom-translate --emit-cuda %s --split-input-file -o %t.dir/ 2>&1 | FileCheck %s
 // RUN: not test -e %t.dir/train_step.cu
 
-// CHECK: error: no CUDA emission for 'loom.dropout'
+// CHECK: error: no CUDA emission for 'arith.addf'
 
 // An op without a CUDA pattern is an error naming it, and nothing is
 // written.
 
 func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @below {{no CUDA emission for 'loom.dropout'}}
-  %y = loom.dropout %x {rate = 0.1 : f64, seed = 1 : i64} : tensor<4xf32>
+  // expected-error @below {{no CUDA emission for 'arith.addf'}}
+  %y = arith.addf %x, %x : tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// A dropout in an SPMD program draws by global index: without its layout
+// the rank's place in the global tensor is unknown.
+
+dist.mesh @m shape [2] axes ["tp"]
+
+func.func @train_step(%x: tensor<2x6xf32> {dist.layout = #dist.layout<@m, [["tp"], []]>}) -> (tensor<2x6xf32> {dist.layout = #dist.layout<@m, [["tp"], []]>}) {
+  // expected-error @below {{dropout in an SPMD program needs the layout of its input (a `dist.layout` attribute on the op)}}
+  %y = loom.dropout %x {rate = 0.1 : f64, seed = 1 : i64} : tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
 }
 
 // -----

@@ -90,3 +90,23 @@ func.func @forward(%x: tensor<2x3xf64>) -> tensor<6xf64> {
 // CHECK: LOOM_CHECK_MESSAGE(host::binary<T>(host::BinaryKind::Mul, v0.data(), {6}, v_cst.data(), {6}, v1.data(), {6}),
 // CHECK-NOT: loom_forward_rank1
 // CHECK: s.mesh = {};
+
+// -----
+
+// A dropout draws by global index: each rank passes its block's place in
+// the global tensor (from the op's layout) and the step's run seed and RNG
+// step (StepContext), as the interpreter's kernel does.
+
+dist.mesh @m shape [2] axes ["tp"]
+func.func @train_step(
+    %x: tensor<4x3xf32> {dist.layout = #dist.layout<@m, [[], ["tp"]]>})
+    -> (tensor<4x3xf32> {dist.layout = #dist.layout<@m, [[], ["tp"]]>}) {
+  %y = loom.dropout %x {rate = 5.000000e-01 : f64, seed = 17 : i64, dist.layout = #dist.layout<@m, [[], ["tp"]]>} : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// CHECK-LABEL: /// Rank 0 of mesh @m: coordinates (tp 0).
+// CHECK: Status loom_train_step_rank0(mpi::Communicator &comm, const StepContext &context,
+// CHECK: host::dropout<T>(arg0.data(), {4, 6}, {0, 0}, {4, 3}, 0.5, 17, context.seed, context.step, v0.data());
+// CHECK-LABEL: /// Rank 1 of mesh @m: coordinates (tp 1).
+// CHECK: host::dropout<T>(arg0.data(), {4, 6}, {0, 3}, {4, 3}, 0.5, 17, context.seed, context.step, v0.data());

@@ -96,15 +96,43 @@ TEST(ShardingSpecTest, RecomputeReachesTheSpec) {
   EXPECT_FALSE(off.recompute);
 }
 
+TEST(ShardingSpecTest, ReadsThePipelineKeys) {
+  auto config =
+      parseParallelConfig(R"({"pipeline_stage": 4, "micro_batch_num": 8})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_EQ(config->pipelineStages, 4);
+  EXPECT_EQ(config->microBatches, 8);
+  ShardingSpec spec;
+  expandParallelConfig(*config, spec);
+  EXPECT_EQ(spec.pipelineStages, 4);
+  EXPECT_EQ(spec.microBatches, 8);
+}
+
+TEST(ShardingSpecTest, ReadsLayerStages) {
+  ShardingSpec spec;
+  EXPECT_EQ(parseStrategyFile(R"({"layer_stages": [0, 0, 1, 2, 2]})", spec),
+            "");
+  EXPECT_EQ(spec.layerStages, (std::vector<int64_t>{0, 0, 1, 2, 2}));
+  EXPECT_EQ(spec.pipelineStages, 3);
+  ShardingSpec skipping;
+  EXPECT_TRUE(contains(
+      parseStrategyFile(R"({"layer_stages": [0, 2]})", skipping),
+      "layer_stages[1]: expected stage 0 or 1"));
+  ShardingSpec late;
+  EXPECT_TRUE(contains(parseStrategyFile(R"({"layer_stages": [1]})", late),
+                       "layer_stages[0]"));
+}
+
 TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
   auto check = [](const std::string &text, const std::string &message) {
     auto config = parseParallelConfig(text);
     ASSERT_FALSE(config.ok()) << text;
     EXPECT_TRUE(contains(config.error(), message)) << config.error();
   };
-  check(R"({"pipeline_stage": 2})",
-        "pipeline parallelism is not implemented yet (issue 10)");
-  check(R"({"micro_batch_num": 4})", "micro_batch_num = 4");
+  check(R"({"pipeline_stage": 0})",
+        "pipeline_stage: expected an integer >= 1, got 0");
+  check(R"({"micro_batch_num": true})",
+        "micro_batch_num: expected an integer >= 1");
   check(R"({"recompute": 1})", "recompute: expected true or false");
   // MindFormers' default algorithm is ring attention, not implemented.
   check(R"({"context_parallel": 2})",

@@ -22,6 +22,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace mlir::loom::dist {
@@ -60,7 +61,12 @@ struct MemoryBreakdown {
 };
 
 /// Analyzes `entry` (one block, ranked tensors of static shape).
-MemoryBreakdown analyzeMemory(func::FuncOp entry);
+///
+/// For a pipelined program (docs/Pipeline.md) `stage` selects the ranks of
+/// one stage: only that stage's ops (and the unstaged ones) run, and only
+/// the arguments they read are held — what the interpreter measures there.
+MemoryBreakdown analyzeMemory(func::FuncOp entry,
+                              std::optional<int64_t> stage = std::nullopt);
 
 /// A value live at the peak, with its bytes and category.
 struct LiveValue {
@@ -71,7 +77,9 @@ struct LiveValue {
 
 /// The values of `entry` live at its peak (the op `analyzeMemory` names as
 /// `peakOp`), largest first: what a report needs to say what fills memory.
-std::vector<LiveValue> getLiveValuesAtPeak(func::FuncOp entry);
+std::vector<LiveValue>
+getLiveValuesAtPeak(func::FuncOp entry,
+                    std::optional<int64_t> stage = std::nullopt);
 
 /// The forward ops of `entry`: the ancestors of the result named `loss` in
 /// its block (empty without one).

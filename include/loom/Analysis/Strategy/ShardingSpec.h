@@ -96,6 +96,13 @@ struct ShardingSpec {
   /// Full activation recompute of every transformer layer: the partition
   /// pipeline runs `loom-recompute{layers=all}` before assigning layouts.
   bool recompute = false;
+  /// Pipeline stages and micro-batches (`pipeline_stage`, `micro_batch_num`;
+  /// 1 = none): the driver's pipeline phase and autodiff read them.
+  int64_t pipelineStages = 1;
+  int64_t microBatches = 1;
+  /// The stage of each transformer layer (`layer_stages` of a strategy
+  /// file); empty for an even split.
+  std::vector<int64_t> layerStages;
 };
 
 /// Parses a strategy file's text into `spec` (appending). Errors name the
@@ -115,12 +122,14 @@ struct ParallelConfig {
   /// `context_parallel_algo`; only `ulysses_cp` is implemented.
   int64_t contextParallel = 1;
   std::string contextParallelAlgo = "colossalai_cp";
+  /// `pipeline_stage` and `micro_batch_num` (docs/Pipeline.md).
+  int64_t pipelineStages = 1;
+  int64_t microBatches = 1;
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of
 /// features not implemented yet set to anything but their neutral value
-/// (`pipeline_stage` > 1, `micro_batch_num` > 1,
-/// `context_parallel` > 1 with any `context_parallel_algo` but
+/// (`context_parallel` > 1 with any `context_parallel_algo` but
 /// `ulysses_cp`, `gradient_aggregation_group` > 1), are errors.
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 

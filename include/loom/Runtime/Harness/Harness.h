@@ -18,7 +18,8 @@
 //      argument is held by the first member of its partial group, zeros
 //      elsewhere);
 //   3. runs the rank's step once, or `--steps N` times feeding the
-//      loop-carried results (a result named like an argument) back;
+//      loop-carried results (a result named like an argument) back, the
+//      i-th run with StepContext{--seed, i};
 //   4. gathers every result's blocks on rank 0, checks that replicas agree,
 //      adds partial blocks in rank order (host::accumulateBlock) and writes
 //      the global results (`--outputs`), printing loom-run's summary lines.
@@ -148,10 +149,19 @@ template <typename T> struct Buffer {
   std::vector<int64_t> ints;
 };
 
+/// What a step draws its random numbers from besides the program: the run's
+/// seed and the 0-based index of the training step (dropout's stream,
+/// loom/Runtime/Support/Philox.h). The trainer passes (--seed, step); the
+/// harness (--seed, iteration of --steps); loom-run (--seed, --rng-step).
+struct StepContext {
+  uint64_t seed = 0;
+  uint64_t step = 0;
+};
+
 /// One rank's step: reads `args` (one per argument, local blocks) and
 /// writes `results`, sized by the caller.
 template <typename T>
-using StepFn = Status (*)(mpi::Communicator &comm,
+using StepFn = Status (*)(mpi::Communicator &comm, const StepContext &context,
                           const std::vector<Buffer<T>> &args,
                           std::vector<Buffer<T>> &results);
 

@@ -19,15 +19,18 @@
 //   stream               key                        counter
 //   initialization       (lo32(seed), hi32(seed))   (lo32(i/4), hi32(i/4),
 //                                                    lo32(id), hi32(id) | 2^31)
-//   loom.dropout         (lo32(seed), hi32(seed))   (lo32(i/4), hi32(i/4), 0,
-//   0)
+//   loom.dropout         siteSeed ^ mix(runSeed)    (lo32(i/4), hi32(i/4),
+//                                                    lo32(step),
+//                                                    hi32(step) & 0x7fffffff)
 //
-// with `id` the tensor id. Philox is a bijection of the counter for a fixed
-// key, and two streams with the same key never share a counter when their
-// words 2-3 differ: so the initialization streams of tensors whose ids differ
-// in their low 63 bits never overlap, and never overlap a dropout stream
-// (whose word 3 keeps bit 31 clear; the ODS reserves words 2-3 for a per-step
-// offset, which must stay below 2^63). Bit 63 of a tensor id is ignored.
+// with `id` the tensor id, and for dropout the op's seed, the run's seed and
+// the 0-based training step (loom/Runtime/Support/Philox.h, which holds the
+// one host-and-device definition of the dropout stream). Philox is a
+// bijection of the counter for a fixed key, and two streams with the same
+// key never share a counter when their words 2-3 differ: so the
+// initialization streams of tensors whose ids differ in their low 63 bits
+// never overlap, and never overlap a dropout stream (whose word 3 keeps bit
+// 31 clear). Bit 63 of a tensor id is ignored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,13 +79,15 @@ void fillNormal(T *out, const Shape &globalShape, const Shape &blockOffset,
 
 /// loom.dropout over the block of a [globalShape] input at `blockOffset`
 /// with shape `blockShape`: `input` and `result` are that block. Element i
-/// (global index) keeps iff its word r >= floor(rate * 2^32) and is then
+/// (global index) keeps iff its word r of the stream of (`seed`, `runSeed`,
+/// `step`) (philox::dropoutStream) is >= floor(rate * 2^32), and is then
 /// scaled by `1 / (1 - rate)` computed in double and rounded to T; dropped
 /// elements are 0. `rate` is in [0, 1). For an unsharded call pass
 /// `globalShape` as `blockShape` and a zero offset.
 template <typename T>
 void dropout(const T *input, const Shape &globalShape, const Shape &blockOffset,
-             const Shape &blockShape, double rate, int64_t seed, T *result);
+             const Shape &blockShape, double rate, int64_t seed,
+             uint64_t runSeed, uint64_t step, T *result);
 
 } // namespace loom::runtime::host
 

@@ -24,7 +24,14 @@
 //   3. rank 0 logs `step N | loss X | T ms | tok/s` (the loss is
 //      replicated), and every K steps all ranks write a checkpoint (their
 //      blocks, then rank 0 the manifest with the plan, layouts, step, data
-//      position and seed).
+//      position and seed, and the RNG state: seed and next RNG step).
+//
+// Step s (0-based) runs with harness::StepContext{seed, s}: dropout draws
+// its masks from the run seed and the step (Support/Philox.h), so the masks
+// change every step, step 0 draws what `loom-run --seed S` draws, and a
+// resumed run restores (seed, RNG step) from the manifest and draws what the
+// uninterrupted run would. The step functions are the only part that
+// depends on the backend: host and CUDA programs share this loop.
 //
 // Errors before and between steps (flags, data, checkpoints) are agreed on
 // by all ranks, reported once and make every rank exit 1; an error inside a

@@ -11,12 +11,13 @@
 // rank, specialized to it; every value a device buffer of the step's
 // cuda::Workspace; every `loom` op a launch of its CUDA kernel or a cuBLAS
 // GEMM, every collective an NCCL Communicator call, each after the op it
-// came from in a comment), the `main.cpp` that hands them to the harness
-// (LoomRuntimeHarness: host staging of inputs and outputs, as `loom-run`
-// reads and writes them), and a `CMakeLists.txt` that builds both with nvcc
-// against Loom's runtime libraries. The step functions have the host steps'
-// signature, so the harness, the ProgramSpec and the comparison with
-// `loom-run --compare` are shared with the host path.
+// came from in a comment), the `main.cpp` that hands them to the training
+// loop (LoomRuntimeTrainer, the host program's flags) or to the harness
+// (LoomRuntimeHarness: one step from tensor files, as `loom-run` reads and
+// writes them), and a `CMakeLists.txt` that builds both with nvcc against
+// Loom's runtime libraries. The step functions have the host steps'
+// signature, so the trainer, the harness, the ProgramSpec and the comparison
+// with `loom-run --compare` are shared with the host path.
 //
 //===----------------------------------------------------------------------===//
 

@@ -182,6 +182,12 @@ protected:
   void groupComment(Operation *collective);
   /// Records `value` as the scalar constant `v` and declares it.
   void defineScalar(Value value, int64_t v);
+  /// Where this rank's block of `op`'s first operand lies in the global
+  /// tensor, for kernels keyed by the global index (dropout): the whole
+  /// tensor on one rank; in an SPMD program read from the op's
+  /// `dist.layout` attribute, which it must carry (an error at the op).
+  LogicalResult globalBlock(Operation *op, Shape &globalShape,
+                            Shape &blockOffset);
 
   const EntryInfo &entry;
   int64_t rank;

@@ -139,7 +139,7 @@ void AssignStagesPass::runOnOperation() {
   // Step 1.
   auto [ordinalOf, numLayers] = getLayerOrdinals(entry);
   if (info.stages > numLayers) {
-    entry.emitError("dist-assign-stages: cannot split ")
+    module.emitError("dist-assign-stages: cannot split ")
         << numLayers << " transformer layer(s) into " << info.stages
         << " pipeline stages: every stage needs at least one layer (layers "
            "are recognized by parameter names with a numeric component, "
@@ -156,8 +156,8 @@ void AssignStagesPass::runOnOperation() {
     for (StringRef part : parts) {
       int64_t count;
       if (part.trim().getAsInteger(10, count) || count < 1) {
-        entry.emitError("dist-assign-stages: stage-layers: expected a "
-                        "comma list of positive layer counts, found '")
+        module.emitError("dist-assign-stages: stage-layers: expected a "
+                         "comma list of positive layer counts, found '")
             << stageLayers << "'";
         return signalPassFailure();
       }
@@ -166,7 +166,7 @@ void AssignStagesPass::runOnOperation() {
     }
     if (static_cast<int64_t>(ranges.size()) != info.stages ||
         first != numLayers) {
-      entry.emitError("dist-assign-stages: stage-layers '")
+      module.emitError("dist-assign-stages: stage-layers '")
           << stageLayers << "' gives " << ranges.size() << " stage(s) of "
           << first << " layer(s), expected " << info.stages << " stage(s) of "
           << numLayers << " layer(s)";
@@ -186,14 +186,14 @@ void AssignStagesPass::runOnOperation() {
   int64_t expectedFirst = 0;
   for (auto [first, end] : info.stageLayers) {
     if (first != expectedFirst || end <= first) {
-      entry.emitError("dist-assign-stages: stage layer ranges must be "
-                      "contiguous, non-empty and start at 0");
+      module.emitError("dist-assign-stages: stage layer ranges must be "
+                       "contiguous, non-empty and start at 0");
       return signalPassFailure();
     }
     expectedFirst = end;
   }
   if (expectedFirst != numLayers) {
-    entry.emitError("dist-assign-stages: the stages hold ")
+    module.emitError("dist-assign-stages: the stages hold ")
         << expectedFirst << " layer(s), the model has " << numLayers;
     return signalPassFailure();
   }

@@ -112,6 +112,23 @@ bool mlir::loom::dist::requestsRecompute(const std::string &strategyFile,
          spec.recompute;
 }
 
+RequestedPipeline
+mlir::loom::dist::getRequestedPipeline(const std::string &strategyFile,
+                                       const std::string &parallelConfig) {
+  ShardingSpec spec;
+  RequestedPipeline request;
+  if (!loadShardingSpec(strategyFile, parallelConfig, spec).empty())
+    return request;
+  request.stages = spec.pipelineStages;
+  request.microBatches = spec.microBatches;
+  for (int64_t stage : spec.layerStages) {
+    if (static_cast<int64_t>(request.stageLayerCounts.size()) <= stage)
+      request.stageLayerCounts.push_back(0);
+    ++request.stageLayerCounts.back();
+  }
+  return request;
+}
+
 namespace {
 /// A chosen strategy: factor axes and the pending sums the op keeps.
 struct Choice {

@@ -23,6 +23,7 @@
 #include "loom/Runtime/CUDA/Matmul.h"
 #include "loom/Runtime/CUDA/Normalization.h"
 #include "loom/Runtime/CUDA/Optimizer.h"
+#include "loom/Runtime/CUDA/Random.h"
 #include "loom/Runtime/CUDA/Reduction.h"
 #include "loom/Runtime/CUDA/Rope.h"
 #include "loom/Runtime/CUDA/Shape.h"
@@ -36,6 +37,7 @@
 #include "loom/Runtime/Host/Matmul.h"
 #include "loom/Runtime/Host/Normalization.h"
 #include "loom/Runtime/Host/Optimizer.h"
+#include "loom/Runtime/Host/Random.h"
 #include "loom/Runtime/Host/Reduction.h"
 #include "loom/Runtime/Host/Rope.h"
 #include "loom/Runtime/Host/Shape.h"
@@ -581,6 +583,39 @@ TYPED_TEST(CudaKernelsTest, SgdAndAdamwUpdates) {
                           shape, floatStep.get(), 1e-3, 0.9, 0.95, 1e-8, 0.1,
                           np.get(), nm.get(), nv.get());
   expectClose(np.download(), ep, "adamw param, float step");
+}
+
+TYPED_TEST(CudaKernelsTest, DropoutMaskEqualsTheHostMask) {
+  // The device draws with the host's Philox (Support/Philox.h): masks and
+  // results are bit-identical, for blocks anywhere in the global tensor,
+  // run seeds and steps.
+  using T = TypeParam;
+  LOOM_REQUIRE_CUDA_DEVICE();
+  Shape global = {6, 8, 10};
+  auto x = randomVector<T>(480, 40);
+  struct Case {
+    Shape offset, block;
+    uint64_t runSeed, step;
+  };
+  for (const Case &c :
+       {Case{{0, 0, 0}, {6, 8, 10}, 0, 0}, Case{{0, 0, 0}, {6, 8, 10}, 3, 1},
+        Case{{3, 0, 0}, {3, 8, 10}, 3, 7},
+        Case{{1, 2, 5}, {4, 5, 5}, 12345, (1ull << 32) + 2}}) {
+    size_t n = numElements(c.block);
+    std::vector<int64_t> limits(3);
+    for (size_t d = 0; d < 3; ++d)
+      limits[d] = c.offset[d] + c.block[d];
+    std::vector<T> block(n);
+    host::slice<T>(x.data(), global, c.offset, limits, {1, 1, 1}, block.data());
+    std::vector<T> expected(n);
+    host::dropout<T>(block.data(), global, c.offset, c.block, 0.3, -11,
+                     c.runSeed, c.step, expected.data());
+    Buf<T> din(block), out(n);
+    cuda::dropout<T>(nullptr, din.get(), global, c.offset, c.block, 0.3, -11,
+                     c.runSeed, c.step, out.get());
+    EXPECT_EQ(out.download(), expected)
+        << "run seed " << c.runSeed << ", step " << c.step;
+  }
 }
 
 TEST(CudaWorkspaceTest, BuffersStartZeroedAndRoundTrip) {

@@ -140,7 +140,8 @@ TEST(RandomTest, ShardsEqualTheSliceOfTheUnshardedTensor) {
   fillNormal(fullNormal.data(), global, {0, 0, 0}, global, 5, 6, 0.0, 0.02);
   fillNormal(fullNormalF.data(), global, {0, 0, 0}, global, 5, 6, 0.0, 0.02);
   fillUniform(fullUniform.data(), global, {0, 0, 0}, global, 5, 6, -1, 1);
-  dropout(x.data(), global, {0, 0, 0}, global, 0.3, 17, fullDropout.data());
+  dropout(x.data(), global, {0, 0, 0}, global, 0.3, 17, 5, 3,
+          fullDropout.data());
   for (const auto &[offset, block] : blocksOf68x4()) {
     size_t n = numElements(block);
     std::vector<double> normal(n), uniform(n), dropped(n);
@@ -149,7 +150,8 @@ TEST(RandomTest, ShardsEqualTheSliceOfTheUnshardedTensor) {
     fillNormal(normalF.data(), global, offset, block, 5, 6, 0.0, 0.02);
     fillUniform(uniform.data(), global, offset, block, 5, 6, -1, 1);
     std::vector<double> xBlock = slice(x, global, offset, block);
-    dropout(xBlock.data(), global, offset, block, 0.3, 17, dropped.data());
+    dropout(xBlock.data(), global, offset, block, 0.3, 17, 5, 3,
+            dropped.data());
     EXPECT_EQ(normal, slice(fullNormal, global, offset, block));
     EXPECT_EQ(normalF, slice(fullNormalF, global, offset, block));
     EXPECT_EQ(uniform, slice(fullUniform, global, offset, block));
@@ -163,13 +165,14 @@ TEST(RandomTest, ShardsEqualTheSliceOfTheUnshardedTensor) {
 }
 
 TEST(RandomTest, DropoutFollowsTheOpDescription) {
-  // Key (lo32(seed), hi32(seed)); counter (lo32(i/4), hi32(i/4), 0, 0); word
-  // i % 4; keep iff word >= floor(rate * 2^32); scale 1 / (1 - rate).
+  // At run seed 0 and step 0: key (lo32(seed), hi32(seed)); counter
+  // (lo32(i/4), hi32(i/4), 0, 0); word i % 4; keep iff word >=
+  // floor(rate * 2^32); scale 1 / (1 - rate).
   int64_t seed = -3; // The i64 attribute, read as its two's-complement bits.
   double rate = 0.25;
   int64_t n = 4000;
   std::vector<double> x = randomValues(n, 170), y(n);
-  dropout(x.data(), {n}, {0}, {n}, rate, seed, y.data());
+  dropout(x.data(), {n}, {0}, {n}, rate, seed, 0, 0, y.data());
   uint64_t bits = static_cast<uint64_t>(seed);
   uint64_t threshold = static_cast<uint64_t>(rate * 4294967296.0);
   int64_t kept = 0;
@@ -184,12 +187,54 @@ TEST(RandomTest, DropoutFollowsTheOpDescription) {
   EXPECT_NEAR(double(kept) / n, 0.75, 0.03);
 }
 
+TEST(RandomTest, DropoutDrawsFromTheRunSeedAndTheStep) {
+  // Key seed ^ runSeed * 0x9E3779B97F4A7C15; counter words 2-3 the step
+  // (bit 63 cleared), as Support/Philox.h documents.
+  int64_t seed = 41, n = 1000;
+  uint64_t runSeed = 7, step = (uint64_t(5) << 32) | 12;
+  std::vector<double> ones(n, 1.0), y(n);
+  dropout(ones.data(), {n}, {0}, {n}, 0.5, seed, runSeed, step, y.data());
+  uint64_t key = uint64_t(seed) ^ (runSeed * 0x9E3779B97F4A7C15ull);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t block = i / 4;
+    uint32_t r = philox4x32({uint32_t(block), uint32_t(block >> 32), 12, 5},
+                            {uint32_t(key), uint32_t(key >> 32)})[i % 4];
+    EXPECT_EQ(y[i], r >= 0x80000000u ? 2.0 : 0.0) << "element " << i;
+  }
+}
+
+TEST(RandomTest, DropoutMasksChangeWithTheStepAndTheRunSeed) {
+  int64_t n = 512;
+  std::vector<double> ones(n, 1.0);
+  auto mask = [&](uint64_t runSeed, uint64_t step) {
+    std::vector<double> y(n);
+    dropout(ones.data(), {n}, {0}, {n}, 0.5, 3, runSeed, step, y.data());
+    return y;
+  };
+  std::vector<double> base = mask(0, 0);
+  EXPECT_EQ(mask(0, 0), base);
+  for (auto [runSeed, step] : {std::pair<uint64_t, uint64_t>{0, 1},
+                               {0, 2},
+                               {1, 0},
+                               {1, 1},
+                               {0, uint64_t(1) << 32}}) {
+    std::vector<double> other = mask(runSeed, step);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; ++i)
+      differ += (other[i] != 0) != (base[i] != 0);
+    // Independent masks at rate 1/2 differ in about half the elements.
+    EXPECT_GT(differ, n / 4) << "run seed " << runSeed << ", step " << step;
+  }
+  // Bit 63 of the step is not part of the stream.
+  EXPECT_EQ(mask(0, uint64_t(1) << 63), base);
+}
+
 TEST(RandomTest, DropoutMaskDoesNotDependOnTheElementType) {
   int64_t n = 256;
   std::vector<double> ones(n, 1.0), y(n);
   std::vector<float> onesF(n, 1.0f), yF(n);
-  dropout(ones.data(), {n}, {0}, {n}, 0.5, 99, y.data());
-  dropout(onesF.data(), {n}, {0}, {n}, 0.5, 99, yF.data());
+  dropout(ones.data(), {n}, {0}, {n}, 0.5, 99, 0, 0, y.data());
+  dropout(onesF.data(), {n}, {0}, {n}, 0.5, 99, 0, 0, yF.data());
   for (int64_t i = 0; i < n; ++i) {
     EXPECT_EQ(y[i] != 0, yF[i] != 0) << "element " << i;
     if (yF[i] != 0)
@@ -199,7 +244,7 @@ TEST(RandomTest, DropoutMaskDoesNotDependOnTheElementType) {
 
 TEST(RandomTest, DropoutAtRateZeroIsTheIdentity) {
   std::vector<double> x = randomValues(37, 180), y(37);
-  dropout(x.data(), {37}, {0}, {37}, 0.0, 1, y.data());
+  dropout(x.data(), {37}, {0}, {37}, 0.0, 1, 4, 9, y.data());
   EXPECT_EQ(y, x);
 }
 

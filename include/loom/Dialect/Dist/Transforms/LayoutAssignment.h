@@ -48,6 +48,20 @@ std::string loadShardingSpec(const std::string &strategyFile,
                              const std::string &parallelConfig,
                              ShardingSpec &spec);
 
+/// The pipeline a strategy file and parallel config ask for.
+struct RequestedPipeline {
+  int64_t stages = 1;
+  int64_t microBatches = 1;
+  /// Layers per stage (from a strategy file's `layer_stages`); empty for
+  /// an even split.
+  std::vector<int64_t> stageLayerCounts;
+};
+
+/// The pipeline the strategy file and parallel config ask for (none when
+/// they cannot be read, which dist-insert-reshards then reports).
+RequestedPipeline getRequestedPipeline(const std::string &strategyFile,
+                                       const std::string &parallelConfig);
+
 /// Whether the strategy file and parallel config ask for activation
 /// recompute (`recompute: true`); false when they cannot be read, which
 /// dist-insert-reshards then reports.

@@ -385,12 +385,16 @@ def Loom_DropoutOp : Loom_UnaryFloatOp<"dropout"> {
     Computes `y = keep ? x * (1 / (1 - rate)) : 0` per element, the scale
     computed in f64 and rounded to the element type. `keep` comes from
     Philox 4x32-10, a counter-based generator, so that it depends only on
-    `seed` and the element's *global* row-major index `i` in `input`:
+    `seed`, the run's seed and step, and the element's *global* row-major
+    index `i` in `input` (loom/Runtime/Support/Philox.h):
 
-    - key `(lo32(seed), hi32(seed))`, counter
-      `(lo32(i / 4), hi32(i / 4), 0, 0)` (the last two words are reserved
-      and zero); of the four 32-bit outputs `r[0..3]`, element `i` uses
-      `r = r[i % 4]`;
+    - key `k = seed XOR (runSeed * 0x9E3779B97F4A7C15)` as
+      `(lo32(k), hi32(k))`, counter
+      `(lo32(i / 4), hi32(i / 4), lo32(step), hi32(step) & 0x7fffffff)`,
+      where `runSeed` is the run's seed and `step` the 0-based training
+      step, both supplied by the runtime (`loom-run --seed --rng-step`, the
+      trainer's `--seed` and step); of the four 32-bit outputs `r[0..3]`,
+      element `i` uses `r = r[i % 4]`;
     - `keep = r >= floor(rate * 2^32)`, an integer comparison, so the mask
       does not depend on the element type.
 
@@ -399,9 +403,9 @@ def Loom_DropoutOp : Loom_UnaryFloatOp<"dropout"> {
     origin), which is what makes dropout pointwise-parallel. `rate = 0` keeps
     every element and is the identity. Two dropouts with the same seed and
     shape draw the same mask: front ends give each dropout site its own
-    seed. The seed is a compile-time constant, so the mask also repeats
-    from one training step to the next; counter words 2 and 3 are reserved
-    for a per-step offset that will vary it.
+    seed. The mask changes with the training step and the run seed (the
+    backward's dropout, in the same step, redraws the forward's); with run
+    seed 0 at step 0 it depends on `seed` alone.
 
     ```mlir
     %y = loom.dropout %x {rate = 1.000000e-01 : f64, seed = 17 : i64} : tensor<8x128x768xf32>

@@ -1,0 +1,58 @@
+"""Running training steps in `loom-run` and comparing them: the helpers the
+equivalence tests share (partitioned or pipelined step = single-device step).
+
+`assert_same` is the criterion of every such test: per tensor, max |actual -
+expected| / max |expected| <= 1e-10, and tensors that are zero up to rounding
+(below 1e-14; e.g. a gradient softmax cancels) to that absolute error.
+"""
+
+import subprocess
+
+import numpy as np
+
+import safetensors_io
+from loom.tools import find_tool
+
+RTOL = 1e-10
+# Below this a tensor is zero up to rounding.
+ZERO = 1e-14
+
+
+def tool(name, *args, check=True):
+    """Runs a Loom tool; by default its failure fails the test."""
+    result = subprocess.run([str(find_tool(name)), *map(str, args)],
+                            capture_output=True, text=True, check=False)
+    if check:
+        assert result.returncode == 0, f"{name} {args}: {result.stderr}"
+    return result
+
+
+def run_step(tmp_path, program, inputs, name, ranks=None, report=False):
+    """One f64 `@train_step` of `program` on `inputs` (seed 3): its outputs,
+    and with `report` also loom-run's stdout (`--report-memory`)."""
+    out = tmp_path / f"{name}.safetensors"
+    args = [program, "--entry", "train_step", "--dtype", "f64", "--seed", "3",
+            "--inputs", inputs, "--outputs", out]
+    if ranks:
+        args += ["--ranks", ranks]
+    if report:
+        args += ["--report-memory"]
+    result = tool("loom-run", *args)
+    outputs = safetensors_io.load(out)
+    return (outputs, result.stdout) if report else outputs
+
+
+def assert_same(single, parallel, what=""):
+    """The same tensors with the same values, to RTOL (see above)."""
+    prefix = f"{what}: " if what else ""
+    assert set(single) == set(parallel)
+    for key, expected in single.items():
+        actual = parallel[key]
+        assert actual.shape == expected.shape, key
+        scale = float(np.max(np.abs(expected)))
+        err = float(np.max(np.abs(actual - expected)))
+        if scale < ZERO:
+            assert err < ZERO, f"{prefix}{key}: absolute error {err:.3e}"
+        else:
+            assert err <= RTOL * scale, \
+                f"{prefix}{key}: relative error {err / scale:.3e}"
