@@ -103,6 +103,8 @@ static int runInspect() {
   os << "step: " << manifest.step << "\n";
   os << "mesh: " << manifest.mesh.toString() << " ("
      << manifest.mesh.getNumDevices() << " ranks)\n";
+  if (!manifest.pipelineAxis.empty())
+    os << "pipeline axis: " << manifest.pipelineAxis << "\n";
   os << "plan: " << manifest.plan << "\n";
   os << "data: file `" << manifest.dataFile << "`, seed " << manifest.dataSeed
      << ", position " << manifest.dataPosition << "\n";
@@ -113,7 +115,9 @@ static int runInspect() {
   os << "tensors: " << manifest.tensors.size() << "\n";
   for (const auto &[name, tensor] : manifest.tensors)
     os << "  " << name << ": " << io::dtypeName(tensor.dtype) << " "
-       << formatShape(tensor.shape) << " layout " << tensor.layout << "\n";
+       << formatShape(tensor.shape) << " layout " << tensor.layout
+       << (tensor.stage >= 0 ? " stage " + std::to_string(tensor.stage) : "")
+       << "\n";
   os << "files: " << manifest.files.size() << "\n";
   int damaged = 0;
   for (size_t rank = 0; rank < manifest.files.size(); ++rank) {

@@ -33,6 +33,53 @@
 
 namespace loom::runtime::harness {
 
+int64_t ProgramSpec::stageOf(int64_t rank) const {
+  if (pipelineAxis.empty())
+    return -1;
+  // Row-major ranks: the coordinate on axis a is (rank / stride_a) % size_a.
+  int64_t stride = 1;
+  for (size_t a = mesh.size(); a-- > 0;) {
+    if (mesh[a].first == pipelineAxis)
+      return (rank / stride) % mesh[a].second;
+    stride *= mesh[a].second;
+  }
+  return -1;
+}
+
+bool ProgramSpec::ownsArgument(int64_t rank, size_t index) const {
+  int64_t stage = arguments[index].stage;
+  return stage < 0 || stage == stageOf(rank);
+}
+
+bool ProgramSpec::computesResult(int64_t rank, size_t index) const {
+  int64_t stage = results[index].stage;
+  return stage < 0 || stage == stageOf(rank);
+}
+
+InFlightCounter &pipelineInFlight() {
+  static InFlightCounter counter;
+  return counter;
+}
+
+void reportInFlight(const ProgramSpec &spec, int rank) {
+  int64_t numRanks = static_cast<int64_t>(spec.argumentPlacements.size());
+  int64_t mine[2] = {spec.stageOf(rank), pipelineInFlight().max};
+  std::vector<int64_t> all(rank == 0 ? 2 * numRanks : 0);
+  MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  if (spec.pipelineAxis.empty())
+    std::printf("--report-pipeline: @%s is not a pipelined program\n",
+                spec.entry.c_str());
+  else
+    for (int64_t r = 0; r < numRanks; ++r)
+      std::printf("rank %lld stage %lld in-flight micro-batches %lld\n",
+                  static_cast<long long>(r), static_cast<long long>(all[2 * r]),
+                  static_cast<long long>(all[2 * r + 1]));
+  std::fflush(stdout);
+}
+
 namespace {
 
 struct Options {
@@ -42,6 +89,7 @@ struct Options {
   uint64_t seed = 0;
   int64_t steps = 1;
   bool verifyCalls = false;
+  bool reportPipeline = false;
 };
 
 std::string formatShape(const Shape &shape) {
@@ -74,11 +122,15 @@ std::optional<std::string> parseOptions(int argc, char **argv,
       options.verifyCalls = true;
       continue;
     }
+    if (arg == "--report-pipeline") {
+      options.reportPipeline = true;
+      continue;
+    }
     if (arg != "--inputs" && arg != "--outputs" && arg != "--dtype" &&
         arg != "--seed" && arg != "--steps")
       return "unknown flag `" + arg +
              "` (flags: --inputs F, --outputs F, --dtype f64|f32, --seed S, "
-             "--steps N, --verify-calls)";
+             "--steps N, --verify-calls, --report-pipeline)";
     std::optional<std::string> v = next();
     if (!v)
       return "`" + arg + "` expects a value";
@@ -278,6 +330,9 @@ Status assemble(const ProgramSpec &spec, size_t index, Buffer<T> &local,
     for (int r = 0; r < worldSize; ++r) {
       const Placement &placement = spec.resultPlacements[r][index];
       const E *mine = all.data() + r * n;
+      // Another pipeline stage's result: this rank left it untouched.
+      if (placement.canonicalRank < 0)
+        continue;
       if (!placement.holds) {
         const E *canonical = all.data() + placement.canonicalRank * n;
         if (!sameValues(mine, canonical, n)) {
@@ -440,6 +495,8 @@ std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
   Status waited = comm.waitSends();
   if (!waited.ok())
     comm.abort(waited);
+  if (options.reportPipeline)
+    reportInFlight(spec, rank);
   return std::nullopt;
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -106,9 +107,47 @@ Status findLatestCheckpoint(const std::string &root, std::string &dir) {
 
 /// Checks what splitting and assembling need: every layout parses, is not
 /// partial and divides its tensor's shape.
+bool holdsTensor(const CheckpointManifest &manifest,
+                 const CheckpointTensor &tensor, int64_t rank) {
+  if (tensor.stage < 0 || manifest.pipelineAxis.empty())
+    return true;
+  const auto &axes = manifest.mesh.getAxes();
+  std::vector<int64_t> coordinates = manifest.mesh.getCoordinates(rank);
+  for (size_t a = 0; a < axes.size(); ++a)
+    if (axes[a].name == manifest.pipelineAxis)
+      return coordinates[a] == tensor.stage;
+  return true;
+}
+
+/// The axes over which `tensor`'s holders keep replicas: those its layout
+/// does not use, but not the pipeline axis of a stage-owned tensor.
+static layout::AxisList replicaAxes(const CheckpointManifest &manifest,
+                                    const CheckpointTensor &tensor,
+                                    const layout::BlockLayout &layout) {
+  layout::AxisList replicated = layout.getReplicatedAxes(manifest.mesh);
+  if (tensor.stage >= 0 && !manifest.pipelineAxis.empty())
+    replicated.erase(std::remove(replicated.begin(), replicated.end(),
+                                 manifest.pipelineAxis),
+                     replicated.end());
+  return replicated;
+}
+
 static Status verifyTensors(const CheckpointManifest &manifest) {
   const layout::DeviceMesh &mesh = manifest.mesh;
+  int64_t stages = 0;
+  for (const layout::DeviceMesh::Axis &axis : mesh.getAxes())
+    if (axis.name == manifest.pipelineAxis)
+      stages = axis.size;
+  if (!manifest.pipelineAxis.empty() && !stages)
+    return Status::failure("pipeline axis `" + manifest.pipelineAxis +
+                           "` is not an axis of mesh " + mesh.toString());
   for (const auto &[name, tensor] : manifest.tensors) {
+    if (tensor.stage >= 0 && tensor.stage >= stages)
+      return Status::failure("tensor `" + name + "`: stage " +
+                             std::to_string(tensor.stage) +
+                             " is not a stage of the pipeline axis" +
+                             (stages ? " (size " + std::to_string(stages) + ")"
+                                     : " (the manifest names none)"));
     layout::BlockLayout layout;
     Status status = layout::BlockLayout::parse(tensor.layout, mesh, layout);
     if (status)
@@ -147,16 +186,21 @@ static ordered_json manifestToJson(const CheckpointManifest &manifest) {
     mesh["shape"].push_back(axis.size);
   }
   ordered_json tensors = ordered_json::object();
-  for (const auto &[name, tensor] : manifest.tensors)
+  for (const auto &[name, tensor] : manifest.tensors) {
     tensors[name] = {{"shape", tensor.shape},
                      {"dtype", std::string(dtypeName(tensor.dtype))},
                      {"layout", tensor.layout}};
+    if (tensor.stage >= 0)
+      tensors[name]["stage"] = tensor.stage;
+  }
   ordered_json files = ordered_json::array();
   for (size_t rank = 0; rank < manifest.files.size(); ++rank)
     files.push_back({{"rank", rank},
                      {"name", manifest.files[rank].name},
                      {"bytes", manifest.files[rank].bytes},
                      {"crc32c", hex32(manifest.files[rank].crc32c)}});
+  if (!manifest.pipelineAxis.empty())
+    mesh["pipeline_axis"] = manifest.pipelineAxis;
   return {{"format", "loom-checkpoint"},
           {"version", kCheckpointVersion},
           {"step", manifest.step},
@@ -276,6 +320,8 @@ static Status manifestFromJson(const std::string &path, const json &root,
   if (r.getObject(root, "mesh", "", mesh) &&
       r.getArray(*mesh, "axes", "mesh.", axes) &&
       r.getArray(*mesh, "shape", "mesh.", shape)) {
+    if (mesh->contains("pipeline_axis"))
+      r.getString(*mesh, "pipeline_axis", "mesh.", manifest.pipelineAxis);
     std::vector<layout::DeviceMesh::Axis> meshAxes;
     if (axes->size() != shape->size())
       r.fail("`mesh.axes` and `mesh.shape` differ in length");
@@ -331,6 +377,9 @@ static Status manifestFromJson(const std::string &path, const json &root,
       if (!r.getArray(entry, "shape", where.c_str(), dims) ||
           !r.getString(entry, "dtype", where.c_str(), dtype) ||
           !r.getString(entry, "layout", where.c_str(), tensor.layout))
+        break;
+      if (entry.contains("stage") &&
+          !r.getInt(entry, "stage", where.c_str(), tensor.stage))
         break;
       for (const json &dim : *dims) {
         if (!dim.is_number_unsigned()) {
@@ -492,7 +541,11 @@ Status readCheckpointShard(const std::string &dir,
                 metadata["loom.step"] + "`, expected rank " +
                 std::to_string(rank) + " at step " +
                 std::to_string(manifest.step));
+  size_t held = 0;
   for (const auto &[name, tensor] : manifest.tensors) {
+    if (!holdsTensor(manifest, tensor, rank))
+      continue;
+    ++held;
     auto it = blocks.find(name);
     if (it == blocks.end())
       return fail("tensor `" + name + "` is missing");
@@ -509,10 +562,16 @@ Status readCheckpointShard(const std::string &dir,
                   mpi::formatShape(tensor.shape) + ", layout " + tensor.layout +
                   ")");
   }
-  if (blocks.size() != manifest.tensors.size())
-    for (const auto &[name, tensor] : blocks)
-      if (!manifest.tensors.count(name))
+  if (blocks.size() != held)
+    for (const auto &[name, tensor] : blocks) {
+      auto it = manifest.tensors.find(name);
+      if (it == manifest.tensors.end())
         return fail("tensor `" + name + "` is not in the manifest");
+      if (!holdsTensor(manifest, it->second, rank))
+        return fail("tensor `" + name + "` belongs to stage " +
+                    std::to_string(it->second.stage) +
+                    ", which this rank does not run");
+    }
   return Status::success();
 }
 
@@ -542,6 +601,8 @@ Status splitGlobalTensors(const CheckpointManifest &manifest,
     (void)layout::BlockLayout::parse(tensor.layout, mesh, layout);
     std::vector<int64_t> local = layout.getLocalShape(mesh, tensor.shape);
     for (int64_t rank = 0; rank < mesh.getNumDevices(); ++rank) {
+      if (!holdsTensor(manifest, tensor, rank))
+        continue;
       TensorData block;
       block.dtype = value.dtype;
       block.shape = local;
@@ -575,13 +636,17 @@ Status assembleGlobalTensors(const CheckpointManifest &manifest,
     layout::BlockLayout layout;
     (void)layout::BlockLayout::parse(tensor.layout, mesh, layout);
     std::vector<int64_t> local = layout.getLocalShape(mesh, tensor.shape);
-    layout::AxisList replicated = layout.getReplicatedAxes(mesh);
+    layout::AxisList replicated = replicaAxes(manifest, tensor, layout);
     TensorData value;
     value.dtype = tensor.dtype;
     value.shape = tensor.shape;
     value.bytes.resize(
         static_cast<size_t>(value.numElements() * dtypeSize(tensor.dtype)));
+    // A stage-owned tensor (a tied embedding too) comes from its owner's
+    // ranks only.
     for (int64_t rank = 0; rank < mesh.getNumDevices(); ++rank) {
+      if (!holdsTensor(manifest, tensor, rank))
+        continue;
       auto it = perRank[rank].find(name);
       if (it == perRank[rank].end())
         return Status::failure("tensor `" + name + "` is missing on rank " +

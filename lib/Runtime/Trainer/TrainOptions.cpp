@@ -23,7 +23,8 @@ namespace {
 
 const std::set<std::string> &switches() {
   static const std::set<std::string> names = {
-      "--resume", "--init-only", "--print-layouts", "--verify-calls"};
+      "--resume", "--init-only", "--print-layouts", "--verify-calls",
+      "--report-pipeline"};
   return names;
 }
 
@@ -55,7 +56,7 @@ const char *trainUsage() {
          "[--ckpt-dir DIR [--ckpt-every K] [--resume]] [--dtype f32|f64] "
          "[--data-format auto|llmc|uint16|int32] [--data-order "
          "random|sequential] [--init-only] [--print-layouts] "
-         "[--verify-calls]";
+         "[--verify-calls] [--report-pipeline]";
 }
 
 bool isTrainingCommandLine(int argc, char **argv) {
@@ -90,6 +91,8 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
         options.initOnly = true;
       else if (flag == "--print-layouts")
         options.printLayouts = true;
+      else if (flag == "--report-pipeline")
+        options.reportPipeline = true;
       else
         options.verifyCalls = true;
       continue;

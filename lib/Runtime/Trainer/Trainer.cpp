@@ -18,6 +18,12 @@
 //    each carried result into its argument, log on rank 0, checkpoint every
 //    K steps and after the last.
 //
+// Pipelined programs (ProgramSpec::pipelineAxis): a rank initializes,
+// carries, checkpoints and loads only the model state its stage owns; the
+// loss comes from the first rank of the stage that computes it and is sent
+// to rank 0, which prints every line; `--report-pipeline` gathers each
+// rank's most micro-batches in flight (harness::pipelineInFlight) on rank 0.
+//
 // Failures outside a step go through agree(): every rank learns whether some
 // rank failed, the failing rank (rank 0 when all fail alike) prints why and
 // all exit 1, so no rank waits forever on another.
@@ -122,6 +128,12 @@ struct Program {
   size_t inputIds = 0, labels = 0, loss = 0;
   /// The model state: arguments a checkpoint holds, by index.
   std::vector<size_t> state;
+  /// The part of `state` this rank owns: all of it, but in a pipelined
+  /// program only its stage's.
+  std::vector<size_t> owned;
+  /// The rank whose step computes the loss (rank 0 when not pipelined; the
+  /// first rank of the loss's stage otherwise).
+  int lossRank = 0;
   /// The plan's identity in checkpoints: mesh, state names, shapes, layouts.
   std::string plan;
 };
@@ -199,6 +211,16 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
   program.inputIds = *inputIds;
   program.labels = *labels;
   program.loss = *loss;
+  for (size_t i : program.state)
+    if (spec.ownsArgument(rank, i))
+      program.owned.push_back(i);
+  if (spec.results[*loss].stage >= 0) {
+    int64_t r = 0;
+    while (r < mesh.getNumDevices() &&
+           spec.stageOf(r) != spec.results[*loss].stage)
+      ++r;
+    program.lossRank = static_cast<int>(r);
+  }
 
   // A carried result must come back in its argument's layout: then the next
   // step reads it where it is, with no communication.
@@ -319,7 +341,7 @@ std::optional<Failure> writeCheckpoint(const Program &program,
     return failure;
 
   io::TensorMap blocks;
-  for (size_t i : program.state) {
+  for (size_t i : program.owned) {
     const TensorSpec &arg = spec.arguments[i];
     io::TensorData data;
     if (arg.isInteger) {
@@ -351,12 +373,14 @@ std::optional<Failure> writeCheckpoint(const Program &program,
     io::CheckpointManifest manifest;
     manifest.step = info.step;
     manifest.mesh = program.mesh;
+    manifest.pipelineAxis = spec.pipelineAxis;
     for (size_t i : program.state) {
       const TensorSpec &arg = spec.arguments[i];
       io::CheckpointTensor tensor;
       tensor.shape = arg.globalShape;
       tensor.dtype = stateDType<T>(arg);
       tensor.layout = program.argLayouts[i].toString();
+      tensor.stage = arg.stage;
       manifest.tensors.emplace(arg.name, std::move(tensor));
     }
     for (int64_t r = 0; r < numRanks; ++r) {
@@ -426,6 +450,12 @@ std::optional<Failure> loadCheckpoint(const Program &program,
           !status)
         return Status::failure(where + ": tensor `" + arg.name +
                                "`: " + status.message());
+      if (tensor.stage != arg.stage)
+        return Status::failure(
+            where + ": tensor `" + arg.name + "` belongs to stage " +
+            std::to_string(tensor.stage) + ", but this program's stage " +
+            std::to_string(arg.stage) +
+            " owns it (a checkpoint of another pipeline split)");
       if (!(stored == program.argLayouts[i]))
         return Status::failure(
             where + ": tensor `" + arg.name + "` has layout " +
@@ -455,7 +485,7 @@ std::optional<Failure> loadCheckpoint(const Program &program,
         !status)
       return Status::failure("rank " + std::to_string(program.rank) + ": " +
                              status.message());
-    for (size_t i : program.state) {
+    for (size_t i : program.owned) {
       const TensorSpec &arg = spec.arguments[i];
       const io::TensorData &data = blocks.at(arg.name);
       if (arg.isInteger) {
@@ -547,7 +577,7 @@ std::optional<Failure> train(const Program &program,
     info.dataFile = options.data;
   } else {
     Status initialized = Status::success();
-    for (size_t i : program.state)
+    for (size_t i : program.owned)
       if (initialized.ok())
         initialized = initializeBlock(program, i, options.seed, args[i]);
     if (auto failure = agree(initialized, program.rank))
@@ -590,6 +620,9 @@ std::optional<Failure> train(const Program &program,
     if (!read.ok())
       comm.abort(read);
     for (size_t i = 0; i < results.size(); ++i) {
+      // Another stage's result: the step leaves it alone.
+      if (!spec.computesResult(program.rank, i))
+        continue;
       int64_t n = numElements(spec.results[i].localShape);
       if (spec.results[i].isInteger)
         results[i].ints.assign(n, 0);
@@ -606,13 +639,25 @@ std::optional<Failure> train(const Program &program,
     // The plan keeps each carried value where its argument was: no copy,
     // no communication.
     for (auto [result, arg] : spec.carried)
-      std::swap(args[arg], results[result]);
+      if (spec.computesResult(program.rank, result))
+        std::swap(args[arg], results[result]);
     double seconds = MPI_Wtime() - start;
 
     int64_t done = s + 1;
-    if (program.rank == 0 &&
-        (done % options.logEvery == 0 || done == options.steps)) {
-      double loss = double(results[program.loss].floats[0]);
+    bool log = done % options.logEvery == 0 || done == options.steps;
+    double loss = 0;
+    if (log && program.rank == program.lossRank)
+      loss = double(results[program.loss].floats[0]);
+    // A pipelined program's loss is on its last stage: rank 0 prints it,
+    // so that every line of the log comes from one rank, in order.
+    if (log && program.lossRank != 0) {
+      if (program.rank == program.lossRank)
+        MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+      else if (program.rank == 0)
+        MPI_Recv(&loss, 1, MPI_DOUBLE, program.lossRank, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
+    if (program.rank == 0 && log) {
       std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s\n",
                   static_cast<long long>(done), loss, seconds * 1e3,
                   tokensPerStep / seconds);
@@ -634,6 +679,8 @@ std::optional<Failure> train(const Program &program,
   Status waited = comm.waitSends();
   if (!waited.ok())
     comm.abort(waited);
+  if (options.reportPipeline)
+    harness::reportInFlight(spec, program.rank);
   return std::nullopt;
 }
 

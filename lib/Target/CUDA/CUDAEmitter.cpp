@@ -15,6 +15,11 @@
 //    rank's constants (emit::RankEmitterBase). At the return, wait for the
 //    step, turn a recorded data error into a Status naming its op, and copy
 //    the results to the host.
+//    In a pipelined program (docs/Pipeline.md) a rank emits only its own
+//    stage's ops and leaves other stages' results untouched. NCCL has no
+//    tags, so the emission first checks that every rank receives from each
+//    peer in the order that peer sends (checkPointToPointOrder) and stops
+//    with an error otherwise.
 // 3. Print the ProgramSpec and step tables (shared), main.cpp and the
 //    CMakeLists.txt that builds with nvcc.
 //
@@ -39,6 +44,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
 
 namespace mlir::loom {
 
@@ -158,10 +165,17 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
   os << "  if (Status status = session.finish(kOps, " << ops.size()
      << "); !status)\n"
      << "    return status;\n";
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    // Another stage computes it: the caller's buffer stays as it was.
+    if (!computesResult(i)) {
+      os << "  // results[" << i << "] (`" << entry.results[i].name
+         << "`) is computed on stage " << entry.results[i].stage << "\n";
+      continue;
+    }
     os << "  ws.download(results[" << i << "]."
        << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", " << name(v)
        << ", " << numElements(v) << ");\n";
+  }
   os << "  return Status::success();\n";
   return success();
 }
@@ -240,6 +254,9 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
           os << "  // a send to this rank itself: nothing to do\n";
           return success();
         }
+        // NCCL matches by order; checkPointToPointOrder made the orders
+        // agree, so the tag is only a comment here.
+        os << "  // tag " << send.getTag() << "\n";
         checked(send, "nccl.send(" + name(send.getInput()) + ", " +
                           shape(send.getInput()) + ", " + std::to_string(*to) +
                           ", 0)");
@@ -258,6 +275,7 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
           os << "  // a receive from this rank itself yields zeros\n";
           return success();
         }
+        os << "  // tag " << recv.getTag() << "\n";
         checked(recv, "nccl.recv(" + name(recv.getResult()) + ", " +
                           shape(recv.getResult()) + ", " +
                           std::to_string(*from) + ", 0)");
@@ -927,10 +945,77 @@ target_link_libraries(train_step PRIVATE ${loom_runtime_libs}
 
 } // namespace
 
+/// The peer of a send/recv on `rank`: the rank at `coordinate` on `axis`
+/// (-1 when the axis is not the mesh's; the emission reports that).
+static int64_t peerOf(const EntryInfo &entry, int64_t rank, StringRef axis,
+                      int64_t coordinate) {
+  std::optional<size_t> index = entry.mesh->findAxis(axis.str());
+  if (!index)
+    return -1;
+  std::vector<int64_t> coordinates = entry.mesh->getCoordinates(rank);
+  coordinates[*index] = coordinate;
+  return entry.mesh->getRank(coordinates);
+}
+
+/// NCCL has no tags: a recv takes the next send from its peer. Checks that
+/// for every pair of ranks (a, b) the tags a sends to b, in a's program
+/// order, are the tags b receives from a, in b's program order, so that the
+/// order-matching of NCCL pairs the same transfers as MPI's tag-matching.
+static LogicalResult checkPointToPointOrder(const EntryInfo &entry) {
+  if (!entry.mesh)
+    return success();
+  using Transfer = std::pair<int64_t, Operation *>; // (tag, op)
+  std::map<std::pair<int64_t, int64_t>, std::vector<Transfer>> sends, recvs;
+  for (int64_t r = 0; r < entry.numRanks; ++r) {
+    int64_t stage = entry.stageOf(r);
+    for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
+      auto tagged = op.getAttrOfType<IntegerAttr>(emit::kStageAttrName);
+      if (entry.numStages && tagged && tagged.getInt() != stage)
+        continue;
+      if (auto send = dyn_cast<dist::SendOp>(op)) {
+        int64_t to = peerOf(entry, r, send.getAxis(),
+                            static_cast<int64_t>(send.getTo()));
+        if (to >= 0 && to != r)
+          sends[{r, to}].push_back({send.getTag(), &op});
+      } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
+        int64_t from = peerOf(entry, r, recv.getAxis(),
+                              static_cast<int64_t>(recv.getFrom()));
+        if (from >= 0 && from != r)
+          recvs[{from, r}].push_back({recv.getTag(), &op});
+      }
+    }
+  }
+  for (const auto &[pair, received] : recvs) {
+    const std::vector<Transfer> &sent = sends[pair];
+    for (size_t k = 0; k < received.size(); ++k) {
+      if (k < sent.size() && sent[k].first == received[k].first)
+        continue;
+      InFlightDiagnostic diag = received[k].second->emitOpError()
+                                << "on rank " << pair.second << " receives tag "
+                                << received[k].first << " as message #" << k
+                                << " from rank " << pair.first << ", but ";
+      if (k < sent.size())
+        diag << "rank " << pair.first << " sends tag " << sent[k].first
+             << " as its message #" << k;
+      else
+        diag << "rank " << pair.first << " sends only " << sent.size()
+             << " messages to rank " << pair.second;
+      diag << ": NCCL matches sends and receives by order, not by tag, so "
+              "the CUDA program needs both in the same order";
+      if (k < sent.size())
+        diag.attachNote(sent[k].second->getLoc()) << "the send";
+      return failure();
+    }
+  }
+  return success();
+}
+
 LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
                               CUDAProgramFiles &files) {
   EntryInfo entry;
   if (failed(emit::readEntry(module, options.entry, kCUDA, entry)))
+    return failure();
+  if (failed(checkPointToPointOrder(entry)))
     return failure();
 
   std::string step;

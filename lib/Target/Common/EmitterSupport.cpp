@@ -25,6 +25,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace mlir::loom::emit {
@@ -191,6 +192,42 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
     entry.numRanks = mesh->getNumDevices();
   }
 
+  // The pipeline axis of a pipelined program.
+  FailureOr<std::optional<dist::PipelineInfo>> pipeline =
+      dist::getPipelineInfo(module);
+  if (failed(pipeline))
+    return failure();
+  if (*pipeline) {
+    const dist::PipelineInfo &info = **pipeline;
+    std::optional<size_t> index =
+        entry.mesh ? entry.mesh->findAxis(info.axis) : std::nullopt;
+    if (!index)
+      return module.emitError()
+             << "`" << kPipelineAttrName << "`: the pipeline axis `"
+             << info.axis << "` is not an axis of the entry's mesh";
+    entry.pipelineAxis = info.axis;
+    entry.pipelineAxisIndex = *index;
+    entry.numStages = entry.mesh->getAxis(*index).size;
+    if (info.stages != entry.numStages)
+      return module.emitError()
+             << "`" << kPipelineAttrName << "` has " << info.stages
+             << " stages, but the pipeline axis `" << entry.pipelineAxis
+             << "` has size " << entry.numStages;
+  }
+  // The stage of a tagged result or argument, checked against the axis.
+  auto readStage = [&](IntegerAttr attr, const Twine &what,
+                       int64_t &stage) -> LogicalResult {
+    if (!attr || !entry.numStages)
+      return success();
+    if (attr.getInt() < 0 || attr.getInt() >= entry.numStages)
+      return func.emitError()
+             << what << ": `" << kStageAttrName << "` " << attr.getInt()
+             << " is not a stage of the pipeline axis `" << entry.pipelineAxis
+             << "` (size " << entry.numStages << ")";
+    stage = attr.getInt();
+    return success();
+  };
+
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     TensorInfo info;
     info.name = interp::getArgumentName(func, i);
@@ -208,9 +245,67 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
                               func.getResultTypes()[i], entry,
                               "result #" + Twine(i), emitter, info)))
       return failure();
+    if (failed(
+            readStage(func.getResultAttrOfType<IntegerAttr>(i, kStageAttrName),
+                      "result #" + Twine(i), info.stage)))
+      return failure();
     entry.results.push_back(std::move(info));
   }
+  if (!entry.numStages)
+    return success();
+  if (failed(verifyPipelineOps(entry, emitter)))
+    return failure();
+
+  // An argument is owned by the stage of the result carried into it (the
+  // stage that updates it), else by the one stage that reads it.
+  for (auto [i, arg] : llvm::enumerate(entry.args)) {
+    for (const TensorInfo &result : entry.results)
+      if (result.name == arg.name && result.stage >= 0)
+        arg.stage = result.stage;
+    if (arg.stage >= 0)
+      continue;
+    std::optional<int64_t> readers;
+    bool everywhere = false;
+    for (Operation *user : func.getArgument(i).getUsers()) {
+      if (isa<func::ReturnOp>(user))
+        continue;
+      auto stage = user->getAttrOfType<IntegerAttr>(kStageAttrName);
+      if (!stage || (readers && *readers != stage.getInt())) {
+        everywhere = true;
+        break;
+      }
+      readers = stage.getInt();
+    }
+    if (readers && !everywhere)
+      arg.stage = *readers;
+  }
   return success();
+}
+
+LogicalResult verifyPipelineOps(const EntryInfo &entry,
+                                const EmitterName &emitter) {
+  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
+    Attribute attr = op.getAttr(kStageAttrName);
+    if (!attr)
+      continue;
+    auto stage = dyn_cast<IntegerAttr>(attr);
+    if (!stage)
+      return op.emitOpError() << "`" << kStageAttrName
+                              << "` must be an integer stage, found " << attr;
+    if (stage.getInt() < 0 || stage.getInt() >= entry.numStages)
+      return op.emitOpError()
+             << "`" << kStageAttrName << "` " << stage.getInt()
+             << " is not a stage of the pipeline axis `" << entry.pipelineAxis
+             << "` (size " << entry.numStages << ")";
+  }
+  (void)emitter;
+  return success();
+}
+
+int64_t EntryInfo::stageOf(int64_t rank) const {
+  if (!numStages || !mesh)
+    return -1;
+  return mesh->getCoordinates(rank)[pipelineAxisIndex];
 }
 
 //===----------------------------------------------------------------------===//
@@ -326,13 +421,86 @@ void RankEmitterBase::defineScalar(Value value, int64_t v) {
   os << "  const int64_t " << name(value) << " = " << v << ";\n";
 }
 
+bool RankEmitterBase::runsOp(Operation *op) const {
+  if (!entry.numStages)
+    return true;
+  auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName);
+  return !stage || stage.getInt() == entry.stageOf(rank);
+}
+
+bool RankEmitterBase::computesResult(unsigned index) const {
+  int64_t stage = entry.results[index].stage;
+  return stage < 0 || stage == entry.stageOf(rank);
+}
+
+void RankEmitterBase::flushSkipped() {
+  if (!skipped)
+    return;
+  os << "  // skipped: " << skipped << " op" << (skipped == 1 ? "" : "s")
+     << " of stage " << skippedStage << " (this rank runs stage "
+     << entry.stageOf(rank) << ")\n\n";
+  skipped = 0;
+}
+
+void RankEmitterBase::findMicroBatchBounds() {
+  boundsFound = true;
+  if (!entry.numStages)
+    return;
+  // Per micro-batch: the first forward op, the last backward op, and the
+  // last forward op (the end when this stage has no backward op of it).
+  std::map<int64_t, Operation *> first, lastFwd, lastBwd;
+  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
+    auto mb = op.getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
+    if (!mb || !runsOp(&op))
+      continue;
+    int64_t m = mb.getInt();
+    if (op.hasAttr(kBackwardAttrName)) {
+      lastBwd[m] = &op;
+      continue;
+    }
+    first.emplace(m, &op);
+    lastFwd[m] = &op;
+  }
+  for (auto [m, op] : first) {
+    firstForward[op] = m;
+    auto bwd = lastBwd.find(m);
+    lastBackward[bwd != lastBwd.end() ? bwd->second : lastFwd[m]] = m;
+  }
+}
+
 LogicalResult RankEmitterBase::emitOp(Operation *op) {
+  if (!runsOp(op)) {
+    int64_t stage = op->getAttrOfType<IntegerAttr>(kStageAttrName).getInt();
+    if (skipped && stage != skippedStage)
+      flushSkipped();
+    skippedStage = stage;
+    ++skipped;
+    return success();
+  }
+  flushSkipped();
+  if (!boundsFound)
+    findMicroBatchBounds();
+  if (failed(emitRunOp(op)))
+    return failure();
+  // After the op's statements: its micro-batch's activations are freed
+  // once its last backward op ran.
+  if (auto it = lastBackward.find(op); it != lastBackward.end())
+    os << "  loom::runtime::harness::pipelineInFlight().end(" << it->second
+       << ");\n";
+  return success();
+}
+
+LogicalResult RankEmitterBase::emitRunOp(Operation *op) {
   // The op it came from, with its location.
   std::string text;
   llvm::raw_string_ostream ts(text);
   op->print(ts, asmState);
   for (StringRef line : llvm::split(StringRef(text), '\n'))
     os << "  // " << line << "\n";
+  // A micro-batch is in flight from its first forward op on this stage.
+  if (auto it = firstForward.find(op); it != firstForward.end())
+    os << "  loom::runtime::harness::pipelineInFlight().begin(" << it->second
+       << ");\n";
 
   if (auto constant = dyn_cast<arith::ConstantOp>(op);
       constant && constant.getType().isIntOrIndex()) {
@@ -421,13 +589,20 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
       os << (a ? ", " : "") << "{" << stringLiteral(axis.name) << ", "
          << axis.size << "}";
   os << "};\n";
+  if (entry.numStages)
+    os << "    s.pipelineAxis = " << stringLiteral(entry.pipelineAxis)
+       << ";\n    s.numStages = " << entry.numStages << ";\n";
   auto tensorSpec = [&](const TensorInfo &t, const std::string &init,
                         const std::string &initArgs) {
     os << "        {" << stringLiteral(t.name) << ", "
        << boolLiteral(t.isInteger) << ", " << dtypeLiteral(t.type) << ", "
        << shapeLiteral(t.globalShape) << ", " << shapeLiteral(t.localShape)
        << ", " << init << ", " << initArgs << ", "
-       << stringLiteral(t.layout.toString()) << "},\n";
+       << stringLiteral(t.layout.toString());
+    // Only pipelined programs name stages (TensorSpec::stage).
+    if (entry.numStages)
+      os << ", " << t.stage;
+    os << "},\n";
   };
   os << "    s.arguments = {\n";
   for (auto [i, t] : llvm::enumerate(entry.args)) {
@@ -474,11 +649,17 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
         return failure();
       bool canonical = true;
       int64_t canonicalRank = r;
+      if (t.stage >= 0 && entry.stageOf(r) != t.stage) {
+        // Computed on another stage: this rank's block is not part of it.
+        os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", false, -1}";
+        continue;
+      }
       if (mesh) {
-        // Axes the layout does not use hold replicas.
+        // Axes the layout does not use hold replicas (within its stage).
         std::vector<std::string> replicated;
         for (const Mesh::Axis &axis : mesh->getAxes())
-          if (!t.layout.uses(axis.name))
+          if (!t.layout.uses(axis.name) &&
+              !(t.stage >= 0 && axis.name == entry.pipelineAxis))
             replicated.push_back(axis.name);
         canonical = mesh->getGroupIndex(r, replicated) == 0;
         canonicalRank = mesh->getGroup(r, replicated).front();

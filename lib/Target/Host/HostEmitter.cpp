@@ -15,6 +15,10 @@
 //    interpreter makes for that op. Scalars (`dist.axis_index`, index
 //    constants and arithmetic) are folded to this rank's constants
 //    (emit::RankEmitterBase).
+//    In a pipelined program (docs/Pipeline.md) a rank emits only its own
+//    stage's ops, passes each send/recv's `tag` to the communicator (MPI
+//    matches a receive by peer and tag) and leaves other stages' results
+//    untouched.
 // 3. Print the ProgramSpec the harness needs, the step function tables,
 //    main.cpp and CMakeLists.txt.
 //
@@ -220,7 +224,7 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
         }
         checked(send, "comm.send(" + data(send.getInput()) + ", " +
                           shape(send.getInput()) + ", " + std::to_string(*to) +
-                          ", 0)");
+                          ", " + std::to_string(send.getTag()) + ")");
         return success();
       })
       .Case([&](dist::RecvOp recv) -> LogicalResult {
@@ -238,7 +242,8 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
         }
         checked(recv, "comm.recv(" + data(recv.getResult()) + ", " +
                           shape(recv.getResult()) + ", " +
-                          std::to_string(*from) + ", 0)");
+                          std::to_string(*from) + ", " +
+                          std::to_string(recv.getTag()) + ")");
         return success();
       })
       .Default([&](Operation *other) {
@@ -689,10 +694,17 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
 
 LogicalResult RankEmitter::emitTargetOp(Operation *op) {
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      // Another stage computes it: the caller's buffer stays as it was.
+      if (!computesResult(i)) {
+        os << "  // results[" << i << "] (`" << entry.results[i].name
+           << "`) is computed on stage " << entry.results[i].stage << "\n";
+        continue;
+      }
       os << "  results[" << i << "]."
          << (isIntegerStorage(v.getType()) ? "ints" : "floats") << " = "
          << name(v) << ";\n";
+    }
     os << "  return Status::success();\n";
     return success();
   }

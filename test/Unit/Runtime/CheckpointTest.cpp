@@ -328,3 +328,96 @@ TEST(Checkpoint, LatestCheckpointIsTheHighestCompleteStep) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Pipelined runs
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A state on pp=2 x dp=2: `wte` owned by stage 0 (replicated), `head` by
+/// stage 1 (rows over dp), `step` on every rank.
+Sample makePipelinedSample() {
+  Sample sample;
+  CheckpointManifest &m = sample.manifest;
+  EXPECT_TRUE(DeviceMesh::parse("pp=2,dp=2", m.mesh).ok());
+  m.pipelineAxis = "pp";
+  m.step = 3;
+  m.dataPosition = 3;
+  auto add = [&](const std::string &name, TensorData value,
+                 const std::string &layout, int64_t stage) {
+    m.tensors[name] = {value.shape, value.dtype, layout, stage};
+    sample.global[name] = std::move(value);
+  };
+  add("wte", ramp(DType::F32, {8, 4}, 0.5), "[[], []]", 0);
+  add("head", ramp(DType::F32, {4, 6}, -2), "[[\"dp\"], []]", 1);
+  add("step", TensorData::fromInt64s(DType::I64, {}, {3}), "[]", -1);
+  return sample;
+}
+
+} // namespace
+
+TEST(Checkpoint, PipelinedRanksHoldOnlyTheirStagesTensors) {
+  Sample sample = makePipelinedSample();
+  std::string dir = writeSample("pipelined", sample);
+  CheckpointManifest manifest;
+  TensorMap global;
+  Status status = readGlobalCheckpoint(dir, manifest, global);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(manifest.pipelineAxis, "pp");
+  EXPECT_EQ(manifest.tensors.at("wte").stage, 0);
+  EXPECT_EQ(manifest.tensors.at("head").stage, 1);
+  EXPECT_EQ(manifest.tensors.at("step").stage, -1);
+  for (const auto &[name, value] : sample.global)
+    EXPECT_EQ(global.at(name).bytes, value.bytes) << name;
+
+  // Rank 1 = (pp 0, dp 1) holds wte and step; rank 2 = (pp 1, dp 0) holds
+  // head's rows 0..1 and step.
+  TensorMap first, last;
+  ASSERT_TRUE(readCheckpointShard(dir, manifest, 1, first).ok());
+  ASSERT_TRUE(readCheckpointShard(dir, manifest, 2, last).ok());
+  EXPECT_EQ(first.count("wte"), 1u);
+  EXPECT_EQ(first.count("head"), 0u);
+  EXPECT_EQ(last.count("wte"), 0u);
+  EXPECT_EQ(last.at("head").shape, (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(last.count("step"), 1u);
+  EXPECT_TRUE(holdsTensor(manifest, manifest.tensors.at("head"), 3));
+  EXPECT_FALSE(holdsTensor(manifest, manifest.tensors.at("head"), 0));
+}
+
+TEST(Checkpoint, PipelinedManifestsAreChecked) {
+  // A rank file that holds another stage's tensor.
+  Sample sample = makePipelinedSample();
+  std::string dir = writeSample("pipelined-foreign", sample);
+  CheckpointManifest manifest;
+  ASSERT_TRUE(readCheckpointManifest(dir, manifest).ok());
+  CheckpointManifest claimsAll = manifest;
+  claimsAll.tensors.at("head").stage = 0;
+  TensorMap blocks;
+  Status status = readCheckpointShard(dir, claimsAll, 2, blocks);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("tensor `head` belongs to stage 0, which "
+                                  "this rank does not run"),
+            std::string::npos)
+      << status.message();
+
+  // A stage outside the pipeline axis, and a pipeline axis not on the mesh.
+  Sample bad = makePipelinedSample();
+  bad.manifest.tensors.at("wte").stage = 2;
+  bad.manifest.files.resize(4);
+  status = verifyManifest(bad.manifest);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("tensor `wte`: stage 2 is not a stage of "
+                                  "the pipeline axis (size 2)"),
+            std::string::npos)
+      << status.message();
+  bad = makePipelinedSample();
+  bad.manifest.pipelineAxis = "stages";
+  bad.manifest.files.resize(4);
+  status = verifyManifest(bad.manifest);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("pipeline axis `stages` is not an axis of "
+                                  "mesh {pp:2, dp:2}"),
+            std::string::npos)
+      << status.message();
+}

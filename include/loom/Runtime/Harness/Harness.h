@@ -67,6 +67,11 @@ struct TensorSpec {
   /// Its `#dist.layout` body (`[["dp"], []]`, BlockLayout's spelling);
   /// empty in programs emitted before layouts were recorded (replicated).
   std::string layout;
+  /// Pipelined programs: the stage that computes this result or owns this
+  /// argument (updates it); -1 when every stage holds it (data inputs) or
+  /// the program is not pipelined. A rank of another stage never reads the
+  /// argument, and its step leaves the result as the caller passed it.
+  int64_t stage = -1;
 };
 
 /// Where one rank's block of a tensor lies.
@@ -78,7 +83,8 @@ struct Placement {
   /// the canonical replica (coordinate 0 on the axes the layout does not
   /// use), whose block is added in.
   bool holds = true;
-  /// Results: the canonical replica this rank's block must equal.
+  /// Results: the canonical replica this rank's block must equal; -1 when
+  /// this rank does not compute the result (another pipeline stage's).
   int64_t canonicalRank = 0;
 };
 
@@ -93,7 +99,48 @@ struct ProgramSpec {
   std::vector<std::vector<Placement>> argumentPlacements, resultPlacements;
   /// (result, argument) pairs that `--steps` feeds back.
   std::vector<std::pair<size_t, size_t>> carried;
+  /// Pipelined programs: the pipeline axis (a name in `mesh`) and its size;
+  /// empty and 0 otherwise.
+  std::string pipelineAxis;
+  int64_t numStages = 0;
+
+  /// The pipeline stage of `rank` (its coordinate on the pipeline axis), or
+  /// -1 when the program is not pipelined.
+  int64_t stageOf(int64_t rank) const;
+  /// Whether `rank` owns argument `index` (its stage's, or every stage's).
+  bool ownsArgument(int64_t rank, size_t index) const;
+  /// Whether `rank` computes result `index`.
+  bool computesResult(int64_t rank, size_t index) const;
 };
+
+/// Micro-batches in flight on this process's rank: the emitted step calls
+/// begin(m) before micro-batch m's first forward op on this rank's stage and
+/// end(m) after its last backward op, so `current` counts the micro-batches
+/// whose activations are alive and `max` the most at once (over every step
+/// since the last reset). Pipelined programs only; `--report-pipeline`
+/// prints it.
+struct InFlightCounter {
+  int64_t current = 0;
+  int64_t max = 0;
+  void begin(int64_t microBatch) {
+    (void)microBatch;
+    if (++current > max)
+      max = current;
+  }
+  void end(int64_t microBatch) {
+    (void)microBatch;
+    --current;
+  }
+};
+
+/// The process's counter (one rank per process).
+InFlightCounter &pipelineInFlight();
+
+/// `--report-pipeline`: gathers every rank's stage and pipelineInFlight().max
+/// on rank 0, which prints `rank R stage S in-flight micro-batches K` per
+/// rank, in rank order (or that the program is not pipelined). Collective
+/// over MPI_COMM_WORLD.
+void reportInFlight(const ProgramSpec &spec, int rank);
 
 /// The buffers of one argument or result on one rank: float elements in the
 /// run's type T, or int64_t elements.
@@ -119,7 +166,8 @@ using StepFn = Status (*)(mpi::Communicator &comm, const StepContext &context,
                           std::vector<Buffer<T>> &results);
 
 /// Runs the program: parses the command line (--inputs F (repeatable),
-/// --outputs F, --dtype f64|f32, --seed S, --steps N, --verify-calls),
+/// --outputs F, --dtype f64|f32, --seed S, --steps N, --verify-calls,
+/// --report-pipeline),
 /// initializes MPI, runs this rank's step function (`f64Steps[rank]` or
 /// `f32Steps[rank]`) and finalizes MPI. Returns main's exit status.
 int runMain(int argc, char **argv, const ProgramSpec &spec,

@@ -60,6 +60,9 @@ struct CheckpointTensor {
   DType dtype = DType::F32;
   /// How it is spread over the mesh (BlockLayout spelling).
   std::string layout;
+  /// Pipelined runs: the stage that owns it; only the ranks of that stage
+  /// hold its blocks (-1: every rank; manifest field `stage`, absent then).
+  int64_t stage = -1;
 };
 
 /// One rank's file as recorded in the manifest.
@@ -90,7 +93,15 @@ struct CheckpointManifest {
   std::vector<uint64_t> rngState;
   /// Anything else the writer wants to keep (string to string).
   std::map<std::string, std::string> metadata;
+  /// Pipelined runs: the mesh axis whose coordinate is a rank's stage
+  /// (manifest field `pipeline_axis`; empty and absent otherwise).
+  std::string pipelineAxis;
 };
+
+/// Whether `rank`'s file holds `tensor`: every rank's does, but in a
+/// pipelined run only the ranks of the tensor's stage hold it.
+bool holdsTensor(const CheckpointManifest &manifest,
+                 const CheckpointTensor &tensor, int64_t rank);
 
 /// `rank-00003.safetensors`.
 std::string checkpointFileName(int64_t rank);

@@ -57,6 +57,9 @@ struct TrainOptions {
   /// The communicator's check that group members make the same call
   /// (`--verify-calls`).
   bool verifyCalls = false;
+  /// Pipelined programs: after training, print each rank's stage and the
+  /// most micro-batches it had in flight at once (`--report-pipeline`).
+  bool reportPipeline = false;
 };
 
 /// Whether `argv` asks for training rather than the harness's one step from

@@ -16,7 +16,10 @@
 //     op comment before each statement group, and index scalars
 //     (`dist.axis_index`, `arith.constant`/`addi`/`muli`) folded to this
 //     rank's constants;
-//   - the ProgramSpec and step tables the harness needs (emitProgramSpec).
+//   - the ProgramSpec and step tables the harness needs (emitProgramSpec);
+//   - pipelined programs (docs/Pipeline.md, "the contract"): a rank emits
+//     only the ops of its own stage (`dist.stage`), leaves the results of
+//     other stages untouched, and counts its in-flight micro-batches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,7 @@
 #define LOOM_TARGET_COMMON_EMITTERSUPPORT_H
 
 #include "loom/Analysis/Layout/Layout.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -69,7 +73,16 @@ struct TensorInfo {
   bool isInteger = false;
   Shape localShape, globalShape;
   dist::Layout layout = dist::Layout::getReplicated(0);
+  /// The pipeline stage that computes (results) or owns (arguments) it; -1
+  /// on every stage (not pipelined, data inputs, untagged results).
+  int64_t stage = -1;
 };
+
+/// Attributes of the pipelined program (docs/Pipeline.md).
+using dist::kBackwardAttrName;
+using dist::kMicroBatchAttrName;
+using dist::kPipelineAttrName;
+using dist::kStageAttrName;
 
 /// The entry function and its mesh (absent: one device).
 struct EntryInfo {
@@ -78,6 +91,15 @@ struct EntryInfo {
   std::string meshName;
   std::vector<TensorInfo> args, results;
   int64_t numRanks = 1;
+  /// Pipelined programs (a module `dist.pipeline` attribute): the pipeline
+  /// axis's name and index in the mesh, and the number of stages (0: not
+  /// pipelined).
+  std::string pipelineAxis;
+  size_t pipelineAxisIndex = 0;
+  int64_t numStages = 0;
+
+  /// The stage of `rank` (-1 when not pipelined).
+  int64_t stageOf(int64_t rank) const;
 };
 
 /// How an emitter words its errors: its name ("host", "CUDA") and the flag
@@ -98,7 +120,10 @@ LogicalResult checkTensorType(Operation *op, Type type, const Twine &what,
 
 /// Finds the entry (`entryName`; `train_step`, else `forward`, when empty)
 /// and reads its mesh and the layouts, global shapes and names of its
-/// arguments and results.
+/// arguments and results; in a pipelined program also the pipeline axis and
+/// each argument's owner and result's stage (an argument is owned by the
+/// stage of the result carried into it, else by the one stage that reads
+/// it).
 LogicalResult readEntry(ModuleOp module, StringRef entryName,
                         const EmitterName &emitter, EntryInfo &entry);
 
@@ -119,8 +144,20 @@ public:
 
 protected:
   /// Prints the op as a comment, folds it when it is an index scalar, and
-  /// otherwise hands it to emitTargetOp.
+  /// otherwise hands it to emitTargetOp. Ops of another pipeline stage are
+  /// skipped (one comment per run of them), and the first forward op and
+  /// the last backward op of a micro-batch on this stage are bracketed by
+  /// the in-flight counter's `pipelineInFlight().begin/end` calls.
   LogicalResult emitOp(Operation *op);
+  /// Prints the comment of the run of skipped ops before the next
+  /// statement (emitOp calls it; a subclass calls it before the code it
+  /// prints after the last op).
+  void flushSkipped();
+  /// Whether this rank computes result `index` of the entry (false: a
+  /// result of another stage, which the step leaves untouched).
+  bool computesResult(unsigned index) const;
+  /// Whether this rank runs `op` (its `dist.stage`, if any, is this rank's).
+  bool runsOp(Operation *op) const;
   /// The target's statements of `op` (not an index scalar).
   virtual LogicalResult emitTargetOp(Operation *op) = 0;
 
@@ -159,9 +196,27 @@ protected:
   EmitterName emitter;
 
 private:
+  /// emitOp for an op this rank runs.
+  LogicalResult emitRunOp(Operation *op);
+  /// Finds this rank's first forward and last backward op of each
+  /// micro-batch (once, on the first emitOp).
+  void findMicroBatchBounds();
+
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, int64_t> scalars;
+  /// The run of skipped ops not yet commented on.
+  int64_t skipped = 0;
+  int64_t skippedStage = -1;
+  /// Micro-batch bounds on this rank: op -> micro-batch.
+  bool boundsFound = false;
+  llvm::DenseMap<Operation *, int64_t> firstForward, lastBackward;
 };
+
+/// Checks the pipeline attributes of a pipelined entry's ops: `dist.stage`
+/// in [0, stages) on every op that has operands, and send/recv on the
+/// pipeline axis. Called by readEntry.
+LogicalResult verifyPipelineOps(const EntryInfo &entry,
+                                const EmitterName &emitter);
 
 //===----------------------------------------------------------------------===//
 // The program around the step functions

@@ -27,12 +27,13 @@ std::optional<std::string> parse(std::vector<std::string> args,
 
 TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
   TrainOptions o;
-  ASSERT_EQ(parse({"--data", "t.bin", "--steps=20", "--seed", "7",
-                   "--log-every=5", "--ckpt-dir", "ck", "--ckpt-every", "10",
-                   "--resume", "--dtype=f64", "--data-format", "uint16",
-                   "--data-order=sequential", "--verify-calls"},
-                  o),
-            std::nullopt);
+  ASSERT_EQ(
+      parse({"--data", "t.bin", "--steps=20", "--seed", "7", "--log-every=5",
+             "--ckpt-dir", "ck", "--ckpt-every", "10", "--resume",
+             "--dtype=f64", "--data-format", "uint16",
+             "--data-order=sequential", "--verify-calls", "--report-pipeline"},
+            o),
+      std::nullopt);
   EXPECT_EQ(o.data, "t.bin");
   EXPECT_EQ(o.steps, 20);
   EXPECT_EQ(o.seed, 7u);
@@ -45,6 +46,7 @@ TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_EQ(o.dataFormat, io::TokenFormat::UInt16);
   EXPECT_TRUE(o.sequentialData);
   EXPECT_TRUE(o.verifyCalls);
+  EXPECT_TRUE(o.reportPipeline);
 }
 
 TEST(TrainOptionsTest, DefaultsTrainInF32AndLogEveryStep) {
@@ -56,6 +58,7 @@ TEST(TrainOptionsTest, DefaultsTrainInF32AndLogEveryStep) {
   EXPECT_FALSE(o.seedGiven);
   EXPECT_EQ(o.dataFormat, io::TokenFormat::Auto);
   EXPECT_FALSE(o.sequentialData);
+  EXPECT_FALSE(o.reportPipeline);
 }
 
 TEST(TrainOptionsTest, BadValuesNameTheirFlag) {
