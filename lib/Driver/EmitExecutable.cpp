@@ -314,7 +314,6 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
       << "wrote " << out << "/build/train_step (" << numRanks
       << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
       << (cuda ? ", one GPU each" : "") << "); run it with " << out
-      << "/launch.sh --data TOKENS.bin --steps N
-";
+      << "/launch.sh --data TOKENS.bin --steps N\n";
   return success();
 }
