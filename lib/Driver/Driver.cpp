@@ -35,8 +35,10 @@
 #include "loom/Analysis/Cost/ClusterSpec.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/Dist/Transforms/PipelineTimeline.h"
 #include "loom/Dialect/Dist/Transforms/PlanJSON.h"
 #include "loom/Dialect/Dist/Transforms/PlanReport.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -168,7 +170,7 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (options.schedule)
     reject("--schedule", Phase::Pipeline);
   if (options.timeline)
-    error() << "--timeline is not implemented yet";
+    reject("--timeline", Phase::Pipeline);
   if (options.emit)
     reject("--emit", Phase::Codegen);
 
@@ -243,9 +245,14 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (options.microBatches && *options.microBatches < 1)
     error() << "--micro-batches: expected a value >= 1, found "
             << *options.microBatches;
-  if (options.pipelineStages && *options.pipelineStages < 1)
-    error() << "--pipeline-stages: expected a value >= 1, found "
+  if (options.pipelineStages && *options.pipelineStages < 0)
+    error() << "--pipeline-stages: expected 0 (the search chooses) or a "
+               "stage count >= 1, found "
             << *options.pipelineStages;
+  if (options.pipelineStages && *options.pipelineStages == 0 &&
+      !options.cluster)
+    error() << "--pipeline-stages 0 lets the strategy search choose the "
+               "stages: give --cluster";
   if (options.schedule && *options.schedule != "gpipe" &&
       *options.schedule != "1f1b")
     error() << "--schedule: expected gpipe or 1f1b, found '"
@@ -352,6 +359,13 @@ LogicalResult mlir::loom::runShardingPhase(const CompileOptions &options,
   if (options.strategy)
     search.strategyFile = *options.strategy;
   search.explain = options.explain;
+  // The stages: 0 lets the search choose, S fixes them (the search then
+  // plans one stage's mesh over the devices / S it is given in total).
+  search.pipelineStages = options.pipelineStages.value_or(1);
+  if (options.microBatches)
+    search.microBatches = *options.microBatches;
+  if (options.schedule)
+    search.schedule = *options.schedule;
   PassManager pm(module.getContext());
   pm.addPass(dist::createSearchStrategyPass(search));
   return pm.run(module);
@@ -553,12 +567,12 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
     staged.stageLayers = counts;
   }
   int64_t stages = staged.pipelineStages.value_or(1);
-  if (stages > 1 && options.compileTo < Phase::Pipeline)
+  if (stages != 1 && options.compileTo < Phase::Pipeline)
     return emitError(UnknownLoc::get(context))
            << "--pipeline-stages belongs to the pipeline phase, which "
               "--compile-to="
            << stringifyPhase(options.compileTo) << " stops before";
-  if (stages > 1 && staged.devices) {
+  if (stages > 1 && staged.devices && !options.cluster) {
     if (*staged.devices % stages != 0)
       return emitError(UnknownLoc::get(context))
              << "--devices " << *staged.devices << " does not split into "
@@ -566,6 +580,88 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
     staged.devices = *staged.devices / stages;
   }
   return staged;
+}
+
+/// The autodiff pass options the flags give (the optimizer, its
+/// hyperparameters, the micro-batches).
+static AutodiffPassOptions getAutodiffOptions(const CompileOptions &options) {
+  AutodiffPassOptions autodiff;
+  autodiff.optimizer = options.optimizer.value_or("adamw");
+  if (options.lr)
+    autodiff.lr = *options.lr;
+  if (options.beta1)
+    autodiff.beta1 = *options.beta1;
+  if (options.beta2)
+    autodiff.beta2 = *options.beta2;
+  if (options.eps)
+    autodiff.eps = *options.eps;
+  if (options.weightDecay)
+    autodiff.weightDecay = *options.weightDecay;
+  if (options.momentum)
+    autodiff.momentum = *options.momentum;
+  if (options.clipNorm)
+    autodiff.clipNorm = *options.clipNorm;
+  if (options.microBatches)
+    autodiff.microBatches = *options.microBatches;
+  return autodiff;
+}
+
+/// The sharding phase when pipelines may be searched: runs the search over
+/// all the devices (`--pipeline-stages 0` lets it choose the stages and,
+/// without `--micro-batches`, their count; `S` fixes the stages). When the
+/// plan's micro-batches differ from those autodiff built, autodiff runs
+/// again with them and the search plans that step under the chosen stages.
+/// Then `staged` gets the plan's stages and one stage's devices.
+static LogicalResult runSearchedPipeline(const CompileOptions &options,
+                                         CompileOptions &staged,
+                                         ModuleOp module) {
+  CompileOptions search = staged;
+  search.devices = options.devices;
+  if (failed(runShardingPhase(search, module)))
+    return failure();
+  FailureOr<std::optional<dist::PipelineInfo>> plan =
+      dist::getPipelineInfo(module);
+  if (failed(plan))
+    return failure();
+  if (!*plan || (*plan)->stages <= 1) {
+    if (staged.pipelineStages && *staged.pipelineStages == 0)
+      staged.pipelineStages = 1;
+    return success();
+  }
+  int64_t stages = (*plan)->stages, micro = (*plan)->microBatches;
+  if (micro != staged.microBatches.value_or(1)) {
+    // The step the plan was priced for has `micro` micro-batches.
+    if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+      step.erase();
+    staged.microBatches = micro;
+    AutodiffPassOptions autodiff = getAutodiffOptions(staged);
+    PassManager pm(module.getContext());
+    buildAutodiffPipeline(pm, autodiff);
+    search.microBatches = micro;
+    search.pipelineStages = stages;
+    if (failed(pm.run(module)) || failed(runShardingPhase(search, module)))
+      return failure();
+  }
+  staged.pipelineStages = stages;
+  if (options.devices)
+    staged.devices = *options.devices / stages;
+  return success();
+}
+
+/// `--timeline FILE`: the Chrome trace of the pipelined step's predicted
+/// schedule (docs/Pipeline.md, "Predicted timeline").
+static LogicalResult writeTimeline(const CompileOptions &options,
+                                   ModuleOp module) {
+  if (!module->hasAttr("dist.pipeline"))
+    return emitError(UnknownLoc::get(module.getContext()))
+           << "--timeline draws a pipeline's schedule: give "
+              "--pipeline-stages S > 1 (or 0 with --cluster to let the "
+              "search choose)";
+  dist::ValueOrError<dist::ClusterSpec> cluster =
+      dist::loadClusterSpec(options.cluster.value_or("host"));
+  if (!cluster)
+    return emitError(UnknownLoc::get(module.getContext())) << cluster.error();
+  return dist::writePipelineTimeline(module, *cluster, *options.timeline);
 }
 
 LogicalResult mlir::loom::runPipelinePhase(const CompileOptions &options,
@@ -695,33 +791,20 @@ LogicalResult mlir::loom::runPhases(const CompileOptions &options,
   PassManager pm(context);
   buildImportPipeline(pm);
   if (options.compileTo >= Phase::Autodiff) {
-    AutodiffPassOptions autodiff;
-    autodiff.optimizer = options.optimizer.value_or("adamw");
-    if (options.lr)
-      autodiff.lr = *options.lr;
-    if (options.beta1)
-      autodiff.beta1 = *options.beta1;
-    if (options.beta2)
-      autodiff.beta2 = *options.beta2;
-    if (options.eps)
-      autodiff.eps = *options.eps;
-    if (options.weightDecay)
-      autodiff.weightDecay = *options.weightDecay;
-    if (options.momentum)
-      autodiff.momentum = *options.momentum;
-    if (options.clipNorm)
-      autodiff.clipNorm = *options.clipNorm;
-    if (staged->microBatches)
-      autodiff.microBatches = *staged->microBatches;
+    AutodiffPassOptions autodiff = getAutodiffOptions(*staged);
     buildAutodiffPipeline(pm, autodiff);
   }
   if (failed(pm.run(module)))
     return failure();
   // The search runs whenever a cluster is given; with every strategy fixed
   // by the user it only prices them. Before a partition, its limit is
-  // calibrated so that the per-rank program fits by liveness analysis.
+  // calibrated so that the per-rank program fits by liveness analysis
+  // (without pipelines: a pipelined plan is taken as the search's model
+  // prices it, docs/Pipeline.md).
+  bool pipelined = options.pipelineStages && *options.pipelineStages != 1;
   std::optional<CalibratedLimit> calibration;
-  if (options.compileTo >= Phase::Partition && options.cluster) {
+  if (options.compileTo >= Phase::Partition && options.cluster &&
+      !pipelined) {
     FailureOr<CalibratedLimit> calibrated =
         calibrateMemoryLimit(*staged, module);
     if (failed(calibrated) ||
@@ -729,7 +812,7 @@ LogicalResult mlir::loom::runPhases(const CompileOptions &options,
       return failure();
     calibration = *calibrated;
   } else if (options.compileTo >= Phase::Sharding && options.cluster &&
-             failed(runShardingPhase(*staged, module))) {
+             failed(runSearchedPipeline(options, *staged, module))) {
     return failure();
   }
   if (options.compileTo == Phase::Sharding && options.cluster &&
@@ -741,6 +824,8 @@ LogicalResult mlir::loom::runPhases(const CompileOptions &options,
     return failure();
   if (options.compileTo >= Phase::Partition &&
       failed(runPartitionPhase(*staged, module)))
+    return failure();
+  if (options.timeline && failed(writeTimeline(options, module)))
     return failure();
   // How many searches the memory limit took (after the liveness line).
   if (options.report && calibration)

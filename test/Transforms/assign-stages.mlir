@@ -3,6 +3,7 @@
 // RUN: not loom-opt %s -loom-autodiff -dist-assign-stages='stages=3' 2>&1 >/dev/null | FileCheck %s --check-prefix=TOO-MANY
 // RUN: not loom-opt %s -loom-autodiff -dist-assign-stages='stages=2 stage-layers=1,2' 2>&1 >/dev/null | FileCheck %s --check-prefix=BAD-SPLIT
 // RUN: not loom-opt %s -loom-autodiff -dist-assign-stages='stages=2 schedule=zigzag' 2>&1 >/dev/null | FileCheck %s --check-prefix=BAD-SCHEDULE
+// RUN: not loom-opt %s -loom-autodiff -loom-partition-pipeline='mesh=dp=1' -dist-assign-stages='stages=2' 2>&1 >/dev/null | FileCheck %s --check-prefix=LATE
 
 // Two layers (`h.0`, `h.1`) on two stages: the embedding-like matmul before
 // the first layer goes with stage 0; the tied head after the last layer,
@@ -23,6 +24,7 @@
 // TOO-MANY: error: dist-assign-stages: cannot split 2 transformer layer(s) into 3 pipeline stages
 // BAD-SPLIT: error: dist-assign-stages: stage-layers '1,2' gives 2 stage(s) of 3 layer(s), expected 2 stage(s) of 2 layer(s)
 // BAD-SCHEDULE: error: dist-assign-stages: unknown schedule 'zigzag', expected gpipe or 1f1b
+// LATE: error: dist-assign-stages: @train_step already has layouts; assign stages before the partition phase
 func.func @forward(%e: tensor<4x4xf64> {loom.param = #loom.param<"emb.w", init = zeros, decay = true>},
                    %w0: tensor<4x4xf64> {loom.param = #loom.param<"h.0.w", init = zeros, decay = true>},
                    %w1: tensor<4x4xf64> {loom.param = #loom.param<"h.1.w", init = zeros, decay = true>},

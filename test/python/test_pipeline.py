@@ -186,3 +186,30 @@ def test_bad_pipeline_options(tmp_path, flags, message):
     assert result.returncode != 0
     assert message in result.stderr, result.stderr
     assert not (tmp / "bad.mlir").exists()
+
+
+@pytest.mark.parametrize("stages", ["0", "2"])
+def test_searched_pipeline_equals_single_device(model, stages):
+    """`--pipeline-stages 0` lets the search choose the stages and the
+    micro-batches (autodiff runs again with the chosen count); a fixed count
+    lets it choose the layers per stage. Either way the step is the
+    single-device step, and `--timeline` draws the predicted schedule."""
+    import json
+    name, tmp, path, inputs, single = model
+    timeline = tmp / f"timeline-{stages}.json"
+    program = pipeline(tmp, path, f"searched-{stages}", "--cluster", "host",
+                       "--devices", 4, "--pipeline-stages", stages,
+                       "--timeline", timeline)
+    text = program.read_text()
+    match = re.search(r"micro_batches = (\d+) : i64.*?stages = (\d+) : i64",
+                      text)
+    assert match, "no pipeline was planned"
+    micro, chosen = int(match.group(1)), int(match.group(2))
+    assert chosen > 1 and (stages == "0" or chosen == int(stages))
+    assert_same(single, run_step(tmp, program, inputs, f"searched-{stages}",
+                                 ranks=4))
+    events = [e for e in json.loads(timeline.read_text())["traceEvents"]
+              if e.get("ph") == "X"]
+    # A process per stage, a thread per rank in it; F(m) and B(m) per rank.
+    ranks = {(e["pid"], e["tid"]) for e in events}
+    assert len(ranks) == 4 and len(events) == 4 * 2 * micro

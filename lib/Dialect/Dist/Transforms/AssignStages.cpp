@@ -136,6 +136,18 @@ void AssignStagesPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // Stages are assigned to the global program, before layouts: the
+  // partition phase must see them (its reshards and collectives take their
+  // producers' stages, and the scheduler its units).
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    if (entry.getArgAttr(i, "dist.layout")) {
+      module.emitError("dist-assign-stages: @")
+          << entryName
+          << " already has layouts; assign stages before the partition "
+             "phase (the pipeline phase comes first)";
+      return signalPassFailure();
+    }
+
   // Step 1.
   auto [ordinalOf, numLayers] = getLayerOrdinals(entry);
   if (info.stages > numLayers) {
