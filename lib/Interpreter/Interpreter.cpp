@@ -340,12 +340,13 @@ public:
         if (mesh && mesh->findAxis(axis.getValue()))
           pipelineAxis = *mesh->findAxis(axis.getValue());
     opStage.resize(ops.size());
-    // Activations are what depends on parameters or arrives from another
-    // stage; batch slices and label counts a stage prepares ahead do not
-    // make a micro-batch in flight.
+    // Activations are what depends on an argument other than a data input
+    // (`loom.input`: token ids, labels) or arrives from another stage;
+    // batch slices and label counts a stage prepares ahead do not make a
+    // micro-batch in flight (the emitted code counts the same way).
     llvm::DenseSet<Value> activations;
     for (BlockArgument arg : entry.getArguments())
-      if (entry.getArgAttr(arg.getArgNumber(), "loom.param"))
+      if (!entry.getArgAttr(arg.getArgNumber(), "loom.input"))
         activations.insert(arg);
     startsMicroBatch.resize(ops.size());
     for (auto [index, op] : llvm::enumerate(ops)) {

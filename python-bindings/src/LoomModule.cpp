@@ -41,6 +41,11 @@ void check(LoomStatus *status) {
     return;
   std::string message = loomStatusGetMessage(status);
   std::string code = loomStatusCodeGetName(loomStatusGetCode(status));
+  // A status reads "summary\nfirst error\n..."; a Python error leads with
+  // what went wrong (as the tools backend's does) and ends with the summary.
+  if (size_t newline = message.find('\n'); newline != std::string::npos)
+    message = message.substr(newline + 1) + "\n(" +
+              message.substr(0, newline) + ")";
   loomStatusDestroy(status);
   py::object errorType = py::module_::import("loom.errors").attr("LoomError");
   py::object error = errorType(message.empty() ? code : message);

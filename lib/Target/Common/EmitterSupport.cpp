@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -448,8 +449,24 @@ void RankEmitterBase::findMicroBatchBounds() {
     return;
   // Per micro-batch: the first forward op, the last backward op, and the
   // last forward op (the end when this stage has no backward op of it).
+  // A micro-batch enters with its first forward op that computes
+  // activations (depends on an argument other than a data input
+  // (`loom.input`), or on a value received from another stage), as the
+  // interpreter counts it: the batch slices and label counts a stage
+  // prepares ahead hold no activations.
   std::map<int64_t, Operation *> first, lastFwd, lastBwd;
-  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
+  auto func = func::FuncOp(entry.func);
+  llvm::DenseSet<Value> activations;
+  for (BlockArgument arg : func.getArguments())
+    if (!func.getArgAttr(arg.getArgNumber(), "loom.input"))
+      activations.insert(arg);
+  for (Operation &op : func.getBody().front()) {
+    bool computesActivations =
+        isa<dist::RecvOp>(op) ||
+        llvm::any_of(op.getOperands(),
+                     [&](Value v) { return activations.contains(v); });
+    if (computesActivations)
+      activations.insert(op.result_begin(), op.result_end());
     auto mb = op.getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
     if (!mb || !runsOp(&op))
       continue;
@@ -458,7 +475,8 @@ void RankEmitterBase::findMicroBatchBounds() {
       lastBwd[m] = &op;
       continue;
     }
-    first.emplace(m, &op);
+    if (computesActivations)
+      first.emplace(m, &op);
     lastFwd[m] = &op;
   }
   for (auto [m, op] : first) {
