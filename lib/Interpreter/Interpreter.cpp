@@ -340,23 +340,13 @@ public:
         if (mesh && mesh->findAxis(axis.getValue()))
           pipelineAxis = *mesh->findAxis(axis.getValue());
     opStage.resize(ops.size());
-    // Activations are what depends on an argument other than a data input
-    // (`loom.input`: token ids, labels) or arrives from another stage;
-    // batch slices and label counts a stage prepares ahead do not make a
-    // micro-batch in flight (the emitted code counts the same way).
-    llvm::DenseSet<Value> activations;
-    for (BlockArgument arg : entry.getArguments())
-      if (!entry.getArgAttr(arg.getArgNumber(), "loom.input"))
-        activations.insert(arg);
+    llvm::DenseSet<Operation *> activationOps =
+        dist::getActivationOps(entry.getBody().front(), [&](unsigned i) {
+          return static_cast<bool>(entry.getArgAttr(i, "loom.input"));
+        });
     startsMicroBatch.resize(ops.size());
     for (auto [index, op] : llvm::enumerate(ops)) {
-      if (isa<dist::RecvOp>(op) ||
-          llvm::any_of(op->getOperands(),
-                       [&](Value v) { return activations.contains(v); }))
-        activations.insert(op->result_begin(), op->result_end());
-      startsMicroBatch[index] = activations.contains(op->getNumResults()
-                                                         ? op->getResult(0)
-                                                         : Value()) &&
+      startsMicroBatch[index] = activationOps.contains(op) &&
                                 !op->hasAttr(dist::kBackwardAttrName);
       opStage[index] = dist::getOpStage(op);
       auto m = op->getAttrOfType<IntegerAttr>(dist::kMicroBatchAttrName);

@@ -450,23 +450,15 @@ void RankEmitterBase::findMicroBatchBounds() {
   // Per micro-batch: the first forward op, the last backward op, and the
   // last forward op (the end when this stage has no backward op of it).
   // A micro-batch enters with its first forward op that computes
-  // activations (depends on an argument other than a data input
-  // (`loom.input`), or on a value received from another stage), as the
-  // interpreter counts it: the batch slices and label counts a stage
-  // prepares ahead hold no activations.
+  // activations (dist::getActivationOps, the interpreter's rule).
   std::map<int64_t, Operation *> first, lastFwd, lastBwd;
   auto func = func::FuncOp(entry.func);
-  llvm::DenseSet<Value> activations;
-  for (BlockArgument arg : func.getArguments())
-    if (!func.getArgAttr(arg.getArgNumber(), "loom.input"))
-      activations.insert(arg);
+  llvm::DenseSet<Operation *> activationOps =
+      dist::getActivationOps(func.getBody().front(), [&](unsigned i) {
+        return static_cast<bool>(func.getArgAttr(i, "loom.input"));
+      });
   for (Operation &op : func.getBody().front()) {
-    bool computesActivations =
-        isa<dist::RecvOp>(op) ||
-        llvm::any_of(op.getOperands(),
-                     [&](Value v) { return activations.contains(v); });
-    if (computesActivations)
-      activations.insert(op.result_begin(), op.result_end());
+    bool computesActivations = activationOps.contains(&op);
     auto mb = op.getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
     if (!mb || !runsOp(&op))
       continue;

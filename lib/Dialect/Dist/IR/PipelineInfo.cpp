@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -85,4 +86,22 @@ std::optional<int64_t> mlir::loom::dist::getOpStage(Operation *op) {
   if (auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName))
     return stage.getInt();
   return std::nullopt;
+}
+
+llvm::DenseSet<Operation *> mlir::loom::dist::getActivationOps(
+    Block &body, llvm::function_ref<bool(unsigned)> isDataInput) {
+  llvm::DenseSet<Value> activations;
+  for (BlockArgument arg : body.getArguments())
+    if (!isDataInput(arg.getArgNumber()))
+      activations.insert(arg);
+  llvm::DenseSet<Operation *> ops;
+  for (Operation &op : body) {
+    if (!isa<RecvOp>(op) &&
+        llvm::none_of(op.getOperands(),
+                      [&](Value v) { return activations.contains(v); }))
+      continue;
+    ops.insert(&op);
+    activations.insert(op.result_begin(), op.result_end());
+  }
+  return ops;
 }

@@ -18,6 +18,8 @@
 #include "loom/Analysis/Pipeline/Schedule.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 #include <string>
@@ -60,6 +62,16 @@ FailureOr<std::optional<PipelineInfo>> getPipelineInfo(ModuleOp module);
 /// The stage of `op` (its `dist.stage`), or nullopt when it runs on every
 /// stage.
 std::optional<int64_t> getOpStage(Operation *op);
+
+/// The ops of `body` that compute activations: they read a block argument
+/// other than a data input (`isDataInput(argument number)`: token ids,
+/// labels) or a value received from another stage, directly or through
+/// such ops. A micro-batch is in flight from its first forward op among
+/// them to its last backward op; the interpreter and the emitted code count
+/// it this way, so batch slices and label counts a stage prepares ahead do
+/// not count.
+llvm::DenseSet<Operation *>
+getActivationOps(Block &body, llvm::function_ref<bool(unsigned)> isDataInput);
 
 } // namespace mlir::loom::dist
 
