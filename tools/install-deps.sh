@@ -17,6 +17,8 @@ LOOM_APT_PACKAGES=(
   cmake ninja-build ccache
   # Libraries the compiler and runtimes use.
   nlohmann-json3-dev libopenblas-dev libopenmpi-dev openmpi-bin
+  # The CUDA emulator's fibers (CUDA programs checked without a GPU).
+  libboost-context-dev
   # Tests. PyTorch (CPU) is the reference the interpreter and the model
   # builders are checked against; clang's runtime provides libFuzzer.
   libgtest-dev libgmock-dev python3-pytest python3-numpy pybind11-dev

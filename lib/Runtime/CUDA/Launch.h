@@ -82,17 +82,27 @@ inline void rowsAndWidth(const Shape &shape, int64_t &rows, int64_t &width) {
   rows = width == 0 ? 0 : numElements(shape) / width;
 }
 
-/// Launches with a checked launch; `blocks` may be 0 (nothing to do).
+/// Launches with a checked launch; `blocks` may be 0 (nothing to do). The
+/// CUDA emulator (LOOM_CUDA_EMULATOR, plain C++) has no `<<<...>>>`: its
+/// launch function runs the same kernel over the same grid.
+#ifdef LOOM_CUDA_EMULATOR
+#define LOOM_KERNEL_CALL(kernel, blocks, threads, stream, ...)                 \
+  ::loom::cudaemu::launch(kernel, static_cast<unsigned>(blocks), (threads),    \
+                          (stream), __VA_ARGS__)
+#else
+#define LOOM_KERNEL_CALL(kernel, blocks, threads, stream, ...)                 \
+  kernel<<<static_cast<unsigned>(blocks), (threads), 0, (stream)>>>(           \
+      __VA_ARGS__)
+#endif
 #define LOOM_LAUNCH(kernel, blocks, threads, stream, ...)                      \
   do {                                                                         \
     if ((blocks) > 0) {                                                        \
-      kernel<<<static_cast<unsigned>(blocks), (threads), 0, (stream)>>>(       \
-          __VA_ARGS__);                                                        \
+      LOOM_KERNEL_CALL(kernel, blocks, threads, stream, __VA_ARGS__);          \
       LOOM_CUDA_CHECK(cudaGetLastError());                                     \
     }                                                                          \
   } while (false)
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(LOOM_CUDA_EMULATOR)
 
 /// Sum over a warp; every lane gets the result.
 __device__ inline double warpSum(double v) {
@@ -155,7 +165,7 @@ __device__ inline void raiseError(ErrorSink sink, DeviceErrorKind kind,
   sink.slot->extra = extra;
 }
 
-#endif // __CUDACC__
+#endif // __CUDACC__ || LOOM_CUDA_EMULATOR
 
 } // namespace loom::runtime::cuda::detail
 
