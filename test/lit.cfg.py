@@ -50,12 +50,12 @@ if config.loom_mpirun:
 # `cuda-build`: the CUDA runtime was compiled. Tests that need a GPU to run
 # also require `cuda` (a device is visible), and those that run one rank per
 # GPU on a mesh of N devices `cuda-gpus-N` (at least N visible devices).
+gpus = 0
 if config.loom_enable_cuda:
     config.available_features.add("cuda-build")
     import shutil
     import subprocess
 
-    gpus = 0
     if shutil.which("nvidia-smi"):
         try:
             listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
@@ -70,6 +70,33 @@ if config.loom_enable_cuda:
     for n in (2, 4, 8):
         if gpus >= n:
             config.available_features.add("cuda-gpus-%d" % n)
-    llvm_config.add_tool_substitutions(
-        ["loom-nccl-crosscheck"],
-        [os.path.join(config.loom_obj_root, "test", "Runtime", "NCCL")])
+
+# `cuda-run` / `cuda-ranks-N`: emitted CUDA programs run here, N ranks of
+# them — on the visible GPUs, or, without a GPU, on the CUDA emulator (its
+# 8 emulated devices; docs/Codegen.md). The same test then builds for what
+# is here: `%cuda_cmake_flags` configures an emitted program,
+# `%cuda_loomc_env` prefixes `loomc --emit cuda`, `%nccl_crosscheck` is the
+# NCCL cross-check built for it. `cuda-emulated` says the emulator is used.
+nccl_dir = os.path.join(config.loom_obj_root, "test", "Runtime", "NCCL")
+if gpus > 0:
+    cuda_ranks = gpus
+    config.substitutions.append(("%cuda_cmake_flags", ""))
+    config.substitutions.append(("%cuda_loomc_env", "env"))
+    config.substitutions.append(
+        ("%nccl_crosscheck", os.path.join(nccl_dir, "loom-nccl-crosscheck")))
+elif config.loom_enable_cuda_emulator:
+    cuda_ranks = 8
+    config.available_features.add("cuda-emulated")
+    config.substitutions.append(
+        ("%cuda_cmake_flags", "-DLOOM_CUDA_EMULATOR=ON"))
+    config.substitutions.append(("%cuda_loomc_env", "env LOOM_CUDA_EMULATOR=1"))
+    config.substitutions.append(
+        ("%nccl_crosscheck",
+         os.path.join(nccl_dir, "loom-nccl-crosscheck-emulated")))
+else:
+    cuda_ranks = 0
+if cuda_ranks > 0:
+    config.available_features.add("cuda-run")
+for n in (2, 4, 8):
+    if cuda_ranks >= n:
+        config.available_features.add("cuda-ranks-%d" % n)

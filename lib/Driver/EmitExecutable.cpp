@@ -18,6 +18,10 @@
 //      host compiler, architectures 90a;80 unless LOOM_CUDA_ARCHITECTURES
 //      says otherwise), then `cmake --build`, with the output in
 //      OUT/build.log;
+//      With LOOM_CUDA_EMULATOR=1 in the environment, `--emit cuda` builds
+//      the same sources for the CUDA emulator instead (plain C++ against
+//      this tree's *Emulated runtime libraries; no nvcc, no GPU): the
+//      program runs its kernels, GEMMs and NCCL calls on the CPU;
 //   3. write OUT/launch.sh, which starts every rank of the mesh with mpirun
 //      and passes its arguments to the training executable (CUDA: one GPU
 //      per rank, the node-local rank picking it).
@@ -103,7 +107,7 @@ std::string tailOf(StringRef path, size_t lines) {
 
 /// `launch.sh`: every rank under mpirun, arguments passed through.
 std::string launchScript(StringRef input, StringRef meshText, int64_t numRanks,
-                         StringRef mpirun, bool cuda) {
+                         StringRef mpirun, bool cuda, bool emulated) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "#!/usr/bin/env bash\n"
@@ -129,7 +133,11 @@ std::string launchScript(StringRef input, StringRef meshText, int64_t numRanks,
      << "export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}\n"
      << "# Open MPI refuses to start as root (containers) unless told.\n"
      << "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n";
-  if (cuda)
+  if (emulated)
+    os << "# Built for the CUDA emulator: every rank runs its kernels, GEMMs "
+          "and NCCL\n"
+       << "# calls on the CPU (docs/Codegen.md, \"The CUDA emulator\").\n";
+  else if (cuda)
     os << "# One GPU per rank: each node's ranks take its visible devices in "
           "node-local\n"
        << "# rank order (device = local rank % visible devices; "
@@ -189,6 +197,24 @@ LogicalResult findCUDABuild(MLIRContext *context, std::string &nvcc) {
             "CUDACXX";
 }
 
+/// Whether $LOOM_CUDA_EMULATOR asks for a build for the CUDA emulator
+/// ("1"; unset, empty or "0": no); anything else is an error.
+FailureOr<bool> wantsCUDAEmulator(MLIRContext *context) {
+  const char *env = std::getenv("LOOM_CUDA_EMULATOR");
+  StringRef value = env ? env : "";
+  if (value.empty() || value == "0")
+    return false;
+  if (value != "1")
+    return emitError(UnknownLoc::get(context))
+           << "$LOOM_CUDA_EMULATOR must be 0 or 1, not '" << value << "'";
+  if (!LOOM_CUDA_EMULATOR_RUNTIME)
+    return emitError(UnknownLoc::get(context))
+           << "LOOM_CUDA_EMULATOR=1 needs a Loom build with the CUDA emulator, "
+              "and this one was configured without it (no Boost.Context, or "
+              "-DLOOM_ENABLE_CUDA_EMULATOR=OFF)";
+  return true;
+}
+
 } // namespace
 
 LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
@@ -197,8 +223,15 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   StringRef out = options.outputFile;
 
   bool cuda = options.emit && *options.emit == "cuda";
+  bool emulated = false;
+  if (cuda) {
+    FailureOr<bool> wanted = wantsCUDAEmulator(context);
+    if (failed(wanted))
+      return failure();
+    emulated = *wanted;
+  }
   std::string nvcc;
-  if (cuda && failed(findCUDABuild(context, nvcc)))
+  if (cuda && !emulated && failed(findCUDABuild(context, nvcc)))
     return failure();
 
   // 1. The sources, in memory first: an emission error writes nothing.
@@ -268,7 +301,9 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
       "-DLOOM_STEP_DTYPES=" +
           llvm::join(llvm::split(options.emitDtypes.value_or("f32,f64"), ','),
                      ";")};
-  if (cuda) {
+  if (emulated) {
+    configure.push_back("-DLOOM_CUDA_EMULATOR=ON");
+  } else if (cuda) {
     configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
     configure.push_back("-DCMAKE_CUDA_FLAGS_RELEASE=-O2");
     configure.push_back("-DCMAKE_CUDA_ARCHITECTURES=" +
@@ -278,7 +313,7 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   if (llvm::ErrorOr<std::string> ccache =
           llvm::sys::findProgramByName("ccache")) {
     configure.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" + *ccache);
-    if (cuda)
+    if (cuda && !emulated)
       configure.push_back("-DCMAKE_CUDA_COMPILER_LAUNCHER=" + *ccache);
   }
   std::vector<std::string> build = {*cmake, "--build",
@@ -305,7 +340,8 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   std::string mpirun = fromEnvironment("LOOM_MPIRUN", LOOM_MPIEXEC);
   if (failed(writeFile(
           context, launch,
-          launchScript(options.inputFile, meshText, numRanks, mpirun, cuda))))
+          launchScript(options.inputFile, meshText, numRanks, mpirun, cuda,
+                       emulated))))
     return failure();
   llvm::sys::fs::setPermissions(launch, llvm::sys::fs::all_read |
                                             llvm::sys::fs::all_exe |
@@ -313,7 +349,10 @@ LogicalResult mlir::loom::emitExecutable(const CompileOptions &options,
   options.getReportStream()
       << "wrote " << out << "/build/train_step (" << numRanks
       << (numRanks == 1 ? " rank" : " ranks") << ", mesh " << meshText
-      << (cuda ? ", one GPU each" : "") << "); run it with " << out
+      << (emulated ? ", one emulated GPU each: the CUDA emulator, on the CPU"
+          : cuda   ? ", one GPU each"
+                   : "")
+      << "); run it with " << out
       << "/launch.sh --data TOKENS.bin --steps N\n";
   return success();
 }

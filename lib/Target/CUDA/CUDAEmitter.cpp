@@ -868,23 +868,32 @@ std::string cmakeSource(const CUDAEmitOptions &options) {
 #   cmake -G Ninja -S . -B build -DLOOM_SOURCE_DIR=<loom checkout> \
 #         -DLOOM_BUILD_DIR=<loom build tree> [-DCMAKE_CUDA_ARCHITECTURES=90a]
 #   cmake --build build
+# With -DLOOM_CUDA_EMULATOR=ON the same sources build as plain C++ against
+# Loom's CUDA emulator (a Loom build with LOOM_ENABLE_CUDA_EMULATOR): no
+# nvcc, and the program runs on the CPU.
 #
 #===----------------------------------------------------------------------===#
 
 cmake_minimum_required(VERSION 3.20)
-# nvcc rejects clang-22 as its host compiler; g++ compiles the host side.
-if(NOT CMAKE_CUDA_HOST_COMPILER)
-  find_program(LOOM_CUDA_HOST_CXX NAMES g++ REQUIRED)
-  set(CMAKE_CUDA_HOST_COMPILER ${LOOM_CUDA_HOST_CXX} CACHE FILEPATH "")
+option(LOOM_CUDA_EMULATOR "Build for Loom's CUDA emulator (runs on the CPU)"
+       OFF)
+if(LOOM_CUDA_EMULATOR)
+  project(loom_emitted_cuda_step C CXX)
+else()
+  # nvcc rejects clang-22 as its host compiler; g++ compiles the host side.
+  if(NOT CMAKE_CUDA_HOST_COMPILER)
+    find_program(LOOM_CUDA_HOST_CXX NAMES g++ REQUIRED)
+    set(CMAKE_CUDA_HOST_COMPILER ${LOOM_CUDA_HOST_CXX} CACHE FILEPATH "")
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "@ARCHITECTURES@")
+  endif()
+  project(loom_emitted_cuda_step C CXX CUDA)
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 endif()
-if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-  set(CMAKE_CUDA_ARCHITECTURES "@ARCHITECTURES@")
-endif()
-project(loom_emitted_cuda_step C CXX CUDA)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
-set(CMAKE_CUDA_STANDARD 17)
-set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 if(NOT CMAKE_BUILD_TYPE)
   # The step is host code that launches the runtime's kernels: -O1 compiles
   # it quickly; the kernels themselves are built optimized in Loom's tree.
@@ -900,20 +909,28 @@ if(NOT LOOM_SOURCE_DIR OR NOT LOOM_BUILD_DIR)
 endif()
 
 find_package(MPI REQUIRED COMPONENTS C)
-find_package(CUDAToolkit REQUIRED)
 find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
-find_library(LOOM_NCCL_LIBRARY nccl REQUIRED
-             HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_DIR}/../lib
-                   /usr/local/cuda/lib /usr/local/cuda/lib64)
-find_path(LOOM_NCCL_INCLUDE_DIR nccl.h REQUIRED
-          HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+if(LOOM_CUDA_EMULATOR)
+  find_package(Boost 1.74 CONFIG REQUIRED COMPONENTS context)
+  set(emulated Emulated)
+  set(loom_emulator_lib LoomCUDAEmulator)
+else()
+  find_package(CUDAToolkit REQUIRED)
+  find_library(LOOM_NCCL_LIBRARY nccl REQUIRED
+               HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_DIR}/../lib
+                     /usr/local/cuda/lib /usr/local/cuda/lib64)
+  find_path(LOOM_NCCL_INCLUDE_DIR nccl.h REQUIRED
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+endif()
 # Static libraries, users before what they use.
 set(loom_runtime_libs)
-foreach(lib LoomRuntimeTrainer LoomRuntimeCUDASession LoomRuntimeNCCL
-            LoomRuntimeHarness LoomRuntimeCUDA LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
-            LoomRuntimeLayout LoomRuntimeSupport)
+foreach(lib LoomRuntimeTrainer LoomRuntimeCUDASession${emulated}
+            LoomRuntimeNCCL${emulated} LoomRuntimeHarness
+            LoomRuntimeCUDA${emulated} LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
+            LoomRuntimeLayout LoomRuntimeSupport ${loom_emulator_lib})
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
+          ${LOOM_BUILD_DIR}/lib/Runtime/CUDAEmulator
     NO_DEFAULT_PATH REQUIRED)
   list(APPEND loom_runtime_libs ${LOOM_${lib}_LIBRARY})
 endforeach()
@@ -922,9 +939,23 @@ endforeach()
 # one out halves the compile time.
 set(LOOM_STEP_DTYPES "f32;f64" CACHE STRING "f32, f64 or both")
 
-add_executable(train_step train_step.cu main.cpp)
-target_include_directories(train_step PRIVATE ${LOOM_SOURCE_DIR}/include
-                                              ${LOOM_NCCL_INCLUDE_DIR})
+if(LOOM_CUDA_EMULATOR)
+  # train_step.cu as C++, behind the emulator's cuda_runtime.h as nvcc
+  # would put the toolkit's.
+  file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/train_step_emulated.cpp
+       CONTENT "#include <cuda_runtime.h>
+#include \"${CMAKE_CURRENT_SOURCE_DIR}/train_step.cu\"
+")
+  add_executable(train_step ${CMAKE_CURRENT_BINARY_DIR}/train_step_emulated.cpp
+                            main.cpp)
+  target_include_directories(train_step PRIVATE
+    ${LOOM_SOURCE_DIR}/lib/Runtime/CUDAEmulator/include)
+  target_compile_definitions(train_step PRIVATE LOOM_CUDA_EMULATOR=1)
+else()
+  add_executable(train_step train_step.cu main.cpp)
+  target_include_directories(train_step PRIVATE ${LOOM_NCCL_INCLUDE_DIR})
+endif()
+target_include_directories(train_step PRIVATE ${LOOM_SOURCE_DIR}/include)
 foreach(dtype f32 f64)
   if(NOT dtype IN_LIST LOOM_STEP_DTYPES)
     string(TOUPPER ${dtype} upper)
@@ -934,8 +965,13 @@ endforeach()
 target_compile_definitions(train_step PRIVATE OMPI_SKIP_MPICXX=1
                                               MPICH_SKIP_MPICXX=1)
 target_link_libraries(train_step PRIVATE ${loom_runtime_libs}
-                      ${LOOM_OPENBLAS_LIBRARY} ${LOOM_NCCL_LIBRARY}
-                      CUDA::cublas CUDA::cudart MPI::MPI_C)
+                      ${LOOM_OPENBLAS_LIBRARY} MPI::MPI_C)
+if(LOOM_CUDA_EMULATOR)
+  target_link_libraries(train_step PRIVATE Boost::context)
+else()
+  target_link_libraries(train_step PRIVATE ${LOOM_NCCL_LIBRARY} CUDA::cublas
+                                           CUDA::cudart)
+endif()
 )cmake";
   size_t at = text.find("@ARCHITECTURES@");
   text.replace(at, std::string("@ARCHITECTURES@").size(),
