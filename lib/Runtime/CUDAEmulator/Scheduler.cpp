@@ -36,11 +36,6 @@
 #include <string>
 #include <vector>
 
-thread_local uint3 threadIdx;
-thread_local uint3 blockIdx;
-thread_local dim3 blockDim;
-thread_local dim3 gridDim;
-
 namespace loom::cudaemu {
 
 namespace {

@@ -44,10 +44,12 @@
 #define __forceinline__ inline
 #define __shared__ static thread_local
 
-extern thread_local uint3 threadIdx;
-extern thread_local uint3 blockIdx;
-extern thread_local dim3 blockDim;
-extern thread_local dim3 gridDim;
+// Inline and constant-initialized: every read is a plain TLS load, with no
+// initialization wrapper call (a kernel reads them in every loop).
+inline thread_local uint3 threadIdx{};
+inline thread_local uint3 blockIdx{};
+inline thread_local dim3 blockDim{};
+inline thread_local dim3 gridDim{};
 
 namespace loom::cudaemu {
 
