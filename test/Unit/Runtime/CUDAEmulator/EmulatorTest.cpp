@@ -17,7 +17,9 @@
 //   - device memory: alignment, the 0xFF fill, copies in every direction and
 //     their checks, 2-D copies, memset, frees; streams, events, devices;
 //   - cublasGemmStridedBatchedEx against a naive column-major reference, and
-//     its argument checks.
+//     its argument checks;
+//   - NCCL on one MPI rank (a singleton MPI job in a child process): the
+//     collectives move the bytes and check their buffers.
 //
 // Kernels are written in the emulator's CUDA dialect (Kernel.h) and launched
 // with loom::cudaemu::launch, as the emulated CUDA runtime does.
@@ -26,11 +28,15 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <mpi.h>
 
 #include "gtest/gtest.h"
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -1238,6 +1244,140 @@ TEST_F(EmulatorBlasArgumentsTest, StreamsMustBeLive) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
   EXPECT_EQ(cublasSetStream(handle, stream), CUBLAS_STATUS_INVALID_VALUE);
   clearLastError();
+}
+
+//===----------------------------------------------------------------------===//
+// NCCL over MPI, one rank
+//===----------------------------------------------------------------------===//
+
+TEST(EmulatorNcclTest, CommunicatorsNeedMPIAndAValidRank) {
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRank(&comm, 2, id, 2), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommInitRank(&comm, 2, id, -1), ncclInvalidArgument);
+  // This process never initializes MPI (the MPI cases run in children).
+  EXPECT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclInvalidUsage);
+  EXPECT_NE(std::strstr(ncclGetLastError(nullptr), "not initialized"), nullptr);
+  EXPECT_EQ(comm, nullptr);
+}
+
+/// Stops the child process with `what` on stderr unless `ok`.
+void require(bool ok, const char *what) {
+  if (ok)
+    return;
+  std::fprintf(stderr, "check failed: %s\n", what);
+  std::exit(1);
+}
+
+/// One rank's collectives over a singleton MPI job; exits 0 when every
+/// check holds.
+[[noreturn]] void exitWithOneRankCollectives() {
+  require(MPI_Init(nullptr, nullptr) == MPI_SUCCESS, "MPI_Init");
+  ncclUniqueId id;
+  ncclComm_t comm = nullptr;
+  require(ncclGetUniqueId(&id) == ncclSuccess, "ncclGetUniqueId");
+  require(ncclCommInitRank(&comm, 2, id, 0) == ncclInvalidUsage,
+          "a 2-rank communicator of 1 process is refused");
+  require(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess, "ncclCommInitRank");
+  int count = 0, rank = -1;
+  require(ncclCommCount(comm, &count) == ncclSuccess && count == 1,
+          "ncclCommCount");
+  require(ncclCommUserRank(comm, &rank) == ncclSuccess && rank == 0,
+          "ncclCommUserRank");
+
+  const std::vector<float> values = {1.5f, -2.0f, 3.25f, 4.0f};
+  const size_t bytes = values.size() * sizeof(float);
+  float *send = nullptr, *recv = nullptr;
+  require(cudaMalloc(reinterpret_cast<void **>(&send), bytes) == cudaSuccess &&
+              cudaMalloc(reinterpret_cast<void **>(&recv), bytes) ==
+                  cudaSuccess,
+          "cudaMalloc");
+  require(cudaMemcpy(send, values.data(), bytes, cudaMemcpyHostToDevice) ==
+              cudaSuccess,
+          "upload");
+  auto received = [&](const float *device) {
+    std::vector<float> host(values.size(), 0.0f);
+    require(cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost) ==
+                cudaSuccess,
+            "download");
+    return host;
+  };
+  auto clear = [&] {
+    require(cudaMemset(recv, 0, bytes) == cudaSuccess, "cudaMemset");
+  };
+
+  // On one rank every collective is a copy (an average divides by 1).
+  clear();
+  require(ncclAllReduce(send, recv, 4, ncclFloat32, ncclSum, comm, nullptr) ==
+                  ncclSuccess &&
+              received(recv) == values,
+          "ncclAllReduce sum");
+  clear();
+  require(ncclAllReduce(send, recv, 4, ncclFloat32, ncclAvg, comm, nullptr) ==
+                  ncclSuccess &&
+              received(recv) == values,
+          "ncclAllReduce avg");
+  clear();
+  require(ncclAllGather(send, recv, 4, ncclFloat32, comm, nullptr) ==
+                  ncclSuccess &&
+              received(recv) == values,
+          "ncclAllGather");
+  clear();
+  require(ncclReduceScatter(send, recv, 4, ncclFloat32, ncclMax, comm,
+                            nullptr) == ncclSuccess &&
+              received(recv) == values,
+          "ncclReduceScatter");
+  clear();
+  require(ncclBroadcast(send, recv, 4, ncclFloat32, 0, comm, nullptr) ==
+                  ncclSuccess &&
+              received(recv) == values,
+          "ncclBroadcast");
+  clear();
+  require(ncclGroupStart() == ncclSuccess &&
+              ncclSend(send, 4, ncclFloat32, 0, comm, nullptr) == ncclSuccess &&
+              ncclRecv(recv, 4, ncclFloat32, 0, comm, nullptr) == ncclSuccess &&
+              ncclGroupEnd() == ncclSuccess && received(recv) == values,
+          "a grouped send and receive to self");
+
+  // Host buffers, buffers too short, absent peers and types not emulated
+  // are invalid arguments, and leave the receive buffer alone.
+  clear();
+  std::vector<float> host(values);
+  require(ncclAllReduce(host.data(), recv, 4, ncclFloat32, ncclSum, comm,
+                        nullptr) == ncclInvalidArgument,
+          "a host send buffer");
+  require(std::strstr(ncclGetLastError(comm),
+                      "is not inside one device allocation") != nullptr,
+          "ncclGetLastError names the buffer");
+  require(ncclAllReduce(send, recv, 5, ncclFloat32, ncclSum, comm, nullptr) ==
+              ncclInvalidArgument,
+          "a count past the end of the buffers");
+  require(ncclBroadcast(send, recv, 4, ncclFloat32, 1, comm, nullptr) ==
+              ncclInvalidArgument,
+          "a root outside the communicator");
+  require(ncclAllReduce(send, recv, 4, ncclFloat16, ncclSum, comm, nullptr) ==
+              ncclInvalidArgument,
+          "a data type that is not emulated");
+  require(received(recv) == std::vector<float>(4, 0.0f),
+          "failed calls leave recvbuff");
+
+  require(ncclCommDestroy(comm) == ncclSuccess, "ncclCommDestroy");
+  require(cudaFree(send) == cudaSuccess && cudaFree(recv) == cudaSuccess,
+          "cudaFree");
+  MPI_Finalize();
+  std::exit(0);
+}
+
+class EmulatorNcclDeathTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  }
+};
+
+TEST_F(EmulatorNcclDeathTest, OneRankCollectivesMoveAndCheckTheirBuffers) {
+  EXPECT_EXIT(exitWithOneRankCollectives(), ::testing::ExitedWithCode(0), "");
 }
 
 } // namespace
