@@ -236,17 +236,19 @@ void runBlock(BlockRun &block, unsigned numThreads, void (*body)(void *),
           return std::move(scheduler);
         });
   while (true) {
+    // Live: not exited, whether resumed this round or still waiting from an
+    // earlier one (a warp may exit while another waits at __syncthreads).
     bool anyLive = false;
     for (unsigned t = 0; t < numThreads; ++t) {
       Thread &thread = block.threads[t];
-      if (thread.wait != Wait::None)
-        continue;
-      block.current = static_cast<int>(t);
-      threadIdx = coordinates(t, blockDim);
-      thread.fiber = std::move(thread.fiber).resume();
-      if (!thread.fiber)
-        thread.wait = Wait::Exited;
-      else
+      if (thread.wait == Wait::None) {
+        block.current = static_cast<int>(t);
+        threadIdx = coordinates(t, blockDim);
+        thread.fiber = std::move(thread.fiber).resume();
+        if (!thread.fiber)
+          thread.wait = Wait::Exited;
+      }
+      if (thread.wait != Wait::Exited)
         anyLive = true;
     }
     block.current = -1;
