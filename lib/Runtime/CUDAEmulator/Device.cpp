@@ -436,7 +436,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     if (!stream || !s.streams.erase(stream))
       return recordError(cudaErrorInvalidResourceHandle);
   }
-  delete stream;
+  // Not freed: a later stream must not reuse the address and bring a
+  // destroyed handle back to life (a handle is a few bytes).
   return cudaSuccess;
 }
 
@@ -492,7 +493,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
     if (!event || !s.events.erase(event))
       return recordError(cudaErrorInvalidResourceHandle);
   }
-  delete event;
+  // Not freed, as streams.
   return cudaSuccess;
 }
 
