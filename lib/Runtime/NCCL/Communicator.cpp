@@ -16,9 +16,8 @@
 //    recv(from, tag) finds the message in the sender's list, and either
 //    copies it out of the stash or, in one ncclGroupStart/End with every
 //    queued send, receives the sender's earlier unposted messages into the
-//    stash and this one into `out`. Collectives post the queued sends
-//    first; synchronize() posts them and checks that every message was
-//    delivered.
+//    stash and this one into `out`. synchronize() posts the sends still
+//    queued and checks that every message was delivered.
 // Scratch for packing, staging and stash buffers come from the communication
 // stream's memory pool and are freed in stream order.
 //
@@ -226,7 +225,7 @@ void Communicator::end() {
 }
 
 Status Communicator::synchronize() {
-  if (Status s = postSends("the end of the step"); !s)
+  if (Status s = postSends(); !s)
     return s;
   LOOM_CUDA_CHECK(cudaStreamSynchronize(commStream));
   // A message never delivered means the table and the program disagree.
@@ -287,10 +286,6 @@ Status Communicator::allGather(const T *in, const Shape &shape,
   View view;
   if (Status s = getView(axes, what, view); !s)
     return s;
-  // A queued send must not wait behind a collective its receiver may
-  // not reach first.
-  if (Status s = postSends(what); !s)
-    return s;
   if (Status s = checkDim(what, shape, dim, 0); !s)
     return s;
   int64_t count = numElements(shape), outer, inner;
@@ -341,8 +336,6 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
   View view;
   if (Status s = getView(axes, what, view); !s)
     return s;
-  if (Status s = postSends(what); !s)
-    return s;
   int64_t count = numElements(shape);
   begin();
   if (view.size == 1) {
@@ -364,8 +357,6 @@ Status Communicator::reduceScatter(const T *in, const Shape &shape,
   std::string what = describe("reduce_scatter", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
-    return s;
-  if (Status s = postSends(what); !s)
     return s;
   if (Status s = checkDim(what, shape, dim, view.size); !s)
     return s;
@@ -401,8 +392,6 @@ Status Communicator::allToAll(const T *in, const Shape &shape,
   std::string what = describe("all_to_all", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
-    return s;
-  if (Status s = postSends(what); !s)
     return s;
   if (Status s = checkDim(what, shape, splitDim, view.size); !s)
     return s;
@@ -457,8 +446,6 @@ Status Communicator::collectivePermute(const T *in, const Shape &shape,
   View view;
   if (Status s = getView(axes, what, view); !s)
     return s;
-  if (Status s = postSends(what); !s)
-    return s;
   int64_t n = view.size, count = numElements(shape);
   int64_t s = ((shift % n) + n) % n;
   begin();
@@ -492,8 +479,6 @@ Status Communicator::broadcast(const T *in, const Shape &shape,
   std::string what = describe("broadcast", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
-    return s;
-  if (Status s = postSends(what); !s)
     return s;
   if (root < 0 || root >= view.size)
     return Status::failure(what + ": root " + std::to_string(root) +
@@ -552,13 +537,13 @@ void Communicator::releaseSends() {
   queued.clear();
 }
 
-Status Communicator::postSends(const std::string &what) {
+Status Communicator::postSends() {
   if (queued.empty())
     return Status::success();
   ncclGroupStart();
   enqueueSends();
   if (ncclResult_t r = ncclGroupEnd(); r != ncclSuccess)
-    return ncclFailure("ncclSend", r, "the queued sends before " + what);
+    return ncclFailure("ncclSend", r, "the queued sends at the step's end");
   releaseSends();
   return Status::success();
 }

@@ -56,8 +56,19 @@
 //     buffer and queues it. Queued sends are posted in the same
 //     ncclGroupStart/End as the next recv's receives (so both directions of
 //     an exchange progress together, as Megatron's batched isend/irecv),
-//     alone before any collective, and at the end of the step
-//     (synchronize()).
+//     and at the end of the step (synchronize()).
+//     Not before collectives: a send posted alone blocks its stream until
+//     the peer receives it, and the peer may first have to pass a send of
+//     its own that this rank receives only later. The tied GPT-2 pipeline
+//     does exactly that: stage 0 sends the embedding to stage 1 and stage 1
+//     sends the step to stage 0, each before its first data-parallel
+//     collective, and each receives the other's message much later; with
+//     the sends posted before those collectives, both stages wait forever.
+//     Collectives run among the ranks of one stage, which run the same
+//     program, so a send held across them delays its receiver but cannot
+//     close a cycle. The price: a stage's next stage sees its activations
+//     only when the stage next receives (or ends the step), which costs
+//     overlap in GPipe's and 1F1B's warm-up, not correctness.
 // Without a beginStep() table (a hand-written caller), a recv takes the
 // peer's next message and the tag must be 0.
 //
@@ -170,7 +181,7 @@ public:
 
   /// `dist.send` to global rank `to` (nothing when `to` is this rank):
   /// copies `in` into a staging buffer and queues the transfer; the next
-  /// recv, collective or synchronize() posts it. `in` may be reused as soon
+  /// recv or synchronize() posts it. `in` may be reused as soon
   /// as this returns (in stream order).
   template <typename T>
   Status send(const T *in, const Shape &shape, int64_t to, int64_t tag);
@@ -218,8 +229,8 @@ private:
   void enqueueSends();
   /// Frees the staging buffers of the posted queued sends.
   void releaseSends();
-  /// Posts the queued sends (alone in a group); `what` names the caller.
-  Status postSends(const std::string &what);
+  /// Posts the queued sends alone in a group (the step's end).
+  Status postSends();
   /// Receives `count` elements of `type` from `from` into `out`.
   Status receive(void *out, int64_t count, ncclDataType_t type, int64_t from,
                  int64_t tag, const std::string &what);
