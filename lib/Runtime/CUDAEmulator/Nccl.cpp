@@ -253,9 +253,10 @@ ncclResult_t complete(const char *call,
           continue;
         char seconds[32];
         std::snprintf(seconds, sizeof(seconds), "%g", timeout);
-        fatal(std::string(transfers[i].isSend ? "ncclSend to" : "ncclRecv from") +
-              " rank " + std::to_string(transfers[i].peer) +
-              " not matched after " + seconds + " s: NCCL would hang here");
+        fatal(
+            std::string(transfers[i].isSend ? "ncclSend to" : "ncclRecv from") +
+            " rank " + std::to_string(transfers[i].peer) +
+            " not matched after " + seconds + " s: NCCL would hang here");
       }
     }
     usleep(100);

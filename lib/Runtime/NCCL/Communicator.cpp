@@ -512,11 +512,10 @@ Status Communicator::beginStep(const Message *messages, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const Message &m = messages[i];
     if (m.peer < 0 || m.peer >= mesh.getNumDevices() || m.peer == rank)
-      return Status::failure("rank " + std::to_string(rank) +
-                             ": the step's message table names rank " +
-                             std::to_string(m.peer) +
-                             " as a sender (not another rank of mesh " +
-                             mesh.toString() + ")");
+      return Status::failure(
+          "rank " + std::to_string(rank) +
+          ": the step's message table names rank " + std::to_string(m.peer) +
+          " as a sender (not another rank of mesh " + mesh.toString() + ")");
     Incoming entry;
     entry.message = m;
     incoming[m.peer].push_back(entry);
@@ -573,8 +572,9 @@ Status Communicator::receive(void *out, int64_t count, ncclDataType_t type,
   size_t bytes = count * elementBytes(type);
   if (!haveTable) {
     if (tag != 0)
-      return Status::failure(what + ": without a step's message table NCCL "
-                                    "matches messages by order, tag " +
+      return Status::failure(what +
+                             ": without a step's message table NCCL "
+                             "matches messages by order, tag " +
                              std::to_string(tag) + " is not supported (use 0)");
     ncclGroupStart();
     for (const QueuedSend &q : queued)
@@ -633,9 +633,8 @@ Status Communicator::receive(void *out, int64_t count, ncclDataType_t type,
     void *target = out;
     if (i != k) {
       size_t stashBytes = m.message.count * elementBytes(m.message.type);
-      LOOM_CUDA_CHECK(
-          cudaMallocAsync(&m.stash, stashBytes > 0 ? stashBytes : 1,
-                          commStream));
+      LOOM_CUDA_CHECK(cudaMallocAsync(&m.stash, stashBytes > 0 ? stashBytes : 1,
+                                      commStream));
       target = m.stash;
     }
     ncclRecv(target, m.message.count, m.message.type, static_cast<int>(from),
@@ -655,8 +654,9 @@ Status Communicator::send(const T *in, const Shape &shape, int64_t to,
   if (to < 0 || to >= mesh.getNumDevices())
     return Status::failure(what + ": no such rank in mesh " + mesh.toString());
   if (!haveTable && tag != 0)
-    return Status::failure(what + ": without a step's message table NCCL "
-                                  "matches messages by order, tag " +
+    return Status::failure(what +
+                           ": without a step's message table NCCL "
+                           "matches messages by order, tag " +
                            std::to_string(tag) + " is not supported (use 0)");
   if (to == rank)
     return Status::success();
@@ -665,8 +665,7 @@ Status Communicator::send(const T *in, const Shape &shape, int64_t to,
   // The staged copy lets the caller go on (and reuse `in`) while the
   // transfer waits for the receiver.
   begin();
-  LOOM_CUDA_CHECK(cudaMallocAsync(&q.staging,
-                                  count > 0 ? count * sizeof(T) : 1,
+  LOOM_CUDA_CHECK(cudaMallocAsync(&q.staging, count > 0 ? count * sizeof(T) : 1,
                                   commStream));
   copyAsync(static_cast<T *>(q.staging), in, count, commStream);
   queued.push_back(q);
@@ -684,8 +683,7 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from,
   begin();
   if (from == rank) {
     LOOM_CUDA_CHECK(cudaMemsetAsync(out, 0, count * sizeof(T), commStream));
-  } else if (Status s =
-                 receive(out, count, ncclTypeOf<T>(), from, tag, what);
+  } else if (Status s = receive(out, count, ncclTypeOf<T>(), from, tag, what);
              !s) {
     return s;
   }

@@ -100,8 +100,7 @@ public:
   /// in its program order.
   RankEmitter(const EntryInfo &entry, int64_t rank, AsmState &asmState,
               raw_ostream &os, const std::vector<IncomingMessage> &incoming)
-      : RankEmitterBase(entry, rank, asmState, os, kCUDA), incoming(incoming) {
-  }
+      : RankEmitterBase(entry, rank, asmState, os, kCUDA), incoming(incoming) {}
 
   LogicalResult emit();
 

@@ -1384,8 +1384,7 @@ TEST_F(EmulatorNcclDeathTest, OneRankCollectivesMoveAndCheckTheirBuffers) {
 /// sends are rendezvous, so it would hang; the emulator stops after the
 /// timeout instead (an MPI_Send would have buffered it and gone on).
 void sendWithoutReceive() {
-  require(setenv("LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S", "0.2", 1) == 0,
-          "setenv");
+  require(setenv("LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S", "0.2", 1) == 0, "setenv");
   require(MPI_Init(nullptr, nullptr) == MPI_SUCCESS, "MPI_Init");
   ncclUniqueId id;
   ncclComm_t comm = nullptr;
