@@ -212,6 +212,23 @@ double matchTimeoutSeconds() {
   return 60;
 }
 
+/// The peer of `t` as a global rank, with its rank in the communicator
+/// when that differs (a group communicator).
+std::string describePeer(const PendingTransfer &t) {
+  MPI_Group group, world;
+  int global = MPI_UNDEFINED, size = 0;
+  MPI_Comm_group(t.comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_translate_ranks(group, 1, &t.peer, world, &global);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  MPI_Comm_size(t.comm, &size);
+  if (global == MPI_UNDEFINED || global == t.peer)
+    return std::to_string(t.peer);
+  return std::to_string(global) + " (rank " + std::to_string(t.peer) +
+         " of a communicator of " + std::to_string(size) + ")";
+}
+
 /// Posts `transfers` (synchronous sends, so a send completes only with its
 /// receive) and polls them until all complete. One left unmatched after the
 /// timeout stops the program: NCCL would wait forever.
@@ -255,8 +272,8 @@ ncclResult_t complete(const char *call,
         std::snprintf(seconds, sizeof(seconds), "%g", timeout);
         fatal(
             std::string(transfers[i].isSend ? "ncclSend to" : "ncclRecv from") +
-            " rank " + std::to_string(transfers[i].peer) +
-            " not matched after " + seconds + " s: NCCL would hang here");
+            " rank " + describePeer(transfers[i]) + " not matched after " +
+            seconds + " s: NCCL would hang here");
       }
     }
     usleep(100);

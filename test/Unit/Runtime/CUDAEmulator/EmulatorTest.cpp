@@ -19,7 +19,9 @@
 //   - cublasGemmStridedBatchedEx against a naive column-major reference, and
 //     its argument checks;
 //   - NCCL on one MPI rank (a singleton MPI job in a child process): the
-//     collectives move the bytes and check their buffers.
+//     collectives move the bytes and check their buffers; a send nobody
+//     receives stops after $LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S, as NCCL's
+//     rendezvous send would hang.
 //
 // Kernels are written in the emulator's CUDA dialect (Kernel.h) and launched
 // with loom::cudaemu::launch, as the emulated CUDA runtime does.
