@@ -155,9 +155,37 @@ std::string launchScript(StringRef input, StringRef meshText, int64_t numRanks,
        << "if [[ -n \"${CUDA_VISIBLE_DEVICES:-}\" ]]; then\n"
        << "  flags=\"$flags -x CUDA_VISIBLE_DEVICES\"\n"
        << "fi\n";
-  os << "# shellcheck disable=SC2086  # flags is a list\n"
-     << "exec \"$mpirun\" $flags -np " << numRanks
-     << " \"$here/build/train_step\" \"$@\"\n";
+  // A private Open MPI session directory: jobs of one user started together
+  // on one host otherwise race on the shared one, and mpirun fails with
+  // "orte_session_dir failed" before any rank starts. The directory is
+  // removed when mpirun ends, so the script waits for it (forwarding INT
+  // and TERM) instead of exec'ing it.
+  os << "# Open MPI keeps a job's session files under one directory per user "
+        "and host,\n"
+     << "# which jobs started together race to create and remove: this job "
+        "gets its own.\n"
+     << "if [[ -n \"${OMPI_MCA_orte_tmpdir_base:-}\" ]]; then\n"
+     << "  # shellcheck disable=SC2086  # flags is a list\n"
+     << "  exec \"$mpirun\" $flags -np " << numRanks
+     << " \"$here/build/train_step\" \"$@\"\n"
+     << "fi\n"
+     << "session=$(mktemp -d \"${TMPDIR:-/tmp}/loom-mpi.XXXXXX\")\n"
+     << "trap 'rm -rf \"$session\"' EXIT\n"
+     << "export OMPI_MCA_orte_tmpdir_base=$session "
+        "PRTE_MCA_prte_tmpdir_base=$session\n"
+     << "# shellcheck disable=SC2086  # flags is a list\n"
+     << "\"$mpirun\" $flags -np " << numRanks
+     << " \"$here/build/train_step\" \"$@\" &\n"
+     << "job=$!\n"
+     << "trap 'kill -TERM \"$job\" 2> /dev/null' INT TERM\n"
+     << "status=0\n"
+     << "wait \"$job\" || status=$?\n"
+     << "# A trapped signal ends wait early: wait on until mpirun is gone.\n"
+     << "while kill -0 \"$job\" 2> /dev/null; do\n"
+     << "  status=0\n"
+     << "  wait \"$job\" || status=$?\n"
+     << "done\n"
+     << "exit \"$status\"\n";
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include "loom/Runtime/Host/Shape.h"
 #include "loom/Runtime/IO/Npy.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Runtime/Support/Memory.h"
 
 #include <cinttypes>
 #include <cmath>
@@ -507,6 +508,7 @@ int runMain(int argc, char **argv, const ProgramSpec &spec,
             const std::vector<StepFn<double>> &f64Steps) {
   std::string program = argv[0];
   program = program.substr(program.find_last_of('/') + 1);
+  keepFreedMemoryResident();
   MPI_Init(&argc, &argv);
   int worldRank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);

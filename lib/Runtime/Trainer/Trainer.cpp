@@ -36,6 +36,7 @@
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/TokenFile.h"
 #include "loom/Runtime/Layout/BlockLayout.h"
+#include "loom/Runtime/Support/Memory.h"
 
 #include <mpi.h>
 
@@ -711,6 +712,7 @@ int runTrainer(int argc, char **argv, const ProgramSpec &spec,
   std::string name = argv[0];
   name = name.substr(name.find_last_of('/') + 1);
   MPI_Init(&argc, &argv);
+  keepFreedMemoryResident();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   auto report = [&](const Failure &failure) {

@@ -36,12 +36,16 @@
 
 #include "gtest/gtest.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
+#include <string>
 #include <vector>
 
 using loom::cudaemu::launch;
@@ -1274,7 +1278,9 @@ void require(bool ok, const char *what) {
 
 /// One rank's collectives over a singleton MPI job; exits 0 when every
 /// check holds.
-[[noreturn]] void exitWithOneRankCollectives() {
+[[noreturn]] void exitWithOneRankCollectives(const std::string &session) {
+  setenv("OMPI_MCA_orte_tmpdir_base", session.c_str(), /*overwrite=*/1);
+  setenv("PRTE_MCA_prte_tmpdir_base", session.c_str(), /*overwrite=*/1);
   require(MPI_Init(nullptr, nullptr) == MPI_SUCCESS, "MPI_Init");
   ncclUniqueId id;
   ncclComm_t comm = nullptr;
@@ -1379,7 +1385,27 @@ protected:
 };
 
 TEST_F(EmulatorNcclDeathTest, OneRankCollectivesMoveAndCheckTheirBuffers) {
-  EXPECT_EXIT(exitWithOneRankCollectives(), ::testing::ExitedWithCode(0), "");
+  // An Open MPI session directory of its own, removed here: tests run MPI
+  // jobs in parallel, and jobs sharing the per-user one race to create and
+  // remove it (test/Utils/mpirun-in-own-session.sh). The "threadsafe" death
+  // test child runs this body again: it takes the parent's directory from
+  // the environment.
+  const char *sessionVariable = "LOOM_EMULATOR_TEST_MPI_SESSION";
+  std::string session;
+  if (const char *inherited = std::getenv(sessionVariable)) {
+    session = inherited;
+  } else {
+    const char *tmp = std::getenv("TMPDIR");
+    session = std::string(tmp && *tmp ? tmp : "/tmp") +
+              "/loom-emulator-test.XXXXXX";
+    ASSERT_NE(mkdtemp(session.data()), nullptr);
+    setenv(sessionVariable, session.c_str(), /*overwrite=*/1);
+  }
+  EXPECT_EXIT(exitWithOneRankCollectives(session),
+              ::testing::ExitedWithCode(0), "");
+  unsetenv(sessionVariable);
+  std::error_code ignored;
+  std::filesystem::remove_all(session, ignored);
 }
 
 /// An ungrouped send that no receive matches, on a singleton MPI job: NCCL's
