@@ -14,9 +14,15 @@
 //     MPI_UNDEFINED, no communicator);
 //   - collectives are the matching MPI collectives, in place where NCCL's
 //     buffers say so; ncclAvg divides the sum;
-//   - outside a group ncclSend/ncclRecv block until matched, as NCCL's do
-//     on the stream; inside ncclGroupStart/End they are posted together and
-//     completed at the outermost ncclGroupEnd, so a ring exchange completes.
+//   - point-to-point is rendezvous, as NCCL's is: a send completes only
+//     when the peer's matching receive runs (MPI_Issend, never a buffered
+//     MPI_Send, which would hide a deadlock a GPU hits). Outside a group
+//     ncclSend/ncclRecv block until matched, as NCCL's do on the stream;
+//     inside ncclGroupStart/End they are posted together and completed at
+//     the outermost ncclGroupEnd, so a ring exchange completes;
+//   - a transfer still unmatched after $LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S
+//     seconds (60 when unset) stops the program, naming the call and the
+//     peer, where NCCL would hang.
 //
 // Buffers must be emulated device memory (ncclInvalidArgument otherwise,
 // explained on stderr), and the stream must be live.
@@ -29,9 +35,12 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <sched.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -189,6 +198,88 @@ void average(void *buffer, size_t count, MPI_Datatype type, int divisor) {
       static_cast<int32_t *>(buffer)[i] /= divisor;
 }
 
+/// Seconds a send or receive may wait for its match before the emulator
+/// calls it a hang: $LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S, else 60.
+double matchTimeoutSeconds() {
+  if (const char *text = std::getenv("LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S")) {
+    char *end = nullptr;
+    double seconds = std::strtod(text, &end);
+    if (end != text && *end == '\0' && seconds > 0)
+      return seconds;
+    explain("LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S='" + std::string(text) +
+            "' is not a positive number of seconds; using 60");
+  }
+  return 60;
+}
+
+/// The peer of `t` as a global rank, with its rank in the communicator
+/// when that differs (a group communicator).
+std::string describePeer(const PendingTransfer &t) {
+  MPI_Group group, world;
+  int global = MPI_UNDEFINED, size = 0;
+  MPI_Comm_group(t.comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_translate_ranks(group, 1, &t.peer, world, &global);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  MPI_Comm_size(t.comm, &size);
+  if (global == MPI_UNDEFINED || global == t.peer)
+    return std::to_string(t.peer);
+  return std::to_string(global) + " (rank " + std::to_string(t.peer) +
+         " of a communicator of " + std::to_string(size) + ")";
+}
+
+/// Posts `transfers` (synchronous sends, so a send completes only with its
+/// receive) and polls them until all complete. One left unmatched after the
+/// timeout stops the program: NCCL would wait forever.
+ncclResult_t complete(const char *call,
+                      const std::vector<PendingTransfer> &transfers) {
+  std::vector<MPI_Request> requests(transfers.size(), MPI_REQUEST_NULL);
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const PendingTransfer &t = transfers[i];
+    int code = t.isSend ? MPI_Issend(t.buffer, t.count, t.type, t.peer, kTag,
+                                     t.comm, &requests[i])
+                        : MPI_Irecv(t.buffer, t.count, t.type, t.peer, kTag,
+                                    t.comm, &requests[i]);
+    if (code != MPI_SUCCESS)
+      return mpiResult(nullptr, call, code);
+  }
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  double timeout = matchTimeoutSeconds();
+  for (unsigned polls = 0;; ++polls) {
+    int done = 0;
+    int code = MPI_Testall(static_cast<int>(requests.size()), requests.data(),
+                           &done, MPI_STATUSES_IGNORE);
+    if (code != MPI_SUCCESS)
+      return mpiResult(nullptr, call, code);
+    if (done)
+      return ncclSuccess;
+    // Spin briefly (a matched pipeline hop is quick), then sleep between
+    // polls so waiting ranks leave the CPU to the ones computing.
+    if (polls < 1000) {
+      sched_yield();
+      continue;
+    }
+    if (std::chrono::duration<double>(Clock::now() - start).count() >=
+        timeout) {
+      for (size_t i = 0; i < transfers.size(); ++i) {
+        int finished = 0;
+        MPI_Test(&requests[i], &finished, MPI_STATUS_IGNORE);
+        if (finished)
+          continue;
+        char seconds[32];
+        std::snprintf(seconds, sizeof(seconds), "%g", timeout);
+        fatal(
+            std::string(transfers[i].isSend ? "ncclSend to" : "ncclRecv from") +
+            " rank " + describePeer(transfers[i]) + " not matched after " +
+            seconds + " s: NCCL would hang here");
+      }
+    }
+    usleep(100);
+  }
+}
+
 ncclResult_t transfer(const char *call, bool isSend, void *buffer,
                       size_t count, ncclDataType_t datatype, int peer,
                       ncclComm_t comm, cudaStream_t stream) {
@@ -206,10 +297,10 @@ ncclResult_t transfer(const char *call, bool isSend, void *buffer,
     pending.push_back(t);
     return ncclSuccess;
   }
-  int code = isSend ? MPI_Send(buffer, t.count, t.type, peer, kTag, t.comm)
-                    : MPI_Recv(buffer, t.count, t.type, peer, kTag, t.comm,
-                               MPI_STATUS_IGNORE);
-  return mpiResult(comm, call, code);
+  ncclResult_t r = complete(call, {t});
+  if (r != ncclSuccess && comm)
+    comm->lastError = lastErrorText;
+  return r;
 }
 
 } // namespace
@@ -454,19 +545,7 @@ ncclResult_t ncclGroupEnd(void) {
     return ncclSuccess;
   std::vector<PendingTransfer> posted;
   posted.swap(pending);
-  std::vector<MPI_Request> requests(posted.size());
-  for (size_t i = 0; i < posted.size(); ++i) {
-    const PendingTransfer &t = posted[i];
-    int code = t.isSend ? MPI_Isend(t.buffer, t.count, t.type, t.peer, kTag,
-                                    t.comm, &requests[i])
-                        : MPI_Irecv(t.buffer, t.count, t.type, t.peer, kTag,
-                                    t.comm, &requests[i]);
-    if (code != MPI_SUCCESS)
-      return mpiResult(nullptr, "ncclGroupEnd", code);
-  }
-  int code = MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                         MPI_STATUSES_IGNORE);
-  return mpiResult(nullptr, "ncclGroupEnd", code);
+  return complete("ncclGroupEnd", posted);
 }
 
 } // extern "C"

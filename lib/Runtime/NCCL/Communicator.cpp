@@ -11,8 +11,15 @@
 //    communication stream after the compute stream (begin), pack along the
 //    dim when the blocks are not contiguous, run the NCCL call(s), unpack,
 //    and order the compute stream after it (end).
-// Scratch for packing comes from the communication stream's memory pool and
-// is freed in stream order.
+// 3. Point-to-point (the header says why): beginStep() files the step's
+//    incoming messages by sender; send() stages a copy and queues it;
+//    recv(from, tag) finds the message in the sender's list, and either
+//    copies it out of the stash or, in one ncclGroupStart/End with every
+//    queued send, receives the sender's earlier unposted messages into the
+//    stash and this one into `out`. synchronize() posts the sends still
+//    queued and checks that every message was delivered.
+// Scratch for packing, staging and stash buffers come from the communication
+// stream's memory pool and are freed in stream order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,11 +35,6 @@
 namespace loom::runtime::nccl {
 
 namespace {
-
-template <typename T> ncclDataType_t ncclTypeOf();
-template <> ncclDataType_t ncclTypeOf<float>() { return ncclFloat32; }
-template <> ncclDataType_t ncclTypeOf<double>() { return ncclFloat64; }
-template <> ncclDataType_t ncclTypeOf<int64_t>() { return ncclInt64; }
 
 /// The elements before `dim` (outer) and from `dim` on divided by the dim's
 /// size (inner), for a row-major `shape`.
@@ -83,6 +85,12 @@ Communicator::Communicator(const DeviceMesh &mesh, int64_t rank,
 Communicator::~Communicator() {
   // Errors cannot be reported from here; a program that cares calls
   // synchronize() first.
+  for (QueuedSend &q : queued)
+    cudaFreeAsync(q.staging, commStream);
+  for (auto &[peer, messages] : incoming)
+    for (Incoming &m : messages)
+      if (m.stash)
+        cudaFreeAsync(m.stash, commStream);
   for (auto &[mask, group] : groups)
     if (group.comm)
       ncclCommDestroy(group.comm);
@@ -217,7 +225,28 @@ void Communicator::end() {
 }
 
 Status Communicator::synchronize() {
+  if (Status s = postSends(); !s)
+    return s;
   LOOM_CUDA_CHECK(cudaStreamSynchronize(commStream));
+  // A message never delivered means the table and the program disagree.
+  std::string missing;
+  for (auto &[peer, messages] : incoming)
+    for (Incoming &m : messages) {
+      if (m.stash) {
+        LOOM_CUDA_CHECK(cudaFree(m.stash));
+        m.stash = nullptr;
+      }
+      if (!m.delivered && missing.empty())
+        missing = "tag " + std::to_string(m.message.tag) + " from rank " +
+                  std::to_string(peer);
+    }
+  incoming.clear();
+  haveTable = false;
+  if (!missing.empty())
+    return Status::failure("rank " + std::to_string(rank) + ": message " +
+                           missing +
+                           " was declared for this step but no dist.recv "
+                           "took it");
   return Status::success();
 }
 
@@ -469,43 +498,194 @@ Status Communicator::broadcast(const T *in, const Shape &shape,
   return Status::success();
 }
 
-template <typename T>
-Status Communicator::send(const T *in, const Shape &shape, int64_t to,
-                          int tag) {
-  std::string what = "dist.send to rank " + std::to_string(to);
-  if (to < 0 || to >= mesh.getNumDevices())
-    return Status::failure(what + ": no such rank in mesh " + mesh.toString());
-  if (tag != 0)
-    return Status::failure(what + ": NCCL matches messages by order, tag " +
-                           std::to_string(tag) + " is not supported (use 0)");
-  if (to == rank)
+//===----------------------------------------------------------------------===//
+// Point-to-point
+//===----------------------------------------------------------------------===//
+
+Status Communicator::beginStep(const Message *messages, size_t count) {
+  if (!queued.empty() || haveTable)
+    return Status::failure("rank " + std::to_string(rank) +
+                           ": a step starts before the previous one ended "
+                           "(synchronize() posts its sends and checks its "
+                           "receives)");
+  incoming.clear();
+  for (size_t i = 0; i < count; ++i) {
+    const Message &m = messages[i];
+    if (m.peer < 0 || m.peer >= mesh.getNumDevices() || m.peer == rank)
+      return Status::failure(
+          "rank " + std::to_string(rank) +
+          ": the step's message table names rank " + std::to_string(m.peer) +
+          " as a sender (not another rank of mesh " + mesh.toString() + ")");
+    Incoming entry;
+    entry.message = m;
+    incoming[m.peer].push_back(entry);
+  }
+  haveTable = true;
+  return Status::success();
+}
+
+void Communicator::enqueueSends() {
+  for (const QueuedSend &q : queued)
+    ncclSend(q.staging, q.count, q.type, q.peer, world, commStream);
+}
+
+void Communicator::releaseSends() {
+  // Stream order frees each staging buffer after its transfer.
+  for (const QueuedSend &q : queued)
+    LOOM_CUDA_CHECK(cudaFreeAsync(q.staging, commStream));
+  queued.clear();
+}
+
+Status Communicator::postSends() {
+  if (queued.empty())
     return Status::success();
-  begin();
-  if (ncclResult_t r = ncclSend(in, numElements(shape), ncclTypeOf<T>(),
-                                static_cast<int>(to), world, commStream);
-      r != ncclSuccess)
-    return ncclFailure("ncclSend", r, what);
-  end();
+  ncclGroupStart();
+  enqueueSends();
+  if (ncclResult_t r = ncclGroupEnd(); r != ncclSuccess)
+    return ncclFailure("ncclSend", r, "the queued sends at the step's end");
+  releaseSends();
+  return Status::success();
+}
+
+namespace {
+
+size_t elementBytes(ncclDataType_t type) {
+  switch (type) {
+  case ncclFloat64:
+  case ncclInt64:
+  case ncclUint64:
+    return 8;
+  case ncclFloat32:
+  case ncclInt32:
+  case ncclUint32:
+    return 4;
+  default:
+    return 1;
+  }
+}
+
+} // namespace
+
+Status Communicator::receive(void *out, int64_t count, ncclDataType_t type,
+                             int64_t from, int64_t tag,
+                             const std::string &what) {
+  size_t bytes = count * elementBytes(type);
+  if (!haveTable) {
+    if (tag != 0)
+      return Status::failure(what +
+                             ": without a step's message table NCCL "
+                             "matches messages by order, tag " +
+                             std::to_string(tag) + " is not supported (use 0)");
+    ncclGroupStart();
+    for (const QueuedSend &q : queued)
+      ncclSend(q.staging, q.count, q.type, q.peer, world, commStream);
+    ncclRecv(out, count, type, static_cast<int>(from), world, commStream);
+    if (ncclResult_t r = ncclGroupEnd(); r != ncclSuccess)
+      return ncclFailure("ncclSend/ncclRecv", r, what);
+    for (const QueuedSend &q : queued)
+      LOOM_CUDA_CHECK(cudaFreeAsync(q.staging, commStream));
+    queued.clear();
+    return Status::success();
+  }
+  auto found = incoming.find(from);
+  std::vector<Incoming> empty;
+  std::vector<Incoming> &messages =
+      found == incoming.end() ? empty : found->second;
+  // The first undelivered message of the peer with this tag.
+  size_t k = 0;
+  while (k < messages.size() &&
+         (messages[k].delivered || messages[k].message.tag != tag))
+    ++k;
+  if (k == messages.size())
+    return Status::failure(what + ": rank " + std::to_string(from) +
+                           " sends no (further) message with tag " +
+                           std::to_string(tag) +
+                           " to this rank in the step's message table");
+  Incoming &wanted = messages[k];
+  if (wanted.message.count != count || wanted.message.type != type)
+    return Status::failure(
+        what + ": the step's message table has tag " + std::to_string(tag) +
+        " from rank " + std::to_string(from) + " as " +
+        std::to_string(wanted.message.count) + " elements of " +
+        std::to_string(elementBytes(wanted.message.type)) +
+        " bytes, but the receive wants " + std::to_string(count) +
+        " elements of " + std::to_string(elementBytes(type)) + " bytes");
+  wanted.delivered = true;
+  if (wanted.posted) {
+    // It arrived with an earlier receive: take it from the stash.
+    if (bytes > 0)
+      LOOM_CUDA_CHECK(cudaMemcpyAsync(out, wanted.stash, bytes,
+                                      cudaMemcpyDeviceToDevice, commStream));
+    LOOM_CUDA_CHECK(cudaFreeAsync(wanted.stash, commStream));
+    wanted.stash = nullptr;
+    return Status::success();
+  }
+  // The peer posts its messages in table order: receive the ones before
+  // this one (into the stash), this one, and post the queued sends, all in
+  // one group so neither side's sends wait for the other's.
+  ncclGroupStart();
+  enqueueSends();
+  for (size_t i = 0; i <= k; ++i) {
+    Incoming &m = messages[i];
+    if (m.posted)
+      continue;
+    m.posted = true;
+    void *target = out;
+    if (i != k) {
+      size_t stashBytes = m.message.count * elementBytes(m.message.type);
+      LOOM_CUDA_CHECK(cudaMallocAsync(&m.stash, stashBytes > 0 ? stashBytes : 1,
+                                      commStream));
+      target = m.stash;
+    }
+    ncclRecv(target, m.message.count, m.message.type, static_cast<int>(from),
+             world, commStream);
+  }
+  if (ncclResult_t r = ncclGroupEnd(); r != ncclSuccess)
+    return ncclFailure("ncclSend/ncclRecv", r, what);
+  releaseSends();
   return Status::success();
 }
 
 template <typename T>
-Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
-  std::string what = "dist.recv from rank " + std::to_string(from);
+Status Communicator::send(const T *in, const Shape &shape, int64_t to,
+                          int64_t tag) {
+  std::string what = "dist.send to rank " + std::to_string(to) + " (tag " +
+                     std::to_string(tag) + ")";
+  if (to < 0 || to >= mesh.getNumDevices())
+    return Status::failure(what + ": no such rank in mesh " + mesh.toString());
+  if (!haveTable && tag != 0)
+    return Status::failure(what +
+                           ": without a step's message table NCCL "
+                           "matches messages by order, tag " +
+                           std::to_string(tag) + " is not supported (use 0)");
+  if (to == rank)
+    return Status::success();
+  int64_t count = numElements(shape);
+  QueuedSend q{nullptr, count, ncclTypeOf<T>(), static_cast<int>(to)};
+  // The staged copy lets the caller go on (and reuse `in`) while the
+  // transfer waits for the receiver.
+  begin();
+  LOOM_CUDA_CHECK(cudaMallocAsync(&q.staging, count > 0 ? count * sizeof(T) : 1,
+                                  commStream));
+  copyAsync(static_cast<T *>(q.staging), in, count, commStream);
+  queued.push_back(q);
+  return Status::success();
+}
+
+template <typename T>
+Status Communicator::recv(T *out, const Shape &shape, int64_t from,
+                          int64_t tag) {
+  std::string what = "dist.recv from rank " + std::to_string(from) + " (tag " +
+                     std::to_string(tag) + ")";
   if (from < 0 || from >= mesh.getNumDevices())
     return Status::failure(what + ": no such rank in mesh " + mesh.toString());
-  if (tag != 0)
-    return Status::failure(what + ": NCCL matches messages by order, tag " +
-                           std::to_string(tag) + " is not supported (use 0)");
   int64_t count = numElements(shape);
   begin();
   if (from == rank) {
     LOOM_CUDA_CHECK(cudaMemsetAsync(out, 0, count * sizeof(T), commStream));
-  } else if (ncclResult_t r =
-                 ncclRecv(out, count, ncclTypeOf<T>(), static_cast<int>(from),
-                          world, commStream);
-             r != ncclSuccess) {
-    return ncclFailure("ncclRecv", r, what);
+  } else if (Status s = receive(out, count, ncclTypeOf<T>(), from, tag, what);
+             !s) {
+    return s;
   }
   end();
   return Status::success();
@@ -527,8 +707,8 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
   template Status Communicator::broadcast<T>(const T *, const Shape &,         \
                                              const AxisList &, int64_t, T *);  \
   template Status Communicator::send<T>(const T *, const Shape &, int64_t,     \
-                                        int);                                  \
-  template Status Communicator::recv<T>(T *, const Shape &, int64_t, int);
+                                        int64_t);                              \
+  template Status Communicator::recv<T>(T *, const Shape &, int64_t, int64_t);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)
 LOOM_INSTANTIATE(int64_t)

@@ -17,9 +17,12 @@
 //    the results to the host.
 //    In a pipelined program (docs/Pipeline.md) a rank emits only its own
 //    stage's ops and leaves other stages' results untouched. NCCL has no
-//    tags, so the emission first checks that every rank receives from each
-//    peer in the order that peer sends (checkPointToPointOrder) and stops
-//    with an error otherwise.
+//    tags and matches by order, so the emission first pairs every receive
+//    with a send of its tag (matchPointToPoint; an unpaired send or receive
+//    is an error) and gives each rank the table of the messages its peers
+//    send it, in each sender's program order; the step hands the table to
+//    the communicator (nccl::Communicator::beginStep), which delivers by
+//    tag.
 // 3. Print the ProgramSpec and step tables (shared), main.cpp and the
 //    CMakeLists.txt that builds with nvcc.
 //
@@ -81,12 +84,23 @@ LogicalResult checkHeadDims(Operation *op, Value query, Value value) {
   return success();
 }
 
+/// A message another rank sends to the emitted rank during the step.
+struct IncomingMessage {
+  int64_t peer;
+  int64_t tag;
+  int64_t count;
+  /// int64_t elements, else the step's float type T.
+  bool isInteger;
+};
+
 /// Prints the step function of one rank.
 class RankEmitter : public emit::RankEmitterBase {
 public:
+  /// `incoming`: what the other ranks send this one, each sender's messages
+  /// in its program order.
   RankEmitter(const EntryInfo &entry, int64_t rank, AsmState &asmState,
-              raw_ostream &os)
-      : RankEmitterBase(entry, rank, asmState, os, kCUDA) {}
+              raw_ostream &os, const std::vector<IncomingMessage> &incoming)
+      : RankEmitterBase(entry, rank, asmState, os, kCUDA), incoming(incoming) {}
 
   LogicalResult emit();
 
@@ -125,9 +139,31 @@ private:
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
 
+  /// Prints the step's message table and its beginStep call.
+  void emitIncoming();
+
+  const std::vector<IncomingMessage> &incoming;
   /// Descriptions of the ops that record data errors, by tag - 1.
   std::vector<std::string> ops;
 };
+
+void RankEmitter::emitIncoming() {
+  if (incoming.empty()) {
+    os << "  LOOM_CHECK(nccl.beginStep(nullptr, 0), \"rank " << rank
+       << ": the step's messages\");\n";
+    return;
+  }
+  // NCCL matches by order: the communicator receives each sender's messages
+  // in the sender's order and delivers them by tag.
+  os << "  // What the other ranks send this one, each in its program order.\n"
+     << "  static const nccl::Message kIncoming[] = {";
+  for (const IncomingMessage &m : incoming)
+    os << "\n      nccl::Message::of<" << (m.isInteger ? "int64_t" : "T")
+       << ">(" << m.peer << ", " << m.tag << ", " << m.count << "),";
+  os << "\n  };\n"
+     << "  LOOM_CHECK(nccl.beginStep(kIncoming, " << incoming.size()
+     << "), \"rank " << rank << ": the step's messages\");\n";
+}
 
 LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
   if (failed(checkTensorType(op, op.getType(), "the constant")))
@@ -254,12 +290,11 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
           os << "  // a send to this rank itself: nothing to do\n";
           return success();
         }
-        // NCCL matches by order; checkPointToPointOrder made the orders
-        // agree, so the tag is only a comment here.
-        os << "  // tag " << send.getTag() << "\n";
+        // Queued, not posted: the communicator posts it with the next
+        // receive, collective or the step's end (no rendezvous deadlock).
         checked(send, "nccl.send(" + name(send.getInput()) + ", " +
                           shape(send.getInput()) + ", " + std::to_string(*to) +
-                          ", 0)");
+                          ", " + std::to_string(send.getTag()) + ")");
         return success();
       })
       .Case([&](dist::RecvOp recv) -> LogicalResult {
@@ -275,10 +310,10 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
           os << "  // a receive from this rank itself yields zeros\n";
           return success();
         }
-        os << "  // tag " << recv.getTag() << "\n";
         checked(recv, "nccl.recv(" + name(recv.getResult()) + ", " +
                           shape(recv.getResult()) + ", " +
-                          std::to_string(*from) + ", 0)");
+                          std::to_string(*from) + ", " +
+                          std::to_string(recv.getTag()) + ")");
         return success();
       })
       .Default([&](Operation *other) {
@@ -758,6 +793,7 @@ LogicalResult RankEmitter::emit() {
      << "  (void)context;\n"
      << "  (void)nccl;\n"
      << "  cuda::Workspace ws(stream);\n";
+  emitIncoming();
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
     Value value = func.getArgument(i);
     os << "  const " << elementType(value) << " *" << name(value)
@@ -993,11 +1029,22 @@ static int64_t peerOf(const EntryInfo &entry, int64_t rank, StringRef axis,
   return entry.mesh->getRank(coordinates);
 }
 
-/// NCCL has no tags: a recv takes the next send from its peer. Checks that
-/// for every pair of ranks (a, b) the tags a sends to b, in a's program
-/// order, are the tags b receives from a, in b's program order, so that the
-/// order-matching of NCCL pairs the same transfers as MPI's tag-matching.
-static LogicalResult checkPointToPointOrder(const EntryInfo &entry) {
+/// The element count and whether a send's or recv's tensor holds integers.
+static std::pair<int64_t, bool> payloadOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return {type.getNumElements(), isIntegerStorage(type)};
+}
+
+/// NCCL has no tags: a recv takes the peer's next send. Pairs, for every
+/// two ranks (a, b), each recv of b from a with the first unpaired send of
+/// a to b that has its tag (as MPI matches), checks that the pair agrees on
+/// the payload and that nothing is left unpaired (on a GPU either side
+/// would wait forever), and fills `incoming[b]` with a's sends to b in a's
+/// program order, for every a in rank order.
+static LogicalResult
+matchPointToPoint(const EntryInfo &entry,
+                  std::vector<std::vector<IncomingMessage>> &incoming) {
+  incoming.assign(entry.numRanks, {});
   if (!entry.mesh)
     return success();
   using Transfer = std::pair<int64_t, Operation *>; // (tag, op)
@@ -1021,28 +1068,52 @@ static LogicalResult checkPointToPointOrder(const EntryInfo &entry) {
       }
     }
   }
-  for (const auto &[pair, received] : recvs) {
-    const std::vector<Transfer> &sent = sends[pair];
-    for (size_t k = 0; k < received.size(); ++k) {
-      if (k < sent.size() && sent[k].first == received[k].first)
-        continue;
-      InFlightDiagnostic diag = received[k].second->emitOpError()
-                                << "on rank " << pair.second << " receives tag "
-                                << received[k].first << " as message #" << k
-                                << " from rank " << pair.first << ", but ";
-      if (k < sent.size())
-        diag << "rank " << pair.first << " sends tag " << sent[k].first
-             << " as its message #" << k;
-      else
-        diag << "rank " << pair.first << " sends only " << sent.size()
-             << " messages to rank " << pair.second;
-      diag << ": NCCL matches sends and receives by order, not by tag, so "
-              "the CUDA program needs both in the same order";
-      if (k < sent.size())
+  for (const auto &[pair, sent] : sends) {
+    auto [from, to] = pair;
+    const std::vector<Transfer> &received = recvs[pair];
+    std::vector<bool> paired(sent.size(), false);
+    for (const Transfer &r : received) {
+      size_t k = 0;
+      while (k < sent.size() && (paired[k] || sent[k].first != r.first))
+        ++k;
+      if (k == sent.size())
+        return r.second->emitOpError()
+               << "on rank " << to << " receives tag " << r.first
+               << " from rank " << from << ", but rank " << from
+               << " sends no (further) message with that tag to rank " << to
+               << ": the CUDA program would wait forever";
+      paired[k] = true;
+      auto [sentCount, sentInteger] = payloadOf(sent[k].second->getOperand(0));
+      auto [count, integer] = payloadOf(r.second->getResult(0));
+      if (sentCount != count || sentInteger != integer) {
+        InFlightDiagnostic diag =
+            r.second->emitOpError()
+            << "on rank " << to << " receives tag " << r.first << " from rank "
+            << from << " as " << count << (integer ? " integer" : " float")
+            << " elements, but rank " << from << " sends " << sentCount
+            << (sentInteger ? " integer" : " float") << " elements";
         diag.attachNote(sent[k].second->getLoc()) << "the send";
-      return failure();
+        return failure();
+      }
+    }
+    for (size_t k = 0; k < sent.size(); ++k) {
+      if (!paired[k])
+        return sent[k].second->emitOpError()
+               << "on rank " << from << " sends tag " << sent[k].first
+               << " to rank " << to << ", which no dist.recv on rank " << to
+               << " takes: NCCL would block the sender forever";
+      auto [count, integer] = payloadOf(sent[k].second->getOperand(0));
+      incoming[to].push_back({from, sent[k].first, count, integer});
     }
   }
+  // Receives from a rank that sends this one nothing at all.
+  for (const auto &[pair, received] : recvs)
+    if (!sends.count(pair) && !received.empty())
+      return received.front().second->emitOpError()
+             << "on rank " << pair.second << " receives tag "
+             << received.front().first << " from rank " << pair.first
+             << ", but rank " << pair.first << " sends no message to rank "
+             << pair.second << ": the CUDA program would wait forever";
   return success();
 }
 
@@ -1051,7 +1122,8 @@ LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
   EntryInfo entry;
   if (failed(emit::readEntry(module, options.entry, kCUDA, entry)))
     return failure();
-  if (failed(checkPointToPointOrder(entry)))
+  std::vector<std::vector<IncomingMessage>> incoming;
+  if (failed(matchPointToPoint(entry, incoming)))
     return failure();
 
   std::string step;
@@ -1077,7 +1149,7 @@ LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
   AsmState asmState(entry.func, OpPrintingFlags().enableDebugInfo(
                                     true, /*prettyForm=*/false));
   for (int64_t r = 0; r < entry.numRanks; ++r) {
-    RankEmitter rankEmitter(entry, r, asmState, os);
+    RankEmitter rankEmitter(entry, r, asmState, os, incoming[r]);
     if (failed(rankEmitter.emit()))
       return failure();
   }

@@ -221,21 +221,83 @@ void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
     hs = host.recv(expected.data(), shape, from, 0);
   if (hs.ok())
     hs = host.waitSends();
-  // NCCL sends complete only with their receives: even ranks send first.
-  nccl::Status ds;
-  if (rank % 2 == 0) {
-    ds = device.send(din.data, shape, to, 0);
-    if (ds.ok())
-      ds = device.recv(dout.data, shape, from, 0);
-  } else {
+  // Every rank sends before it receives: NCCL's rendezvous sends would all
+  // wait, but the communicator queues them and posts them with the receive.
+  nccl::Status ds = device.send(din.data, shape, to, 0);
+  if (ds.ok())
     ds = device.recv(dout.data, shape, from, 0);
-    if (ds.ok())
-      ds = device.send(din.data, shape, to, 0);
-  }
+  if (ds.ok())
+    ds = device.synchronize();
   if (!hs.ok() || !ds.ok())
     checks.fail("send/recv: " + hs.message() + ds.message());
   else
     checks.expectClose(dout.download(), expected, 0.0, "send/recv");
+
+  if (size < 2)
+    return;
+  // Tags: each rank sends two tensors (tags 1, 2) and receives them in the
+  // other order; the step's table says what `from` sends, so tag 2 arrives
+  // first and tag 1 waits in the stash.
+  std::vector<T> second(15);
+  for (T &v : second)
+    v = static_cast<T>(rank * 1000 + dist(engine));
+  Device<T> dsecond(second);
+  Device<T> dfirst{std::vector<T>(15)}, dlast{std::vector<T>(15)};
+  std::vector<T> expectedFirst(15), expectedLast(15);
+  hs = host.send(in.data(), shape, to, 1);
+  if (hs.ok())
+    hs = host.send(second.data(), shape, to, 2);
+  if (hs.ok())
+    hs = host.recv(expectedFirst.data(), shape, from, 2);
+  if (hs.ok())
+    hs = host.recv(expectedLast.data(), shape, from, 1);
+  if (hs.ok())
+    hs = host.waitSends();
+  const nccl::Message table[] = {nccl::Message::of<T>(from, 1, 15),
+                                 nccl::Message::of<T>(from, 2, 15)};
+  ds = device.beginStep(table, 2);
+  if (ds.ok())
+    ds = device.send(din.data, shape, to, 1);
+  if (ds.ok())
+    ds = device.send(dsecond.data, shape, to, 2);
+  if (ds.ok())
+    ds = device.recv(dfirst.data, shape, from, 2);
+  if (ds.ok())
+    ds = device.recv(dlast.data, shape, from, 1);
+  if (ds.ok())
+    ds = device.synchronize();
+  if (!hs.ok() || !ds.ok()) {
+    checks.fail("tagged send/recv: " + hs.message() + ds.message());
+  } else {
+    checks.expectClose(dfirst.download(), expectedFirst, 0.0,
+                       "send/recv tag 2 (received first)");
+    checks.expectClose(dlast.download(), expectedLast, 0.0,
+                       "send/recv tag 1 (from the stash)");
+  }
+
+  // A table message no recv takes is an error at the step's end, and a
+  // step cannot start before the previous one ended.
+  const nccl::Message declared[] = {nccl::Message::of<T>(from, 7, 15),
+                                    nccl::Message::of<T>(from, 8, 15)};
+  ds = device.beginStep(declared, 2);
+  if (ds.ok())
+    ds = device.send(din.data, shape, to, 7);
+  if (ds.ok())
+    ds = device.recv(dfirst.data, shape, from, 7);
+  nccl::Status again = device.beginStep(declared, 2);
+  nccl::Status end = device.synchronize();
+  if (!ds.ok())
+    checks.fail("send/recv tag 7: " + ds.message());
+  else if (again.ok() || again.message().find("before the previous one "
+                                              "ended") == std::string::npos)
+    checks.fail("beginStep before synchronize: got '" + again.message() + "'");
+  else if (end.ok() ||
+           end.message().find("message tag 8 from rank " +
+                              std::to_string(from)) == std::string::npos)
+    checks.fail("an undelivered message: synchronize said '" + end.message() +
+                "'");
+  else
+    ++checks.count;
 }
 
 } // namespace

@@ -58,3 +58,56 @@ module {
     return
   }
 }
+
+// -----
+
+// NCCL matches by order, so every receive needs a send of its tag from its
+// peer: rank 0 sends tag 1, rank 1 waits for tag 2.
+
+dist.mesh @m shape [2] axes ["pp"]
+
+func.func @train_step(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  dist.send %x on @m axis "pp" to 1 {tag = 1 : i64} : tensor<2x6xf32>
+  // expected-error @below {{'dist.recv' op on rank 1 receives tag 2 from rank 0, but rank 0 sends no (further) message with that tag to rank 1: the CUDA program would wait forever}}
+  %y = dist.recv on @m axis "pp" from 0 {tag = 2 : i64} : tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// A receive from a rank that sends this one nothing.
+
+dist.mesh @m shape [2] axes ["pp"]
+
+func.func @train_step(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  // expected-error @below {{'dist.recv' op on rank 1 receives tag 3 from rank 0, but rank 0 sends no message to rank 1: the CUDA program would wait forever}}
+  %y = dist.recv on @m axis "pp" from 0 {tag = 3 : i64} : tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// NCCL's sends complete only when received: a send nobody receives would
+// block its rank.
+
+dist.mesh @m shape [2] axes ["pp"]
+
+func.func @train_step(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  // expected-error @below {{'dist.send' op on rank 0 sends tag 1 to rank 1, which no dist.recv on rank 1 takes: NCCL would block the sender forever}}
+  dist.send %x on @m axis "pp" to 1 {tag = 1 : i64} : tensor<2x6xf32>
+  return %x : tensor<2x6xf32>
+}
+
+// -----
+
+// A receive must expect what its send carries.
+
+dist.mesh @m shape [2] axes ["pp"]
+
+func.func @train_step(%x: tensor<2x6xf32>) -> tensor<4xf32> {
+  // expected-note @below {{the send}}
+  dist.send %x on @m axis "pp" to 1 {tag = 1 : i64} : tensor<2x6xf32>
+  // expected-error @below {{'dist.recv' op on rank 1 receives tag 1 from rank 0 as 4 float elements, but rank 0 sends 12 float elements}}
+  %y = dist.recv on @m axis "pp" from 0 {tag = 1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

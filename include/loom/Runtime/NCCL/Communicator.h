@@ -32,9 +32,45 @@
 // Differences from the MPI communicator: sums are NCCL's (ring or tree
 // order, not group order), so they are not bit-for-bit reproducible across
 // mesh shapes and may differ from the host's in the last bits; max follows
-// NCCL's NaN handling. Sends are enqueued, not buffered: a send completes
-// when the peer's matching recv runs, so a program's sends and receives must
-// be matched in order (as the pipeline schedules emit them).
+// NCCL's NaN handling.
+//
+// Point-to-point. MPI matches a receive to a send by (peer, tag) and buffers
+// small sends; NCCL has neither: ncclRecv takes the peer's next ncclSend, in
+// the order the peer posted them, and a send completes only when the peer's
+// matching receive runs (rendezvous), blocking the stream until then. Two
+// consequences, and what this communicator does about them:
+//   - A rank may receive a peer's messages in another order than the peer
+//     sends them (a pipeline stage takes micro-batch gradients in schedule
+//     order). So every step starts with beginStep(), which declares the
+//     messages each peer sends to this rank in the peer's program order
+//     (the CUDA emitter knows every rank's program and prints the table).
+//     recv(from, tag) then receives, in the sender's order, every earlier
+//     message of that peer into a device stash (cudaMallocAsync on the
+//     communication stream) and the wanted one into `out`; a message that
+//     is already stashed is a device-to-device copy. Delivery is by tag, as
+//     on the host.
+//   - Two stages that each send before they receive (1F1B's steady state:
+//     stage 0 sends activation k+1 then receives gradient k, stage 1 sends
+//     gradient k then receives activation k+1) would both block in their
+//     sends. So send() never posts: it copies the tensor into a staging
+//     buffer and queues it. Queued sends are posted in the same
+//     ncclGroupStart/End as the next recv's receives (so both directions of
+//     an exchange progress together, as Megatron's batched isend/irecv),
+//     and at the end of the step (synchronize()).
+//     Not before collectives: a send posted alone blocks its stream until
+//     the peer receives it, and the peer may first have to pass a send of
+//     its own that this rank receives only later. The tied GPT-2 pipeline
+//     does exactly that: stage 0 sends the embedding to stage 1 and stage 1
+//     sends the step to stage 0, each before its first data-parallel
+//     collective, and each receives the other's message much later; with
+//     the sends posted before those collectives, both stages wait forever.
+//     Collectives run among the ranks of one stage, which run the same
+//     program, so a send held across them delays its receiver but cannot
+//     close a cycle. The price: a stage's next stage sees its activations
+//     only when the stage next receives (or ends the step), which costs
+//     overlap in GPipe's and 1F1B's warm-up, not correctness.
+// Without a beginStep() table (a hand-written caller), a recv takes the
+// peer's next message and the tag must be 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +98,28 @@ using mpi::DeviceMesh;
 using mpi::Status;
 
 enum class ReduceKind { Sum, Max };
+
+template <typename T> ncclDataType_t ncclTypeOf();
+template <> inline ncclDataType_t ncclTypeOf<float>() { return ncclFloat32; }
+template <> inline ncclDataType_t ncclTypeOf<double>() { return ncclFloat64; }
+template <> inline ncclDataType_t ncclTypeOf<int64_t>() { return ncclInt64; }
+
+/// One message a peer sends to this rank during a step (an entry of the
+/// table beginStep() takes).
+struct Message {
+  /// The sending global rank.
+  int64_t peer;
+  /// The `dist.send`/`dist.recv` tag.
+  int64_t tag;
+  /// Elements and their type.
+  int64_t count;
+  ncclDataType_t type;
+
+  template <typename T>
+  static Message of(int64_t peer, int64_t tag, int64_t count) {
+    return {peer, tag, count, ncclTypeOf<T>()};
+  }
+};
 
 class Communicator {
 public:
@@ -114,15 +172,29 @@ public:
   template <typename T>
   Status broadcast(const T *in, const Shape &shape, const AxisList &axes,
                    int64_t root, T *out);
-  /// `dist.send` to global rank `to` (nothing when `to` is this rank). The
-  /// tag must be 0: NCCL matches sends and receives by order only.
-  template <typename T>
-  Status send(const T *in, const Shape &shape, int64_t to, int tag);
-  /// `dist.recv` from global rank `from` (zeros when it is this rank).
-  template <typename T>
-  Status recv(T *out, const Shape &shape, int64_t from, int tag);
+  /// Starts a step's point-to-point traffic: `incoming[0, count)` are the
+  /// messages other ranks send to this rank during the step, each peer's in
+  /// that peer's program order (messages of different peers may
+  /// interleave). Fails when the previous step left queued sends or
+  /// undelivered messages (synchronize() was not called).
+  Status beginStep(const Message *incoming, size_t count);
 
-  /// Waits until the communication stream is idle.
+  /// `dist.send` to global rank `to` (nothing when `to` is this rank):
+  /// copies `in` into a staging buffer and queues the transfer; the next
+  /// recv or synchronize() posts it. `in` may be reused as soon
+  /// as this returns (in stream order).
+  template <typename T>
+  Status send(const T *in, const Shape &shape, int64_t to, int64_t tag);
+  /// `dist.recv` from global rank `from` (zeros when it is this rank): the
+  /// message with `tag` (the first not yet delivered, if the peer sends the
+  /// tag twice), stashing the peer's earlier messages. Fails when the
+  /// beginStep() table lists no such message or its size or type differs.
+  template <typename T>
+  Status recv(T *out, const Shape &shape, int64_t from, int64_t tag);
+
+  /// Ends the step's point-to-point traffic: posts the queued sends, waits
+  /// until the communication stream is idle, and fails when a message of
+  /// the beginStep() table was never delivered by a recv.
   Status synchronize();
 
   /// How many group communicators were created (one per axis subset whose
@@ -153,6 +225,33 @@ private:
   void end();
   Status ncclFailure(const char *call, ncclResult_t result,
                      const std::string &what) const;
+  /// Adds the queued sends to the open NCCL group.
+  void enqueueSends();
+  /// Frees the staging buffers of the posted queued sends.
+  void releaseSends();
+  /// Posts the queued sends alone in a group (the step's end).
+  Status postSends();
+  /// Receives `count` elements of `type` from `from` into `out`.
+  Status receive(void *out, int64_t count, ncclDataType_t type, int64_t from,
+                 int64_t tag, const std::string &what);
+
+  /// A send waiting to be posted: its staged copy.
+  struct QueuedSend {
+    void *staging;
+    int64_t count;
+    ncclDataType_t type;
+    int peer;
+  };
+  /// A message of the step's table and where it stands.
+  struct Incoming {
+    Message message;
+    /// Posted for receipt (into `stash` or straight into a recv's output).
+    bool posted = false;
+    /// Handed to a recv.
+    bool delivered = false;
+    /// The device copy of a message that arrived before its recv.
+    void *stash = nullptr;
+  };
 
   DeviceMesh mesh;
   int64_t rank;
@@ -162,6 +261,11 @@ private:
   ncclComm_t world = nullptr;
   /// By the bit mask of the subset's axes (bit a = mesh axis a).
   std::map<uint64_t, Group> groups;
+  std::vector<QueuedSend> queued;
+  /// The step's incoming messages by sender, in the sender's order; unset
+  /// without a beginStep() table.
+  bool haveTable = false;
+  std::map<int64_t, std::vector<Incoming>> incoming;
 };
 
 } // namespace loom::runtime::nccl

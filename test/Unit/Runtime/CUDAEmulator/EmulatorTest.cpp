@@ -19,7 +19,9 @@
 //   - cublasGemmStridedBatchedEx against a naive column-major reference, and
 //     its argument checks;
 //   - NCCL on one MPI rank (a singleton MPI job in a child process): the
-//     collectives move the bytes and check their buffers.
+//     collectives move the bytes and check their buffers; a send nobody
+//     receives stops after $LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S, as NCCL's
+//     rendezvous send would hang.
 //
 // Kernels are written in the emulator's CUDA dialect (Kernel.h) and launched
 // with loom::cudaemu::launch, as the emulated CUDA runtime does.
@@ -1404,6 +1406,31 @@ TEST_F(EmulatorNcclDeathTest, OneRankCollectivesMoveAndCheckTheirBuffers) {
   unsetenv(sessionVariable);
   std::error_code ignored;
   std::filesystem::remove_all(session, ignored);
+}
+
+/// An ungrouped send that no receive matches, on a singleton MPI job: NCCL's
+/// sends are rendezvous, so it would hang; the emulator stops after the
+/// timeout instead (an MPI_Send would have buffered it and gone on).
+void sendWithoutReceive() {
+  require(setenv("LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S", "0.2", 1) == 0, "setenv");
+  require(MPI_Init(nullptr, nullptr) == MPI_SUCCESS, "MPI_Init");
+  ncclUniqueId id;
+  ncclComm_t comm = nullptr;
+  require(ncclGetUniqueId(&id) == ncclSuccess &&
+              ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess,
+          "ncclCommInitRank");
+  float *buffer = nullptr;
+  require(cudaMalloc(reinterpret_cast<void **>(&buffer), 16) == cudaSuccess,
+          "cudaMalloc");
+  ncclSend(buffer, 4, ncclFloat32, 0, comm, nullptr);
+  std::fprintf(stderr, "the unmatched send returned\n");
+  std::exit(0);
+}
+
+TEST_F(EmulatorNcclDeathTest, UnmatchedSendStopsAfterTheTimeout) {
+  EXPECT_DEATH(sendWithoutReceive(),
+               "loom cuda emulator: ncclSend to rank 0 not matched after "
+               "0.2 s: NCCL would hang here");
 }
 
 } // namespace
