@@ -23,8 +23,8 @@ namespace {
 
 const std::set<std::string> &switches() {
   static const std::set<std::string> names = {
-      "--resume", "--init-only", "--print-layouts", "--verify-calls",
-      "--report-pipeline", "--report-transfers"};
+      "--resume",       "--init-only",       "--print-layouts",
+      "--verify-calls", "--report-pipeline", "--report-transfers"};
   return names;
 }
 

@@ -9,10 +9,10 @@
 // 2. For each rank, print one step function with the harness's signature:
 //    take the process's cuda::Session (device, stream, cuBLAS, NCCL), open a
 //    cuda::Workspace, upload the arguments (a carried one only when the
-//    session holds no resident copy the caller allows), then walk the entry's block and
-//    print one statement group per op (RankEmitter): a comment with the op,
-//    the device buffers of its results, and the CUDA kernel launch, cuBLAS
-//    GEMM or NCCL Communicator call for it. Index scalars fold to this
+//    session holds no resident copy the caller allows), then walk the entry's
+//    block and print one statement group per op (RankEmitter): a comment with
+//    the op, the device buffers of its results, and the CUDA kernel launch,
+//    cuBLAS GEMM or NCCL Communicator call for it. Index scalars fold to this
 //    rank's constants (emit::RankEmitterBase). At the return, wait for the
 //    step, turn a recorded data error into a Status naming its op, copy the
 //    other results to the host, hand the carried results to the session as
@@ -149,6 +149,8 @@ private:
   /// The carried arguments this rank keeps on the device: argument index ->
   /// the result carried into it (those whose result this rank computes).
   std::map<size_t, size_t> residentArgs;
+  /// Constants emitted so far: the next one's id in the session.
+  size_t numConstants = 0;
   /// Descriptions of the ops that record data errors, by tag - 1.
   std::vector<std::string> ops;
 };
@@ -178,7 +180,8 @@ LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
   if (!dense)
     return op.emitError() << "no CUDA emission for a constant that is not "
                              "dense elements";
-  // The host values (as the interpreter converts them), then one upload.
+  // The host values (as the interpreter converts them), uploaded on the
+  // process's first step and kept in the session: a constant never changes.
   std::vector<std::string> elements;
   if (isa<FloatType>(dense.getElementType()))
     for (const APFloat &f : dense.getValues<APFloat>())
@@ -194,7 +197,8 @@ LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
     os << "(" << numElements(result) << ", " << elements.front() << ");\n";
   else
     os << " = {" << llvm::join(elements, ", ") << "};\n";
-  os << "  const " << type << " *" << name(result) << " = ws.upload("
+  os << "  const " << type << " *" << name(result)
+     << " = session.constant(&stepKey, " << numConstants++ << ", ws, "
      << name(result) << "_host);\n";
   return success();
 }
@@ -209,8 +213,8 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
      << "    return status;\n";
   auto download = [&](unsigned i, Value v, StringRef indent) {
     os << indent << "ws.download(results[" << i << "]."
-       << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", "
-       << name(v) << ", " << numElements(v) << ");\n";
+       << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", " << name(v)
+       << ", " << numElements(v) << ");\n";
   };
   std::vector<unsigned> carried;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -221,9 +225,8 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
       continue;
     }
     size_t index = i;
-    bool isCarried = llvm::any_of(residentArgs, [&](const auto &pair) {
-      return pair.second == index;
-    });
+    bool isCarried = llvm::any_of(
+        residentArgs, [&](const auto &pair) { return pair.second == index; });
     if (isCarried)
       carried.push_back(i);
     else
@@ -831,12 +834,17 @@ LogicalResult RankEmitter::emit() {
   for (auto [result, arg] : emit::carriedPairs(entry))
     if (computesResult(result))
       residentArgs[arg] = result;
+  // `stepKey`'s address names this function (each precision's is its
+  // own) to the session, which keeps its resident state and constants.
+  os << "  // What the session keeps for this step function (its f32 and f64\n"
+     << "  // instantiations each have their own) is filed under `&stepKey`.\n"
+     << "  static char stepKey;\n"
+     << "  (void)stepKey;\n";
   if (!residentArgs.empty())
-    os << "  // The model state (carried arguments) stays on the device between\n"
-       << "  // steps: the session's copy of the previous step's result when the\n"
-       << "  // host buffers hold nothing newer, else an upload. `stepKey` tells\n"
-       << "  // this function's copies (f32 or f64) from any other's.\n"
-       << "  static char stepKey;\n";
+    os << "  // The model state (carried arguments) stays on the device\n"
+       << "  // between steps: the session's copy of the previous step's\n"
+       << "  // result when the host buffers hold nothing newer, else an\n"
+       << "  // upload. The batch is uploaded every step.\n";
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
     Value value = func.getArgument(i);
     std::string host = "args[" + std::to_string(i) + "]." +

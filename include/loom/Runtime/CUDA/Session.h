@@ -18,7 +18,8 @@
 // each carried result's device buffer as the resident copy of its argument,
 // keyed by step function (the f32 and f64 steps differ) and argument index;
 // the next step reads it instead of the host buffer when the caller says
-// the host buffers hold nothing newer (harness::StepContext). Copies between
+// the host buffers hold nothing newer (harness::StepContext). The step's
+// constants are uploaded once and kept likewise. Copies between
 // host and device are counted in deviceTransfers() (Workspace).
 //
 //===----------------------------------------------------------------------===//
@@ -69,8 +70,8 @@ public:
   /// `step` identifies (any address unique to it), holding `bytes` bytes;
   /// nullptr when there is none or it has another size (so the caller
   /// uploads instead).
-  template <typename T> const T *getResident(const void *step, size_t index,
-                                             int64_t bytes) const {
+  template <typename T>
+  const T *getResident(const void *step, size_t index, int64_t bytes) const {
     return static_cast<const T *>(findResident(step, index, bytes));
   }
 
@@ -86,6 +87,18 @@ public:
               step, index, count * static_cast<int64_t>(sizeof(T))))
         return resident;
     return ws.upload(host);
+  }
+
+  /// Constant `id` of `step` on the device: uploaded through `ws` on the
+  /// step's first call in this process, then kept (a constant never
+  /// changes, and the step only reads it).
+  template <typename T>
+  const T *constant(const void *step, size_t id, Workspace &ws,
+                    const std::vector<T> &values) {
+    void *&kept = constants[{step, id}];
+    if (!kept)
+      kept = ws.release(ws.upload(values));
+    return static_cast<const T *>(kept);
   }
 
   /// A carried result that becomes the resident copy of its argument.
@@ -123,6 +136,8 @@ private:
   std::unique_ptr<nccl::Communicator> nccl;
   /// By (step function, argument index).
   std::map<std::pair<const void *, size_t>, Resident> residents;
+  /// By (step function, constant id).
+  std::map<std::pair<const void *, size_t>, void *> constants;
 };
 
 } // namespace loom::runtime::cuda

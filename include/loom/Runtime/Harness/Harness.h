@@ -176,7 +176,6 @@ struct StepContext {
   bool hostNeedsCarried = true;
 };
 
-
 /// One rank's step: reads `args` (one per argument, local blocks) and
 /// writes `results`, sized by the caller.
 template <typename T>
