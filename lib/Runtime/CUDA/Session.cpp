@@ -69,4 +69,40 @@ Status Session::finish(const char *const *ops, size_t numOps) {
   return Status::failure(op + ": " + describeDeviceError(error));
 }
 
+void *Session::findResident(const void *step, size_t index,
+                            int64_t bytes) const {
+  auto it = residents.find({step, index});
+  if (it == residents.end() || it->second.bytes != bytes)
+    return nullptr;
+  return it->second.data;
+}
+
+void Session::keepResident(const void *step, Workspace &ws,
+                           const std::vector<Carried> &carried) {
+  // Two passes: a carried result may name another argument's previous copy,
+  // which must still be alive when it is copied.
+  std::vector<void *> retired;
+  for (const Carried &value : carried) {
+    Resident &slot = residents[{step, value.argument}];
+    // The step returned its argument unchanged, read from this very copy.
+    if (slot.data == value.data && slot.bytes == value.bytes)
+      continue;
+    void *kept = ws.release(value.data);
+    if (!kept) {
+      // Not the workspace's to give: a copy of our own, so that no buffer is
+      // resident twice or freed under another name.
+      LOOM_CUDA_CHECK(
+          cudaMallocAsync(&kept, value.bytes > 0 ? value.bytes : 1, stream));
+      if (value.bytes > 0)
+        LOOM_CUDA_CHECK(cudaMemcpyAsync(kept, value.data, value.bytes,
+                                        cudaMemcpyDeviceToDevice, stream));
+    }
+    if (slot.data)
+      retired.push_back(slot.data);
+    slot = {kept, value.bytes};
+  }
+  for (void *data : retired)
+    LOOM_CUDA_CHECK(cudaFreeAsync(data, stream));
+}
+
 } // namespace loom::runtime::cuda

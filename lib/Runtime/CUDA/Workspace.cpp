@@ -6,6 +6,9 @@
 
 #include "loom/Runtime/CUDA/Workspace.h"
 #include "loom/Runtime/CUDA/Check.h"
+#include "loom/Runtime/Support/Transfers.h"
+
+#include <algorithm>
 
 namespace loom::runtime::cuda {
 
@@ -26,13 +29,24 @@ void *Workspace::allocBytes(int64_t size) {
   return block;
 }
 
+void *Workspace::release(const void *block) {
+  auto it = std::find(blocks.begin(), blocks.end(), block);
+  if (it == blocks.end())
+    return nullptr;
+  void *owned = *it;
+  blocks.erase(it);
+  return owned;
+}
+
 void Workspace::copyToDevice(void *device, const void *host, int64_t size) {
+  deviceTransfers().toDevice += size;
   if (size > 0)
     LOOM_CUDA_CHECK(
         cudaMemcpyAsync(device, host, size, cudaMemcpyHostToDevice, stream));
 }
 
 void Workspace::copyToHost(void *host, const void *device, int64_t size) {
+  deviceTransfers().toHost += size;
   if (size > 0)
     LOOM_CUDA_CHECK(
         cudaMemcpyAsync(host, device, size, cudaMemcpyDeviceToHost, stream));

@@ -23,8 +23,8 @@ namespace {
 
 const std::set<std::string> &switches() {
   static const std::set<std::string> names = {
-      "--resume", "--init-only", "--print-layouts", "--verify-calls",
-      "--report-pipeline"};
+      "--resume",       "--init-only",       "--print-layouts",
+      "--verify-calls", "--report-pipeline", "--report-transfers"};
   return names;
 }
 
@@ -56,7 +56,7 @@ const char *trainUsage() {
          "[--ckpt-dir DIR [--ckpt-every K] [--resume]] [--dtype f32|f64] "
          "[--data-format auto|llmc|uint16|int32] [--data-order "
          "random|sequential] [--init-only] [--print-layouts] "
-         "[--verify-calls] [--report-pipeline]";
+         "[--verify-calls] [--report-pipeline] [--report-transfers]";
 }
 
 bool isTrainingCommandLine(int argc, char **argv) {
@@ -93,6 +93,8 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
         options.printLayouts = true;
       else if (flag == "--report-pipeline")
         options.reportPipeline = true;
+      else if (flag == "--report-transfers")
+        options.reportTransfers = true;
       else
         options.verifyCalls = true;
       continue;

@@ -24,6 +24,13 @@
 // to rank 0, which prints every line; `--report-pipeline` gathers each
 // rank's most micro-batches in flight (harness::pipelineInFlight) on rank 0.
 //
+// Resident state: each step's StepContext says whether the carried arguments
+// are the previous step's results (every step of a run but its first) and
+// whether the host reads the carried results afterwards (checkpoint steps,
+// the last step), so a CUDA step keeps the model state on the device;
+// `--report-transfers` prints rank 0's bytes copied to and from the device
+// in each logged step (deviceTransfers(); 0 for host programs).
+//
 // Failures outside a step go through agree(): every rank learns whether some
 // rank failed, the failing rank (rank 0 when all fail alike) prints why and
 // all exit 1, so no rank waits forever on another.
@@ -37,6 +44,7 @@
 #include "loom/Runtime/IO/TokenFile.h"
 #include "loom/Runtime/Layout/BlockLayout.h"
 #include "loom/Runtime/Support/Memory.h"
+#include "loom/Runtime/Support/Transfers.h"
 
 #include <mpi.h>
 
@@ -633,6 +641,17 @@ std::optional<Failure> train(const Program &program,
     // Dropout draws from (run seed, step): the masks change every step and
     // a resumed run draws the masks the uninterrupted one would.
     harness::StepContext context{info.rngSeed, info.rngStep};
+    // From the second step of this run on, the carried arguments are the
+    // previous step's results (swapped in below, read but never rewritten
+    // by checkpoints), so a CUDA step may keep them on the device; it must
+    // bring them to the host only when they are read there.
+    int64_t done = s + 1;
+    bool checkpoint = !options.ckptDir.empty() &&
+                      ((options.ckptEvery && done % options.ckptEvery == 0) ||
+                       done == options.steps);
+    context.carriedAreLastResults = s > firstStep;
+    context.hostNeedsCarried = checkpoint || done == options.steps;
+    TransferCounts before = deviceTransfers();
     Status ran = step(comm, context, args, results);
     ++info.rngStep;
     if (!ran.ok())
@@ -643,8 +662,7 @@ std::optional<Failure> train(const Program &program,
       if (spec.computesResult(program.rank, result))
         std::swap(args[arg], results[result]);
     double seconds = MPI_Wtime() - start;
-
-    int64_t done = s + 1;
+    TransferCounts after = deviceTransfers();
     bool log = done % options.logEvery == 0 || done == options.steps;
     double loss = 0;
     if (log && program.rank == program.lossRank)
@@ -662,11 +680,14 @@ std::optional<Failure> train(const Program &program,
       std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s\n",
                   static_cast<long long>(done), loss, seconds * 1e3,
                   tokensPerStep / seconds);
+      if (options.reportTransfers)
+        std::printf("transfers: %lld bytes to the device, %lld bytes to the "
+                    "host\n",
+                    static_cast<long long>(after.toDevice - before.toDevice),
+                    static_cast<long long>(after.toHost - before.toHost));
       std::fflush(stdout);
     }
-    if (!options.ckptDir.empty() &&
-        ((options.ckptEvery && done % options.ckptEvery == 0) ||
-         done == options.steps)) {
+    if (checkpoint) {
       info.step = done;
       if (auto failure = writeCheckpoint(program, options.ckptDir, info, args))
         return failure;

@@ -8,13 +8,16 @@
 //    the host emitter).
 // 2. For each rank, print one step function with the harness's signature:
 //    take the process's cuda::Session (device, stream, cuBLAS, NCCL), open a
-//    cuda::Workspace, upload the arguments, then walk the entry's block and
-//    print one statement group per op (RankEmitter): a comment with the op,
-//    the device buffers of its results, and the CUDA kernel launch, cuBLAS
-//    GEMM or NCCL Communicator call for it. Index scalars fold to this
+//    cuda::Workspace, upload the arguments (a carried one only when the
+//    session holds no resident copy the caller allows), then walk the entry's
+//    block and print one statement group per op (RankEmitter): a comment with
+//    the op, the device buffers of its results, and the CUDA kernel launch,
+//    cuBLAS GEMM or NCCL Communicator call for it. Index scalars fold to this
 //    rank's constants (emit::RankEmitterBase). At the return, wait for the
-//    step, turn a recorded data error into a Status naming its op, and copy
-//    the results to the host.
+//    step, turn a recorded data error into a Status naming its op, copy the
+//    other results to the host, hand the carried results to the session as
+//    the next step's resident arguments, and copy those to the host only
+//    when the caller needs them (harness::StepContext).
 //    In a pipelined program (docs/Pipeline.md) a rank emits only its own
 //    stage's ops and leaves other stages' results untouched. NCCL has no
 //    tags and matches by order, so the emission first pairs every receive
@@ -143,6 +146,11 @@ private:
   void emitIncoming();
 
   const std::vector<IncomingMessage> &incoming;
+  /// The carried arguments this rank keeps on the device: argument index ->
+  /// the result carried into it (those whose result this rank computes).
+  std::map<size_t, size_t> residentArgs;
+  /// Constants emitted so far: the next one's id in the session.
+  size_t numConstants = 0;
   /// Descriptions of the ops that record data errors, by tag - 1.
   std::vector<std::string> ops;
 };
@@ -172,7 +180,8 @@ LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
   if (!dense)
     return op.emitError() << "no CUDA emission for a constant that is not "
                              "dense elements";
-  // The host values (as the interpreter converts them), then one upload.
+  // The host values (as the interpreter converts them), uploaded on the
+  // process's first step and kept in the session: a constant never changes.
   std::vector<std::string> elements;
   if (isa<FloatType>(dense.getElementType()))
     for (const APFloat &f : dense.getValues<APFloat>())
@@ -188,7 +197,8 @@ LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
     os << "(" << numElements(result) << ", " << elements.front() << ");\n";
   else
     os << " = {" << llvm::join(elements, ", ") << "};\n";
-  os << "  const " << type << " *" << name(result) << " = ws.upload("
+  os << "  const " << type << " *" << name(result)
+     << " = session.constant(&stepKey, " << numConstants++ << ", ws, "
      << name(result) << "_host);\n";
   return success();
 }
@@ -201,6 +211,12 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
   os << "  if (Status status = session.finish(kOps, " << ops.size()
      << "); !status)\n"
      << "    return status;\n";
+  auto download = [&](unsigned i, Value v, StringRef indent) {
+    os << indent << "ws.download(results[" << i << "]."
+       << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", " << name(v)
+       << ", " << numElements(v) << ");\n";
+  };
+  std::vector<unsigned> carried;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     // Another stage computes it: the caller's buffer stays as it was.
     if (!computesResult(i)) {
@@ -208,9 +224,30 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
          << "`) is computed on stage " << entry.results[i].stage << "\n";
       continue;
     }
-    os << "  ws.download(results[" << i << "]."
-       << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", " << name(v)
-       << ", " << numElements(v) << ");\n";
+    size_t index = i;
+    bool isCarried = llvm::any_of(
+        residentArgs, [&](const auto &pair) { return pair.second == index; });
+    if (isCarried)
+      carried.push_back(i);
+    else
+      download(i, v, "  ");
+  }
+  if (!carried.empty()) {
+    os << "  // The carried results become the next step's arguments on the\n"
+       << "  // device; the host reads them only when the caller asks (a\n"
+       << "  // checkpoint, the last step).\n"
+       << "  session.keepResident(&stepKey, ws, {\n";
+    for (auto [arg, result] : residentArgs) {
+      Value v = ret.getOperand(result);
+      os << "      {" << arg << ", " << name(v) << ", " << numElements(v)
+         << " * int64_t(sizeof(" << elementType(v) << "))}, // "
+         << entry.args[arg].name << "\n";
+    }
+    os << "  });\n"
+       << "  if (context.hostNeedsCarried) {\n";
+    for (unsigned i : carried)
+      download(i, ret.getOperand(i), "    ");
+    os << "  }\n";
   }
   os << "  return Status::success();\n";
   return success();
@@ -794,11 +831,32 @@ LogicalResult RankEmitter::emit() {
      << "  (void)nccl;\n"
      << "  cuda::Workspace ws(stream);\n";
   emitIncoming();
+  for (auto [result, arg] : emit::carriedPairs(entry))
+    if (computesResult(result))
+      residentArgs[arg] = result;
+  // `stepKey`'s address names this function (each precision's is its
+  // own) to the session, which keeps its resident state and constants.
+  os << "  // What the session keeps for this step function (its f32 and f64\n"
+     << "  // instantiations each have their own) is filed under `&stepKey`.\n"
+     << "  static char stepKey;\n"
+     << "  (void)stepKey;\n";
+  if (!residentArgs.empty())
+    os << "  // The model state (carried arguments) stays on the device\n"
+       << "  // between steps: the session's copy of the previous step's\n"
+       << "  // result when the host buffers hold nothing newer, else an\n"
+       << "  // upload. The batch is uploaded every step.\n";
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
     Value value = func.getArgument(i);
-    os << "  const " << elementType(value) << " *" << name(value)
-       << " = ws.upload(args[" << i << "]."
-       << (arg.isInteger ? "ints" : "floats") << "); // " << arg.name << "\n";
+    std::string host = "args[" + std::to_string(i) + "]." +
+                       (arg.isInteger ? "ints" : "floats");
+    os << "  const " << elementType(value) << " *" << name(value) << " = ";
+    if (residentArgs.count(i))
+      os << "session.carriedArgument(&stepKey, " << i
+         << ", context.carriedAreLastResults, ws,\n      " << host << ", "
+         << numElements(value) << ");";
+    else
+      os << "ws.upload(" << host << ");";
+    os << " // " << arg.name << "\n";
   }
   for (Operation &op : func.getBody().front()) {
     os << "\n";

@@ -429,6 +429,17 @@ bool RankEmitterBase::runsOp(Operation *op) const {
   return !stage || stage.getInt() == entry.stageOf(rank);
 }
 
+std::vector<std::pair<size_t, size_t>> carriedPairs(const EntryInfo &entry) {
+  // Loop-carried: a result named like an argument of its kind and shape.
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (auto [ri, result] : llvm::enumerate(entry.results))
+    for (auto [ai, arg] : llvm::enumerate(entry.args))
+      if (result.name == arg.name && result.isInteger == arg.isInteger &&
+          result.globalShape == arg.globalShape)
+        pairs.push_back({ri, ai});
+  return pairs;
+}
+
 bool RankEmitterBase::computesResult(unsigned index) const {
   int64_t stage = entry.results[index].stage;
   return stage < 0 || stage == entry.stageOf(rank);
@@ -680,16 +691,12 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
     os << "}, // rank " << r << "\n";
   }
   os << "    };\n";
-  // Loop-carried: a result named like an argument of its kind and shape.
   os << "    s.carried = {";
   bool first = true;
-  for (auto [ri, result] : llvm::enumerate(entry.results))
-    for (auto [ai, arg] : llvm::enumerate(entry.args))
-      if (result.name == arg.name && result.isInteger == arg.isInteger &&
-          result.globalShape == arg.globalShape) {
-        os << (first ? "" : ", ") << "{" << ri << ", " << ai << "}";
-        first = false;
-      }
+  for (auto [ri, ai] : carriedPairs(entry)) {
+    os << (first ? "" : ", ") << "{" << ri << ", " << ai << "}";
+    first = false;
+  }
   os << "};\n"
      << "    return s;\n"
      << "  }();\n"

@@ -2,7 +2,7 @@
 
 // Each rank gets its own step function with the host steps' signature: it
 // takes the process's CUDA session, uploads the arguments into its
-// workspace, and turns every op (after its comment) into a kernel launch,
+// workspace (none is carried here), and turns every op (after its comment) into a kernel launch,
 // a cuBLAS GEMM or an NCCL call, with the collective's group spelled out and
 // `dist.axis_index` and the block offset folded to the rank's constants.
 
@@ -46,6 +46,7 @@ func.func @train_step(
 // CHECK: if (Status status = session.finish(kOps, 0); !status)
 // CHECK: ws.download(results[0].floats, v[[G]], 16);
 // CHECK-NEXT: ws.download(results[1].floats, v{{[0-9]+}}, 24);
+// CHECK-NOT: keepResident
 // CHECK-NEXT: return Status::success();
 
 // CHECK-LABEL: /// Rank 3 of mesh @m: coordinates (dp 1, tp 1).
@@ -62,8 +63,9 @@ func.func @train_step(
 
 // Ops that can fail on data record errors under their position in the step;
 // the step names them when it finishes. Reshape names the same device
-// buffer, a constant is uploaded from host values in the run's type, and
-// the AdamW step counter stays on the device.
+// buffer, a constant is built from host values in the run's type and
+// uploaded once (the session keeps it), and the AdamW step counter stays on
+// the device.
 
 func.func @train_step(%x: tensor<2x3xf64>, %ids: tensor<4xi64>,
                       %table: tensor<5x3xf64>, %labels: tensor<2xi64>,
@@ -82,7 +84,7 @@ func.func @train_step(%x: tensor<2x3xf64>, %ids: tensor<4xi64>,
 // CHECK-LABEL: /// Rank 0.
 // CHECK: const T *v0 = arg0;
 // CHECK: const std::vector<T> v_cst_host(6, static_cast<T>(2.5));
-// CHECK-NEXT: const T *v_cst = ws.upload(v_cst_host);
+// CHECK-NEXT: const T *v_cst = session.constant(&stepKey, 0, ws, v_cst_host);
 // CHECK: cuda::binary<T>(stream, cuda::BinaryKind::Mul, v0, {6}, v_cst, {6}, v1, {6});
 // CHECK: cuda::embedding<T>(stream, arg2, {5, 3}, arg1, {4}, v2, session.errors(1));
 // CHECK: cuda::crossEntropyLocal<T>(stream, arg0, {2, 3}, arg3, -100, nullptr, false, v3, session.errors(2));
@@ -115,3 +117,64 @@ func.func @train_step(
 // CHECK: cuda::dropout<T>(stream, arg0, {4, 6}, {0, 0}, {4, 3}, 0.5, 17, context.seed, context.step, v0);
 // CHECK-LABEL: /// Rank 1 of mesh @m: coordinates (tp 1).
 // CHECK: cuda::dropout<T>(stream, arg0, {4, 6}, {0, 3}, {4, 3}, 0.5, 17, context.seed, context.step, v0);
+
+// -----
+
+// The model state stays on the device between steps: a carried argument (a
+// result named like it: `w`, `w.exp_avg`, `step`, and `frozen`, returned
+// unchanged) comes from the session's resident copy when the context allows,
+// the batch (`x`) is uploaded every step; the carried results become the
+// resident copies and go to the host only when the context asks, while the
+// loss always does.
+
+func.func @train_step(
+    %w: tensor<4xf32> {loom.param = #loom.param<"w", init = normal(0.5), decay = false>},
+    %x: tensor<4xf32>,
+    %m: tensor<4xf32> {loom.name = "w.exp_avg"},
+    %frozen: tensor<4xf32> {loom.name = "frozen"},
+    %step: tensor<i64> {loom.name = "step"})
+    -> (tensor<f32> {loom.name = "loss"},
+        tensor<4xf32> {loom.name = "w"},
+        tensor<4xf32> {loom.name = "w.exp_avg"},
+        tensor<4xf32> {loom.name = "frozen"},
+        tensor<i64> {loom.name = "step"}) {
+  %g = loom.mul %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %l = loom.reduce_sum %g {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  %m2 = loom.add %m, %g : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %w2 = loom.sub %w, %m2 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %one = arith.constant dense<1> : tensor<i64>
+  %s2 = loom.add %step, %one : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  return %l, %w2, %m2, %frozen, %s2 : tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>
+}
+
+// CHECK-LABEL: /// Rank 0.
+// CHECK: static char stepKey;
+// CHECK: const T *arg0 = session.carriedArgument(&stepKey, 0, context.carriedAreLastResults, ws,
+// CHECK-NEXT: args[0].floats, 4); // w
+// CHECK-NEXT: const T *arg1 = ws.upload(args[1].floats); // arg1
+// CHECK-NEXT: const T *arg2 = session.carriedArgument(&stepKey, 2, context.carriedAreLastResults, ws,
+// CHECK-NEXT: args[2].floats, 4); // w.exp_avg
+// CHECK-NEXT: const T *arg3 = session.carriedArgument(&stepKey, 3, context.carriedAreLastResults, ws,
+// CHECK-NEXT: args[3].floats, 4); // frozen
+// CHECK-NEXT: const int64_t *arg4 = session.carriedArgument(&stepKey, 4, context.carriedAreLastResults, ws,
+// CHECK-NEXT: args[4].ints, 1); // step
+// CHECK: const int64_t *v_cst = session.constant(&stepKey, 0, ws, v_cst_host);
+// CHECK: if (Status status = session.finish(kOps, 0); !status)
+// CHECK-NEXT: return status;
+// CHECK-NEXT: ws.download(results[0].floats, v[[L:[0-9]+]], 1);
+// CHECK-NEXT: // The carried results become
+// CHECK: session.keepResident(&stepKey, ws, {
+// CHECK-NEXT: {0, v[[W:[0-9]+]], 4 * int64_t(sizeof(T))}, // w
+// CHECK-NEXT: {2, v[[M:[0-9]+]], 4 * int64_t(sizeof(T))}, // w.exp_avg
+// CHECK-NEXT: {3, arg3, 4 * int64_t(sizeof(T))}, // frozen
+// CHECK-NEXT: {4, v[[S:[0-9]+]], 1 * int64_t(sizeof(int64_t))}, // step
+// CHECK-NEXT: });
+// CHECK-NEXT: if (context.hostNeedsCarried) {
+// CHECK-NEXT: ws.download(results[1].floats, v[[W]], 4);
+// CHECK-NEXT: ws.download(results[2].floats, v[[M]], 4);
+// CHECK-NEXT: ws.download(results[3].floats, arg3, 4);
+// CHECK-NEXT: ws.download(results[4].ints, v[[S]], 1);
+// CHECK-NEXT: }
+// CHECK-NEXT: return Status::success();
+// CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
+// CHECK: s.carried = {{[{][{]}}1, 0}, {2, 2}, {3, 3}, {4, 4}};

@@ -10,7 +10,10 @@
 // step that repeats reuses the same memory without returning it to the
 // driver, and frees everything in its destructor (cudaFreeAsync, ordered
 // after the step's work on the stream). Fresh buffers are zeroed, as the
-// host program's std::vector<T>(n) is.
+// host program's std::vector<T>(n) is. Every copy between host and device
+// is counted in loom::runtime::deviceTransfers() (`--report-transfers`). A
+// buffer that must outlive the step (the resident copy of a carried value,
+// cuda::Session) is handed over with release().
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +54,11 @@ public:
     host.resize(static_cast<size_t>(count));
     copyToHost(host.data(), device, count * static_cast<int64_t>(sizeof(T)));
   }
+
+  /// Stops owning `block` (a buffer this workspace allocated) and returns
+  /// it for the caller to free; nullptr when the workspace does not own it
+  /// (another name for an argument's buffer, or already released).
+  void *release(const void *block);
 
   cudaStream_t getStream() const { return stream; }
   /// Bytes allocated so far.

@@ -36,6 +36,7 @@
 #include "loom/Runtime/IO/TensorFile.h"
 #include "loom/Runtime/MPI/Communicator.h"
 #include "loom/Runtime/Support/Broadcast.h"
+#include "loom/Runtime/Support/Transfers.h"
 
 #include <cstdint>
 #include <string>
@@ -153,9 +154,26 @@ template <typename T> struct Buffer {
 /// seed and the 0-based index of the training step (dropout's stream,
 /// loom/Runtime/Support/Philox.h). The trainer passes (--seed, step); the
 /// harness (--seed, iteration of --steps); loom-run (--seed, --rng-step).
+///
+/// The other two fields tell a step that keeps state on a device (the CUDA
+/// step, docs/Codegen.md "Resident state") what it may skip; their defaults
+/// (stage everything through the host) suit every caller that does not set
+/// them, and host steps ignore both.
 struct StepContext {
   uint64_t seed = 0;
   uint64_t step = 0;
+  /// Every loop-carried argument (ProgramSpec::carried) the step reads is
+  /// exactly the result this process's previous call of the same step
+  /// function returned for it, untouched since: the step may use the copy it
+  /// kept instead of the host buffer. The trainer sets it from the second
+  /// step of a run on; false after initialization, a resume or anything else
+  /// that rewrote the host state.
+  bool carriedAreLastResults = false;
+  /// The caller reads the carried results on the host after this step (a
+  /// checkpoint, the last step). When false the step may leave their host
+  /// buffers as the caller passed them; the other results are always
+  /// written.
+  bool hostNeedsCarried = true;
 };
 
 /// One rank's step: reads `args` (one per argument, local blocks) and

@@ -60,6 +60,10 @@ struct TrainOptions {
   /// Pipelined programs: after training, print each rank's stage and the
   /// most micro-batches it had in flight at once (`--report-pipeline`).
   bool reportPipeline = false;
+  /// After each logged step, rank 0 prints the bytes its step copied to and
+  /// from the device (`--report-transfers`; CUDA programs: the resident
+  /// model state is not copied; host programs copy nothing and print 0).
+  bool reportTransfers = false;
 };
 
 /// Whether `argv` asks for training rather than the harness's one step from

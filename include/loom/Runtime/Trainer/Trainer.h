@@ -30,8 +30,13 @@
 // its masks from the run seed and the step (Support/Philox.h), so the masks
 // change every step, step 0 draws what `loom-run --seed S` draws, and a
 // resumed run restores (seed, RNG step) from the manifest and draws what the
-// uninterrupted run would. The step functions are the only part that
-// depends on the backend: host and CUDA programs share this loop.
+// uninterrupted run would. The context also says whether the carried
+// arguments are the previous step's results (every step of a run but its
+// first) and whether the host reads the carried results after the step
+// (checkpoint steps and the last): a CUDA step then keeps the model state on
+// the device (docs/Codegen.md, "Resident state"). The step functions are the
+// only part that depends on the backend: host and CUDA programs share this
+// loop.
 //
 // Errors before and between steps (flags, data, checkpoints) are agreed on
 // by all ranks, reported once and make every rank exit 1; an error inside a

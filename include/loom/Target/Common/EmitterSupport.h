@@ -127,6 +127,10 @@ LogicalResult checkTensorType(Operation *op, Type type, const Twine &what,
 LogicalResult readEntry(ModuleOp module, StringRef entryName,
                         const EmitterName &emitter, EntryInfo &entry);
 
+/// The loop-carried (result, argument) pairs of the entry: a result named
+/// like an argument of its kind and global shape (ProgramSpec::carried).
+std::vector<std::pair<size_t, size_t>> carriedPairs(const EntryInfo &entry);
+
 //===----------------------------------------------------------------------===//
 // One rank
 //===----------------------------------------------------------------------===//

@@ -42,6 +42,7 @@
 #include "loom/Runtime/Host/Rope.h"
 #include "loom/Runtime/Host/Shape.h"
 #include "loom/Runtime/Host/Softmax.h"
+#include "loom/Runtime/Support/Transfers.h"
 
 using namespace loom::runtime;
 using namespace loom::runtime::cuda::test;
@@ -636,6 +637,36 @@ TEST(CudaWorkspaceTest, BuffersStartZeroedAndRoundTrip) {
     EXPECT_EQ(ws.getBytes(), 100 * 8 + 3 * 8);
   }
   LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  LOOM_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+// What resident state relies on: every copy is counted in
+// deviceTransfers(), and a released buffer survives the workspace (the
+// caller frees it) while a pointer the workspace does not own is refused.
+TEST(CudaWorkspaceTest, CountsCopiesAndReleasesBuffers) {
+  LOOM_REQUIRE_CUDA_DEVICE();
+  cudaStream_t stream;
+  LOOM_CUDA_CHECK(cudaStreamCreate(&stream));
+  TransferCounts before = deviceTransfers();
+  void *kept = nullptr;
+  std::vector<float> values = {1.5f, -2.0f, 3.25f};
+  {
+    cuda::Workspace ws(stream);
+    const float *up = ws.upload(values);
+    std::vector<float> back;
+    ws.download(back, up, 2);
+    EXPECT_EQ(deviceTransfers().toDevice - before.toDevice, 12);
+    EXPECT_EQ(deviceTransfers().toHost - before.toHost, 8);
+    kept = ws.release(up);
+    EXPECT_EQ(kept, up);
+    EXPECT_EQ(ws.release(up), nullptr) << "released twice";
+    EXPECT_EQ(ws.release(values.data()), nullptr) << "not the workspace's";
+  }
+  LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> back(3);
+  LOOM_CUDA_CHECK(cudaMemcpy(back.data(), kept, 12, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(back, values);
+  LOOM_CUDA_CHECK(cudaFree(kept));
   LOOM_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 

@@ -31,7 +31,8 @@ TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
       parse({"--data", "t.bin", "--steps=20", "--seed", "7", "--log-every=5",
              "--ckpt-dir", "ck", "--ckpt-every", "10", "--resume",
              "--dtype=f64", "--data-format", "uint16",
-             "--data-order=sequential", "--verify-calls", "--report-pipeline"},
+             "--data-order=sequential", "--verify-calls", "--report-pipeline",
+             "--report-transfers"},
             o),
       std::nullopt);
   EXPECT_EQ(o.data, "t.bin");
@@ -47,6 +48,7 @@ TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_TRUE(o.sequentialData);
   EXPECT_TRUE(o.verifyCalls);
   EXPECT_TRUE(o.reportPipeline);
+  EXPECT_TRUE(o.reportTransfers);
 }
 
 TEST(TrainOptionsTest, DefaultsTrainInF32AndLogEveryStep) {
@@ -59,6 +61,7 @@ TEST(TrainOptionsTest, DefaultsTrainInF32AndLogEveryStep) {
   EXPECT_EQ(o.dataFormat, io::TokenFormat::Auto);
   EXPECT_FALSE(o.sequentialData);
   EXPECT_FALSE(o.reportPipeline);
+  EXPECT_FALSE(o.reportTransfers);
 }
 
 TEST(TrainOptionsTest, BadValuesNameTheirFlag) {
