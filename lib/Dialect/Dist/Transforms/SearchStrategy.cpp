@@ -348,21 +348,31 @@ void SearchStrategyPass::runOnOperation() {
   // are skipped).
   int64_t knownLayers = -1;
   bool single = candidates.size() == 1;
+  // A pipeline of more stages than the model has layers: an error when the
+  // user asked for it (or it is the only candidate), else the candidate is
+  // skipped. Checked before the cost graph is built when the layer count is
+  // already known, and after it otherwise.
+  enum class StageFit { Fits, Skip, Fail };
+  auto checkStages = [&](int64_t stages, int64_t layers) {
+    if (stages <= 1 || layers < 0 || stages <= layers)
+      return StageFit::Fits;
+    if (!single && fixedStages <= 0)
+      return StageFit::Skip;
+    module.emitError() << stages << " pipeline stages need at least "
+                       << stages << " layers; the model has " << layers;
+    return StageFit::Fail;
+  };
   for (const MeshCandidate &candidate : candidates) {
     const Mesh &mesh = candidate.mesh;
     int64_t stages = candidate.stages;
     std::string meshName = mesh.toString();
     if (stages > 1)
       meshName = llvm::formatv("pp={0} x {1}", stages, meshName).str();
-    if (stages > 1 && knownLayers >= 0 && stages > knownLayers) {
-      if (single || fixedStages > 0) {
-        module.emitError() << stages << " pipeline stages need at least "
-                           << stages << " layers; the model has "
-                           << knownLayers;
-        return signalPassFailure();
-      }
+    StageFit fit = checkStages(stages, knownLayers);
+    if (fit == StageFit::Fail)
+      return signalPassFailure();
+    if (fit == StageFit::Skip)
       continue;
-    }
     Layout::AxisList dataParallelAxes;
     if (sharding.dataParallelAxes)
       dataParallelAxes = *sharding.dataParallelAxes;
@@ -438,15 +448,11 @@ void SearchStrategyPass::runOnOperation() {
     if (failed(builder->analyze()))
       return signalPassFailure();
     knownLayers = builder->hasLayers() ? builder->getNumLayers() : 0;
-    if (stages > 1 && stages > knownLayers) {
-      if (single || fixedStages > 0) {
-        module.emitError() << stages << " pipeline stages need at least "
-                           << stages << " layers; the model has "
-                           << knownLayers;
-        return signalPassFailure();
-      }
+    fit = checkStages(stages, knownLayers);
+    if (fit == StageFit::Fail)
+      return signalPassFailure();
+    if (fit == StageFit::Skip)
       continue;
-    }
     if (!single && !builder->usesEveryAxis()) {
       if (explain)
         module.emitRemark() << "mesh " << meshName
