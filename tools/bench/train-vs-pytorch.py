@@ -78,9 +78,9 @@ def run(cmd, **kw):
 
 # --- the model and its FLOPs ----------------------------------------------
 model_mlir = work / "gpt.mlir"
-run([tool / "loom-model", "gpt2", "--preset", args.preset,
-               "--batch", str(args.batch), "--seq", str(args.seq),
-               "-o", model_mlir])
+if not args.worker:  # the worker reads the graph its parent wrote
+    run([tool / "loom-model", "gpt2", "--preset", args.preset,
+         "--batch", str(args.batch), "--seq", str(args.seq), "-o", model_mlir])
 text = model_mlir.read_text()
 
 
