@@ -32,15 +32,8 @@
 
 #include "loom/Driver/Driver.h"
 
-#include "loom/Analysis/Cost/ClusterSpec.h"
-#include "loom/Analysis/Cost/MemoryAnalysis.h"
-#include "loom/Dialect/Dist/IR/DistOps.h"
-#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
-#include "loom/Dialect/Dist/Transforms/PipelineTimeline.h"
-#include "loom/Dialect/Dist/Transforms/PlanJSON.h"
-#include "loom/Dialect/Dist/Transforms/PlanReport.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
@@ -50,6 +43,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -320,219 +314,6 @@ static std::string getMeshSpec(const CompileOptions &options) {
   return "";
 }
 
-/// Checks that --devices, when given, is the mesh's device count.
-static LogicalResult checkDeviceCount(const CompileOptions &options,
-                                      ModuleOp module) {
-  if (!options.devices)
-    return success();
-  for (auto meshOp : module.getOps<dist::MeshOp>()) {
-    dist::ValueOrError<dist::Mesh> mesh = meshOp.getMesh();
-    if (!mesh)
-      return meshOp.emitError(mesh.error());
-    if (mesh->getNumDevices() == *options.devices)
-      continue;
-    std::string product;
-    for (const dist::Mesh::Axis &axis : mesh->getAxes())
-      product += (product.empty() ? "" : " x ") + axis.name + "=" +
-                 std::to_string(axis.size);
-    return emitError(UnknownLoc::get(module.getContext()))
-           << "--devices " << *options.devices
-           << " does not equal the number of devices of mesh @"
-           << meshOp.getSymName() << " (" << product << " = "
-           << mesh->getNumDevices() << ")";
-  }
-  return success();
-}
-
-LogicalResult mlir::loom::runShardingPhase(const CompileOptions &options,
-                                           ModuleOp module) {
-  dist::SearchStrategyPassOptions search;
-  search.cluster = *options.cluster;
-  if (options.devices)
-    search.devices = *options.devices;
-  if (options.mesh)
-    search.meshSpec = *options.mesh;
-  if (options.memoryLimitGiB)
-    search.memoryLimitGiB = *options.memoryLimitGiB;
-  if (options.parallelConfig)
-    search.parallelConfig = *options.parallelConfig;
-  if (options.strategy)
-    search.strategyFile = *options.strategy;
-  search.explain = options.explain;
-  // The stages: 0 lets the search choose, S fixes them (the search then
-  // plans one stage's mesh over the devices / S it is given in total).
-  search.pipelineStages = options.pipelineStages.value_or(1);
-  if (options.microBatches)
-    search.microBatches = *options.microBatches;
-  if (options.schedule)
-    search.schedule = *options.schedule;
-  PassManager pm(module.getContext());
-  pm.addPass(dist::createSearchStrategyPass(search));
-  return pm.run(module);
-}
-
-/// The pipeline stages of a partitioned module: each stage's ranks hold
-/// their own stage's values (docs/Pipeline.md); {nullopt} without a
-/// pipeline.
-static SmallVector<std::optional<int64_t>> getStages(ModuleOp module) {
-  SmallVector<std::optional<int64_t>> stages;
-  auto pipeline = module->getAttrOfType<DictionaryAttr>("dist.pipeline");
-  auto count = pipeline ? pipeline.getAs<IntegerAttr>("stages") : nullptr;
-  if (!count || count.getInt() <= 1)
-    return {std::nullopt};
-  for (int64_t s = 0; s < count.getInt(); ++s)
-    stages.push_back(s);
-  return stages;
-}
-
-/// The largest peak live bytes of the functions of a partitioned module,
-/// over its pipeline stages.
-static int64_t getPartitionedPeak(ModuleOp module) {
-  int64_t peak = 0;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal())
-      for (std::optional<int64_t> stage : getStages(module))
-        peak = std::max(peak, dist::analyzeMemory(func, stage).getPeak());
-  return peak;
-}
-
-/// What calibrateMemoryLimit settled on: the options to search with, and how
-/// many searches it ran (1 when the first plan fit by liveness analysis).
-struct CalibratedLimit {
-  CompileOptions options;
-  int rounds = 0;
-  bool fits = false;
-};
-
-/// The search prices memory per op (parameters, gradients, optimizer
-/// states, activations kept at the layouts the backward reads them in,
-/// the transients of the ops outside the layers; docs/Search.md, "Memory"),
-/// an additive model of a liveness peak. So before a partition the plan is
-/// checked by the liveness analysis of the per-rank program it yields;
-/// while that exceeds the limit, the search runs again (quietly) with its
-/// limit scaled by limit / peak, a few rounds at most, and the first plan
-/// that fits is taken. The model is not exact, so this can fail: then the
-/// unscaled plan is kept and a warning gives both numbers.
-static FailureOr<CalibratedLimit>
-calibrateMemoryLimit(const CompileOptions &options, ModuleOp module) {
-  dist::ValueOrError<dist::ClusterSpec> spec =
-      dist::loadClusterSpec(*options.cluster);
-  if (!spec)
-    return emitError(module.getLoc()) << spec.error();
-  constexpr double kGiB = double(int64_t(1) << 30);
-  double limit = options.memoryLimitGiB && *options.memoryLimitGiB > 0
-                     ? *options.memoryLimitGiB
-                     : double(spec->device.memoryBytes) / kGiB;
-  CompileOptions quiet = options;
-  quiet.report = false;
-  quiet.explain = false;
-  quiet.planJson.reset();
-  quiet.planJsonText = nullptr;
-  quiet.memoryLimitGiB = limit;
-  constexpr int kRounds = 4;
-  double firstPeakGiB = 0;
-  int round = 0;
-  for (; round < kRounds; ++round) {
-    OwningOpRef<ModuleOp> trial = module.clone();
-    LogicalResult ran = success();
-    {
-      // The first trial's errors are the user's (bad flags, nothing fits
-      // even by the search's model): let them through. Later trials run
-      // under a limit the user never gave; silence them.
-      std::optional<ScopedDiagnosticHandler> silence;
-      if (round > 0)
-        silence.emplace(module.getContext(),
-                        [](Diagnostic &) { return success(); });
-      ran = succeeded(runShardingPhase(quiet, *trial)) &&
-                    succeeded(runPartitionPhase(quiet, *trial))
-                ? success()
-                : failure();
-    }
-    if (failed(ran)) {
-      if (round == 0)
-        return failure();
-      break;
-    }
-    double peakGiB = double(getPartitionedPeak(*trial)) / kGiB;
-    if (round == 0)
-      firstPeakGiB = peakGiB;
-    if (peakGiB <= limit) {
-      CalibratedLimit result{options, round + 1, true};
-      result.options.memoryLimitGiB = quiet.memoryLimitGiB;
-      return result;
-    }
-    *quiet.memoryLimitGiB *= limit / peakGiB;
-  }
-  emitWarning(module.getLoc()) << llvm::formatv(
-      "the per-rank program needs {0:F3} GiB per device by liveness "
-      "analysis, over the {1:F3} GiB limit the search's memory model "
-      "respects (docs/Search.md, \"Memory\"); no searched plan was found "
-      "under the limit by both",
-      firstPeakGiB, limit);
-  CalibratedLimit kept{options, round, false};
-  kept.options.memoryLimitGiB = limit; // The same search as the first round.
-  return kept;
-}
-
-/// Prints the peak live bytes of the partitioned entry function, by
-/// category (docs/CostModel.md, "Memory"), per pipeline stage.
-static void printPartitionedMemory(ModuleOp module, raw_ostream &os) {
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    for (std::optional<int64_t> stage : getStages(module)) {
-      dist::MemoryBreakdown memory = dist::analyzeMemory(func, stage);
-      auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
-      std::string which =
-          stage ? " (stage " + std::to_string(*stage) + ")" : std::string();
-      os << llvm::formatv(
-          "Liveness of the per-rank program{6}: peak {0:F2} GiB per device "
-          "(parameters {1:F2}, gradients {2:F2}, optimizer states {3:F2}, "
-          "activations {4:F2}, other {5:F2} GiB)\n",
-          gib(memory.getPeak()), gib(memory.parameters),
-          gib(memory.gradients), gib(memory.optimizerStates),
-          gib(memory.activations), gib(memory.other), which);
-    }
-  }
-}
-
-/// Prints the report of `module` (searched; lowered or not) to the report
-/// stream under `--report`, and stores its plan JSON in
-/// `options.planJsonText` when that is set. An unlowered module is lowered
-/// in a copy so that the collectives show.
-static LogicalResult printReport(const CompileOptions &options,
-                                 ModuleOp module, bool lowered) {
-  dist::ValueOrError<dist::ClusterSpec> cluster =
-      dist::loadClusterSpec(*options.cluster);
-  if (!cluster)
-    return emitError(UnknownLoc::get(module.getContext())) << cluster.error();
-  OwningOpRef<ModuleOp> copy;
-  if (!lowered) {
-    copy = module.clone();
-    dist::InsertReshardsPassOptions assignment;
-    if (options.strategy)
-      assignment.strategyFile = *options.strategy;
-    if (options.parallelConfig)
-      assignment.parallelConfig = *options.parallelConfig;
-    PassManager pm(module.getContext());
-    pm.addPass(dist::createInsertReshardsPass(assignment));
-    pm.addPass(dist::createLowerReshardsPass());
-    if (failed(pm.run(*copy)))
-      return failure();
-    module = *copy;
-  }
-  if (options.planJsonText && !lowered) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    if (failed(dist::writePlanJSON(module, os)))
-      return failure();
-    *options.planJsonText = std::move(text);
-  }
-  if (!options.report)
-    return success();
-  return dist::writePlanReport(module, *cluster, options.getReportStream());
-}
-
 /// The options the phases after autodiff see: the pipeline stages and
 /// micro-batches resolved from the flags and the parallel config (they must
 /// agree), and with S stages the device count of one stage (devices / S),
@@ -606,152 +387,128 @@ static AutodiffPassOptions getAutodiffOptions(const CompileOptions &options) {
   return autodiff;
 }
 
-/// The sharding phase when pipelines may be searched: runs the search over
-/// all the devices (`--pipeline-stages 0` lets it choose the stages and,
-/// without `--micro-batches`, their count; `S` fixes the stages). When the
-/// plan's micro-batches differ from those autodiff built, autodiff runs
-/// again with them and the search plans that step under the chosen stages.
-/// Then `staged` gets the plan's stages and one stage's devices.
-static LogicalResult runSearchedPipeline(const CompileOptions &options,
-                                         CompileOptions &staged,
-                                         ModuleOp module) {
-  CompileOptions search = staged;
-  search.devices = options.devices;
-  if (failed(runShardingPhase(search, module)))
-    return failure();
-  FailureOr<std::optional<dist::PipelineInfo>> plan =
-      dist::getPipelineInfo(module);
-  if (failed(plan))
-    return failure();
-  if (!*plan || (*plan)->stages <= 1) {
-    if (staged.pipelineStages && *staged.pipelineStages == 0)
-      staged.pipelineStages = 1;
-    return success();
-  }
-  int64_t stages = (*plan)->stages, micro = (*plan)->microBatches;
-  if (micro != staged.microBatches.value_or(1)) {
-    // The step the plan was priced for has `micro` micro-batches.
-    if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
-      step.erase();
-    staged.microBatches = micro;
-    AutodiffPassOptions autodiff = getAutodiffOptions(staged);
-    PassManager pm(module.getContext());
-    buildAutodiffPipeline(pm, autodiff);
-    search.microBatches = micro;
-    search.pipelineStages = stages;
-    if (failed(pm.run(module)) || failed(runShardingPhase(search, module)))
-      return failure();
-  }
-  staged.pipelineStages = stages;
+/// `--parallel-config` as a pass option value. Inline JSON gets a leading
+/// space: MLIR prints a string option that starts with `{` as it is and
+/// reads `{...}` back as a quoted value, so the braces would be lost on the
+/// way through `--dump-pass-pipeline`; with the space the printer quotes
+/// it, and the config reader skips the space.
+static std::string getParallelConfigOption(const CompileOptions &options) {
+  std::string config = options.parallelConfig.value_or("");
+  if (StringRef(config).ltrim().starts_with("{"))
+    config.insert(config.begin(), ' ');
+  return config;
+}
+
+/// The options of `dist-search-strategy` the flags give. Its follow-ups
+/// (DESIGN.md §4): before a partition without pipelines the limit is fitted
+/// by the liveness of the per-rank program; when the search may pipeline
+/// the step, it rebuilds the step for the micro-batches it chooses.
+static dist::SearchStrategyPassOptions
+getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
+  dist::SearchStrategyPassOptions search;
+  search.cluster = *options.cluster;
+  // All the devices: with pipelines the search splits them into stages.
   if (options.devices)
-    staged.devices = *options.devices / stages;
-  return success();
-}
-
-/// `--timeline FILE`: the Chrome trace of the pipelined step's predicted
-/// schedule (docs/Pipeline.md, "Predicted timeline").
-static LogicalResult writeTimeline(const CompileOptions &options,
-                                   ModuleOp module) {
-  if (!module->hasAttr("dist.pipeline"))
-    return emitError(UnknownLoc::get(module.getContext()))
-           << "--timeline draws a pipeline's schedule: give "
-              "--pipeline-stages S > 1 (or 0 with --cluster to let the "
-              "search choose)";
-  dist::ValueOrError<dist::ClusterSpec> cluster =
-      dist::loadClusterSpec(options.cluster.value_or("host"));
-  if (!cluster)
-    return emitError(UnknownLoc::get(module.getContext())) << cluster.error();
-  return dist::writePipelineTimeline(module, *cluster, *options.timeline);
-}
-
-LogicalResult mlir::loom::runPipelinePhase(const CompileOptions &options,
-                                           ModuleOp module) {
-  int64_t stages = options.pipelineStages.value_or(1);
-  // Without a requested pipeline the phase only follows a searched one.
-  if (stages <= 1 && !module->hasAttr("dist.pipeline"))
-    return success();
-  dist::AssignStagesPassOptions assign;
-  assign.stages = stages > 1 ? stages : 0;
-  if (options.schedule)
-    assign.schedule = *options.schedule;
-  if (options.stageLayers)
-    assign.stageLayers = *options.stageLayers;
-  PassManager pm(module.getContext());
-  pm.addPass(dist::createAssignStagesPass(assign));
-  return pm.run(module);
-}
-
-LogicalResult mlir::loom::runPartitionPhase(const CompileOptions &options,
-                                            ModuleOp module) {
-  MLIRContext *context = module.getContext();
-  // Layout assignment first, so that the device count is checked against
-  // the mesh it settled on before any communication is planned.
-  dist::InsertReshardsPassOptions assignment;
-  assignment.meshSpec = getMeshSpec(options);
+    search.devices = *options.devices;
+  if (options.mesh)
+    search.meshSpec = *options.mesh;
+  if (options.memoryLimitGiB)
+    search.memoryLimitGiB = *options.memoryLimitGiB;
+  search.parallelConfig = getParallelConfigOption(options);
   if (options.strategy)
-    assignment.strategyFile = *options.strategy;
-  if (options.parallelConfig)
-    assignment.parallelConfig = *options.parallelConfig;
-  PassManager assign(context);
-  // `recompute: true` in the parallel config, or the search's choice
-  // (`dist.plan`): the backward reads recomputed values, which need layouts
-  // like any other, so it runs first.
-  bool searchRecomputes = false;
-  if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
-    if (auto recompute = plan.getAs<BoolAttr>("recompute"))
-      searchRecomputes = recompute.getValue();
-  if (searchRecomputes ||
-      dist::requestsRecompute(assignment.strategyFile,
-                              assignment.parallelConfig)) {
-    RecomputePassOptions recompute;
-    recompute.layers = "all";
-    assign.addPass(createRecomputePass(recompute));
+    search.strategyFile = *options.strategy;
+  search.explain = options.explain;
+  // The stages: 0 lets the search choose, S fixes them.
+  search.pipelineStages = staged.pipelineStages.value_or(1);
+  if (staged.microBatches)
+    search.microBatches = *staged.microBatches;
+  if (options.schedule)
+    search.schedule = *options.schedule;
+  // A pipelined plan is taken as the search's model prices it
+  // (docs/Pipeline.md); the others are checked by liveness first.
+  bool pipelined = options.pipelineStages && *options.pipelineStages != 1;
+  search.fitLiveness = options.compileTo >= Phase::Partition && !pipelined;
+  if (!search.fitLiveness) {
+    // The autodiff options, as loom-autodiff reads them, so that the step
+    // can be built again for the plan's micro-batches. Written here with
+    // every digit (%.17g): MLIR prints double pass options with seven.
+    AutodiffPassOptions autodiff = getAutodiffOptions(staged);
+    auto exact = [](double value) {
+      std::string text;
+      llvm::raw_string_ostream(text) << llvm::format("%.17g", value);
+      return text;
+    };
+    search.rebuildStep =
+        llvm::formatv("optimizer={0} lr={1} beta1={2} beta2={3} eps={4} "
+                      "weight-decay={5} momentum={6} clip-norm={7}",
+                      autodiff.optimizer, exact(autodiff.lr),
+                      exact(autodiff.beta1), exact(autodiff.beta2),
+                      exact(autodiff.eps), exact(autodiff.weightDecay),
+                      exact(autodiff.momentum), exact(autodiff.clipNorm))
+            .str();
   }
-  assign.addPass(dist::createInsertReshardsPass(assignment));
-  if (failed(assign.run(module)) || failed(checkDeviceCount(options, module)))
-    return failure();
+  return search;
+}
 
-  PassManager lower(context);
-  dist::LowerReshardsPassOptions lowering;
-  lowering.explain = options.explain;
-  lower.addPass(dist::createLowerReshardsPass(lowering));
-  if (failed(lower.run(module)))
+LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
+                                                OpPassManager &pm,
+                                                MLIRContext *context) {
+  // The pipeline the flags or the parallel config ask for; every phase
+  // after autodiff then works on one stage's devices (docs/Pipeline.md).
+  FailureOr<CompileOptions> staged = applyPipelineRequest(options, context);
+  if (failed(staged))
     return failure();
-  if (options.report && failed(printReport(options, module, true)))
-    return failure();
-  // The plan after lowering lists every collective with its bytes.
-  std::string text;
-  if (options.planJson || options.planJsonText) {
-    llvm::raw_string_ostream os(text);
-    if (failed(dist::writePlanJSON(module, os)))
-      return failure();
-    if (options.planJsonText)
-      *options.planJsonText = text;
+  dist::ReportSinks sinks{options.reportStream, options.planJsonText};
+  bool reports = options.report || options.planJsonText;
+
+  buildImportPipeline(pm);
+  if (options.compileTo >= Phase::Autodiff)
+    buildAutodiffPipeline(pm, getAutodiffOptions(*staged));
+  // The search runs whenever a cluster is given; with every strategy fixed
+  // by the user it only prices them.
+  if (options.compileTo >= Phase::Sharding && options.cluster) {
+    dist::ExportPlanPassOptions exportPlan;
+    exportPlan.cluster = *options.cluster;
+    exportPlan.report = options.report;
+    exportPlan.lowerCopy = true;
+    exportPlan.strategyFile = options.strategy.value_or("");
+    exportPlan.parallelConfig = getParallelConfigOption(options);
+    bool exportHere = options.compileTo == Phase::Sharding && reports;
+    dist::buildShardingPipeline(pm, getSearchOptions(options, *staged),
+                                exportHere ? &exportPlan : nullptr, sinks);
   }
-  if (options.planJson) {
-    llvm::Error error = llvm::writeToOutput(
-        *options.planJson, [&](raw_ostream &out) {
-          out << text;
-          return llvm::Error::success();
-        });
-    if (error) {
-      return emitError(UnknownLoc::get(context))
-             << "cannot write '" << *options.planJson
-             << "': " << llvm::toString(std::move(error));
+  if (options.compileTo >= Phase::Pipeline) {
+    dist::AssignStagesPassOptions assign;
+    int64_t stages = staged->pipelineStages.value_or(1);
+    assign.stages = stages > 1 ? stages : 0;
+    assign.schedule = options.schedule.value_or("");
+    assign.stageLayers = staged->stageLayers.value_or("");
+    dist::buildPipelinePipeline(pm, assign);
+  }
+  if (options.compileTo >= Phase::Partition) {
+    dist::PartitionPipelineOptions partition;
+    partition.assignment.meshSpec = getMeshSpec(*staged);
+    partition.assignment.strategyFile = options.strategy.value_or("");
+    partition.assignment.parallelConfig = getParallelConfigOption(options);
+    partition.assignment.devices = options.devices.value_or(0);
+    partition.explain = options.explain;
+    if (options.report || options.planJson || options.planJsonText) {
+      dist::ExportPlanPassOptions exportPlan;
+      exportPlan.cluster = options.cluster.value_or("");
+      exportPlan.report = options.report;
+      exportPlan.planJson = options.planJson.value_or("");
+      partition.exportPlan = exportPlan;
     }
+    partition.reportMemory = options.report;
+    partition.sinks = sinks;
+    dist::buildPartitionPipeline(pm, partition);
   }
-
-  PassManager partition(context);
-  partition.addPass(dist::createPartitionSPMDPass());
-  // A pipelined module becomes one program per stage (a no-op otherwise).
-  partition.addPass(dist::createPartitionStagesPass());
-  partition.addPass(dist::createVerifyPartitionedPass());
-  if (failed(partition.run(module)))
-    return failure();
-  // The report's memory comes from the search's per-op model; the liveness
-  // analysis of the per-rank program is the check on it.
-  if (options.report)
-    printPartitionedMemory(module, options.getReportStream());
+  if (options.timeline) {
+    dist::WriteTimelinePassOptions timeline;
+    timeline.cluster = options.cluster.value_or("host");
+    timeline.file = *options.timeline;
+    pm.addPass(dist::createWriteTimelinePass(timeline));
+  }
   return success();
 }
 
@@ -781,61 +538,14 @@ void mlir::loom::prepareContext(MLIRContext *context) {
 LogicalResult mlir::loom::runPhases(const CompileOptions &options,
                                     ModuleOp module) {
   MLIRContext *context = module.getContext();
-  // The pipeline the flags or the parallel config ask for; every phase
-  // after autodiff then works on one stage's devices (docs/Pipeline.md).
-  FailureOr<CompileOptions> staged = applyPipelineRequest(options, context);
-  if (failed(staged))
-    return failure();
-
-  // One pipeline per phase, in order, up to the requested one.
   PassManager pm(context);
-  buildImportPipeline(pm);
-  if (options.compileTo >= Phase::Autodiff) {
-    AutodiffPassOptions autodiff = getAutodiffOptions(*staged);
-    buildAutodiffPipeline(pm, autodiff);
+  if (failed(buildCompilerPipeline(options, pm, context)))
+    return failure();
+  if (options.dumpPassPipeline) {
+    pm.printAsTextualPipeline(llvm::errs());
+    llvm::errs() << "\n";
   }
-  if (failed(pm.run(module)))
-    return failure();
-  // The search runs whenever a cluster is given; with every strategy fixed
-  // by the user it only prices them. Before a partition, its limit is
-  // calibrated so that the per-rank program fits by liveness analysis
-  // (without pipelines: a pipelined plan is taken as the search's model
-  // prices it, docs/Pipeline.md).
-  bool pipelined = options.pipelineStages && *options.pipelineStages != 1;
-  std::optional<CalibratedLimit> calibration;
-  if (options.compileTo >= Phase::Partition && options.cluster &&
-      !pipelined) {
-    FailureOr<CalibratedLimit> calibrated =
-        calibrateMemoryLimit(*staged, module);
-    if (failed(calibrated) ||
-        failed(runShardingPhase(calibrated->options, module)))
-      return failure();
-    calibration = *calibrated;
-  } else if (options.compileTo >= Phase::Sharding && options.cluster &&
-             failed(runSearchedPipeline(options, *staged, module))) {
-    return failure();
-  }
-  if (options.compileTo == Phase::Sharding && options.cluster &&
-      (options.report || options.planJsonText) &&
-      failed(printReport(*staged, module, false)))
-    return failure();
-  if (options.compileTo >= Phase::Pipeline &&
-      failed(runPipelinePhase(*staged, module)))
-    return failure();
-  if (options.compileTo >= Phase::Partition &&
-      failed(runPartitionPhase(*staged, module)))
-    return failure();
-  if (options.timeline && failed(writeTimeline(options, module)))
-    return failure();
-  // How many searches the memory limit took (after the liveness line).
-  if (options.report && calibration)
-    options.getReportStream() << llvm::formatv(
-        "Memory calibration: {0} search round(s), search limit {1:F2} GiB; "
-        "{2}\n",
-        calibration->rounds, calibration->options.memoryLimitGiB.value_or(0),
-        calibration->fits ? "the per-rank program fits"
-                          : "no round fit, the first plan is kept");
-  return success();
+  return pm.run(module);
 }
 
 LogicalResult mlir::loom::compileToFile(const CompileOptions &options,
@@ -849,7 +559,9 @@ LogicalResult mlir::loom::compileToFile(const CompileOptions &options,
   // writeToOutput goes through a temporary file renamed into place.
   llvm::Error error =
       llvm::writeToOutput(options.outputFile, [&](raw_ostream &os) {
+        // With the final newline, as loom-opt prints a module.
         module->print(os);
+        os << "\n";
         return llvm::Error::success();
       });
   if (error) {

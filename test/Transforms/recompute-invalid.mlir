@@ -4,7 +4,7 @@
 
 // The options: a layer list that is not a list of indices, a missing
 // function (an index no layer has: recompute-layers.mlir).
-// LIST: error: loom-recompute: layers: expected all, none or a comma list of layer indices, found '0,x'
+// LIST: error: loom-recompute: layers: expected all, none, plan or a comma list of layer indices, found '0,x'
 // ENTRY: error: loom-recompute: no function @step with one block
 
 // Without a result named `loss` there is no forward to find.

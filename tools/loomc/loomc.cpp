@@ -94,6 +94,11 @@ cl::opt<bool> explain("explain",
                       cl::cat(loomcCategory));
 cl::opt<std::string> timeline("timeline", cl::desc("Write a step timeline"),
                               cl::value_desc("file"), cl::cat(loomcCategory));
+cl::opt<bool> dumpPassPipeline(
+    "dump-pass-pipeline",
+    cl::desc("Print the pass pipeline loomc runs (as loom-opt's "
+             "--pass-pipeline reads it) to stderr"),
+    cl::cat(loomcCategory));
 
 /// `opt`'s value if the user gave it.
 template <typename T, typename U = T>
@@ -190,6 +195,7 @@ int main(int argc, char **argv) {
   options.report = report;
   options.explain = explain;
   options.timeline = given(timeline);
+  options.dumpPassPipeline = dumpPassPipeline;
 
   return failed(loom::compileToFile(options, &context, sourceMgr)) ? 1 : 0;
 }

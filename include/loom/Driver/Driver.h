@@ -36,6 +36,7 @@ class raw_ostream;
 
 namespace mlir {
 class MLIRContext;
+class OpPassManager;
 namespace loom {
 
 /// The phases in order; `--compile-to` names one.
@@ -93,6 +94,8 @@ struct CompileOptions {
   bool report = false;                   // --report
   bool explain = false;                  // --explain
   std::optional<std::string> timeline;   // --timeline FILE
+  /// Print the pass pipeline to stderr before running it.
+  bool dumpPassPipeline = false; // --dump-pass-pipeline
 
   // Where the outputs go when the driver is embedded (the C API); `loomc`
   // leaves both unset.
@@ -137,29 +140,24 @@ loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, InputFormat format,
 /// context before loading.
 void prepareContext(MLIRContext *context);
 
+/// Appends to `pm` the phase pipelines up to `options.compileTo`, each from
+/// its builder (`loom-<phase>-pipeline`), with the options the flags give,
+/// and the report passes the flags ask for. This is the whole compiler:
+/// `loomc --dump-pass-pipeline` prints it, and `loom-opt` with that text
+/// reproduces `loomc`'s IR. `checkOptions` must have passed.
+LogicalResult buildCompilerPipeline(const CompileOptions &options,
+                                    OpPassManager &pm, MLIRContext *context);
+
 /// Runs every phase up to `options.compileTo` on `module` in place (import
-/// onwards; `module` as `loadInput` returned it). `checkOptions` must have
-/// passed. Fails after reporting the first problem.
+/// onwards; `module` as `loadInput` returned it): the pipeline
+/// `buildCompilerPipeline` builds, printed first to stderr under
+/// `dumpPassPipeline`. Fails after reporting the first problem.
 LogicalResult runPhases(const CompileOptions &options, ModuleOp module);
 
 /// Checks the options, loads the input and runs every phase up to
 /// `options.compileTo`. Returns null after reporting the first problem.
 OwningOpRef<ModuleOp> compile(const CompileOptions &options,
                               MLIRContext *context, llvm::SourceMgr &sourceMgr);
-
-/// Runs the pipeline phase on `module` (after sharding): with
-/// `pipelineStages` > 1, or a pipeline the search chose (`dist.pipeline`),
-/// assigns every op its stage (`dist-assign-stages`).
-LogicalResult runPipelinePhase(const CompileOptions &options, ModuleOp module);
-
-/// Runs the sharding phase on `module` (after autodiff): the strategy search
-/// `dist-search-strategy` with `--cluster`, `--devices`, `--mesh`,
-/// `--memory-limit`, `--parallel-config`, `--strategy` and `--explain`.
-LogicalResult runShardingPhase(const CompileOptions &options, ModuleOp module);
-
-/// Runs the partition phase on `module` (after autodiff) with the sharding
-/// options of `options`.
-LogicalResult runPartitionPhase(const CompileOptions &options, ModuleOp module);
 
 /// The codegen phase (`--emit host`): emits the per-rank host program of the
 /// partitioned `module` into the directory `options.outputFile` (sources,

@@ -10,10 +10,13 @@
 //   2. run the layout-assignment engine (LayoutAssignment.cpp): strategies
 //      in, a layout on every value, a dist.reshard wherever a user needs a
 //      layout its producer does not give;
-//   3. with `plan-json`, write the plan (PlanJSON.cpp) to that file.
+//   3. with `devices`, check the mesh's device count against it;
+//   4. with `plan-json`, write the plan (PlanJSON.cpp) to that file.
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PlanJSON.h"
@@ -51,7 +54,7 @@ struct InsertReshardsPass
       if (auto zero = plan.getAs<IntegerAttr>("zero");
           zero && options.spec.optimizerShard == 0)
         options.spec.optimizerShard = zero.getInt();
-    if (failed(assignLayouts(module, options)))
+    if (failed(assignLayouts(module, options)) || failed(checkDevices()))
       return signalPassFailure();
     if (planJson.empty())
       return;
@@ -65,6 +68,39 @@ struct InsertReshardsPass
     if (failed(writePlanJSON(module, file->os())))
       return signalPassFailure();
     file->keep();
+  }
+
+  /// With `devices`, checks the mesh the assignment settled on: its device
+  /// count times the pipeline stages must be the devices given, before any
+  /// communication is planned for the wrong cluster.
+  LogicalResult checkDevices() {
+    if (devices <= 0)
+      return success();
+    ModuleOp module = getOperation();
+    FailureOr<std::optional<PipelineInfo>> pipeline = getPipelineInfo(module);
+    if (failed(pipeline))
+      return failure();
+    int64_t stages = *pipeline ? (*pipeline)->stages : 1;
+    for (auto meshOp : module.getOps<MeshOp>()) {
+      ValueOrError<Mesh> mesh = meshOp.getMesh();
+      if (!mesh)
+        return meshOp.emitError(mesh.error());
+      if (mesh->getNumDevices() * stages == devices)
+        continue;
+      std::string product;
+      for (const Mesh::Axis &axis : mesh->getAxes())
+        product += (product.empty() ? "" : " x ") + axis.name + "=" +
+                   std::to_string(axis.size);
+      InFlightDiagnostic diag = emitError(UnknownLoc::get(&getContext()));
+      diag << "--devices " << devices.getValue()
+           << " does not equal the number of devices of mesh @"
+           << meshOp.getSymName() << " (" << product << " = "
+           << mesh->getNumDevices() << ")";
+      if (stages > 1)
+        diag << " times its " << stages << " pipeline stages";
+      return diag;
+    }
+    return success();
   }
 };
 } // namespace

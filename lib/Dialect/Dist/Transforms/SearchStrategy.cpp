@@ -31,20 +31,29 @@
 // 4. Write the mesh, every node's `dist.strategy`, `dist.plan`,
 //    `dist.predicted` and, with S > 1, `dist.pipeline`; under `explain`, one remark per mesh and per node
 //    (its strategy, its cost and the runner-up's given its neighbours).
+// 5. Follow-ups the options ask for (end of file): `fit-liveness` runs
+//    steps 1-4 on copies, partitions them and measures their liveness to
+//    fit the memory limit; `rebuild-step` rebuilds @train_step for the
+//    micro-batches a pipelined plan chose and searches it again.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
+#include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Analysis/Strategy/ShardingSpec.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
@@ -133,7 +142,15 @@ struct SearchStrategyPass
   void runOnOperation() override;
 
 private:
+  /// Steps 1-4: one search of the module under the options.
+  LogicalResult search();
   void explainNodes(const Plan &plan);
+  /// `fit-liveness`: the search under a limit fitted by liveness.
+  LogicalResult searchFittingLiveness();
+  /// `rebuild-step`: the step rebuilt for the plan's micro-batches.
+  LogicalResult rebuildForMicroBatches();
+  /// A fresh search pass with these options, the follow-ups off.
+  std::unique_ptr<SearchStrategyPass> cloneSearch() const;
 };
 } // namespace
 
@@ -186,7 +203,7 @@ void SearchStrategyPass::explainNodes(const Plan &plan) {
   }
 }
 
-void SearchStrategyPass::runOnOperation() {
+LogicalResult SearchStrategyPass::search() {
   ModuleOp module = getOperation();
   MLIRContext *context = module.getContext();
 
@@ -195,12 +212,12 @@ void SearchStrategyPass::runOnOperation() {
     module.emitError() << "dist-search-strategy needs a cluster: a preset ("
                        << llvm::join(getClusterPresetNames(), ", ")
                        << ") or a cluster spec file";
-    return signalPassFailure();
+    return failure();
   }
   ValueOrError<ClusterSpec> spec = loadClusterSpec(cluster);
   if (!spec) {
     module.emitError() << spec.error();
-    return signalPassFailure();
+    return failure();
   }
   auto func = module.lookupSymbol<func::FuncOp>(entryName);
   if (!func)
@@ -208,22 +225,22 @@ void SearchStrategyPass::runOnOperation() {
   if (!func || func.isExternal()) {
     module.emitError() << "no entry function `" << entryName
                        << "` (nor `forward`) to search";
-    return signalPassFailure();
+    return failure();
   }
   if (!func.getBody().hasOneBlock()) {
     func.emitOpError() << "must have a single block to be searched";
-    return signalPassFailure();
+    return failure();
   }
   ShardingSpec sharding;
   std::string error = loadShardingSpec(strategyFile, parallelConfig, sharding);
   if (!error.empty()) {
     module.emitError() << error;
-    return signalPassFailure();
+    return failure();
   }
   if (memoryLimitGiB < 0) {
     module.emitError() << "memory-limit: expected a value >= 0 (GiB), found "
                        << memoryLimitGiB.getValue();
-    return signalPassFailure();
+    return failure();
   }
   double memoryLimit = memoryLimitGiB > 0
                            ? memoryLimitGiB * double(int64_t(1) << 30)
@@ -235,14 +252,14 @@ void SearchStrategyPass::runOnOperation() {
   if (!scheduleKind) {
     module.emitError() << "schedule: expected `1f1b` or `gpipe`, found `"
                        << schedule.getValue() << "`";
-    return signalPassFailure();
+    return failure();
   }
   if (pipelineStages < 0 || microBatches < 0) {
     module.emitError() << "pipeline-stages and micro-batches: expected values "
                           ">= 0, found "
                        << pipelineStages.getValue() << " and "
                        << microBatches.getValue();
-    return signalPassFailure();
+    return failure();
   }
   // The option wins unless it lets the search choose (0): then the
   // parallel config's `pipeline_stage`, when given, fixes S. Under the
@@ -258,7 +275,7 @@ void SearchStrategyPass::runOnOperation() {
   SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());
   if (meshOps.size() > 1) {
     meshOps[1].emitOpError() << "is a second mesh; the search expects one";
-    return signalPassFailure();
+    return failure();
   }
   std::vector<MeshCandidate> candidates;
   std::string fixedMesh = meshSpec.empty() ? sharding.mesh : meshSpec;
@@ -271,7 +288,7 @@ void SearchStrategyPass::runOnOperation() {
         meshOps[0].emitOpError() << mesh.error();
       else
         module.emitError() << mesh.error();
-      return signalPassFailure();
+      return failure();
     }
     candidates.push_back({std::max<int64_t>(fixedStages, 1), *mesh});
   } else if (devices > 0) {
@@ -281,7 +298,7 @@ void SearchStrategyPass::runOnOperation() {
         module.emitError() << "pipeline-stages = " << fixedStages
                            << " does not divide the " << devices.getValue()
                            << " devices";
-        return signalPassFailure();
+        return failure();
       }
       stageCounts.push_back(fixedStages);
     } else {
@@ -302,7 +319,7 @@ void SearchStrategyPass::runOnOperation() {
   } else {
     module.emitError() << "dist-search-strategy needs the devices: give "
                           "`devices`, `mesh`, a parallel config or a mesh op";
-    return signalPassFailure();
+    return failure();
   }
   int64_t wanted = devices > 0 ? int64_t(devices)
                                : sharding.devices * std::max<int64_t>(
@@ -315,7 +332,7 @@ void SearchStrategyPass::runOnOperation() {
     if (candidates[0].stages > 1)
       diag << " per stage (" << candidates[0].stages << " stages)";
     diag << ", not " << wanted;
-    return signalPassFailure();
+    return failure();
   }
   FlatSymbolRefAttr meshRef =
       FlatSymbolRefAttr::get(context, meshOps.empty()
@@ -370,7 +387,7 @@ void SearchStrategyPass::runOnOperation() {
       meshName = llvm::formatv("pp={0} x {1}", stages, meshName).str();
     StageFit fit = checkStages(stages, knownLayers);
     if (fit == StageFit::Fail)
-      return signalPassFailure();
+      return failure();
     if (fit == StageFit::Skip)
       continue;
     Layout::AxisList dataParallelAxes;
@@ -389,7 +406,7 @@ void SearchStrategyPass::runOnOperation() {
     if (!axesExist) {
       module.emitError() << "data-parallel axes name an axis mesh "
                          << mesh.toString() << " lacks";
-      return signalPassFailure();
+      return failure();
     }
     bool divides = true;
     for (BlockArgument arg : body.getArguments()) {
@@ -404,7 +421,7 @@ void SearchStrategyPass::runOnOperation() {
         module.emitError() << "mesh " << mesh.toString()
                            << ": the data-parallel axes (" << dataParallel
                            << " devices) do not divide the batch";
-        return signalPassFailure();
+        return failure();
       }
       continue;
     }
@@ -433,7 +450,7 @@ void SearchStrategyPass::runOnOperation() {
     if (!model) {
       if (single) {
         module.emitError() << model.error();
-        return signalPassFailure();
+        return failure();
       }
       continue;
     }
@@ -441,16 +458,16 @@ void SearchStrategyPass::runOnOperation() {
     FailureOr<FixedStrategies> fixed =
         resolveFixedStrategies(func, mesh, meshRef, sharding);
     if (failed(fixed))
-      return signalPassFailure();
+      return failure();
     auto fixedPtr = std::make_unique<FixedStrategies>(std::move(*fixed));
     auto builder = std::make_unique<StrategyCostGraphBuilder>(
         func, *costModel, *fixedPtr, dataParallelAxes);
     if (failed(builder->analyze()))
-      return signalPassFailure();
+      return failure();
     knownLayers = builder->hasLayers() ? builder->getNumLayers() : 0;
     fit = checkStages(stages, knownLayers);
     if (fit == StageFit::Fail)
-      return signalPassFailure();
+      return failure();
     if (fit == StageFit::Skip)
       continue;
     if (!single && !builder->usesEveryAxis()) {
@@ -677,7 +694,7 @@ void SearchStrategyPass::runOnOperation() {
     else
       diag << " on any mesh of " << devices.getValue() << " devices";
     diag << microNote;
-    return signalPassFailure();
+    return failure();
   }
 
   // 4. Write the plan.
@@ -819,4 +836,184 @@ void SearchStrategyPass::runOnOperation() {
                                 builder.getI64IntegerAttr(transients))}));
   if (explain)
     explainNodes(best);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Follow-ups: fitting the limit by liveness, rebuilding for micro-batches
+//===----------------------------------------------------------------------===//
+
+void SearchStrategyPass::runOnOperation() {
+  if (fitLiveness ? failed(searchFittingLiveness()) : failed(search()))
+    return signalPassFailure();
+  if (!rebuildStep.empty() && failed(rebuildForMicroBatches()))
+    return signalPassFailure();
+}
+
+std::unique_ptr<SearchStrategyPass> SearchStrategyPass::cloneSearch() const {
+  auto pass = std::make_unique<SearchStrategyPass>();
+  pass->copyOptionValuesFrom(this);
+  pass->fitLiveness = false;
+  pass->rebuildStep = "";
+  return pass;
+}
+
+/// The largest peak live bytes of the functions of a partitioned module,
+/// over its pipeline stages.
+static int64_t getPartitionedPeak(ModuleOp module) {
+  SmallVector<std::optional<int64_t>> stages = {std::nullopt};
+  FailureOr<std::optional<PipelineInfo>> pipeline = getPipelineInfo(module);
+  if (succeeded(pipeline) && *pipeline && (*pipeline)->stages > 1) {
+    stages.clear();
+    for (int64_t s = 0; s < (*pipeline)->stages; ++s)
+      stages.push_back(s);
+  }
+  int64_t peak = 0;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      for (std::optional<int64_t> stage : stages)
+        peak = std::max(peak, analyzeMemory(func, stage).getPeak());
+  return peak;
+}
+
+/// The search prices memory per op (parameters, gradients, optimizer
+/// states, activations kept at the layouts the backward reads them in, the
+/// transients of the ops outside the layers; docs/Search.md, "Memory"), an
+/// additive model of a liveness peak. So the plan is checked by the
+/// liveness analysis of the per-rank program it yields (the partition
+/// pipeline run on a copy): while that exceeds the limit, the search runs
+/// again (quietly) with its limit scaled by limit / peak, a few rounds at
+/// most, and the first plan that fits is taken. The model is not exact, so
+/// this can fail: then the unscaled plan is kept and a warning gives both
+/// numbers. `dist.memory_fit` records the rounds for the report.
+LogicalResult SearchStrategyPass::searchFittingLiveness() {
+  ModuleOp module = getOperation();
+  MLIRContext *context = module.getContext();
+  ValueOrError<ClusterSpec> spec = loadClusterSpec(cluster);
+  if (!spec)
+    return module.emitError() << spec.error();
+  constexpr double kGiB = double(int64_t(1) << 30);
+  double limit = memoryLimitGiB > 0 ? double(memoryLimitGiB)
+                                    : double(spec->device.memoryBytes) / kGiB;
+  PartitionPipelineOptions partition;
+  partition.assignment.entryName = entryName;
+  partition.assignment.strategyFile = strategyFile;
+  partition.assignment.parallelConfig = parallelConfig;
+
+  constexpr int kRounds = 4;
+  double searchLimit = limit, firstPeakGiB = 0;
+  std::optional<double> fitted;
+  int round = 0;
+  for (; round < kRounds; ++round) {
+    // The trial lives inside the module while its pipeline runs (a dynamic
+    // pipeline may only run on what the pass owns).
+    OpBuilder builder(module.getBodyRegion());
+    builder.setInsertionPointToEnd(module.getBody());
+    auto trial = cast<ModuleOp>(builder.clone(*module));
+    OpPassManager pm(ModuleOp::getOperationName());
+    std::unique_ptr<SearchStrategyPass> trialSearch = cloneSearch();
+    trialSearch->memoryLimitGiB = searchLimit;
+    trialSearch->explain = false;
+    pm.addPass(std::move(trialSearch));
+    buildPartitionPipeline(pm, partition);
+    LogicalResult ran = success();
+    {
+      // The first trial's errors are the user's (bad options, nothing fits
+      // even by the search's model): let them through. Later trials run
+      // under a limit the user never gave; silence them.
+      std::optional<ScopedDiagnosticHandler> silence;
+      if (round > 0)
+        silence.emplace(context, [](Diagnostic &) { return success(); });
+      ran = runPipeline(pm, trial);
+    }
+    double peakGiB = succeeded(ran) ? double(getPartitionedPeak(trial)) / kGiB
+                                    : 0.0;
+    trial.erase();
+    if (failed(ran)) {
+      if (round == 0)
+        return failure();
+      break;
+    }
+    if (round == 0)
+      firstPeakGiB = peakGiB;
+    if (peakGiB <= limit) {
+      fitted = searchLimit;
+      break;
+    }
+    searchLimit *= limit / peakGiB;
+  }
+  if (!fitted)
+    emitWarning(module.getLoc()) << llvm::formatv(
+        "the per-rank program needs {0:F3} GiB per device by liveness "
+        "analysis, over the {1:F3} GiB limit the search's memory model "
+        "respects (docs/Search.md, \"Memory\"); no searched plan was found "
+        "under the limit by both",
+        firstPeakGiB, limit);
+  // The search itself, under the fitted limit (or, when no round fit, the
+  // same search as the first round).
+  double chosen = fitted.value_or(limit);
+  OpPassManager pm(ModuleOp::getOperationName());
+  std::unique_ptr<SearchStrategyPass> finalSearch = cloneSearch();
+  finalSearch->memoryLimitGiB = chosen;
+  pm.addPass(std::move(finalSearch));
+  if (failed(runPipeline(pm, module)))
+    return failure();
+  Builder b(context);
+  module->setAttr(
+      "dist.memory_fit",
+      b.getDictionaryAttr(
+          {b.getNamedAttr("fits", b.getBoolAttr(fitted.has_value())),
+           b.getNamedAttr("limit_gib", b.getF64FloatAttr(chosen)),
+           b.getNamedAttr("rounds",
+                          b.getI64IntegerAttr(fitted ? round + 1 : round))}));
+  return success();
+}
+
+/// The number of micro-batches @train_step was built with: autodiff tags
+/// each op of a micro-batch with `loom.micro_batch` when there are several.
+static int64_t getStepMicroBatches(func::FuncOp step) {
+  int64_t count = 1;
+  step.walk([&](Operation *op) {
+    if (auto m = op->getAttrOfType<IntegerAttr>("loom.micro_batch"))
+      count = std::max(count, m.getInt() + 1);
+  });
+  return count;
+}
+
+/// A plan that pipelines the step prices M micro-batches; when the step was
+/// built with another count, it is built again from @forward with M (the
+/// autodiff options `rebuild-step` gives) and searched again under the
+/// chosen stages and micro-batches, so that every op of the new step has
+/// its strategy.
+LogicalResult SearchStrategyPass::rebuildForMicroBatches() {
+  ModuleOp module = getOperation();
+  FailureOr<std::optional<PipelineInfo>> plan = getPipelineInfo(module);
+  if (failed(plan))
+    return failure();
+  if (!*plan || (*plan)->stages <= 1)
+    return success();
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!step)
+    return success();
+  int64_t micro = (*plan)->microBatches;
+  if (micro == getStepMicroBatches(step))
+    return success();
+  step.erase();
+  OpPassManager pm(ModuleOp::getOperationName());
+  std::unique_ptr<Pass> autodiff = createAutodiffPass();
+  auto reportOption = [&](const Twine &message) {
+    return module.emitError() << "dist-search-strategy: rebuild-step: "
+                              << message;
+  };
+  if (failed(autodiff->initializeOptions(rebuildStep, reportOption)) ||
+      failed(autodiff->initializeOptions(
+          "micro-batches=" + std::to_string(micro), reportOption)))
+    return failure();
+  pm.addPass(std::move(autodiff));
+  pm.addPass(createVerifyTrainStepPass());
+  std::unique_ptr<SearchStrategyPass> search = cloneSearch();
+  search->pipelineStages = (*plan)->stages;
+  search->microBatches = micro;
+  pm.addPass(std::move(search));
+  return runPipeline(pm, module);
 }

@@ -91,7 +91,8 @@ LogicalResult
 RecomputePass::parseLayers(func::FuncOp entry,
                            std::optional<std::set<int64_t>> &chosen) {
   StringRef text = StringRef(layers).trim();
-  if (text == "all") {
+  // `plan` reaches here only when the search chose to recompute.
+  if (text == "all" || text == "plan") {
     chosen.reset();
     return success();
   }
@@ -103,8 +104,8 @@ RecomputePass::parseLayers(func::FuncOp entry,
   for (StringRef item : items) {
     int64_t index;
     if (item.trim().getAsInteger(10, index) || index < 0) {
-      entry.emitError("loom-recompute: layers: expected all, none or a comma "
-                      "list of layer indices, found '")
+      entry.emitError("loom-recompute: layers: expected all, none, plan or a "
+                      "comma list of layer indices, found '")
           << layers << "'";
       return failure();
     }
@@ -165,8 +166,20 @@ int64_t RecomputePass::recompute(const LayerInstance &layer,
   return kept;
 }
 
+/// Whether the strategy search chose to recompute (`dist.plan`).
+static bool planRecomputes(ModuleOp module) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan");
+  auto recompute = plan ? plan.getAs<BoolAttr>("recompute") : nullptr;
+  return recompute && recompute.getValue();
+}
+
 void RecomputePass::runOnOperation() {
   ModuleOp module = getOperation();
+  // `plan` follows the search: nothing to do without one that recomputes
+  // (and then no step need exist: the partition pipeline runs on any
+  // module).
+  if (StringRef(layers).trim() == "plan" && !planRecomputes(module))
+    return;
   auto entry = module.lookupSymbol<func::FuncOp>(entryName);
   if (!entry || entry.isExternal() || !entry.getBody().hasOneBlock()) {
     module.emitError("loom-recompute: no function @")

@@ -71,6 +71,16 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "choose (the divisors up to 256 of the per-replica batch)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
            "Pipeline schedule the search prices: 1f1b or gpipe">,
+    Option<"fitLiveness", "fit-liveness", "bool", /*default=*/"false",
+           "Check the plan by the liveness of the per-rank program it "
+           "yields (the partition pipeline run on a copy) and search again "
+           "under a scaled limit while it does not fit, a few rounds at "
+           "most; records the rounds in `dist.memory_fit`">,
+    Option<"rebuildStep", "rebuild-step", "std::string", /*default=*/"\"\"",
+           "Options of `loom-autodiff` that built @train_step: when the "
+           "plan pipelines the step with another micro-batch count, the step "
+           "is built again from @forward with that count and searched "
+           "under the chosen stages (empty: the step is kept)">,
   ];
 }
 
@@ -99,6 +109,9 @@ def InsertReshardsPass : Pass<"dist-insert-reshards", "::mlir::ModuleOp"> {
     Option<"planJson", "plan-json", "std::string", /*default=*/"\"\"",
            "Write the plan (mesh, strategies, layouts, reshards) as JSON "
            "to this file ('-' for stdout)">,
+    Option<"devices", "devices", "int64_t", /*default=*/"0",
+           "The device count the mesh, times the pipeline stages of "
+           "`dist.pipeline`, must have (0: not checked)">,
   ];
 }
 
@@ -203,6 +216,61 @@ def PartitionStagesPass : Pass<"dist-partition-stages", "::mlir::ModuleOp"> {
   let options = [
     Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
            "Function to split">,
+  ];
+}
+
+def ExportPlanPass : Pass<"dist-export-plan", "::mlir::ModuleOp"> {
+  let summary = "Write the plan as JSON and print its report";
+  let description = [{
+    Writes what the sharding and partition phases decided, changing
+    nothing: the plan JSON (mesh, strategies, layouts, collectives with
+    their bytes, predictions; docs/Search.md) to `plan-json`, and with
+    `report` the readable report of the searched plan to stdout (or the
+    stream an embedder passes). It reads a module whose reshards are
+    lowered; with `lower-copy`, a searched module not yet partitioned, it
+    inserts and lowers the reshards on a copy first so that the collectives
+    show.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "Cluster preset or spec file the report prices with (needed by "
+           "`report`)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the plan report">,
+    Option<"planJson", "plan-json", "std::string", /*default=*/"\"\"",
+           "Write the plan JSON to this file">,
+    Option<"lowerCopy", "lower-copy", "bool", /*default=*/"false",
+           "Insert and lower the reshards on a copy first">,
+    Option<"strategyFile", "strategy", "std::string", /*default=*/"\"\"",
+           "Strategy file of the layout assignment on the copy">,
+    Option<"parallelConfig", "parallel-config", "std::string",
+           /*default=*/"\"\"",
+           "Parallel config of the layout assignment on the copy">,
+  ];
+}
+
+def ReportMemoryPass : Pass<"dist-report-memory", "::mlir::ModuleOp"> {
+  let summary = "Print the peak live bytes of the per-rank program";
+  let description = [{
+    Prints, for each pipeline stage of a partitioned module, the peak live
+    bytes of the per-rank program by category (docs/CostModel.md,
+    "Memory"), and the search's memory fitting (`dist.memory_fit`) when it
+    ran. Changes nothing.
+  }];
+}
+
+def WriteTimelinePass : Pass<"dist-write-timeline", "::mlir::ModuleOp"> {
+  let summary = "Write the predicted schedule of a pipelined step";
+  let description = [{
+    Writes the Chrome/Perfetto trace of the pipelined module's predicted
+    schedule (docs/Pipeline.md, "Predicted timeline") to `file`. Fails on a
+    module without `dist.pipeline`. Changes nothing.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"host\"",
+           "Cluster preset or spec file the timeline prices with">,
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "The trace file">,
   ];
 }
 

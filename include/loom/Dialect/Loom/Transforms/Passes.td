@@ -143,8 +143,10 @@ def RecomputePass : Pass<"loom-recompute", "::mlir::ModuleOp"> {
     Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
            "Name of the training step function">,
     Option<"layers", "layers", "std::string", /*default=*/"\"all\"",
-           "Layers to recompute: all, none, or a comma list of layer "
-           "indices (the number in the parameter names)">,
+           "Layers to recompute: all, none, plan (what the strategy "
+           "search chose in the module's `dist.plan`; none without one), or "
+           "a comma list of layer indices (the number in the parameter "
+           "names)">,
   ];
 }
 
