@@ -6,6 +6,7 @@
 
 #include "loom/InitAllDialects.h"
 
+#include "loom/Dialect/Dist/ExternalModels/PartitionModels.h"
 #include "loom/Dialect/Dist/IR/DistDialect.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,4 +17,7 @@
 void mlir::loom::registerAllDialects(DialectRegistry &registry) {
   registry.insert<LoomDialect, dist::DistDialect, arith::ArithDialect,
                   func::FuncDialect, tensor::TensorDialect>();
+  // How dist-partition-spmd rewrites the loom ops that need more than local
+  // types: external models, so the loom dialect does not depend on dist.
+  dist::registerPartitionModels(registry);
 }

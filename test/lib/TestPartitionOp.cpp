@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // `-test-partition-op` runs the per-op rewrites of dist-partition-spmd for
-// the loss and embedding ops (PartitionLossOps.h) on their own, so they are
+// the loss and embedding ops (their PartitionableOpInterface models,
+// lib/Dialect/Dist/ExternalModels/PartitionLoss.cpp and
+// PartitionEmbedding.cpp) on their own, so they are
 // tested without the pass that will call them. It takes a function in the
 // form dist-insert-reshards leaves when no reshard is needed: global types,
 // `dist.layout` on the arguments and results, `dist.strategy` on the ops.
@@ -14,7 +16,7 @@
 //      and global types (rules are computed from global types).
 //   2. Give each argument with a `dist.layout` its local type.
 //   3. Walk the ops in order: a loss or embedding op goes to its
-//      partitioner; any other op with a strategy gets the local result
+//      interface's rewrite; any other op with a strategy gets the local result
 //      types of its layouts (the ops whose split needs nothing more).
 //   4. Give the function the local result types.
 //
@@ -25,10 +27,8 @@
 
 #include "TestPasses.h"
 
-// The partitioners are private to the Dist transforms library.
-#include "../../lib/Dialect/Dist/Transforms/PartitionLossOps.h"
-
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 
@@ -36,7 +36,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
 
@@ -152,17 +151,10 @@ struct TestPartitionOpPass
                                  plan.layouts,     plan.operandTypes,
                                  plan.resultTypes};
       OpBuilder builder(&op);
-      OpPartitioner partitioner =
-          TypeSwitch<Operation *, OpPartitioner>(&op)
-              .Case<CrossEntropyOp>([](auto) { return partitionCrossEntropy; })
-              .Case<CrossEntropyGradOp>(
-                  [](auto) { return partitionCrossEntropyGrad; })
-              .Case<EmbeddingOp>([](auto) { return partitionEmbedding; })
-              .Case<EmbeddingGradOp>(
-                  [](auto) { return partitionEmbeddingGrad; })
-              .Default([](auto) { return nullptr; });
-      if (partitioner) {
-        if (failed(partitioner(&op, context, builder)))
+      if (isa<CrossEntropyOp, CrossEntropyGradOp, EmbeddingOp,
+              EmbeddingGradOp>(op)) {
+        if (failed(cast<PartitionableOpInterface>(op).partition(context,
+                                                                builder)))
           return failure();
         continue;
       }

@@ -283,13 +283,13 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
   return config;
 }
 
-/// Adds an entry that splits the matched parameter of `opKind` ops.
+/// Adds an entry that splits the matched parameter of ops of `opRole`.
 static void addParamEntry(ShardingSpec &spec, const std::string &match,
-                          const std::string &opKind, ParamSplit split,
+                          OpRole opRole, ParamSplit split,
                           const std::string &origin) {
   OpEntry entry;
   entry.match = match;
-  entry.opKind = opKind;
+  entry.opRole = opRole;
   entry.paramSplits.push_back(std::move(split));
   entry.origin = "parallel config (" + origin + ")";
   spec.ops.push_back(std::move(entry));
@@ -321,7 +321,7 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
     // take tp and the query groups sp (kv heads then replicated over sp).
     spec.sequenceParallelAxes = {"sp"};
     OpEntry attention;
-    attention.opKind = "loom.attention";
+    attention.opRole = OpRole::Attention;
     attention.dimSplits.push_back(
         {0, 1, tp > 1 ? Layout::AxisList{"tp", "sp"} : Layout::AxisList{"sp"}});
     attention.origin = "parallel config (Ulysses attention heads)";
@@ -337,7 +337,7 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   // Under Ulysses every linear also keeps its input's sequence split (the
   // builder models' activations are [batch, sequence, features]).
   auto addLinear = [&](const char *name, Kind kind, const char *origin) {
-    addParamEntry(spec, name, "loom.matmul", {kind, 0, {"tp"}}, origin);
+    addParamEntry(spec, name, OpRole::Matmul, {kind, 0, {"tp"}}, origin);
     if (tp == 1)
       spec.ops.back().paramSplits.clear();
     if (sp > 1)
@@ -361,20 +361,20 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
     for (const char *name : {"transformer.wte.weight",
                              "model.embed_tokens.weight",
                              "*.word_embedding.embedding_table"})
-      addParamEntry(spec, name, "loom.embedding", {Kind::Dim, 0, {"tp"}},
+      addParamEntry(spec, name, OpRole::Embedding, {Kind::Dim, 0, {"tp"}},
                     "vocab-parallel embedding");
     for (const char *name :
          {"transformer.wte.weight", "lm_head.weight", "head.weight"})
-      addParamEntry(spec, name, "loom.matmul", {Kind::Feature, 0, {"tp"}},
+      addParamEntry(spec, name, OpRole::Matmul, {Kind::Feature, 0, {"tp"}},
                     "vocab-parallel head");
   }
   if (config.useSeqParallel) {
     // Megatron sequence parallelism: norms and the residual stream split on
     // the sequence; row-linear biases are added after the reduce-scatter.
-    for (const char *kind : {"loom.layer_norm", "loom.rms_norm"}) {
+    for (OpRole norm : {OpRole::LayerNorm, OpRole::RmsNorm}) {
       OpEntry entry;
       entry.match = "*";
-      entry.opKind = kind;
+      entry.opRole = norm;
       entry.dimSplits.push_back({0, 1, {"tp"}});
       entry.origin = "parallel config (sequence-parallel norm)";
       spec.ops.push_back(std::move(entry));
@@ -382,7 +382,7 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
     for (const char *name : {"*.c_proj.bias", "*.projection.bias"}) {
       OpEntry entry;
       entry.match = name;
-      entry.opKind = "loom.add";
+      entry.opRole = OpRole::Add;
       entry.dimSplits.push_back({0, 1, {"tp"}});
       entry.origin = "parallel config (sequence-parallel row-linear bias)";
       spec.ops.push_back(std::move(entry));

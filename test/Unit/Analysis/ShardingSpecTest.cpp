@@ -169,8 +169,8 @@ TEST(ShardingSpecTest, ExpandsMegatronTensorParallel) {
     }
     if (entry.match == "*.down_proj.weight")
       row = entry.paramSplits[0].kind == ParamSplit::Kind::Contraction;
-    vocab |= entry.opKind == "loom.embedding";
-    sequence |= entry.opKind == "loom.layer_norm";
+    vocab |= entry.opRole == OpRole::Embedding;
+    sequence |= entry.opRole == OpRole::LayerNorm;
   }
   EXPECT_TRUE(column);
   EXPECT_TRUE(row);
@@ -190,7 +190,7 @@ TEST(ShardingSpecTest, ExpandsUlyssesContextParallel) {
   EXPECT_EQ(spec.sequenceParallelAxes, Layout::AxisList{"sp"});
   bool attention = false, linearSequence = false;
   for (const OpEntry &entry : spec.ops) {
-    if (entry.opKind == "loom.attention") {
+    if (entry.opRole == OpRole::Attention) {
       // Selected by kind (attention consumes no parameter); heads over
       // (tp, sp).
       attention = entry.match.empty() && entry.dimSplits.size() == 1 &&
@@ -232,12 +232,13 @@ TEST(ShardingSpecTest, ExpandsVocabAndSequenceParallel) {
   EXPECT_TRUE(spec.dataParallelAxes->empty());
   int embeddings = 0, norms = 0;
   for (const OpEntry &entry : spec.ops) {
-    if (entry.opKind == "loom.embedding") {
+    if (entry.opRole == OpRole::Embedding) {
       ++embeddings;
       EXPECT_EQ(entry.paramSplits[0].kind, ParamSplit::Kind::Dim);
       EXPECT_EQ(entry.paramSplits[0].dim, 0);
     }
-    if (entry.opKind == "loom.layer_norm" || entry.opKind == "loom.rms_norm") {
+    if (entry.opRole == OpRole::LayerNorm ||
+        entry.opRole == OpRole::RmsNorm) {
       ++norms;
       ASSERT_EQ(entry.dimSplits.size(), 1u);
       EXPECT_EQ(entry.dimSplits[0].dim, 1);

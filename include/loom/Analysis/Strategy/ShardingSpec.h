@@ -52,16 +52,32 @@ struct ParamSplit {
   Layout::AxisList axes;
 };
 
+/// The roles of the ops a parallel config's expansion selects, by what they
+/// compute. This library names no op: the IR side maps each role to its op
+/// (FixedStrategies.cpp).
+enum class OpRole {
+  Any,
+  Attention,
+  Matmul,
+  Embedding,
+  LayerNorm,
+  RmsNorm,
+  Add,
+};
+
 /// A constraint on every forward op that consumes an argument whose name
-/// matches `match` (and, when `opKind` is set, is of that kind); with an
-/// empty `match`, on every forward op of kind `opKind` (ops such as
-/// attention consume no parameter to match them by).
+/// matches `match` (and, when `opKind` or `opRole` is set, is of that
+/// kind); with an empty `match`, on every forward op of that kind (ops such
+/// as attention consume no parameter to match them by).
 struct OpEntry {
   /// A glob (`*`, `?`, `[..]`) over argument names (`loom.param` or
-  /// `loom.name`); empty to match by `opKind` alone.
+  /// `loom.name`); empty to match by kind alone.
   std::string match;
-  /// An op name such as `loom.matmul`; empty for any.
+  /// An op name as a strategy file gives it, such as `loom.matmul`; empty
+  /// for any.
   std::string opKind;
+  /// The role of the ops a parallel-config entry selects; Any for any.
+  OpRole opRole = OpRole::Any;
   /// Per operand, the axes of each dim (a strategy file's `in`); an operand
   /// given as `null`, or missing entirely, is not constrained.
   std::optional<std::vector<std::optional<std::vector<Layout::AxisList>>>> in;

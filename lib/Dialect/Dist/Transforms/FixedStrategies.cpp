@@ -36,6 +36,52 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
+/// Whether `op` has the role a parallel-config entry selects: the one place
+/// that maps ShardingSpec's op roles to ops.
+static bool hasRole(Operation *op, OpRole opRole) {
+  switch (opRole) {
+  case OpRole::Any:
+    return true;
+  case OpRole::Attention:
+    return isa<AttentionOp>(op);
+  case OpRole::Matmul:
+    return isa<MatmulOp>(op);
+  case OpRole::Embedding:
+    return isa<EmbeddingOp>(op);
+  case OpRole::LayerNorm:
+    return isa<LayerNormOp>(op);
+  case OpRole::RmsNorm:
+    return isa<RmsNormOp>(op);
+  case OpRole::Add:
+    return isa<AddOp>(op);
+  }
+  llvm_unreachable("unknown op role");
+}
+
+/// The op kind an entry selects, as messages name it: a strategy file's
+/// `op`, or the name of the op of a parallel-config entry's role.
+static StringRef getEntryKind(const OpEntry &entry) {
+  if (!entry.opKind.empty())
+    return entry.opKind;
+  switch (entry.opRole) {
+  case OpRole::Any:
+    return "";
+  case OpRole::Attention:
+    return AttentionOp::getOperationName();
+  case OpRole::Matmul:
+    return MatmulOp::getOperationName();
+  case OpRole::Embedding:
+    return EmbeddingOp::getOperationName();
+  case OpRole::LayerNorm:
+    return LayerNormOp::getOperationName();
+  case OpRole::RmsNorm:
+    return RmsNormOp::getOperationName();
+  case OpRole::Add:
+    return AddOp::getOperationName();
+  }
+  llvm_unreachable("unknown op role");
+}
+
 /// `["dp", "tp"]`, for messages.
 static std::string printAxes(const Layout::AxisList &axes) {
   std::string text = "[";
@@ -180,9 +226,9 @@ LogicalResult FixedStrategyResolver::applyEntry(Operation *op, const OpEntry &en
   OpShardingRule rule = ruleOp.getShardingRule();
   FixedFactors &fixed = result.factors[op];
   fixed.resize(rule.getFactors().size());
-  std::string origin = "strategy " + entry.origin + " (`" +
-                       (entry.match.empty() ? entry.opKind : entry.match) +
-                       "`)";
+  std::string origin =
+      "strategy " + entry.origin + " (`" +
+      (entry.match.empty() ? getEntryKind(entry).str() : entry.match) + "`)";
   result.origins[op].push_back(origin);
 
   if (entry.in) {
@@ -295,7 +341,11 @@ LogicalResult FixedStrategyResolver::run() {
       result.origins[&op].push_back("its dist.strategy attribute");
     }
     for (auto [index, entry] : llvm::enumerate(spec.ops)) {
+      // A strategy file names its op kind (user input); a parallel config
+      // gives a role.
       if (!entry.opKind.empty() && op.getName().getStringRef() != entry.opKind)
+        continue;
+      if (!hasRole(&op, entry.opRole))
         continue;
       std::optional<unsigned> matched;
       if (entry.match.empty())
@@ -322,7 +372,7 @@ LogicalResult FixedStrategyResolver::run() {
     if (!used[index] && entry.origin.rfind("ops[", 0) == 0)
       return func.emitOpError()
              << "strategy " << entry.origin << " (`"
-             << (entry.match.empty() ? entry.opKind : entry.match)
+             << (entry.match.empty() ? getEntryKind(entry) : entry.match)
              << "`) matches no op";
   return success();
 }

@@ -40,6 +40,7 @@
 #include "loom/Analysis/Strategy/FollowProducers.h"
 #include "loom/Analysis/Strategy/OpLayouts.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
@@ -68,11 +69,6 @@ static std::vector<int64_t> getShape(Value value) {
 static int64_t getElementBytes(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   return std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
-
-static bool isOptimizerUpdate(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name == "loom.adamw_update" || name == "loom.sgd_update";
 }
 
 std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
@@ -573,26 +569,23 @@ void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
   }
 }
 
-/// Whether the partition phase implements `strategy` for `op`: attention
-/// and its gradient split on a sequence (context parallelism: the
-/// op-partitioned key sequence or the globally indexed query sequence) are
-/// not implemented yet, so layout assignment never chooses such a split on
-/// its own; a user who fixes one gets the partitioner's error.
+/// Whether the partition phase implements `strategy` for `op` (attention
+/// split on a sequence, context parallelism, is not implemented yet), so
+/// layout assignment never chooses an unimplemented split on its own. The
+/// factors the user fixed are left out of the question: a user who fixes
+/// such a split gets the partitioner's error, which names it.
 static bool isImplementedSplit(Operation *op, const OpShardingRule &rule,
                                const FactorAxes &strategy,
                                const FixedFactors &fixed) {
-  StringRef name = op->getName().getStringRef();
-  if (name != "loom.attention" && name != "loom.attention_grad")
-    return true;
-  for (auto [factor, axes] : llvm::enumerate(strategy)) {
-    const ShardingFactor &info = rule.getFactors()[factor];
-    bool userFixed = factor < fixed.size() && fixed[factor] &&
-                     !fixed[factor]->empty();
-    if (!axes.empty() && !userFixed &&
-        (info.kind == FactorKind::OpPartitioned || info.globalIndexed))
-      return false;
+  SmallVector<int64_t> chosen;
+  for (int64_t factor : getSplitFactors(strategy)) {
+    size_t index = static_cast<size_t>(factor);
+    bool userFixed =
+        index < fixed.size() && fixed[index] && !fixed[index]->empty();
+    if (!userFixed)
+      chosen.push_back(factor);
   }
-  return true;
+  return isSplitSupported(op, rule, chosen);
 }
 
 FailureOr<Choice>

@@ -24,17 +24,17 @@
 //      - `arith.constant`: replicated, unchanged;
 //      - an op with a strategy: check that every operand has the layout the
 //        strategy requires (a missing reshard otherwise), drop the strategy,
-//        and apply its kind's rewrite (PartitionOps.h) or take the local
-//        result types;
+//        and apply its PartitionableOpInterface rewrite (by default: take
+//        the local result types);
 //      - `func.return`: check the results' layouts against the function's;
 //   4. set the function type to the local types and run the verifier, which
 //      reports any op whose attributes still encode global sizes.
 //
 //===----------------------------------------------------------------------===//
 
-#include "PartitionOps.h"
-
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+
+#include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -386,13 +386,9 @@ LogicalResult FunctionPartitioner::rewriteStrategyOp(Operation *op) {
                              info.factorAxes, info.layouts, info.operandTypes,
                              info.resultTypes};
   LLVM_DEBUG(llvm::dbgs() << "partitioning " << *op << "\n");
-  if (OpPartitioner partitioner = lookupOpPartitioner(op)) {
-    OpBuilder builder(op);
-    if (failed(partitioner(op, context, builder)))
-      return failure();
-  } else if (failed(setLocalResultTypes(op, context))) {
+  OpBuilder builder(op);
+  if (failed(partitionOp(op, context, builder)))
     return failure();
-  }
 
   for (auto [index, list] : llvm::enumerate(uses))
     for (auto [user, operand] : list) {

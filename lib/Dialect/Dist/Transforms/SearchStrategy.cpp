@@ -48,6 +48,7 @@
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+#include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -342,10 +343,8 @@ LogicalResult SearchStrategyPass::search() {
   // 3. Search every mesh and outer choice.
   Plan best;
   Block &body = func.getBody().front();
-  bool hasOptimizer = llvm::any_of(body, [](Operation &op) {
-    StringRef name = op.getName().getStringRef();
-    return name == "loom.adamw_update" || name == "loom.sgd_update";
-  });
+  bool hasOptimizer = llvm::any_of(
+      body, [](Operation &op) { return isOptimizerUpdate(&op); });
   // The global batch: dim 0 of the first data input.
   int64_t batch = 1;
   for (BlockArgument arg : body.getArguments()) {

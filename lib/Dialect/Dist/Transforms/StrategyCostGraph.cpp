@@ -38,6 +38,7 @@
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
 
 #include "loom/Analysis/Strategy/OpLayouts.h"
+#include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interfaces/CostOpInterface.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
@@ -86,11 +87,6 @@ static int64_t getValueElementBytes(Value value) {
 static bool isFloatTensor(Value value) {
   return isa<FloatType>(
       cast<RankedTensorType>(value.getType()).getElementType());
-}
-
-static bool isOptimizerUpdate(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name == "loom.adamw_update" || name == "loom.sgd_update";
 }
 
 /// The local bytes of a tensor of `shape` under `layout` (0 if it does not
@@ -223,23 +219,6 @@ std::string StrategyCostGraphBuilder::getSignature(Operation *op) const {
   return text;
 }
 
-/// Whether the partition phase implements `candidate` for `op`: attention
-/// split on a sequence (context parallelism: its op-partitioned key
-/// sequence or the globally indexed sequences of its causal mask) is not
-/// implemented yet, so the search must not choose it.
-static bool isPartitionable(Operation *op, const OpShardingRule &rule,
-                            const FactorAxes &candidate) {
-  if (op->getName().getStringRef() != "loom.attention")
-    return true;
-  for (auto [factor, axes] : llvm::enumerate(candidate)) {
-    const ShardingFactor &info = rule.getFactors()[factor];
-    if (!axes.empty() &&
-        (info.kind == FactorKind::OpPartitioned || info.globalIndexed))
-      return false;
-  }
-  return true;
-}
-
 /// Every candidate strategy of an op: each free mesh axis goes to one factor
 /// or none, in mesh order; fixed factors keep their axes.
 static std::vector<FactorAxes>
@@ -262,8 +241,10 @@ enumerateCandidates(Operation *op, const OpShardingRule &rule,
   FactorAxes current = base;
   std::function<void(size_t)> place = [&](size_t next) {
     if (next == freeAxes.size()) {
+      // The partition phase must implement the candidate (attention's
+      // sequence splits, context parallelism, are not yet).
       if (verifyFactorAxes(rule, mesh, current).empty() &&
-          isPartitionable(op, rule, current))
+          isSplitSupported(op, rule, getSplitFactors(current)))
         candidates.push_back(current);
       return;
     }

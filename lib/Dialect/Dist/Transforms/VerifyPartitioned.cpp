@@ -23,9 +23,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PartitionOps.h"
-
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+
+#include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -13,6 +13,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Interfaces/CostOpInterface.h"
 #include "loom/Interfaces/DifferentiableOpInterface.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"

@@ -41,6 +41,16 @@ def Loom_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
 def Loom_Offset : AnyTypeOf<[Index, I64], "index or i64">;
 
 //===----------------------------------------------------------------------===//
+// Traits (C++ in LoomTraits.h)
+//===----------------------------------------------------------------------===//
+
+// An optimizer step for one parameter: passes find optimizer ops by this
+// trait, never by name.
+def Loom_OptimizerUpdate : NativeOpTrait<"OptimizerUpdate"> {
+  let cppNamespace = "::mlir::loom";
+}
+
+//===----------------------------------------------------------------------===//
 // Base class
 //===----------------------------------------------------------------------===//
 

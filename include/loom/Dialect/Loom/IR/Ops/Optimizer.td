@@ -19,7 +19,8 @@
 // The step counter of Adam-style optimizers: the number of steps taken.
 def Loom_StepTensor : 0DTensorOf<[I64]>;
 
-def Loom_SgdUpdateOp : Loom_Op<"sgd_update", [Pure, InferTypeOpAdaptor]> {
+def Loom_SgdUpdateOp : Loom_Op<"sgd_update",
+    [Pure, InferTypeOpAdaptor, Loom_OptimizerUpdate]> {
   let summary = "one torch.optim.SGD step for one parameter";
   let description = [{
     Updates `param` (p) given its gradient `grad` (g), with the momentum
@@ -70,7 +71,8 @@ def Loom_SgdUpdateOp : Loom_Op<"sgd_update", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def Loom_AdamwUpdateOp : Loom_Op<"adamw_update", [Pure, InferTypeOpAdaptor]> {
+def Loom_AdamwUpdateOp : Loom_Op<"adamw_update",
+    [Pure, InferTypeOpAdaptor, Loom_OptimizerUpdate]> {
   let summary = "one torch.optim.AdamW step for one parameter";
   let description = [{
     Updates `param` (p) given its gradient `grad` (g), first moment

@@ -7,18 +7,17 @@
 // The per-op rewrites of dist-partition-spmd for the ops at both ends of a
 // language model: the token embedding (vocab-parallel lookup and gradient)
 // and the cross-entropy loss (vocab-parallel softmax, data-parallel mean).
-// Each has the OpPartitioner signature of PartitionOps.h; the registry in
-// PartitionOps.cpp maps the op kinds to them. The small helpers they share
-// (a block's global offset from dist.axis_index, all-reduces, the check of
-// the local operand types) are declared here too, for the test pass that
-// runs the rewrites on their own.
+// PartitionModels.cpp attaches them to the ops as PartitionableOpInterface
+// models. The small helpers they share (a block's global offset from
+// dist.axis_index, all-reduces, the check of the local operand types) are
+// declared here too.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_LIB_DIALECT_DIST_TRANSFORMS_PARTITIONLOSSOPS_H
-#define LOOM_LIB_DIALECT_DIST_TRANSFORMS_PARTITIONLOSSOPS_H
+#ifndef LOOM_LIB_DIALECT_DIST_EXTERNALMODELS_PARTITIONLOSSOPS_H
+#define LOOM_LIB_DIALECT_DIST_EXTERNALMODELS_PARTITIONLOSSOPS_H
 
-#include "PartitionOps.h"
+#include "PartitionRewrites.h"
 
 namespace mlir::loom::dist {
 
@@ -76,4 +75,4 @@ LogicalResult checkLocalOperands(Operation *op,
 
 } // namespace mlir::loom::dist
 
-#endif // LOOM_LIB_DIALECT_DIST_TRANSFORMS_PARTITIONLOSSOPS_H
+#endif // LOOM_LIB_DIALECT_DIST_EXTERNALMODELS_PARTITIONLOSSOPS_H

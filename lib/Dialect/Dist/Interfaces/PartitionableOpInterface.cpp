@@ -1,23 +1,18 @@
-//===- PartitionOps.cpp - The registry of per-op rewrites -----------------===//
+//===- PartitionableOpInterface.cpp - Partitioning an op ------------------===//
 //
 // Part of the Loom project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Which rewrite dist-partition-spmd applies to each op kind, and the helpers
-// the rewrites share. Ops absent from the registry partition by taking their
-// local result types: every factor they have is Parallel, Reduction or
-// NeedReplication and none is globally indexed, so each device runs the op
-// unchanged on its blocks.
+// The interface's generated code, its defaults and the entry points passes
+// call, and the helpers the per-op rewrites share. An op without the
+// interface partitions by taking its local result types: every factor it
+// may split is parallel, reduction or need-replication and none is globally
+// indexed, so each device runs the op unchanged on its blocks.
 //
 //===----------------------------------------------------------------------===//
 
-#include "PartitionOps.h"
-#include "PartitionLossOps.h"
-
-#include "loom/Dialect/Loom/IR/LoomOps.h"
-
-#include "llvm/ADT/TypeSwitch.h"
+#include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -100,22 +95,40 @@ std::string mlir::loom::dist::formatAxes(const Layout::AxisList &axes) {
 }
 
 //===----------------------------------------------------------------------===//
-// Registry
+// Defaults and entry points
 //===----------------------------------------------------------------------===//
 
-OpPartitioner mlir::loom::dist::lookupOpPartitioner(Operation *op) {
-  return llvm::TypeSwitch<Operation *, OpPartitioner>(op)
-      .Case<SliceOp>([](auto) { return partitionSlice; })
-      .Case<ReduceMeanOp>([](auto) { return partitionReduceMean; })
-      .Case<AttentionOp, AttentionGradOp>(
-          [](auto) { return partitionAttention; })
-      .Case<RopeOp>([](auto) { return partitionRope; })
-      .Case<DropoutOp>([](auto) { return partitionDropout; })
-      // Vocab-parallel loss and embedding, the data-parallel loss
-      // (PartitionLoss.cpp, PartitionEmbedding.cpp).
-      .Case<CrossEntropyOp>([](auto) { return partitionCrossEntropy; })
-      .Case<CrossEntropyGradOp>([](auto) { return partitionCrossEntropyGrad; })
-      .Case<EmbeddingOp>([](auto) { return partitionEmbedding; })
-      .Case<EmbeddingGradOp>([](auto) { return partitionEmbeddingGrad; })
-      .Default([](Operation *) -> OpPartitioner { return nullptr; });
+bool mlir::loom::dist::isSplitSupportedByDefault(
+    const OpShardingRule &rule, ArrayRef<int64_t> splitFactors) {
+  return llvm::none_of(splitFactors, [&](int64_t factor) {
+    const ShardingFactor &info = rule.getFactors()[factor];
+    return info.kind == FactorKind::OpPartitioned || info.globalIndexed;
+  });
 }
+
+bool mlir::loom::dist::isSplitSupported(Operation *op,
+                                        const OpShardingRule &rule,
+                                        ArrayRef<int64_t> splitFactors) {
+  if (auto partitionable = dyn_cast<PartitionableOpInterface>(op))
+    return partitionable.isSplitSupported(rule, splitFactors);
+  return isSplitSupportedByDefault(rule, splitFactors);
+}
+
+SmallVector<int64_t>
+mlir::loom::dist::getSplitFactors(const FactorAxes &factorAxes) {
+  SmallVector<int64_t> split;
+  for (auto [factor, axes] : llvm::enumerate(factorAxes))
+    if (!axes.empty())
+      split.push_back(static_cast<int64_t>(factor));
+  return split;
+}
+
+LogicalResult mlir::loom::dist::partitionOp(Operation *op,
+                                            const OpPartitionContext &context,
+                                            OpBuilder &builder) {
+  if (auto partitionable = dyn_cast<PartitionableOpInterface>(op))
+    return partitionable.partition(context, builder);
+  return setLocalResultTypes(op, context);
+}
+
+#include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.cpp.inc"

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PartitionOps.h"
+#include "PartitionRewrites.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
