@@ -28,19 +28,6 @@ Status DeviceMesh::parse(std::string_view text, DeviceMesh &out) {
   return Status::success();
 }
 
-Status DeviceMesh::checkAxes(const AxisList &axisNames) const {
-  for (size_t i = 0; i < axisNames.size(); ++i) {
-    if (!findAxis(axisNames[i]))
-      return Status::failure("axis `" + axisNames[i] +
-                             "` is not an axis of mesh " + toString());
-    for (size_t j = 0; j < i; ++j)
-      if (axisNames[j] == axisNames[i])
-        return Status::failure("axis `" + axisNames[i] +
-                               "` is listed twice in " + formatAxes(axisNames));
-  }
-  return Status::success();
-}
-
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)

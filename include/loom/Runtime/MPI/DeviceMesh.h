@@ -44,10 +44,6 @@ public:
 
   /// Parses "dp=2,tp=4" as dist::Mesh::parse.
   static Status parse(std::string_view text, DeviceMesh &out);
-
-  /// Checks that every name of `axisNames` is an axis of the mesh and none
-  /// repeats; the message names the offending axis and the mesh.
-  Status checkAxes(const AxisList &axisNames) const;
 };
 
 /// "[2, 3, 4]".
