@@ -13,6 +13,8 @@
 #include "loom/Analysis/Layout/Layout.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <sstream>
 
 using namespace mlir::loom::dist;
@@ -58,6 +60,33 @@ ValueOrError<Mesh> Mesh::get(std::vector<Axis> axes) {
     devices *= axes[i].size;
   }
   return Mesh(std::move(axes));
+}
+
+ValueOrError<Mesh> Mesh::parse(std::string_view text) {
+  std::vector<Axis> axes;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view()
+                                           : rest.substr(comma + 1);
+    size_t equals = item.find('=');
+    if (equals == std::string_view::npos)
+      return ValueOrError<Mesh>::failure("mesh `" + std::string(text) +
+                                         "`: expected NAME=SIZE, got `" +
+                                         std::string(item) + "`");
+    std::string_view digits = item.substr(equals + 1);
+    int64_t size = 0;
+    auto [end, error] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), size);
+    if (error != std::errc() || end != digits.data() + digits.size())
+      return ValueOrError<Mesh>::failure(
+          "mesh `" + std::string(text) + "`: axis " +
+          quote(item.substr(0, equals)) + " has size `" + std::string(digits) +
+          "`, expected an integer");
+    axes.push_back({std::string(item.substr(0, equals)), size});
+  }
+  return get(std::move(axes));
 }
 
 std::optional<size_t> Mesh::findAxis(std::string_view name) const {
@@ -126,6 +155,12 @@ int64_t Mesh::getGroupIndex(int64_t rank,
     index = index * axes[axis].size + coordinates[axis];
   }
   return index;
+}
+
+int64_t Mesh::getPeer(int64_t rank, size_t axis, int64_t coordinate) const {
+  std::vector<int64_t> coordinates = getCoordinates(rank);
+  coordinates[axis] = coordinate;
+  return getRank(coordinates);
 }
 
 std::vector<int64_t>
@@ -208,6 +243,106 @@ Layout Layout::getReplicated(size_t rank) {
   return Layout(std::vector<AxisList>(rank), {});
 }
 
+namespace {
+/// A recursive-descent reader of the spelling `Layout::toString` prints.
+class LayoutReader {
+public:
+  explicit LayoutReader(std::string_view text) : text(text) {}
+
+  bool consume(std::string_view token) {
+    skipSpace();
+    if (text.substr(pos, token.size()) != token)
+      return false;
+    pos += token.size();
+    return true;
+  }
+  bool atEnd() {
+    skipSpace();
+    return pos == text.size();
+  }
+  /// A non-empty axis name in double quotes.
+  bool readName(std::string &out) {
+    if (!consume("\""))
+      return false;
+    size_t end = text.find('"', pos);
+    if (end == std::string_view::npos)
+      return false;
+    out = std::string(text.substr(pos, end - pos));
+    pos = end + 1;
+    return !out.empty();
+  }
+  bool readAxisList(Layout::AxisList &out) {
+    if (!consume("["))
+      return false;
+    if (consume("]"))
+      return true;
+    do {
+      std::string axis;
+      if (!readName(axis))
+        return false;
+      out.push_back(std::move(axis));
+    } while (consume(","));
+    return consume("]");
+  }
+  /// `@name,` of the whole attribute: the mesh is the caller's.
+  bool skipMeshReference() {
+    if (!consume("@"))
+      return false;
+    while (pos < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[pos])) ||
+            text[pos] == '_' || text[pos] == '.'))
+      ++pos;
+    return consume(",");
+  }
+  size_t position() const { return pos; }
+
+private:
+  void skipSpace() {
+    while (pos < text.size() &&
+           std::isspace(static_cast<unsigned char>(text[pos])))
+      ++pos;
+  }
+
+  std::string_view text;
+  size_t pos = 0;
+};
+} // namespace
+
+ValueOrError<Layout> Layout::parse(const Mesh &mesh, std::string_view text) {
+  LayoutReader reader(text);
+  auto fail = [&]() {
+    return ValueOrError<Layout>::failure(
+        "cannot parse layout `" + std::string(text) + "` at character " +
+        std::to_string(reader.position()) +
+        ": expected [[\"axis\", ...], ...] with an optional "
+        "`, partial = [...]`");
+  };
+  bool wrapped = reader.consume("#dist.layout<");
+  if (wrapped && !reader.skipMeshReference())
+    return fail();
+  std::vector<AxisList> dims;
+  if (!reader.consume("["))
+    return fail();
+  if (!reader.consume("]")) {
+    do {
+      AxisList axes;
+      if (!reader.readAxisList(axes))
+        return fail();
+      dims.push_back(std::move(axes));
+    } while (reader.consume(","));
+    if (!reader.consume("]"))
+      return fail();
+  }
+  AxisList partial;
+  if (reader.consume(",") &&
+      (!reader.consume("partial") || !reader.consume("=") ||
+       !reader.readAxisList(partial)))
+    return fail();
+  if ((wrapped && !reader.consume(">")) || !reader.atEnd())
+    return fail();
+  return get(mesh, std::move(dims), std::move(partial));
+}
+
 bool Layout::uses(std::string_view axis) const {
   if (findSplitDim(axis))
     return true;
@@ -226,6 +361,14 @@ bool Layout::isReplicated() const {
     return false;
   return std::all_of(dims.begin(), dims.end(),
                      [](const AxisList &axes) { return axes.empty(); });
+}
+
+Layout::AxisList Layout::getReplicatedAxes(const Mesh &mesh) const {
+  AxisList replicated;
+  for (const Mesh::Axis &axis : mesh.getAxes())
+    if (!uses(axis.name))
+      replicated.push_back(axis.name);
+  return replicated;
 }
 
 int64_t Layout::getNumBlocks(const Mesh &mesh, size_t dim) const {

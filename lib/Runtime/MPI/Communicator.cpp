@@ -6,8 +6,9 @@
 //
 // 1. create: duplicate the world communicator (errors return, never abort),
 //    check its size against the mesh, note this rank's coordinates.
-// 2. groups: a collective over an axis list first validates its arguments,
-//    then looks up this rank's group; the first use of an axis list creates
+// 2. groups: a collective over an axis list first validates its arguments
+//    (CollectiveContract, as the NCCL communicator does), then looks up this
+//    rank's group; the first use of an axis list creates
 //    its communicator with MPI_Comm_create_group over the members in group
 //    index order, so the communicator rank *is* the group index.
 //    (MPI_Comm_split would also do, with color = the group's first rank and
@@ -44,11 +45,6 @@ template <typename T> MPI_Datatype datatypeOf();
 template <> MPI_Datatype datatypeOf<float>() { return MPI_FLOAT; }
 template <> MPI_Datatype datatypeOf<double>() { return MPI_DOUBLE; }
 template <> MPI_Datatype datatypeOf<int64_t>() { return MPI_INT64_T; }
-
-template <typename T> const char *typeName();
-template <> const char *typeName<float>() { return "f32"; }
-template <> const char *typeName<double>() { return "f64"; }
-template <> const char *typeName<int64_t>() { return "i64"; }
 
 /// Tags of the point-to-point traffic inside a group communicator; user
 /// tags of send/recv live on the base communicator and never meet them.
@@ -98,49 +94,6 @@ int64_t product(const Shape &shape, size_t begin, size_t end) {
   return result;
 }
 
-/// Describes a collective for messages: "all_gather over [\"tp\"]".
-std::string describe(const char *op, const AxisList &axes) {
-  return std::string(op) + " over " + formatAxes(axes);
-}
-
-/// Checks what every member can check alike: dims non-negative and the
-/// element count within MPI's int counts.
-Status checkShape(const Shape &shape, const std::string &what) {
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] < 0)
-      return Status::failure(what + ": shape " + formatShape(shape) +
-                             " has a negative dim " + std::to_string(d));
-  // An overflow-safe product bound: MPI counts are ints.
-  int64_t count = 1;
-  for (int64_t size : shape) {
-    if (size != 0 && count > std::numeric_limits<int>::max() / size)
-      return Status::failure(what + ": shape " + formatShape(shape) +
-                             " has more elements than an MPI count holds (" +
-                             std::to_string(std::numeric_limits<int>::max()) +
-                             ")");
-    count *= size;
-  }
-  return Status::success();
-}
-
-Status checkDim(const Shape &shape, int64_t dim, const char *name,
-                const std::string &what) {
-  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
-    return Status::failure(what + ": " + name + " " + std::to_string(dim) +
-                           " is out of range for shape " + formatShape(shape));
-  return Status::success();
-}
-
-Status checkDivisible(const Shape &shape, int64_t dim, int64_t n,
-                      const std::string &what) {
-  if (shape[dim] % n != 0)
-    return Status::failure(what + ": the group size " + std::to_string(n) +
-                           " does not divide dim " + std::to_string(dim) +
-                           " (size " + std::to_string(shape[dim]) +
-                           ") of shape " + formatShape(shape));
-  return Status::success();
-}
-
 } // namespace
 
 #define LOOM_RETURN_IF_FAILED(expr)                                            \
@@ -166,13 +119,7 @@ Communicator::Communicator(const DeviceMesh &mesh,
                            const CommunicatorOptions &options, MPI_Comm world,
                            MPI_Comm base, int rank)
     : mesh(mesh), options(options), world(world), base(base), rank(rank),
-      coordinates(mesh.getCoordinates(rank)) {
-  int *bound = nullptr;
-  int found = 0;
-  if (MPI_Comm_get_attr(base, MPI_TAG_UB, &bound, &found) == MPI_SUCCESS &&
-      found && bound)
-    tagUpperBound = *bound;
-}
+      coordinates(mesh.getCoordinates(rank)) {}
 
 Status Communicator::create(const DeviceMesh &mesh,
                             std::unique_ptr<Communicator> &out,
@@ -249,8 +196,7 @@ void Communicator::abort(const Status &status) const {
 Status Communicator::axisIndex(std::string_view axis, int64_t &index) const {
   std::optional<size_t> position = mesh.findAxis(axis);
   if (!position)
-    return Status::failure("axis_index: axis `" + std::string(axis) +
-                           "` is not an axis of mesh " + mesh.toString());
+    return Status::failure("axis_index: " + *mesh.verifyAxis(axis));
   index = coordinates[*position];
   return Status::success();
 }
@@ -259,8 +205,7 @@ Status Communicator::peer(std::string_view axis, int64_t coordinate,
                           int64_t &peerRank) const {
   std::optional<size_t> position = mesh.findAxis(axis);
   if (!position)
-    return Status::failure("peer: axis `" + std::string(axis) +
-                           "` is not an axis of mesh " + mesh.toString());
+    return Status::failure("peer: " + *mesh.verifyAxis(axis));
   int64_t size = mesh.getAxes()[*position].size;
   if (coordinate < 0 || coordinate >= size)
     return Status::failure("peer: coordinate " + std::to_string(coordinate) +
@@ -272,8 +217,6 @@ Status Communicator::peer(std::string_view axis, int64_t coordinate,
 
 Status Communicator::getGroup(const AxisList &axes, const std::string &what,
                               Group *&group) {
-  if (Status status = mesh.checkAxes(axes); !status.ok())
-    return Status::failure(what + ": " + status.message());
   std::vector<size_t> key;
   for (const std::string &name : axes)
     key.push_back(*mesh.findAxis(name));
@@ -367,22 +310,18 @@ Status Communicator::verifyCall(const Group &group, const std::string &what,
 /// The signature verifyCall compares: op, type, attributes, shape.
 template <typename T>
 static std::string signatureOf(const std::string &what, const Shape &shape) {
-  return what + " " + typeName<T>() + " " + formatShape(shape);
+  return what + " " + elementTypeName<T>() + " " + formatShape(shape);
 }
 
 template <typename T>
 Status Communicator::allGather(const T *in, const Shape &shape,
                                const AxisList &axes, int64_t dim, T *out) {
-  std::string what = describe("all_gather", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
-  LOOM_RETURN_IF_FAILED(checkDim(shape, dim, "dim", what));
+  LOOM_RETURN_IF_FAILED(contract().allGather(shape, axes, dim));
+  std::string what = CollectiveContract::describe("all_gather", axes);
   Group *group = nullptr;
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
   int64_t n = group->size;
   int64_t count = product(shape, 0, shape.size());
-  if (count * n > std::numeric_limits<int>::max())
-    return Status::failure(what + ": the gathered tensor has more elements "
-                                  "than an MPI count holds");
   if (n == 1) {
     std::memmove(out, in, sizeof(T) * count);
     return Status::success();
@@ -406,15 +345,10 @@ Status Communicator::allGather(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::allSlice(const T *in, const Shape &shape,
                               const AxisList &axes, int64_t dim, T *out) {
-  std::string what = describe("all_slice", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
-  LOOM_RETURN_IF_FAILED(checkDim(shape, dim, "dim", what));
-  if (Status status = mesh.checkAxes(axes); !status.ok())
-    return Status::failure(what + ": " + status.message());
+  LOOM_RETURN_IF_FAILED(contract().allSlice(shape, axes, dim));
   // No communicator: the piece follows from the mesh alone.
   int64_t n = mesh.getGroupSize(axes);
   int64_t index = mesh.getGroupIndex(rank, axes);
-  LOOM_RETURN_IF_FAILED(checkDivisible(shape, dim, n, what));
   int64_t outer = product(shape, 0, dim);
   int64_t piece = shape[dim] / n * product(shape, dim + 1, shape.size());
   for (int64_t o = 0; o < outer; ++o)
@@ -426,9 +360,8 @@ Status Communicator::allSlice(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::allReduce(const T *in, const Shape &shape,
                                const AxisList &axes, ReduceKind kind, T *out) {
-  std::string what = describe(
-      kind == ReduceKind::Sum ? "all_reduce sum" : "all_reduce max", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
+  LOOM_RETURN_IF_FAILED(contract().allReduce(shape, axes, kind));
+  std::string what = CollectiveContract::describe(kind, axes);
   Group *group = nullptr;
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
   int64_t n = group->size;
@@ -478,13 +411,11 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::reduceScatter(const T *in, const Shape &shape,
                                    const AxisList &axes, int64_t dim, T *out) {
-  std::string what = describe("reduce_scatter", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
-  LOOM_RETURN_IF_FAILED(checkDim(shape, dim, "dim", what));
+  LOOM_RETURN_IF_FAILED(contract().reduceScatter(shape, axes, dim));
+  std::string what = CollectiveContract::describe("reduce_scatter", axes);
   Group *group = nullptr;
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
   int64_t n = group->size;
-  LOOM_RETURN_IF_FAILED(checkDivisible(shape, dim, n, what));
   int64_t count = product(shape, 0, shape.size());
   if (n == 1) {
     std::memmove(out, in, sizeof(T) * count);
@@ -516,14 +447,11 @@ template <typename T>
 Status Communicator::allToAll(const T *in, const Shape &shape,
                               const AxisList &axes, int64_t splitDim,
                               int64_t concatDim, T *out) {
-  std::string what = describe("all_to_all", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
-  LOOM_RETURN_IF_FAILED(checkDim(shape, splitDim, "split dim", what));
-  LOOM_RETURN_IF_FAILED(checkDim(shape, concatDim, "concat dim", what));
+  LOOM_RETURN_IF_FAILED(contract().allToAll(shape, axes, splitDim, concatDim));
+  std::string what = CollectiveContract::describe("all_to_all", axes);
   Group *group = nullptr;
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
   int64_t n = group->size;
-  LOOM_RETURN_IF_FAILED(checkDivisible(shape, splitDim, n, what));
   int64_t count = product(shape, 0, shape.size());
   if (n == 1) {
     std::memmove(out, in, sizeof(T) * count);
@@ -561,8 +489,8 @@ template <typename T>
 Status Communicator::collectivePermute(const T *in, const Shape &shape,
                                        const AxisList &axes, int64_t shift,
                                        T *out) {
-  std::string what = describe("collective_permute", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
+  LOOM_RETURN_IF_FAILED(contract().collectivePermute(shape, axes));
+  std::string what = CollectiveContract::describe("collective_permute", axes);
   Group *group = nullptr;
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
   int64_t n = group->size;
@@ -594,27 +522,14 @@ template <typename T>
 Status Communicator::collectivePermute(
     const T *in, const Shape &shape, const AxisList &axes,
     const std::vector<std::pair<int64_t, int64_t>> &pairs, T *out) {
-  std::string what = describe("collective_permute", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
-  if (Status status = mesh.checkAxes(axes); !status.ok())
-    return Status::failure(what + ": " + status.message());
+  LOOM_RETURN_IF_FAILED(contract().collectivePermute(shape, axes, pairs));
+  std::string what = CollectiveContract::describe("collective_permute", axes);
   int64_t n = mesh.getGroupSize(axes);
-  // Validate the pairs before any traffic: every member sees the same list.
   std::vector<int64_t> sourceOf(n, -1), targetOf(n, -1);
   std::string pairText;
   for (auto [source, target] : pairs) {
     pairText +=
         "(" + std::to_string(source) + ", " + std::to_string(target) + ")";
-    if (source < 0 || source >= n || target < 0 || target >= n)
-      return Status::failure(what + ": pair (" + std::to_string(source) + ", " +
-                             std::to_string(target) +
-                             ") is outside the group of " + std::to_string(n));
-    if (targetOf[source] >= 0)
-      return Status::failure(what + ": member " + std::to_string(source) +
-                             " is the source of two pairs");
-    if (sourceOf[target] >= 0)
-      return Status::failure(what + ": member " + std::to_string(target) +
-                             " is the target of two pairs");
     targetOf[source] = target;
     sourceOf[target] = source;
   }
@@ -664,14 +579,11 @@ Status Communicator::collectivePermute(
 template <typename T>
 Status Communicator::broadcast(const T *in, const Shape &shape,
                                const AxisList &axes, int64_t root, T *out) {
-  std::string what = describe("broadcast", axes);
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
+  LOOM_RETURN_IF_FAILED(contract().broadcast(shape, axes, root));
+  std::string what = CollectiveContract::describe("broadcast", axes);
   Group *group = nullptr;
   LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
   int64_t n = group->size;
-  if (root < 0 || root >= n)
-    return Status::failure(what + ": root " + std::to_string(root) +
-                           " is outside the group of " + std::to_string(n));
   int64_t count = product(shape, 0, shape.size());
   if (group->index == root && in != out)
     std::memmove(out, in, sizeof(T) * count);
@@ -712,18 +624,9 @@ Status Communicator::waitSends() {
 
 template <typename T>
 Status Communicator::send(const T *in, const Shape &shape, int64_t to,
-                          int tag) {
-  std::string what = "send to rank " + std::to_string(to) + " (tag " +
-                     std::to_string(tag) + ")";
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
-  if (to < 0 || to >= mesh.getNumDevices())
-    return Status::failure(what + ": rank " + std::to_string(to) +
-                           " is outside the " +
-                           std::to_string(mesh.getNumDevices()) + " ranks");
-  if (tag < 0 || tag > tagUpperBound)
-    return Status::failure(what + ": tag " + std::to_string(tag) +
-                           " is outside [0, " + std::to_string(tagUpperBound) +
-                           "]");
+                          Tag tag) {
+  LOOM_RETURN_IF_FAILED(contract().send(shape, to, tag));
+  std::string what = CollectiveContract::describeSend(to, tag);
   if (to == rank)
     return Status::success();
   LOOM_RETURN_IF_FAILED(reapSends());
@@ -732,25 +635,16 @@ Status Communicator::send(const T *in, const Shape &shape, int64_t to,
   pending->data.resize(sizeof(T) * count);
   std::memcpy(pending->data.data(), in, sizeof(T) * count);
   LOOM_MPI_CHECK(what, MPI_Isend, pending->data.data(), static_cast<int>(count),
-                 datatypeOf<T>(), static_cast<int>(to), tag, base,
-                 &pending->request);
+                 datatypeOf<T>(), static_cast<int>(to), static_cast<int>(tag),
+                 base, &pending->request);
   pendingSends.push_back(std::move(pending));
   return Status::success();
 }
 
 template <typename T>
-Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
-  std::string what = "recv from rank " + std::to_string(from) + " (tag " +
-                     std::to_string(tag) + ")";
-  LOOM_RETURN_IF_FAILED(checkShape(shape, what));
-  if (from < 0 || from >= mesh.getNumDevices())
-    return Status::failure(what + ": rank " + std::to_string(from) +
-                           " is outside the " +
-                           std::to_string(mesh.getNumDevices()) + " ranks");
-  if (tag < 0 || tag > tagUpperBound)
-    return Status::failure(what + ": tag " + std::to_string(tag) +
-                           " is outside [0, " + std::to_string(tagUpperBound) +
-                           "]");
+Status Communicator::recv(T *out, const Shape &shape, int64_t from, Tag tag) {
+  LOOM_RETURN_IF_FAILED(contract().recv(shape, from, tag));
+  std::string what = CollectiveContract::describeRecv(from, tag);
   int64_t count = product(shape, 0, shape.size());
   if (from == rank) {
     std::fill(out, out + count, T(0));
@@ -762,23 +656,22 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
   // Probe first so that a message of the wrong size is reported with both
   // sizes rather than as MPI's truncation error.
   MPI_Status status;
-  LOOM_MPI_CHECK(what, MPI_Probe, static_cast<int>(from), tag, base, &status);
+  int mpiTag = static_cast<int>(tag);
+  LOOM_MPI_CHECK(what, MPI_Probe, static_cast<int>(from), mpiTag, base,
+                 &status);
   int bytes = 0;
   LOOM_MPI_CHECK(what, MPI_Get_count, &status, MPI_BYTE, &bytes);
-  int64_t expected = count * static_cast<int64_t>(sizeof(T));
-  if (bytes != expected) {
+  if (Status size = contract().received(what, shape, elementTypeName<T>(),
+                                        sizeof(T), {bytes});
+      !size.ok()) {
     // Consume the message so that the job can go on or end cleanly.
     std::vector<unsigned char> discard(static_cast<size_t>(bytes) + 1);
     LOOM_MPI_CHECK(what, MPI_Recv, discard.data(), bytes, MPI_BYTE,
-                   static_cast<int>(from), tag, base, MPI_STATUS_IGNORE);
-    return Status::failure(
-        "rank " + std::to_string(rank) + ": " + what + ": expects shape " +
-        formatShape(shape) + " (" + std::to_string(count) + " " +
-        typeName<T>() + " elements, " + std::to_string(expected) +
-        " bytes) but the message holds " + std::to_string(bytes) + " bytes");
+                   static_cast<int>(from), mpiTag, base, MPI_STATUS_IGNORE);
+    return size;
   }
   LOOM_MPI_CHECK(what, MPI_Recv, out, static_cast<int>(count), datatypeOf<T>(),
-                 static_cast<int>(from), tag, base, MPI_STATUS_IGNORE);
+                 static_cast<int>(from), mpiTag, base, MPI_STATUS_IGNORE);
   return Status::success();
 }
 
@@ -805,8 +698,8 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, int tag) {
   template Status Communicator::broadcast<T>(const T *, const Shape &,         \
                                              const AxisList &, int64_t, T *);  \
   template Status Communicator::send<T>(const T *, const Shape &, int64_t,     \
-                                        int);                                  \
-  template Status Communicator::recv<T>(T *, const Shape &, int64_t, int);
+                                        Tag);                                  \
+  template Status Communicator::recv<T>(T *, const Shape &, int64_t, Tag);
 
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

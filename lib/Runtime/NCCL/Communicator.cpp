@@ -6,7 +6,8 @@
 //
 // 1. create(): MPI broadcast of rank 0's ncclUniqueId, ncclCommInitRank of
 //    the world, then one ncclCommSplit per axis subset (createGroups).
-// 2. Every collective: validate the call, find the subset's communicator
+// 2. Every collective: validate the call (CollectiveContract, as the MPI
+//    communicator does), find the subset's communicator
 //    and the group-index -> NCCL-rank map (getView), order the
 //    communication stream after the compute stream (begin), pack along the
 //    dim when the blocks are not contiguous, run the NCCL call(s), unpack,
@@ -61,10 +62,6 @@ private:
   cudaStream_t stream;
   void *data = nullptr;
 };
-
-std::string describe(const char *op, const AxisList &axes) {
-  return std::string("dist.") + op + " over " + mpi::formatAxes(axes);
-}
 
 } // namespace
 
@@ -189,8 +186,6 @@ Status Communicator::createGroups() {
 
 Status Communicator::getView(const AxisList &axes, const std::string &what,
                              View &view) {
-  if (Status status = mesh.checkAxes(axes); !status)
-    return Status::failure(what + ": " + status.message());
   uint64_t mask = 0;
   for (const std::string &axis : axes)
     mask |= uint64_t(1) << *mesh.findAxis(axis);
@@ -256,20 +251,6 @@ Status Communicator::synchronize() {
 
 namespace {
 
-Status checkDim(const std::string &what, const Shape &shape, int64_t dim,
-                int64_t divisor) {
-  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
-    return Status::failure(what + ": dim " + std::to_string(dim) +
-                           " is out of range for shape " +
-                           mpi::formatShape(shape));
-  if (divisor > 0 && shape[dim] % divisor != 0)
-    return Status::failure(what + ": dim " + std::to_string(dim) + " (size " +
-                           std::to_string(shape[dim]) +
-                           ") is not divisible by the group size " +
-                           std::to_string(divisor));
-  return Status::success();
-}
-
 template <typename T>
 void copyAsync(T *out, const T *in, int64_t count, cudaStream_t stream) {
   if (out != in && count > 0)
@@ -282,11 +263,11 @@ void copyAsync(T *out, const T *in, int64_t count, cudaStream_t stream) {
 template <typename T>
 Status Communicator::allGather(const T *in, const Shape &shape,
                                const AxisList &axes, int64_t dim, T *out) {
-  std::string what = describe("all_gather", axes);
+  if (Status s = contract().allGather(shape, axes, dim); !s)
+    return s;
+  std::string what = CollectiveContract::describe("all_gather", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
-    return s;
-  if (Status s = checkDim(what, shape, dim, 0); !s)
     return s;
   int64_t count = numElements(shape), outer, inner;
   outerInner(shape, dim, outer, inner);
@@ -314,11 +295,11 @@ Status Communicator::allGather(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::allSlice(const T *in, const Shape &shape,
                               const AxisList &axes, int64_t dim, T *out) {
-  std::string what = describe("all_slice", axes);
+  if (Status s = contract().allSlice(shape, axes, dim); !s)
+    return s;
+  std::string what = CollectiveContract::describe("all_slice", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
-    return s;
-  if (Status s = checkDim(what, shape, dim, view.size); !s)
     return s;
   int64_t outer, inner;
   outerInner(shape, dim, outer, inner);
@@ -332,7 +313,9 @@ Status Communicator::allSlice(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::allReduce(const T *in, const Shape &shape,
                                const AxisList &axes, ReduceKind kind, T *out) {
-  std::string what = describe("all_reduce", axes);
+  if (Status s = contract().allReduce(shape, axes, kind); !s)
+    return s;
+  std::string what = CollectiveContract::describe(kind, axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
     return s;
@@ -354,11 +337,11 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::reduceScatter(const T *in, const Shape &shape,
                                    const AxisList &axes, int64_t dim, T *out) {
-  std::string what = describe("reduce_scatter", axes);
+  if (Status s = contract().reduceScatter(shape, axes, dim); !s)
+    return s;
+  std::string what = CollectiveContract::describe("reduce_scatter", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
-    return s;
-  if (Status s = checkDim(what, shape, dim, view.size); !s)
     return s;
   int64_t count = numElements(shape), outer, inner;
   outerInner(shape, dim, outer, inner);
@@ -389,13 +372,11 @@ template <typename T>
 Status Communicator::allToAll(const T *in, const Shape &shape,
                               const AxisList &axes, int64_t splitDim,
                               int64_t concatDim, T *out) {
-  std::string what = describe("all_to_all", axes);
+  if (Status s = contract().allToAll(shape, axes, splitDim, concatDim); !s)
+    return s;
+  std::string what = CollectiveContract::describe("all_to_all", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
-    return s;
-  if (Status s = checkDim(what, shape, splitDim, view.size); !s)
-    return s;
-  if (Status s = checkDim(what, shape, concatDim, 0); !s)
     return s;
   int64_t n = view.size, count = numElements(shape);
   begin();
@@ -442,7 +423,9 @@ template <typename T>
 Status Communicator::collectivePermute(const T *in, const Shape &shape,
                                        const AxisList &axes, int64_t shift,
                                        T *out) {
-  std::string what = describe("collective_permute", axes);
+  if (Status s = contract().collectivePermute(shape, axes); !s)
+    return s;
+  std::string what = CollectiveContract::describe("collective_permute", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
     return s;
@@ -476,14 +459,12 @@ Status Communicator::collectivePermute(const T *in, const Shape &shape,
 template <typename T>
 Status Communicator::broadcast(const T *in, const Shape &shape,
                                const AxisList &axes, int64_t root, T *out) {
-  std::string what = describe("broadcast", axes);
+  if (Status s = contract().broadcast(shape, axes, root); !s)
+    return s;
+  std::string what = CollectiveContract::describe("broadcast", axes);
   View view;
   if (Status s = getView(axes, what, view); !s)
     return s;
-  if (root < 0 || root >= view.size)
-    return Status::failure(what + ": root " + std::to_string(root) +
-                           " is not a member of a group of " +
-                           std::to_string(view.size));
   int64_t count = numElements(shape);
   begin();
   if (view.size == 1) {
@@ -549,6 +530,22 @@ Status Communicator::postSends() {
 
 namespace {
 
+/// The element type names of messages (elementTypeName for the runtime's
+/// three); distinct per type, so that comparing names compares types.
+const char *typeName(ncclDataType_t type) {
+  // A table, not a switch: NCCL releases (and the emulator) differ in which
+  // types they define beyond these.
+  static const std::pair<ncclDataType_t, const char *> names[] = {
+      {ncclFloat32, "f32"},  {ncclFloat64, "f64"}, {ncclInt64, "i64"},
+      {ncclInt8, "i8"},      {ncclUint8, "ui8"},   {ncclInt32, "i32"},
+      {ncclUint32, "ui32"},  {ncclUint64, "ui64"}, {ncclFloat16, "f16"},
+      {ncclBfloat16, "bf16"}};
+  for (const auto &[known, name] : names)
+    if (known == type)
+      return name;
+  return "an unknown type";
+}
+
 size_t elementBytes(ncclDataType_t type) {
   switch (type) {
   case ncclFloat64:
@@ -566,9 +563,9 @@ size_t elementBytes(ncclDataType_t type) {
 
 } // namespace
 
-Status Communicator::receive(void *out, int64_t count, ncclDataType_t type,
-                             int64_t from, int64_t tag,
-                             const std::string &what) {
+Status Communicator::receive(void *out, const Shape &shape, ncclDataType_t type,
+                             int64_t from, Tag tag, const std::string &what) {
+  int64_t count = numElements(shape);
   size_t bytes = count * elementBytes(type);
   if (!haveTable) {
     if (tag != 0)
@@ -602,14 +599,14 @@ Status Communicator::receive(void *out, int64_t count, ncclDataType_t type,
                            std::to_string(tag) +
                            " to this rank in the step's message table");
   Incoming &wanted = messages[k];
-  if (wanted.message.count != count || wanted.message.type != type)
-    return Status::failure(
-        what + ": the step's message table has tag " + std::to_string(tag) +
-        " from rank " + std::to_string(from) + " as " +
-        std::to_string(wanted.message.count) + " elements of " +
-        std::to_string(elementBytes(wanted.message.type)) +
-        " bytes, but the receive wants " + std::to_string(count) +
-        " elements of " + std::to_string(elementBytes(type)) + " bytes");
+  // The table knows the message's type and count: the stricter check.
+  if (Status s = contract().received(
+          what, shape, typeName(type), elementBytes(type),
+          {wanted.message.count *
+               static_cast<int64_t>(elementBytes(wanted.message.type)),
+           typeName(wanted.message.type), wanted.message.count});
+      !s)
+    return s;
   wanted.delivered = true;
   if (wanted.posted) {
     // It arrived with an earlier receive: take it from the stash.
@@ -648,11 +645,10 @@ Status Communicator::receive(void *out, int64_t count, ncclDataType_t type,
 
 template <typename T>
 Status Communicator::send(const T *in, const Shape &shape, int64_t to,
-                          int64_t tag) {
-  std::string what = "dist.send to rank " + std::to_string(to) + " (tag " +
-                     std::to_string(tag) + ")";
-  if (to < 0 || to >= mesh.getNumDevices())
-    return Status::failure(what + ": no such rank in mesh " + mesh.toString());
+                          Tag tag) {
+  if (Status s = contract().send(shape, to, tag); !s)
+    return s;
+  std::string what = CollectiveContract::describeSend(to, tag);
   if (!haveTable && tag != 0)
     return Status::failure(what +
                            ": without a step's message table NCCL "
@@ -673,17 +669,15 @@ Status Communicator::send(const T *in, const Shape &shape, int64_t to,
 }
 
 template <typename T>
-Status Communicator::recv(T *out, const Shape &shape, int64_t from,
-                          int64_t tag) {
-  std::string what = "dist.recv from rank " + std::to_string(from) + " (tag " +
-                     std::to_string(tag) + ")";
-  if (from < 0 || from >= mesh.getNumDevices())
-    return Status::failure(what + ": no such rank in mesh " + mesh.toString());
+Status Communicator::recv(T *out, const Shape &shape, int64_t from, Tag tag) {
+  if (Status s = contract().recv(shape, from, tag); !s)
+    return s;
+  std::string what = CollectiveContract::describeRecv(from, tag);
   int64_t count = numElements(shape);
   begin();
   if (from == rank) {
     LOOM_CUDA_CHECK(cudaMemsetAsync(out, 0, count * sizeof(T), commStream));
-  } else if (Status s = receive(out, count, ncclTypeOf<T>(), from, tag, what);
+  } else if (Status s = receive(out, shape, ncclTypeOf<T>(), from, tag, what);
              !s) {
     return s;
   }
@@ -707,8 +701,8 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from,
   template Status Communicator::broadcast<T>(const T *, const Shape &,         \
                                              const AxisList &, int64_t, T *);  \
   template Status Communicator::send<T>(const T *, const Shape &, int64_t,     \
-                                        int64_t);                              \
-  template Status Communicator::recv<T>(T *, const Shape &, int64_t, int64_t);
+                                        Tag);                                  \
+  template Status Communicator::recv<T>(T *, const Shape &, int64_t, Tag);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)
 LOOM_INSTANTIATE(int64_t)

@@ -879,9 +879,10 @@ find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 set(loom_runtime_libs)
 # Static libraries, each before the ones it uses.
 foreach(lib LoomRuntimeTrainer LoomRuntimeHarness LoomRuntimeHost LoomRuntimeIO
-            LoomRuntimeMPI LoomRuntimeLayout LoomRuntimeSupport)
+            LoomRuntimeMPI LoomRuntimeLayout LoomLayout LoomRuntimeSupport)
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
+          ${LOOM_BUILD_DIR}/lib/Analysis/Layout
     NO_DEFAULT_PATH REQUIRED)
   list(APPEND loom_runtime_libs ${LOOM_${lib}_LIBRARY})
 endforeach()

@@ -535,12 +535,13 @@ void invalidCallsCase(Context &ctx, Checks &checks) {
   Communicator &comm = *ctx.comm;
   checks.expectFailure(
       comm.allGather(in.data(), shape, {"nope"}, 0, out.data()),
-      "all_gather over [\"nope\"]: axis `nope` is not an axis of mesh " +
+      "all_gather over [\"nope\"]: `nope` is not an axis of mesh " +
           ctx.mesh.toString(),
       "unknown axis");
   checks.expectFailure(comm.allReduce(in.data(), shape, {first, first},
                                       ReduceKind::Sum, out.data()),
-                       "axis `" + first + "` is listed twice", "repeated axis");
+                       "mesh axis `" + first + "` is named twice",
+                       "repeated axis");
   checks.expectFailure(comm.allSlice(in.data(), shape, {"nope"}, 0, out.data()),
                        "is not an axis of mesh", "unknown axis in all_slice");
   checks.expectFailure(
@@ -585,9 +586,20 @@ void invalidCallsCase(Context &ctx, Checks &checks) {
                        "send to a rank outside the mesh");
   checks.expectFailure(comm.recv(out.data(), shape, 0, -1),
                        "tag -1 is outside [0, ", "negative tag");
+  // Stricter since both communicators share one contract
+  // (CollectiveContract): a tag above the dialect's bound (MPI took any tag
+  // up to its MPI_TAG_UB) and an empty axis list (once a group of one).
+  checks.expectFailure(
+      comm.send(in.data(), shape, 0, loom::runtime::kMaxTag + 1),
+      "send to rank 0 (tag 32768): tag 32768 is outside [0, 32767]",
+      "tag above kMaxTag");
+  checks.expectFailure(
+      comm.allReduce(in.data(), shape, {}, ReduceKind::Sum, out.data()),
+      "all_reduce sum over []: a collective needs at least one mesh axis",
+      "empty axis list");
   int64_t index = 0;
   checks.expectFailure(comm.axisIndex("nope", index),
-                       "axis_index: axis `nope` is not an axis of mesh",
+                       "axis_index: `nope` is not an axis of mesh",
                        "axis_index of an unknown axis");
   checks.expectFailure(comm.peer(first, n, index),
                        "peer: coordinate " + std::to_string(n) +

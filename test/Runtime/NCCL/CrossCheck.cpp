@@ -10,8 +10,11 @@
 // tensor and both float types, each rank runs the call through the MPI
 // communicator on host data and through the NCCL communicator on the same
 // data on its GPU, and compares (exactly for moves, within 1e-12 / 1e-5
-// relative for sums, whose order NCCL chooses). Prints "nccl crosscheck: N
-// checks passed" on rank 0, or the first failure of each rank and exits 1.
+// relative for sums, whose order NCCL chooses). Invalid calls fail on both
+// with the same message (the communicators share one argument contract),
+// including the checks NCCL did not make before it: shapes, peers and tags of
+// send/recv, and empty axis lists. Prints "nccl crosscheck: N checks passed"
+// on rank 0, or the first failure of each rank and exits 1.
 // Needs as many GPUs as ranks (NCCL refuses two ranks on one device).
 //
 //===----------------------------------------------------------------------===//
@@ -300,6 +303,65 @@ void crossCheck(mpi::Communicator &host, nccl::Communicator &device,
     ++checks.count;
 }
 
+/// Invalid calls fail alike on both communicators, with the contract's
+/// message (`expected` is part of it), before any traffic.
+void invalidCalls(mpi::Communicator &host, nccl::Communicator &device,
+                  const mpi::DeviceMesh &mesh, Checks &checks) {
+  const std::string first = mesh.getAxes()[0].name;
+  int64_t n = mesh.getAxes()[0].size;
+  Shape shape{2 * n, 3};
+  std::vector<float> in(2 * n * 3 * n), out(in.size());
+  Device<float> din(in), dout(out);
+  auto expectSame = [&](const std::string &what, const Status &hs,
+                        const Status &ds, const std::string &expected) {
+    if (hs.ok() || ds.ok())
+      checks.fail(what + ": expected both to fail, MPI said '" + hs.message() +
+                  "', NCCL said '" + ds.message() + "'");
+    else if (hs.message() != ds.message())
+      checks.fail(what + ": MPI said '" + hs.message() + "', NCCL said '" +
+                  ds.message() + "'");
+    else if (ds.message().find(expected) == std::string::npos)
+      checks.fail(what + ": said '" + ds.message() + "', expected '" +
+                  expected + "'");
+    else
+      ++checks.count;
+  };
+  expectSame("unknown axis",
+             host.allGather(in.data(), shape, {"nope"}, 0, out.data()),
+             device.allGather(din.data, shape, {"nope"}, 0, dout.data),
+             "`nope` is not an axis of mesh");
+  expectSame("empty axis list",
+             host.allReduce(in.data(), shape, {}, ReduceKind::Sum, out.data()),
+             device.allReduce(din.data, shape, {}, ReduceKind::Sum, dout.data),
+             "a collective needs at least one mesh axis");
+  Shape odd{2 * n, n + 1};
+  expectSame("indivisible reduce_scatter",
+             host.reduceScatter(in.data(), odd, {first}, 1, out.data()),
+             device.reduceScatter(din.data, odd, {first}, 1, dout.data),
+             "does not divide dim 1");
+  expectSame("concat dim out of range",
+             host.allToAll(in.data(), shape, {first}, 0, 2, out.data()),
+             device.allToAll(din.data, shape, {first}, 0, 2, dout.data),
+             "concat dim 2 is out of range");
+  expectSame("root out of range",
+             host.broadcast(in.data(), shape, {first}, n, out.data()),
+             device.broadcast(din.data, shape, {first}, n, dout.data),
+             "root " + std::to_string(n) + " is outside the group of");
+  expectSame("negative dim in a send", host.send(in.data(), Shape{-1}, 0, 0),
+             device.send(din.data, Shape{-1}, 0, 0), "has a negative dim 0");
+  int64_t ranks = mesh.getNumDevices();
+  expectSame("send to a rank outside the mesh",
+             host.send(in.data(), shape, ranks, 0),
+             device.send(din.data, shape, ranks, 0),
+             "rank " + std::to_string(ranks) + " is outside the");
+  expectSame("negative tag", host.recv(out.data(), shape, 0, -1),
+             device.recv(dout.data, shape, 0, -1),
+             "tag -1 is outside [0, 32767]");
+  expectSame("tag above kMaxTag", host.send(in.data(), shape, 0, kMaxTag + 1),
+             device.send(din.data, shape, 0, kMaxTag + 1),
+             "tag 32768 is outside [0, 32767]");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -329,6 +391,7 @@ int main(int argc, char **argv) {
     host->abort(s);
 
   Checks checks;
+  invalidCalls(*host, *device, mesh, checks);
   crossCheck<float>(*host, *device, mesh, rank, checks);
   crossCheck<double>(*host, *device, mesh, rank, checks);
   LOOM_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -91,9 +91,95 @@ TEST(MeshTest, RejectsBadAxes) {
   EXPECT_EQ(dpTp().toString(), "{dp:2, tp:4}");
 }
 
+TEST(MeshTest, ParsesTheDriverSpelling) {
+  ValueOrError<Mesh> mesh = Mesh::parse("dp=2,tp=4");
+  ASSERT_TRUE(mesh.ok()) << mesh.error();
+  EXPECT_EQ(*mesh, dpTp());
+  // No axes: the one-device mesh of a program compiled without --mesh.
+  ValueOrError<Mesh> single = Mesh::parse("");
+  ASSERT_TRUE(single.ok()) << single.error();
+  EXPECT_EQ(single->getNumAxes(), 0u);
+  EXPECT_EQ(single->getNumDevices(), 1);
+}
+
+TEST(MeshTest, ParseRejectsBadSpellingsWithTheirText) {
+  EXPECT_EQ(Mesh::parse("dp=2,tp").error(),
+            "mesh `dp=2,tp`: expected NAME=SIZE, got `tp`");
+  EXPECT_EQ(Mesh::parse("dp=x").error(),
+            "mesh `dp=x`: axis `dp` has size `x`, expected an integer");
+  EXPECT_EQ(Mesh::parse("dp=").error(),
+            "mesh `dp=`: axis `dp` has size ``, expected an integer");
+  // What parses is then checked as Mesh::get.
+  EXPECT_EQ(Mesh::parse("dp=0").error(),
+            "mesh axis `dp` has size 0; sizes must be at least 1");
+  EXPECT_EQ(Mesh::parse("dp=2,dp=2").error(),
+            "mesh axis `dp` is declared twice");
+  EXPECT_EQ(Mesh::parse("=2").error(), "mesh axis 0 has an empty name");
+  EXPECT_FALSE(Mesh::parse("a=65536,b=65536").ok());
+}
+
+TEST(MeshTest, PeerChangesOneCoordinate) {
+  Mesh mesh = makeMesh({{"pp", 3}, {"dp", 2}, {"tp", 2}});
+  for (int64_t rank = 0; rank < mesh.getNumDevices(); ++rank)
+    for (size_t axis = 0; axis < mesh.getNumAxes(); ++axis)
+      for (int64_t c = 0; c < mesh.getAxis(axis).size; ++c) {
+        Shape expected = mesh.getCoordinates(rank);
+        expected[axis] = c;
+        EXPECT_EQ(mesh.getPeer(rank, axis, c), mesh.getRank(expected));
+      }
+  // Rank 5 = (1, 0, 1); stage 2 along pp is (2, 0, 1) = 9.
+  EXPECT_EQ(mesh.getPeer(5, 0, 2), 9);
+}
+
 //===----------------------------------------------------------------------===//
 // Layout: construction, canonical form, validation
 //===----------------------------------------------------------------------===//
+
+TEST(LayoutTest, ParseRoundTripsToString) {
+  Mesh mesh = makeMesh({{"dp", 2}, {"sp", 2}, {"tp", 2}});
+  for (const Layout &layout :
+       {makeLayout(mesh, {{"dp"}, {}, {"tp", "sp"}}),
+        makeLayout(mesh, {{}, {"tp"}}, {"dp", "sp"}), Layout::getReplicated(0),
+        Layout::getReplicated(2)}) {
+    ValueOrError<Layout> parsed = Layout::parse(mesh, layout.toString());
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    EXPECT_EQ(*parsed, layout) << layout.toString();
+  }
+}
+
+TEST(LayoutTest, ParseTakesTheAttributeAndCanonicalizesPartial) {
+  Mesh mesh = makeMesh({{"dp", 2}, {"sp", 2}, {"tp", 2}});
+  ValueOrError<Layout> layout = Layout::parse(
+      mesh, "#dist.layout<@m, [[\"dp\"], []], partial = [\"tp\", \"sp\"]>");
+  ASSERT_TRUE(layout.ok()) << layout.error();
+  EXPECT_EQ(*layout, makeLayout(mesh, {{"dp"}, {}}, {"sp", "tp"}));
+}
+
+TEST(LayoutTest, ParseRejectsBadTextAndBadAxes) {
+  Mesh mesh = dpTp();
+  EXPECT_EQ(Layout::parse(mesh, "[[\"dp\"], [\"tp\"]").error(),
+            "cannot parse layout `[[\"dp\"], [\"tp\"]` at character 15: "
+            "expected [[\"axis\", ...], ...] with an optional "
+            "`, partial = [...]`");
+  EXPECT_FALSE(Layout::parse(mesh, "[[\"\"]]").ok());
+  EXPECT_FALSE(Layout::parse(mesh, "[[\"dp\"]], partial = ").ok());
+  EXPECT_FALSE(Layout::parse(mesh, "#dist.layout<[[\"dp\"]]>").ok());
+  // Axes are checked as Layout::get.
+  EXPECT_EQ(Layout::parse(mesh, "[[\"dp\"], [\"pp\"]]").error(),
+            "layout names `pp`, which is not an axis of mesh {dp:2, tp:4}");
+  EXPECT_EQ(Layout::parse(mesh, "[[\"dp\"], [\"dp\"]]").error(),
+            "mesh axis `dp` is used twice in the layout");
+}
+
+TEST(LayoutTest, ReplicatedAxesAreTheUnusedOnesInMeshOrder) {
+  Mesh mesh = makeMesh({{"dp", 2}, {"sp", 2}, {"tp", 2}});
+  EXPECT_EQ(makeLayout(mesh, {{}, {"sp"}}).getReplicatedAxes(mesh),
+            Axes({"dp", "tp"}));
+  EXPECT_EQ(makeLayout(mesh, {{"dp"}}, {"tp", "sp"}).getReplicatedAxes(mesh),
+            Axes({}));
+  EXPECT_EQ(Layout::getReplicated(1).getReplicatedAxes(mesh),
+            Axes({"dp", "sp", "tp"}));
+}
 
 TEST(LayoutTest, PartialAxesAreKeptInMeshOrder) {
   Mesh mesh = makeMesh({{"x", 2}, {"y", 2}, {"z", 2}});

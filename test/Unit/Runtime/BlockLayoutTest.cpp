@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The runtime restates which block of a global tensor each rank holds. These
-// tests pin it to the reference, `mlir::loom::dist::Layout`: for several
-// meshes and layouts (multi-axis dims, axis order, replicated axes), every
-// rank's local shape and block offset agree, and the spelling round-trips
-// through dist::Layout::toString. Extracting every rank's block and inserting
-// them back rebuilds the tensor exactly.
+// The runtime's BlockLayout wraps `mlir::loom::dist::Layout`. These tests
+// pin the wrapper to it: for several meshes and layouts (multi-axis dims,
+// axis order, replicated axes), every rank's local shape and block offset
+// are the reference's, the spelling round-trips through dist::Layout's, and
+// failures carry dist::Layout's messages. Extracting every rank's block and
+// inserting them back rebuilds the tensor exactly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,19 +104,25 @@ TEST(BlockLayout, RejectsBadLayoutsWithTheirReason) {
   DeviceMesh mesh = runtimeMesh({{"dp", 2}, {"tp", 4}});
   BlockLayout layout;
   Status status = BlockLayout::parse("[[\"dp\"], [\"pp\"]]", mesh, layout);
-  EXPECT_EQ(status.message(), "layout uses axis `pp`, which is not an axis "
+  EXPECT_EQ(status.message(), "layout names `pp`, which is not an axis "
                               "of mesh {dp:2, tp:4}");
   status = BlockLayout::parse("[[\"dp\"], [\"dp\"]]", mesh, layout);
-  EXPECT_EQ(status.message(), "layout uses axis `dp` twice");
+  EXPECT_EQ(status.message(), "mesh axis `dp` is used twice in the layout");
   status = BlockLayout::parse("[[\"dp\"], [\"tp\"]", mesh, layout);
   EXPECT_NE(status.message().find("cannot parse layout"), std::string::npos);
   ASSERT_TRUE(BlockLayout::parse("[[], [\"tp\"]]", mesh, layout).ok());
   status = layout.verifyShape(mesh, {4, 6});
   EXPECT_EQ(status.message(),
-            "mesh axes [\"tp\"] (size 4) do not divide dim 1 (size 6)");
+            "mesh axis `tp` (size 4) does not divide dim 1 (size 6)");
   status = layout.verifyShape(mesh, {4});
   EXPECT_EQ(status.message(),
-            "layout [[], [\"tp\"]] has rank 2, but the tensor has shape [4]");
+            "layout of rank 2 does not fit a tensor of rank 1");
+  // A layout checked against another mesh (a checkpoint's) names the axis
+  // that mesh lacks.
+  DeviceMesh other = runtimeMesh({{"dp", 2}});
+  status = layout.verifyShape(other, {4, 8});
+  EXPECT_EQ(status.message(),
+            "layout names `tp`, which is not an axis of mesh {dp:2}");
 }
 
 TEST(BlockLayout, ExtractThenInsertEveryBlockRebuildsTheTensor) {

@@ -250,7 +250,7 @@ TEST(Checkpoint, BadManifestsAreReported) {
               "[\"dp\"]: a checkpoint holds values, not pending sums "
               "(reduce first)");
   expectError(replace("\"[[\\\"tp\\\"]]\"", "\"[[\\\"pp\\\"]]\""),
-              "tensor `h.0.mlp.b`: layout uses axis `pp`, which is not an "
+              "tensor `h.0.mlp.b`: layout names `pp`, which is not an "
               "axis of mesh {dp:2, tp:2}");
   expectError(replace("\"crc32c\": \"", "\"crc32c\": \"zz"),
               "crc32c `zz" + text.substr(text.find("\"crc32c\": \"") + 11, 8) +

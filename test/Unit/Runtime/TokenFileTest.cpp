@@ -233,7 +233,7 @@ TEST(Batches, EachRankReadsItsBlockOfTheGlobalBatch) {
   EXPECT_EQ(
       readLocalBatch(file, spec, 0, mesh, threeWays, 0, inputs, labels, shape)
           .message(),
-      "tokens tensor: mesh axes [\"dp\"] (size 3) do not divide dim 0 "
+      "tokens tensor: mesh axis `dp` (size 3) does not divide dim 0 "
       "(size 8)");
 }
 

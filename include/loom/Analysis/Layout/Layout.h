@@ -64,6 +64,11 @@ private:
   std::string message;
 };
 
+/// The largest `tag` of `dist.send`/`dist.recv` (constraint C4 of both ops):
+/// the least upper bound MPI guarantees for MPI_TAG_UB, so that a program's
+/// tags are valid on every MPI and on both runtime communicators.
+inline constexpr int64_t kMaxMessageTag = 32767;
+
 /// The axes of a logical device mesh.
 class Mesh {
 public:
@@ -81,6 +86,11 @@ public:
   /// Builds a mesh, checking that names are non-empty and unique, sizes are
   /// at least 1, and the device count is at most kMaxDevices.
   static ValueOrError<Mesh> get(std::vector<Axis> axes);
+
+  /// Parses `dp=2,tp=4` (the spelling of `loomc --mesh` and of the runtime's
+  /// program specs), then checks it as `get`. The empty text is the mesh
+  /// with no axes: one device.
+  static ValueOrError<Mesh> parse(std::string_view text);
 
   size_t getNumAxes() const { return axes.size(); }
   const std::vector<Axis> &getAxes() const { return axes; }
@@ -109,6 +119,11 @@ public:
 
   /// The rank at `coordinates` (row-major, last axis fastest).
   int64_t getRank(const std::vector<int64_t> &coordinates) const;
+
+  /// The rank with coordinate `coordinate` on axis number `axis` and the
+  /// coordinates of `rank` elsewhere: the peer of a `dist.send`/`dist.recv`
+  /// along that axis. Both must be in range.
+  int64_t getPeer(int64_t rank, size_t axis, int64_t coordinate) const;
 
   /// The position of `rank` inside its group over `axisNames`: the
   /// mixed-radix number formed by its coordinates on those axes, the first
@@ -160,6 +175,12 @@ public:
   /// The fully replicated layout of a rank-`rank` tensor.
   static Layout getReplicated(size_t rank);
 
+  /// Parses what `toString` prints (`[["dp"], [], ["tp"]]`, with an optional
+  /// `, partial = [...]`) or the whole attribute `#dist.layout<@m, ...>`,
+  /// then checks it against `mesh` as `get`. For programs that read layouts
+  /// from text without an MLIR context (the runtime's specs, checkpoints).
+  static ValueOrError<Layout> parse(const Mesh &mesh, std::string_view text);
+
   size_t getRank() const { return dims.size(); }
   const std::vector<AxisList> &getDims() const { return dims; }
   const AxisList &getDimAxes(size_t dim) const { return dims[dim]; }
@@ -173,6 +194,10 @@ public:
 
   /// Whether every device holds the whole value (no split, no partial).
   bool isReplicated() const;
+
+  /// The axes of `mesh` this layout does not use, in mesh order: devices that
+  /// differ only in them hold the same block (replicas).
+  AxisList getReplicatedAxes(const Mesh &mesh) const;
 
   /// The number of blocks dim `dim` is cut into: the product of its axes.
   int64_t getNumBlocks(const Mesh &mesh, size_t dim) const;

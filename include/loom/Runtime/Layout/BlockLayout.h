@@ -6,16 +6,11 @@
 //
 // The part of `#dist.layout` that programs need at run time: which block of a
 // global tensor each rank holds, and copying blocks out of and into the
-// global tensor. It restates `dist::Layout::getLocalShape` and
-// `getBlockOffset` (include/loom/Analysis/Layout/Layout.h) in plain C++17
-// over the runtime's DeviceMesh, so that checkpoint tools, the data loader
-// and emitted per-rank programs share one implementation without linking the
-// compiler; test/Unit/Runtime/BlockLayoutTest.cpp checks that the two agree.
-//
-//   - dim d is cut into the product of the sizes of its axes; a rank's block
-//     index in dim d is the mixed-radix number of its coordinates on those
-//     axes, the first listed (major) axis most significant;
-//   - axes used by no dim are replicated; `partial` axes hold pending sums.
+// global tensor. The layout itself is the compiler's `mlir::loom::dist::Layout`
+// (include/loom/Analysis/Layout/Layout.h, the LoomLayout library: no MLIR),
+// so local shapes and block offsets have one definition; BlockLayout wraps it
+// in the runtime's Status for the checkpoint tools, the data loader, the
+// trainer and emitted per-rank programs, and adds the block copies.
 //
 // Layouts are spelled as the attribute body `[["dp"], [], ["tp"]]` with an
 // optional `, partial = ["x"]`, exactly as `dist::Layout::toString` prints
@@ -39,34 +34,36 @@ using mpi::AxisList;
 using mpi::DeviceMesh;
 using Status = host::Status;
 
-/// How a global tensor is spread over a mesh: for each dim the axes that
-/// split it (major to minor), and the axes over which it is a pending sum.
+/// How a global tensor is spread over a mesh: a dist::Layout with
+/// Status-returning construction and checks.
 class BlockLayout {
 public:
-  BlockLayout() = default;
+  using Layout = ::mlir::loom::dist::Layout;
 
-  /// Builds a layout over `mesh`, checking that every axis exists and is used
-  /// at most once across the dims and `partial`.
+  /// The layout of a scalar (rank 0).
+  BlockLayout() : layout(Layout::getReplicated(0)) {}
+  BlockLayout(const Layout &layout) : layout(layout) {}
+
+  /// Builds a layout over `mesh` as dist::Layout::get.
   static Status create(const DeviceMesh &mesh, std::vector<AxisList> dims,
                        AxisList partial, BlockLayout &out);
 
   /// The replicated layout of a rank-`rank` tensor.
   static BlockLayout replicated(size_t rank);
 
-  /// Parses `[["dp"], [], ["tp"]]`, `[["dp"], []], partial = ["tp"]` or the
-  /// same wrapped in `#dist.layout<@m, ...>`, then checks it as `create`.
+  /// Parses the layout spelling as dist::Layout::parse.
   static Status parse(std::string_view text, const DeviceMesh &mesh,
                       BlockLayout &out);
 
-  size_t getRank() const { return dims.size(); }
-  const std::vector<AxisList> &getDims() const { return dims; }
-  const AxisList &getPartialAxes() const { return partial; }
-  bool isPartial() const { return !partial.empty(); }
-  /// Whether `axis` splits some dim or is partial.
-  bool uses(std::string_view axis) const;
+  const Layout &getLayout() const { return layout; }
+  size_t getRank() const { return layout.getRank(); }
+  const std::vector<AxisList> &getDims() const { return layout.getDims(); }
+  const AxisList &getPartialAxes() const { return layout.getPartialAxes(); }
+  bool isPartial() const { return !getPartialAxes().empty(); }
+  bool uses(std::string_view axis) const { return layout.uses(axis); }
 
-  /// Checks that the layout fits a tensor of `globalShape` on `mesh`: same
-  /// rank, and every dim divisible by its number of blocks.
+  /// Checks that the layout fits a tensor of `globalShape` on `mesh`, as
+  /// dist::Layout::verifyShape, and that its axes are `mesh`'s.
   Status verifyShape(const DeviceMesh &mesh,
                      const std::vector<int64_t> &globalShape) const;
 
@@ -81,19 +78,19 @@ public:
                                       int64_t rank) const;
   /// The axes this layout does not use: ranks differing only in them hold
   /// the same block (replicas).
-  AxisList getReplicatedAxes(const DeviceMesh &mesh) const;
+  AxisList getReplicatedAxes(const DeviceMesh &mesh) const {
+    return layout.getReplicatedAxes(mesh);
+  }
 
-  /// `[["dp"], [], ["tp"]]` (plus `, partial = [...]` when partial), as
-  /// `dist::Layout::toString`.
-  std::string toString() const;
+  /// `[["dp"], [], ["tp"]]` (plus `, partial = [...]` when partial).
+  std::string toString() const { return layout.toString(); }
 
   bool operator==(const BlockLayout &other) const {
-    return dims == other.dims && partial == other.partial;
+    return layout == other.layout;
   }
 
 private:
-  std::vector<AxisList> dims;
-  AxisList partial;
+  Layout layout;
 };
 
 /// Copies the block of `localShape` at `offset` out of the row-major global

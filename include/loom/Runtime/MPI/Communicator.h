@@ -20,7 +20,9 @@
 //   - arguments are validated before any message is sent, from values every
 //     member of the group has alike (mesh, axes, shape, dims, root), so an
 //     invalid call fails on every member with the same message and nobody is
-//     left waiting;
+//     left waiting. The checks are the runtime's one contract
+//     (loom/Runtime/Layout/CollectiveContract.h), shared with the NCCL
+//     communicator;
 //   - a failed MPI call returns a Status naming the call, the rank and MPI's
 //     error string (the communicators use MPI_ERRORS_RETURN). Such failures
 //     can strike one rank only: a program stops the job with abort(), which
@@ -37,12 +39,14 @@
 #ifndef LOOM_RUNTIME_MPI_COMMUNICATOR_H
 #define LOOM_RUNTIME_MPI_COMMUNICATOR_H
 
+#include "loom/Runtime/Layout/CollectiveContract.h"
 #include "loom/Runtime/MPI/DeviceMesh.h"
 #include "loom/Runtime/Support/Broadcast.h"
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,8 +55,9 @@
 
 namespace loom::runtime::mpi {
 
-/// The combination of an all_reduce, as `dist.all_reduce sum|max`.
-enum class ReduceKind { Sum, Max };
+using runtime::CollectiveContract;
+using runtime::ReduceKind;
+using runtime::Tag;
 
 /// Tuning and checking knobs; the defaults suit emitted programs.
 struct CommunicatorOptions {
@@ -153,19 +158,19 @@ public:
                    int64_t root, T *out);
 
   /// `dist.send`: sends `in` to global rank `to` with `tag` (0 <= tag <=
-  /// MPI_TAG_UB). Buffered, as in the interpreter: the data is copied and the
+  /// kMaxTag). Buffered, as in the interpreter: the data is copied and the
   /// call returns at once; waitSends() completes the pending sends. A send
   /// to oneself does nothing (every rank runs one instruction stream, so
   /// only the stages that are not `to` really send).
   template <typename T>
-  Status send(const T *in, const Shape &shape, int64_t to, int tag);
+  Status send(const T *in, const Shape &shape, int64_t to, Tag tag);
 
   /// `dist.recv`: receives into `out` the next message from global rank
   /// `from` with `tag`; its size must be `shape`'s. Messages between two
   /// ranks with one tag arrive in send order. Receiving from oneself yields
   /// zeros (see send).
   template <typename T>
-  Status recv(T *out, const Shape &shape, int64_t from, int tag);
+  Status recv(T *out, const Shape &shape, int64_t from, Tag tag);
 
   /// Waits until every pending send has been delivered to MPI.
   Status waitSends();
@@ -198,8 +203,12 @@ private:
   Communicator(const DeviceMesh &mesh, const CommunicatorOptions &options,
                MPI_Comm world, MPI_Comm base, int rank);
 
-  /// Validates `axes` and returns this rank's group over them, creating its
-  /// communicator on first use.
+  /// The checks of this rank's calls; MPI counts are ints.
+  CollectiveContract contract() const {
+    return {mesh, rank, std::numeric_limits<int>::max()};
+  }
+  /// Returns this rank's group over `axes` (checked by the contract),
+  /// creating its communicator on first use.
   Status getGroup(const AxisList &axes, const std::string &what, Group *&group);
   /// With verifyCalls, checks that every member makes the same call.
   Status verifyCall(const Group &group, const std::string &what,
@@ -219,7 +228,6 @@ private:
   MPI_Comm base;
   int64_t rank;
   std::vector<int64_t> coordinates;
-  int tagUpperBound = 32767;
   /// Group communicators by the positions of their axes in the mesh.
   std::map<std::vector<size_t>, Group> groups;
   /// Sends in flight with the copies of their data.

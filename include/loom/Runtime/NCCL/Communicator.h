@@ -29,6 +29,10 @@
 // the compute stream wait for the collective's end, so callers enqueue work
 // in program order without synchronizing the host.
 //
+// Arguments are checked by the runtime's one contract (loom/Runtime/Layout/
+// CollectiveContract.h), as the MPI communicator checks them: the same calls
+// are valid on both and fail with the same messages.
+//
 // Differences from the MPI communicator: sums are NCCL's (ring or tree
 // order, not group order), so they are not bit-for-bit reproducible across
 // mesh shapes and may differ from the host's in the last bits; max follows
@@ -77,6 +81,7 @@
 #ifndef LOOM_RUNTIME_NCCL_COMMUNICATOR_H
 #define LOOM_RUNTIME_NCCL_COMMUNICATOR_H
 
+#include "loom/Runtime/Layout/CollectiveContract.h"
 #include "loom/Runtime/MPI/DeviceMesh.h"
 #include "loom/Runtime/Support/Broadcast.h"
 
@@ -85,6 +90,7 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -96,8 +102,9 @@ namespace loom::runtime::nccl {
 using mpi::AxisList;
 using mpi::DeviceMesh;
 using mpi::Status;
-
-enum class ReduceKind { Sum, Max };
+using runtime::CollectiveContract;
+using runtime::ReduceKind;
+using runtime::Tag;
 
 template <typename T> ncclDataType_t ncclTypeOf();
 template <> inline ncclDataType_t ncclTypeOf<float>() { return ncclFloat32; }
@@ -110,7 +117,7 @@ struct Message {
   /// The sending global rank.
   int64_t peer;
   /// The `dist.send`/`dist.recv` tag.
-  int64_t tag;
+  Tag tag;
   /// Elements and their type.
   int64_t count;
   ncclDataType_t type;
@@ -184,13 +191,13 @@ public:
   /// recv or synchronize() posts it. `in` may be reused as soon
   /// as this returns (in stream order).
   template <typename T>
-  Status send(const T *in, const Shape &shape, int64_t to, int64_t tag);
+  Status send(const T *in, const Shape &shape, int64_t to, Tag tag);
   /// `dist.recv` from global rank `from` (zeros when it is this rank): the
   /// message with `tag` (the first not yet delivered, if the peer sends the
   /// tag twice), stashing the peer's earlier messages. Fails when the
   /// beginStep() table lists no such message or its size or type differs.
   template <typename T>
-  Status recv(T *out, const Shape &shape, int64_t from, int64_t tag);
+  Status recv(T *out, const Shape &shape, int64_t from, Tag tag);
 
   /// Ends the step's point-to-point traffic: posts the queued sends, waits
   /// until the communication stream is idle, and fails when a message of
@@ -217,6 +224,11 @@ private:
   };
 
   Communicator(const DeviceMesh &mesh, int64_t rank, cudaStream_t compute);
+  /// The checks of this rank's calls. NCCL counts are size_t; the bound
+  /// keeps every buffer's size in bytes within int64_t.
+  CollectiveContract contract() const {
+    return {mesh, rank, std::numeric_limits<int64_t>::max() / 8};
+  }
   Status createGroups();
   Status getView(const AxisList &axes, const std::string &what, View &view);
   /// Orders the communication stream after the compute stream.
@@ -231,9 +243,9 @@ private:
   void releaseSends();
   /// Posts the queued sends alone in a group (the step's end).
   Status postSends();
-  /// Receives `count` elements of `type` from `from` into `out`.
-  Status receive(void *out, int64_t count, ncclDataType_t type, int64_t from,
-                 int64_t tag, const std::string &what);
+  /// Receives a tensor of `shape` and `type` from `from` into `out`.
+  Status receive(void *out, const Shape &shape, ncclDataType_t type,
+                 int64_t from, Tag tag, const std::string &what);
 
   /// A send waiting to be posted: its staged copy.
   struct QueuedSend {
