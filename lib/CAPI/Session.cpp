@@ -350,7 +350,9 @@ LoomStatus *loomSessionGetIR(LoomSession *session, LoomStringRef *outText) {
   if (!session->irValid) {
     session->irText.clear();
     llvm::raw_string_ostream os(session->irText);
+    // With the final newline, as loomc and loom-opt write a module.
     module.print(os);
+    os << "\n";
     session->irValid = true;
   }
   *outText = capi::wrap(session->irText);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Interpreter/EntrySignature.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Runtime/Host/Random.h"
 
@@ -12,6 +13,9 @@
 
 #include <algorithm>
 #include <cmath>
+
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kParamAttrName;
 
 namespace mlir::loom::interp {
 
@@ -21,9 +25,9 @@ using ::loom::runtime::io::TensorData;
 std::string getArgumentName(func::FuncOp func, unsigned index) {
   if (auto name = func.getArgAttrOfType<StringAttr>(index, kNameAttrName))
     return name.getValue().str();
-  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param"))
+  if (auto param = func.getArgAttrOfType<ParamAttr>(index, kParamAttrName))
     return param.getName().str();
-  if (auto input = func.getArgAttrOfType<InputRoleAttr>(index, "loom.input"))
+  if (auto input = func.getArgAttrOfType<InputRoleAttr>(index, kInputAttrName))
     return stringifyInputRole(input.getValue()).str();
   return "arg" + std::to_string(index);
 }
@@ -46,7 +50,7 @@ std::optional<std::string> initializeArgument(func::FuncOp func, unsigned index,
   std::string name = getArgumentName(func, index);
   Type type = func.getArgumentTypes()[index];
   out = HostTensor::allocate(storageKindFor(type, floatKind), globalShape);
-  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param")) {
+  if (auto param = func.getArgAttrOfType<ParamAttr>(index, kParamAttrName)) {
     InitializerAttr init = param.getInit();
     switch (init.getKind()) {
     case InitKind::Zeros:

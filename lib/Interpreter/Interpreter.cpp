@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Interpreter/Interpreter.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
@@ -39,6 +40,8 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+
+using ::mlir::loom::kInputAttrName;
 
 namespace mlir::loom::interp {
 
@@ -342,7 +345,7 @@ public:
     opStage.resize(ops.size());
     llvm::DenseSet<Operation *> activationOps =
         dist::getActivationOps(entry.getBody().front(), [&](unsigned i) {
-          return static_cast<bool>(entry.getArgAttr(i, "loom.input"));
+          return static_cast<bool>(entry.getArgAttr(i, kInputAttrName));
         });
     startsMicroBatch.resize(ops.size());
     for (auto [index, op] : llvm::enumerate(ops)) {

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchCommands.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
@@ -33,6 +34,9 @@
 
 #include <chrono>
 #include <ctime>
+
+using ::mlir::loom::kPipelineAttrName;
+using ::mlir::loom::kPredictedAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -149,13 +153,13 @@ int mlir::loom::bench::runSearchBench() {
     if (dist::ValueOrError<dist::Mesh> value = mesh.getMesh())
       llvm::outs() << "mesh: " << value->toString() << "\n";
   if (auto predicted =
-          (*module)->getAttrOfType<DictionaryAttr>("dist.predicted"))
+          (*module)->getAttrOfType<DictionaryAttr>(kPredictedAttrName))
     if (auto step = predicted.getAs<FloatAttr>("step_time_s"))
       llvm::outs() << "step_time_s: "
                    << llvm::format("%.6g", step.getValueAsDouble()) << "\n";
   // The pipeline, when the search chose one: stages, micro-batches, the
   // schedule, the stage layers, the bubble and the fullest stage's memory.
-  if (auto pipeline = (*module)->getAttrOfType<DictionaryAttr>("dist.pipeline")) {
+  if (auto pipeline = (*module)->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
     auto integer = [&](StringRef key) {
       auto value = pipeline.getAs<IntegerAttr>(key);
       return value ? value.getInt() : int64_t(0);
@@ -188,7 +192,7 @@ int mlir::loom::bench::runSearchBench() {
                    << "\n";
     }
   } else if (auto predicted =
-                 (*module)->getAttrOfType<DictionaryAttr>("dist.predicted")) {
+                 (*module)->getAttrOfType<DictionaryAttr>(kPredictedAttrName)) {
     if (auto memory = predicted.getAs<IntegerAttr>("memory_bytes_per_device"))
       llvm::outs() << "memory_gib_per_device: "
                    << llvm::format("%.1f", double(memory.getInt()) /

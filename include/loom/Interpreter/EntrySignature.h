@@ -23,6 +23,7 @@
 #define LOOM_INTERPRETER_ENTRYSIGNATURE_H
 
 #include "loom/Interpreter/HostTensor.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Runtime/IO/TensorFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,7 +34,7 @@
 namespace mlir::loom::interp {
 
 /// The argument and result attribute naming a tensor.
-inline constexpr llvm::StringLiteral kNameAttrName = "loom.name";
+using ::mlir::loom::kNameAttrName;
 
 /// The name of argument `index` (see the file comment).
 std::string getArgumentName(func::FuncOp func, unsigned index);

@@ -28,6 +28,7 @@
 #define LOOM_INTERPRETER_INTERPRETER_H
 
 #include "loom/Analysis/Layout/Layout.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Interpreter/HostTensor.h"
 #include "loom/Interpreter/KernelRegistry.h"
 
@@ -40,7 +41,7 @@
 namespace mlir::loom::interp {
 
 /// The name of the argument and result attribute holding a `#dist.layout`.
-inline constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
+using ::mlir::loom::kLayoutAttrName;
 
 /// The settings of one run.
 struct RunOptions {

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
@@ -35,13 +36,13 @@
 
 #include <array>
 
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
+
 using namespace mlir;
 using namespace mlir::loom;
 
 namespace mlir::loom::dist {
-
-static constexpr StringLiteral kNameAttrName = "loom.name";
-static constexpr StringLiteral kParamAttrName = "loom.param";
 
 int64_t getValueBytes(Type type) {
   auto elementBytes = [](Type element) -> int64_t {

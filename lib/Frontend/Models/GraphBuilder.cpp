@@ -12,12 +12,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Frontend/Models/GraphBuilder.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Verifier.h"
+
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kParamAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -100,7 +104,7 @@ Value GraphBuilder::addParameter(const llvm::Twine &name,
   unsigned index = numParameters++;
   argAttrs.insert(
       argAttrs.begin() + index,
-      builder.getDictionaryAttr(builder.getNamedAttr("loom.param", attr)));
+      builder.getDictionaryAttr(builder.getNamedAttr(kParamAttrName, attr)));
   return body->insertArgument(
       index, getFloatType(shape),
       NameLoc::get(builder.getStringAttr(attr.getName())));
@@ -109,7 +113,7 @@ Value GraphBuilder::addParameter(const llvm::Twine &name,
 Value GraphBuilder::addInput(InputRole role, ArrayRef<int64_t> shape) {
   auto attr = InputRoleAttr::get(getContext(), role);
   argAttrs.push_back(
-      builder.getDictionaryAttr(builder.getNamedAttr("loom.input", attr)));
+      builder.getDictionaryAttr(builder.getNamedAttr(kInputAttrName, attr)));
   return body->addArgument(getIdType(shape), NameLoc::get(builder.getStringAttr(
                                                  stringifyInputRole(role))));
 }

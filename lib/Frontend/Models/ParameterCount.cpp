@@ -11,11 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Frontend/Models/ParameterCount.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
+
+using ::mlir::loom::kParamAttrName;
 
 using namespace mlir;
 using namespace mlir::loom::models;
@@ -85,7 +88,7 @@ int64_t mlir::loom::models::countModuleParameters(ModuleOp module,
   llvm::StringSet<> seen;
   int64_t total = 0;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    auto param = func.getArgAttrOfType<ParamAttr>(i, "loom.param");
+    auto param = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName);
     if (!param || !seen.insert(param.getName()).second)
       continue;
     auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());

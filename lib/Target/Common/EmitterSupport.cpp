@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/Common/EmitterSupport.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
@@ -28,6 +29,9 @@
 #include <cstdio>
 #include <map>
 #include <set>
+
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kParamAttrName;
 
 namespace mlir::loom::emit {
 
@@ -466,7 +470,7 @@ void RankEmitterBase::findMicroBatchBounds() {
   auto func = func::FuncOp(entry.func);
   llvm::DenseSet<Operation *> activationOps =
       dist::getActivationOps(func.getBody().front(), [&](unsigned i) {
-        return static_cast<bool>(func.getArgAttr(i, "loom.input"));
+        return static_cast<bool>(func.getArgAttr(i, kInputAttrName));
       });
   for (Operation &op : func.getBody().front()) {
     bool computesActivations = activationOps.contains(&op);
@@ -570,7 +574,7 @@ std::string dtypeLiteral(Type type) {
 /// How argument `index` starts without data (the harness's Init).
 std::string initLiteral(func::FuncOp func, unsigned index, std::string &args) {
   args = "{0.0, 0.0}";
-  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param")) {
+  if (auto param = func.getArgAttrOfType<ParamAttr>(index, kParamAttrName)) {
     InitializerAttr init = param.getInit();
     ArrayRef<double> values = init.getArgs();
     std::string a = values.size() > 0 ? doubleLiteral(values[0]) : "0.0";

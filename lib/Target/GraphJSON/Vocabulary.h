@@ -15,6 +15,7 @@
 #define LOOM_LIB_TARGET_GRAPHJSON_VOCABULARY_H
 
 #include "mlir/IR/Attributes.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "mlir/IR/Types.h"
 
 #include <optional>
@@ -26,8 +27,8 @@ namespace graph_json {
 inline constexpr llvm::StringLiteral kFormatName = "loom-graph";
 inline constexpr int64_t kFormatVersion = 1;
 inline constexpr llvm::StringLiteral kEntryName = "forward";
-inline constexpr llvm::StringLiteral kParamAttrName = "loom.param";
-inline constexpr llvm::StringLiteral kInputAttrName = "loom.input";
+using ::mlir::loom::kParamAttrName;
+using ::mlir::loom::kInputAttrName;
 /// The pseudo-op that stands for `arith.constant`.
 inline constexpr llvm::StringLiteral kConstantOpName = "constant";
 inline constexpr llvm::StringLiteral kDTypeList =

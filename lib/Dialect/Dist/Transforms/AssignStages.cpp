@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/Transforms/LayerNames.h"
@@ -36,6 +37,10 @@
 
 #include <map>
 
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kLayoutAttrName;
+using ::mlir::loom::kParamAttrName;
+
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_ASSIGNSTAGESPASS
 #include "loom/Dialect/Dist/Transforms/Passes.h.inc"
@@ -44,9 +49,6 @@ namespace mlir::loom::dist {
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
-
-static constexpr StringLiteral kFwdAttrName = "loom.fwd";
-static constexpr StringLiteral kParamAttrName = "loom.param";
 
 namespace {
 
@@ -140,7 +142,7 @@ void AssignStagesPass::runOnOperation() {
   // partition phase must see them (its reshards and collectives take their
   // producers' stages, and the scheduler its units).
   for (unsigned i = 0; i < entry.getNumArguments(); ++i)
-    if (entry.getArgAttr(i, "dist.layout")) {
+    if (entry.getArgAttr(i, kLayoutAttrName)) {
       module.emitError("dist-assign-stages: @")
           << entryName
           << " already has layouts; assign stages before the partition "

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Strategy/OpLayouts.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -31,6 +32,12 @@
 #include "llvm/Support/GlobPattern.h"
 
 #include <set>
+
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
+using ::mlir::loom::kStrategyAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -96,11 +103,11 @@ static std::vector<int64_t> getShape(Value value) {
 
 std::string mlir::loom::dist::getArgumentName(func::FuncOp func,
                                               unsigned index) {
-  if (auto param = func.getArgAttrOfType<ParamAttr>(index, "loom.param"))
+  if (auto param = func.getArgAttrOfType<ParamAttr>(index, kParamAttrName))
     return param.getName().str();
-  if (auto name = func.getArgAttrOfType<StringAttr>(index, "loom.name"))
+  if (auto name = func.getArgAttrOfType<StringAttr>(index, kNameAttrName))
     return name.str();
-  if (auto role = func.getArgAttrOfType<InputRoleAttr>(index, "loom.input"))
+  if (auto role = func.getArgAttrOfType<InputRoleAttr>(index, kInputAttrName))
     return stringifyInputRole(role.getValue()).str();
   return "";
 }
@@ -109,7 +116,7 @@ llvm::DenseMap<int64_t, Operation *>
 mlir::loom::dist::findForwardOps(Block &body) {
   llvm::DenseMap<int64_t, Operation *> forwardOps;
   for (Operation &op : body)
-    if (auto id = op.getAttrOfType<IntegerAttr>("loom.fwd"))
+    if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
       forwardOps.try_emplace(id.getInt(), &op);
   return forwardOps;
 }
@@ -316,7 +323,7 @@ LogicalResult FixedStrategyResolver::run() {
   std::vector<bool> used(spec.ops.size(), false);
 
   for (Operation &op : body) {
-    if (auto id = op.getAttrOfType<IntegerAttr>("loom.fwd")) {
+    if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName)) {
       auto [it, inserted] = result.forwardOps.try_emplace(id.getInt(), &op);
       if (!inserted)
         continue; // Backward and optimizer ops follow their forward op.
@@ -324,7 +331,7 @@ LogicalResult FixedStrategyResolver::run() {
     auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op);
     if (!ruleOp)
       continue;
-    if (auto attr = op.getAttrOfType<StrategyAttr>("dist.strategy")) {
+    if (auto attr = op.getAttrOfType<StrategyAttr>(kStrategyAttrName)) {
       OpShardingRule rule = ruleOp.getShardingRule();
       if (attr.getMesh() != meshRef)
         return op.emitOpError() << "strategy names mesh " << attr.getMesh()
@@ -376,7 +383,6 @@ LogicalResult FixedStrategyResolver::run() {
              << "`) matches no op";
   return success();
 }
-
 
 FailureOr<FixedStrategies>
 mlir::loom::dist::resolveFixedStrategies(func::FuncOp func, const Mesh &mesh,

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
@@ -24,6 +25,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+using ::mlir::loom::kPlanAttrName;
 
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_INSERTRESHARDSPASS
@@ -50,7 +53,7 @@ struct InsertReshardsPass
       return signalPassFailure();
     }
     // The search's ZeRO choice, unless the user set one.
-    if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+    if (auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName))
       if (auto zero = plan.getAs<IntegerAttr>("zero");
           zero && options.spec.optimizerShard == 0)
         options.spec.optimizerShard = zero.getInt();

@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Layout/Redistribution.h"
 #include "loom/Analysis/Strategy/FollowProducers.h"
@@ -54,6 +55,14 @@
 
 #include <map>
 #include <set>
+
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kLayoutAttrName;
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
+using ::mlir::loom::kRecomputeAttrName;
+using ::mlir::loom::kStrategyAttrName;
 
 #define DEBUG_TYPE "dist-insert-reshards"
 
@@ -323,7 +332,7 @@ LogicalResult LayoutAssigner::setUpArguments() {
     if (!layout)
       return func.emitOpError()
              << "strategy file: args." << name << ": " << layout.error();
-    func.setArgAttr(it->second, "dist.layout",
+    func.setArgAttr(it->second, kLayoutAttrName,
                     LayoutAttr::get(meshRef, *layout));
   }
 
@@ -334,7 +343,7 @@ LogicalResult LayoutAssigner::setUpArguments() {
       return func.emitOpError() << "argument " << i
                                 << " is not a static tensor";
     std::optional<Layout> layout;
-    if (auto attr = func.getArgAttrOfType<LayoutAttr>(i, "dist.layout")) {
+    if (auto attr = func.getArgAttrOfType<LayoutAttr>(i, kLayoutAttrName)) {
       if (attr.getMesh() != meshRef)
         return func.emitOpError() << "argument " << i << " (`" << argNames[i]
                                   << "`): layout names mesh "
@@ -344,7 +353,7 @@ LogicalResult LayoutAssigner::setUpArguments() {
         return func.emitOpError() << "argument " << i << " (`" << argNames[i]
                                   << "`): " << given.error();
       layout = *given;
-    } else if (func.getArgAttr(i, "loom.input") && type.getRank() > 0) {
+    } else if (func.getArgAttr(i, kInputAttrName) && type.getRank() > 0) {
       // Data inputs: the batch (dim 0) over the data-parallel axes, the
       // sequence (dim 1) over the sequence-parallel ones.
       std::vector<Layout::AxisList> dims(type.getRank());
@@ -398,7 +407,7 @@ void LayoutAssigner::require(OpOperand &use, const Layout &layout) {
     Layout stored = layout;
     auto arg = cast<BlockArgument>(value);
     if (options.spec.optimizerShard >= 3 &&
-        func.getArgAttr(arg.getArgNumber(), "loom.param"))
+        func.getArgAttr(arg.getArgNumber(), kParamAttrName))
       stored = shardOverDataParallel(layout, getShape(value));
     layouts.try_emplace(value, stored);
     available[value].push_back(stored);
@@ -465,7 +474,7 @@ double LayoutAssigner::reshardCost(Value value, const Layout &from,
 }
 
 Operation *LayoutAssigner::getFollowedForwardOp(Operation *op) const {
-  auto id = op->getAttrOfType<IntegerAttr>("loom.fwd");
+  auto id = op->getAttrOfType<IntegerAttr>(kFwdAttrName);
   if (!id)
     return nullptr;
   Operation *forward = forwardOps.lookup(id.getInt());
@@ -734,8 +743,8 @@ LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
 }
 
 Operation *LayoutAssigner::getRecomputedOriginal(Operation *op) const {
-  auto id = op->getAttrOfType<IntegerAttr>("loom.fwd");
-  if (!id || !op->hasAttr("loom.recompute"))
+  auto id = op->getAttrOfType<IntegerAttr>(kFwdAttrName);
+  if (!id || !op->hasAttr(kRecomputeAttrName))
     return nullptr;
   Operation *original = forwardOps.lookup(id.getInt());
   if (!original || original == op || original->getName() != op->getName() ||
@@ -822,8 +831,8 @@ LogicalResult LayoutAssigner::assignResults(func::ReturnOp ret) {
     unsigned i = operand.getOperandNumber();
     Value value = operand.get();
     std::optional<Layout> layout;
-    auto name = func.getResultAttrOfType<StringAttr>(i, "loom.name");
-    if (auto attr = func.getResultAttrOfType<LayoutAttr>(i, "dist.layout")) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttrName);
+    if (auto attr = func.getResultAttrOfType<LayoutAttr>(i, kLayoutAttrName)) {
       ValueOrError<Layout> given = attr.toLayout(*mesh);
       if (!given || attr.getMesh() != meshRef)
         return func.emitOpError() << "result " << i << ": invalid layout";
@@ -895,16 +904,16 @@ void LayoutAssigner::materialize() {
     annotate.erase();
   }
   for (auto &[op, strategy] : strategies)
-    op->setAttr("dist.strategy",
+    op->setAttr(kStrategyAttrName,
                 StrategyAttr::get(meshRef, strategy.factors, strategy.partial));
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     BlockArgument arg = body.getArgument(i);
     Layout layout = getLayout(arg).value_or(
         Layout::getReplicated(getShape(arg).size()));
-    func.setArgAttr(i, "dist.layout", LayoutAttr::get(meshRef, layout));
+    func.setArgAttr(i, kLayoutAttrName, LayoutAttr::get(meshRef, layout));
   }
   for (auto [i, layout] : llvm::enumerate(resultLayouts))
-    func.setResultAttr(i, "dist.layout", LayoutAttr::get(meshRef, *layout));
+    func.setResultAttr(i, kLayoutAttrName, LayoutAttr::get(meshRef, *layout));
 }
 
 LogicalResult LayoutAssigner::run() {

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Cost/ClusterCostModel.h"
 #include "loom/Analysis/Layout/Redistribution.h"
@@ -37,6 +38,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Debug.h"
 
+using ::mlir::loom::kClusterAttrName;
+using ::mlir::loom::kLayoutAttrName;
+
 #define DEBUG_TYPE "dist-lower-reshards"
 
 namespace mlir::loom::dist {
@@ -46,11 +50,6 @@ namespace mlir::loom::dist {
 
 using namespace mlir;
 using namespace mlir::loom::dist;
-
-/// The name of the attribute holding a cast's local-side layout.
-static constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
-/// The module attribute holding the cluster spec (JSON) a search planned for.
-static constexpr llvm::StringLiteral kClusterAttrName = "dist.cluster";
 
 /// The bytes of one element of `type`, for the cost model; nullopt for
 /// types without a fixed size.

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
@@ -46,6 +47,9 @@
 #include <queue>
 #include <tuple>
 
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
+
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_PARTITIONSTAGESPASS
 #include "loom/Dialect/Dist/Transforms/Passes.h.inc"
@@ -55,8 +59,6 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-static constexpr StringLiteral kNameAttrName = "loom.name";
-static constexpr StringLiteral kParamAttrName = "loom.param";
 /// The least MPI_TAG_UB the MPI standard guarantees (dist.send C4).
 static constexpr int64_t kMaxTag = 32767;
 static constexpr int64_t kNoKey = std::numeric_limits<int64_t>::max();

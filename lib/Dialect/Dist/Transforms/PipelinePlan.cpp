@@ -13,10 +13,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
+
+using ::mlir::loom::kPipelineAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -133,7 +136,7 @@ void mlir::loom::dist::writePipelineAttr(ModuleOp module,
        builder.getNamedAttr("step_time_s",
                             builder.getF64FloatAttr(assignment.stepSeconds))});
   module->setAttr(
-      "dist.pipeline",
+      kPipelineAttrName,
       builder.getDictionaryAttr(
           {builder.getNamedAttr("axis", builder.getStringAttr("pp")),
            builder.getNamedAttr("micro_batches",

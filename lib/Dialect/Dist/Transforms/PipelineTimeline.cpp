@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/PipelineTimeline.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Cost/ClusterCostModel.h"
 #include "loom/Analysis/Pipeline/Timeline.h"
@@ -28,6 +29,11 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+using ::mlir::loom::kBackwardAttrName;
+using ::mlir::loom::kMicroBatchAttrName;
+using ::mlir::loom::kPipelineAttrName;
+using ::mlir::loom::kStageAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -105,7 +111,7 @@ FailureOr<PipelineTimelineInput>
 mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
                                            const ClusterSpec &cluster) {
   // 1. The pipeline.
-  auto attr = module->getAttrOfType<DictionaryAttr>("dist.pipeline");
+  auto attr = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
   if (!attr)
     return module.emitError()
            << "no `dist.pipeline` attribute: the module has no pipeline plan "
@@ -182,8 +188,8 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
   input.stages.assign(stages, {});
   std::vector<double> hops;
   WalkResult walk = func.walk([&](Operation *op) {
-    auto stage = op->getAttrOfType<IntegerAttr>("dist.stage");
-    if (!stage || !op->hasAttr("loom.micro_batch"))
+    auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName);
+    if (!stage || !op->hasAttr(kMicroBatchAttrName))
       return WalkResult::advance();
     if (stage.getInt() < 0 || stage.getInt() >= stages) {
       op->emitOpError() << "dist.stage = " << stage.getInt()
@@ -200,7 +206,7 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
       return WalkResult::advance();
     }
     pipeline::StageTimes &times = input.stages[stage.getInt()];
-    (op->hasAttr("loom.backward") ? times.backward : times.forward) +=
+    (op->hasAttr(kBackwardAttrName) ? times.backward : times.forward) +=
         *seconds / double(input.microBatches);
     return WalkResult::advance();
   });

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/PlanJSON.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Strategy/FollowProducers.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -23,6 +24,16 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <nlohmann/json.hpp>
+
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kLayoutAttrName;
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
+using ::mlir::loom::kPipelineAttrName;
+using ::mlir::loom::kPlanAttrName;
+using ::mlir::loom::kPredictedAttrName;
+using ::mlir::loom::kStrategyAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -88,14 +99,14 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     unsigned i = arg.getArgNumber();
     names[arg] = "arg " + std::to_string(i);
     ojson entry = {{"index", i}};
-    if (auto param = func.getArgAttrOfType<ParamAttr>(i, "loom.param"))
+    if (auto param = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName))
       entry["name"] = param.getName().str();
-    else if (auto name = func.getArgAttrOfType<StringAttr>(i, "loom.name"))
+    else if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName))
       entry["name"] = name.str();
-    else if (auto role = func.getArgAttrOfType<InputRoleAttr>(i, "loom.input"))
+    else if (auto role = func.getArgAttrOfType<InputRoleAttr>(i, kInputAttrName))
       entry["name"] = stringifyInputRole(role.getValue()).str();
     entry["shape"] = shapeToJSON(arg.getType());
-    if (auto layout = func.getArgAttrOfType<LayoutAttr>(i, "dist.layout"))
+    if (auto layout = func.getArgAttrOfType<LayoutAttr>(i, kLayoutAttrName))
       entry["layout"] = layoutToJSON(layout);
     arguments.push_back(entry);
   }
@@ -158,19 +169,19 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
       collectives.push_back(entry);
       continue;
     }
-    auto strategy = op.getAttrOfType<StrategyAttr>("dist.strategy");
+    auto strategy = op.getAttrOfType<StrategyAttr>(kStrategyAttrName);
     if (!strategy)
       continue;
     ojson entry = {{"index", position - 1},
                    {"op", op.getName().getStringRef().str()}};
-    if (auto fwd = op.getAttrOfType<IntegerAttr>("loom.fwd"))
+    if (auto fwd = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
       entry["fwd"] = fwd.getInt();
     ojson params = ojson::array();
     for (Value operand : op.getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand))
         if (auto param =
                 func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                                 "loom.param"))
+                                                 kParamAttrName))
           params.push_back(param.getName().str());
     if (!params.empty())
       entry["params"] = params;
@@ -189,9 +200,9 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
   ojson results = ojson::array();
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     ojson entry = {{"index", i}};
-    if (auto name = func.getResultAttrOfType<StringAttr>(i, "loom.name"))
+    if (auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttrName))
       entry["name"] = name.str();
-    if (auto layout = func.getResultAttrOfType<LayoutAttr>(i, "dist.layout"))
+    if (auto layout = func.getResultAttrOfType<LayoutAttr>(i, kLayoutAttrName))
       entry["layout"] = layoutToJSON(layout);
     results.push_back(entry);
   }
@@ -215,13 +226,13 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     }
     return object;
   };
-  if (auto predicted = module->getAttrOfType<DictionaryAttr>("dist.predicted"))
+  if (auto predicted = module->getAttrOfType<DictionaryAttr>(kPredictedAttrName))
     plan["predicted"] = numbers(predicted);
-  if (auto choice = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+  if (auto choice = module->getAttrOfType<DictionaryAttr>(kPlanAttrName))
     plan["plan"] = numbers(choice);
   // The pipeline the search chose (docs/Pipeline.md): stages with their
   // layers and predicted times and memory.
-  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("dist.pipeline")) {
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
     ojson object = numbers(pipeline);
     if (auto schedule = pipeline.getAs<StringAttr>("schedule"))
       object["schedule"] = schedule.str();

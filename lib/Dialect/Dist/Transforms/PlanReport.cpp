@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/PlanReport.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Cost/ClusterCostModel.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -31,6 +32,14 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
+
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kMemoryAttrName;
+using ::mlir::loom::kParamAttrName;
+using ::mlir::loom::kPipelineAttrName;
+using ::mlir::loom::kPlanAttrName;
+using ::mlir::loom::kPredictedAttrName;
+using ::mlir::loom::kStrategyAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -80,7 +89,7 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
                                                 const ClusterSpec &cluster,
                                                 llvm::raw_ostream &os) {
   SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());
-  auto predicted = module->getAttrOfType<DictionaryAttr>("dist.predicted");
+  auto predicted = module->getAttrOfType<DictionaryAttr>(kPredictedAttrName);
   if (meshOps.size() != 1 || !predicted)
     return module.emitError()
            << "no searched plan to report (one dist.mesh and dist.predicted "
@@ -96,9 +105,9 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   ValueOrError<ClusterCostModel> model = ClusterCostModel::get(cluster, *mesh);
   if (!model)
     return module.emitError() << model.error();
-  auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan");
-  auto memory = module->getAttrOfType<DictionaryAttr>("dist.memory");
-  auto pipeline = module->getAttrOfType<DictionaryAttr>("dist.pipeline");
+  auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName);
+  auto memory = module->getAttrOfType<DictionaryAttr>(kMemoryAttrName);
+  auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
   int64_t stages = pipeline ? int64_t(getNumber(pipeline, "stages")) : 1;
   stages = std::max<int64_t>(stages, 1);
 
@@ -176,15 +185,15 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   std::vector<std::pair<int64_t, std::string>> order;
   int64_t layer = -1;
   for (Operation &op : body) {
-    auto id = op.getAttrOfType<IntegerAttr>("loom.fwd");
-    auto strategy = op.getAttrOfType<StrategyAttr>("dist.strategy");
+    auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName);
+    auto strategy = op.getAttrOfType<StrategyAttr>(kStrategyAttrName);
     if (!id || !strategy || !seen.insert(id.getInt()).second)
       continue;
     for (Value operand : op.getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand);
           arg && arg.getOwner() == &body)
         if (auto param = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                                          "loom.param"))
+                                                          kParamAttrName))
           layer = getLayerIndex(param.getName());
     std::string line = llvm::formatv("{0,-20} {1}", op.getName().getStringRef(),
                                      printStrategy(strategy))
@@ -295,7 +304,7 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   double flops = getNumber(predicted, "model_flops_per_step");
   std::string dtype = "f32";
   for (Operation &op : body)
-    if (op.getAttr("loom.fwd")) {
+    if (op.getAttr(kFwdAttrName)) {
       dtype = getComputeTypeName(&op);
       break;
     }

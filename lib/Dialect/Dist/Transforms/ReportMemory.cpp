@@ -15,12 +15,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FormatVariadic.h"
+
+using ::mlir::loom::kMemoryFitAttrName;
 
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_REPORTMEMORYPASS
@@ -76,7 +79,7 @@ void ReportMemoryPass::runOnOperation() {
     }
   }
   // 2. The search's fitting.
-  auto fit = module->getAttrOfType<DictionaryAttr>("dist.memory_fit");
+  auto fit = module->getAttrOfType<DictionaryAttr>(kMemoryFitAttrName);
   if (!fit)
     return;
   auto rounds = fit.getAs<IntegerAttr>("rounds");

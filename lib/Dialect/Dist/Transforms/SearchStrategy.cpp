@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Analysis/Strategy/ShardingSpec.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -61,6 +62,15 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+
+using ::mlir::loom::kClusterAttrName;
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kMemoryAttrName;
+using ::mlir::loom::kMemoryFitAttrName;
+using ::mlir::loom::kMicroBatchAttrName;
+using ::mlir::loom::kPlanAttrName;
+using ::mlir::loom::kPredictedAttrName;
+using ::mlir::loom::kStrategyAttrName;
 
 #define DEBUG_TYPE "dist-search-strategy"
 
@@ -350,7 +360,7 @@ LogicalResult SearchStrategyPass::search() {
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (type && type.getRank() > 0 &&
-        func.getArgAttr(arg.getArgNumber(), "loom.input")) {
+        func.getArgAttr(arg.getArgNumber(), kInputAttrName)) {
       batch = type.getDimSize(0);
       break;
     }
@@ -411,7 +421,7 @@ LogicalResult SearchStrategyPass::search() {
     for (BlockArgument arg : body.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (type && type.getRank() > 0 &&
-          func.getArgAttr(arg.getArgNumber(), "loom.input") &&
+          func.getArgAttr(arg.getArgNumber(), kInputAttrName) &&
           type.getDimSize(0) % dataParallel != 0)
         divides = false;
     }
@@ -755,7 +765,7 @@ LogicalResult SearchStrategyPass::search() {
   }
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];
-    node.op->setAttr("dist.strategy",
+    node.op->setAttr(kStrategyAttrName,
                      StrategyAttr::get(meshRef, node.candidates[candidate]));
     const CandidateCost &cost = node.costs[candidate];
     bool countMemory = !best.pipeline || nodeStage[index] == memoryStage;
@@ -787,7 +797,7 @@ LogicalResult SearchStrategyPass::search() {
 
   auto f64 = [&](double value) { return builder.getF64FloatAttr(value); };
   module->setAttr(
-      "dist.plan",
+      kPlanAttrName,
       builder.getDictionaryAttr(
           {builder.getNamedAttr("recompute",
                                 builder.getBoolAttr(best.choice.recompute)),
@@ -802,9 +812,9 @@ LogicalResult SearchStrategyPass::search() {
   std::string printedCluster = printClusterSpec(*spec), clusterJson;
   for (StringRef line : llvm::split(printedCluster, '\n'))
     clusterJson += line.ltrim(' ').str();
-  module->setAttr("dist.cluster", builder.getStringAttr(clusterJson));
+  module->setAttr(kClusterAttrName, builder.getStringAttr(clusterJson));
   module->setAttr(
-      "dist.predicted",
+      kPredictedAttrName,
       builder.getDictionaryAttr(
           {builder.getNamedAttr("bubble_s", f64(bubble)),
            builder.getNamedAttr("comm_s", f64(comm)),
@@ -821,7 +831,7 @@ LogicalResult SearchStrategyPass::search() {
     writePipelineAttr(module, *best.pipeline);
   // The memory breakdown, for reports (parameters and gradients alike).
   module->setAttr(
-      "dist.memory",
+      kMemoryAttrName,
       builder.getDictionaryAttr(
           {builder.getNamedAttr("activations",
                                 builder.getI64IntegerAttr(activations)),
@@ -959,7 +969,7 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
     return failure();
   Builder b(context);
   module->setAttr(
-      "dist.memory_fit",
+      kMemoryFitAttrName,
       b.getDictionaryAttr(
           {b.getNamedAttr("fits", b.getBoolAttr(fitted.has_value())),
            b.getNamedAttr("limit_gib", b.getF64FloatAttr(chosen)),
@@ -973,7 +983,7 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
 static int64_t getStepMicroBatches(func::FuncOp step) {
   int64_t count = 1;
   step.walk([&](Operation *op) {
-    if (auto m = op->getAttrOfType<IntegerAttr>("loom.micro_batch"))
+    if (auto m = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName))
       count = std::max(count, m.getInt() + 1);
   });
   return count;

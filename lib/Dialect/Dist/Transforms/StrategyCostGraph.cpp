@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Strategy/OpLayouts.h"
 #include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
@@ -50,6 +51,10 @@
 
 #include <map>
 #include <set>
+
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kParamAttrName;
 
 #define DEBUG_TYPE "dist-search-strategy"
 
@@ -162,7 +167,7 @@ std::string StrategyCostGraphBuilder::getSignature(Operation *op) const {
   os << op->getName() << "{";
   for (NamedAttribute attr : op->getAttrs()) {
     StringRef name = attr.getName().getValue();
-    if (name == "loom.fwd" || name.starts_with("dist."))
+    if (name == kFwdAttrName || name.starts_with("dist."))
       continue;
     os << name << "=" << attr.getValue() << ",";
   }
@@ -173,9 +178,9 @@ std::string StrategyCostGraphBuilder::getSignature(Operation *op) const {
     if (auto arg = dyn_cast<BlockArgument>(operand.get());
         arg && arg.getOwner() == &body) {
       unsigned index = arg.getArgNumber();
-      if (func.getArgAttr(index, "loom.input"))
+      if (func.getArgAttr(index, kInputAttrName))
         os << ":input";
-      else if (func.getArgAttr(index, "loom.param"))
+      else if (func.getArgAttr(index, kParamAttrName))
         os << (parameterOwner.lookup(index) == nodeOf.lookup(op) ? ":own"
                                                                  : ":shared");
     }
@@ -268,7 +273,7 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
   for (Operation &op : body) {
     if (auto costOp = dyn_cast<CostOpInterface>(&op))
       modelFlops += costOp.getCost(getGlobalShapes(&op)).flops;
-    auto id = op.getAttrOfType<IntegerAttr>("loom.fwd");
+    auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName);
     if (!id)
       continue;
     Operation *forward = fixed.forwardOps.lookup(id.getInt());
@@ -284,7 +289,7 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
       if (!arg || arg.getOwner() != &body)
         continue;
       if (auto param =
-              func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), "loom.param"))
+              func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(), kParamAttrName))
         layer = getLayerIndex(param.getName());
     }
     nodeOf[&op] = nodes.size();
@@ -295,7 +300,7 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
     for (Value operand : op.getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand);
           arg && arg.getOwner() == &body &&
-          func.getArgAttr(arg.getArgNumber(), "loom.param"))
+          func.getArgAttr(arg.getArgNumber(), kParamAttrName))
         parameterOwner.try_emplace(arg.getArgNumber(), nodeOf[&op]);
   }
 
@@ -393,7 +398,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
   for (Value operand : op->getOperands())
     if (auto arg = dyn_cast<BlockArgument>(operand);
         arg && arg.getOwner() == &body &&
-        func.getArgAttr(arg.getArgNumber(), "loom.param"))
+        func.getArgAttr(arg.getArgNumber(), kParamAttrName))
       parameterTypes.insert(operand.getType());
   double followerResultBytes = 0;
   for (Operation *follower : followers.lookup(op)) {
@@ -456,7 +461,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
          llvm::zip_equal(op->getOperands(), layouts->operands)) {
       auto arg = dyn_cast<BlockArgument>(value);
       if ((arg && arg.getOwner() == &body &&
-           func.getArgAttr(arg.getArgNumber(), "loom.param")) ||
+           func.getArgAttr(arg.getArgNumber(), kParamAttrName)) ||
           !isFloatTensor(value) || !seenOperands.insert(value).second)
         continue;
       double bytes = getLocalBytes(mesh, layout, getShape(value),
@@ -482,7 +487,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
       if (!arg || arg.getOwner() != &body)
         continue;
       unsigned argIndex = arg.getArgNumber();
-      if (func.getArgAttr(argIndex, "loom.input")) {
+      if (func.getArgAttr(argIndex, kInputAttrName)) {
         // Data inputs arrive split on their batch over the data-parallel
         // axes.
         std::vector<Layout::AxisList> dims(shape.size());
@@ -496,7 +501,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
         cost.reshardSeconds += plan ? plan->cost : kInfiniteCost;
         continue;
       }
-      if (!func.getArgAttr(argIndex, "loom.param") ||
+      if (!func.getArgAttr(argIndex, kParamAttrName) ||
           parameterOwner.lookup(argIndex) != index)
         continue;
       double bytes = getLocalBytes(mesh, layout, shape, elementBytes);
@@ -629,7 +634,7 @@ void StrategyCostGraphBuilder::analyzeEdges() {
         resultIndex = result.getResultNumber();
       } else if (auto arg = dyn_cast<BlockArgument>(value);
                  arg && arg.getOwner() == &body &&
-                 func.getArgAttr(arg.getArgNumber(), "loom.param")) {
+                 func.getArgAttr(arg.getArgNumber(), kParamAttrName)) {
         unsigned owner = parameterOwner.lookup(arg.getArgNumber());
         if (owner == consumer)
           continue;

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Strategy/OpLayouts.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
@@ -26,6 +27,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
+
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kPlanAttrName;
+using ::mlir::loom::kPredictedAttrName;
+using ::mlir::loom::kStrategyAttrName;
 
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_VERIFYSHARDING
@@ -58,7 +64,7 @@ struct VerifyShardingPass
       meshOp.emitOpError() << mesh.error();
       return signalPassFailure();
     }
-    for (StringRef name : {"dist.plan", "dist.predicted"}) {
+    for (StringRef name : {kPlanAttrName, kPredictedAttrName}) {
       if (!module->getAttrOfType<DictionaryAttr>(name)) {
         module.emitError() << "sharding contract: the module has no `" << name
                            << "` dictionary (run dist-search-strategy)";
@@ -80,13 +86,13 @@ struct VerifyShardingPass
       auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op);
       if (!ruleOp)
         continue;
-      if (auto id = op.getAttrOfType<IntegerAttr>("loom.fwd"))
+      if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
         if (!seenForward.insert(id.getInt()).second)
           continue; // Backward and optimizer ops follow their forward op.
-      auto strategy = op.getAttrOfType<StrategyAttr>("dist.strategy");
+      auto strategy = op.getAttrOfType<StrategyAttr>(kStrategyAttrName);
       if (!strategy) {
         op.emitOpError() << "sharding contract: forward op has no "
-                            "dist.strategy";
+                         << kStrategyAttrName;
         ok = false;
         continue;
       }

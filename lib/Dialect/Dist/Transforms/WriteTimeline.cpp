@@ -11,9 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/Transforms/Passes.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/Transforms/PipelineTimeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
+
+using ::mlir::loom::kPipelineAttrName;
 
 namespace mlir::loom::dist {
 #define GEN_PASS_DEF_WRITETIMELINEPASS
@@ -30,7 +33,7 @@ struct WriteTimelinePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!module->hasAttr("dist.pipeline")) {
+    if (!module->hasAttr(kPipelineAttrName)) {
       emitError(UnknownLoc::get(&getContext()))
           << "--timeline draws a pipeline's schedule: give "
              "--pipeline-stages S > 1 (or 0 with --cluster to let the "

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,6 +22,10 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -195,11 +200,6 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 // Function-argument attributes
 //===----------------------------------------------------------------------===//
-
-/// The names the argument attributes are attached under.
-static constexpr StringLiteral kParamAttrName = "loom.param";
-static constexpr StringLiteral kInputAttrName = "loom.input";
-static constexpr StringLiteral kNameAttrName = "loom.name";
 
 /// Returns whether `role` holds integer ids (token ids, labels, positions).
 static bool isIdRole(InputRole role) {

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/IR/Vjp.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
@@ -39,6 +40,12 @@
 
 #include <map>
 
+using ::mlir::loom::kBackwardAttrName;
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kMicroBatchAttrName;
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
+
 #define DEBUG_TYPE "loom-autodiff"
 
 namespace mlir {
@@ -50,14 +57,6 @@ namespace loom {
 
 using namespace mlir;
 using namespace mlir::loom;
-
-/// The discardable attribute that ties an op of @train_step to the op of
-/// @forward it computes, differentiates or updates the parameters of.
-static constexpr StringLiteral kFwdAttrName = "loom.fwd";
-static constexpr StringLiteral kNameAttrName = "loom.name";
-static constexpr StringLiteral kParamAttrName = "loom.param";
-static constexpr StringLiteral kMicroBatchAttrName = "loom.micro_batch";
-static constexpr StringLiteral kBackwardAttrName = "loom.backward";
 
 namespace {
 

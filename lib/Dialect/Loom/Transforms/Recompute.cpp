@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/Transforms/LayerNames.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
@@ -45,6 +46,13 @@
 #include <map>
 #include <set>
 
+using ::mlir::loom::kBackwardAttrName;
+using ::mlir::loom::kMicroBatchAttrName;
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
+using ::mlir::loom::kPlanAttrName;
+using ::mlir::loom::kRecomputeAttrName;
+
 #define DEBUG_TYPE "loom-recompute"
 
 namespace mlir {
@@ -56,12 +64,6 @@ namespace loom {
 
 using namespace mlir;
 using namespace mlir::loom;
-
-static constexpr StringLiteral kParamAttrName = "loom.param";
-static constexpr StringLiteral kNameAttrName = "loom.name";
-static constexpr StringLiteral kRecomputeAttrName = "loom.recompute";
-static constexpr StringLiteral kMicroBatchAttrName = "loom.micro_batch";
-static constexpr StringLiteral kBackwardAttrName = "loom.backward";
 
 namespace {
 
@@ -168,7 +170,7 @@ int64_t RecomputePass::recompute(const LayerInstance &layer,
 
 /// Whether the strategy search chose to recompute (`dist.plan`).
 static bool planRecomputes(ModuleOp module) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan");
+  auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName);
   auto recompute = plan ? plan.getAs<BoolAttr>("recompute") : nullptr;
   return recompute && recompute.getValue();
 }

@@ -20,12 +20,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
+
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kNameAttrName;
+using ::mlir::loom::kParamAttrName;
 
 namespace mlir {
 namespace loom {
@@ -67,9 +73,9 @@ struct VerifyTrainStepPass
     unsigned steps = 0;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       Type type = func.getArgumentTypes()[i];
-      if (auto param = func.getArgAttrOfType<ParamAttr>(i, "loom.param")) {
+      if (auto param = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName)) {
         argNames[param.getName()] = type;
-      } else if (auto name = func.getArgAttrOfType<StringAttr>(i, "loom.name")) {
+      } else if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName)) {
         argNames[name.getValue()] = type;
         if (name.getValue() == "step") {
           ++steps;
@@ -80,7 +86,7 @@ struct VerifyTrainStepPass
             ok = false;
           }
         }
-      } else if (!func.getArgAttr(i, "loom.input")) {
+      } else if (!func.getArgAttr(i, kInputAttrName)) {
         func.emitError("loom-verify-train-step: argument #")
             << i << " is neither a #loom.param, a #loom.input nor named";
         ok = false;
@@ -97,7 +103,7 @@ struct VerifyTrainStepPass
     unsigned numResults = func.getNumResults();
     for (unsigned i = 0; i < numResults; ++i) {
       Type type = func.getResultTypes()[i];
-      auto name = func.getResultAttrOfType<StringAttr>(i, "loom.name");
+      auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttrName);
       if (!name) {
         func.emitError("loom-verify-train-step: result #")
             << i << " has no `loom.name`";
@@ -145,7 +151,7 @@ struct VerifyTrainStepPass
         return;
       }
       if (isa<LoomDialect>(dialect) &&
-          !isa_and_nonnull<IntegerAttr>(op->getAttr("loom.fwd"))) {
+          !isa_and_nonnull<IntegerAttr>(op->getAttr(kFwdAttrName))) {
         op->emitError("loom-verify-train-step: loom op without an integer "
                       "`loom.fwd` (the forward op it belongs to)");
         ok = false;

@@ -16,6 +16,7 @@
 #define LOOM_DIALECT_DIST_IR_PIPELINEINFO_H
 
 #include "loom/Analysis/Pipeline/Schedule.h"
+#include "loom/Dialect/AttributeNames.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -30,13 +31,13 @@ namespace mlir::loom::dist {
 
 /// On an op: the pipeline stage that runs it. On a result: the stage that
 /// computes it.
-inline constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
+using ::mlir::loom::kStageAttrName;
 /// On the module: the pipeline (`PipelineInfo`).
-inline constexpr llvm::StringLiteral kPipelineAttrName = "dist.pipeline";
+using ::mlir::loom::kPipelineAttrName;
 /// On an op: the micro-batch it belongs to (set by loom-autodiff).
-inline constexpr llvm::StringLiteral kMicroBatchAttrName = "loom.micro_batch";
+using ::mlir::loom::kMicroBatchAttrName;
 /// On an op of a micro-batch: part of its backward.
-inline constexpr llvm::StringLiteral kBackwardAttrName = "loom.backward";
+using ::mlir::loom::kBackwardAttrName;
 
 struct PipelineInfo {
   /// The mesh axis whose coordinate is the stage.

@@ -15,6 +15,7 @@
 #define LOOM_DIALECT_DIST_INTERFACES_PARTITIONABLEOPINTERFACE_H
 
 #include "loom/Analysis/Strategy/OpLayouts.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Interfaces/ShardingRule.h"
 
@@ -24,11 +25,11 @@
 namespace mlir::loom::dist {
 
 /// The attribute holding an op's strategy (`#dist.strategy`).
-inline constexpr llvm::StringLiteral kStrategyAttrName = "dist.strategy";
+using ::mlir::loom::kStrategyAttrName;
 /// The attribute holding a layout (`#dist.layout`): on function arguments and
 /// results, on the casts dist-lower-reshards leaves, and on partitioned ops
 /// whose computation depends on their block's place (dropout).
-inline constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
+using ::mlir::loom::kLayoutAttrName;
 
 /// What an op's rewrite needs to know. The op's operands are already the
 /// local values (the partition pass converts producers first); its result

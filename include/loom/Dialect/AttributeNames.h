@@ -1,0 +1,67 @@
+//===- AttributeNames.h - Loom's discardable attribute names ----*- C++ -*-===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every discardable attribute the phases read or write, named once. The
+// passes, analyses, interpreter, emitters and importers spell them through
+// these constants, never as string literals, so a name cannot drift between
+// the writer and a reader. (Op names are never compared as strings: ops are
+// told apart by class, trait or interface.)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_ATTRIBUTENAMES_H
+#define LOOM_DIALECT_ATTRIBUTENAMES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::loom {
+
+//===----------------------------------------------------------------------===//
+// The model graph (import, autodiff, recompute)
+//===----------------------------------------------------------------------===//
+
+/// `#loom.param` on a trained argument of @forward / @train_step.
+inline constexpr llvm::StringLiteral kParamAttrName = "loom.param";
+/// `#loom.input` on a data argument (its role: tokens, labels, ...).
+inline constexpr llvm::StringLiteral kInputAttrName = "loom.input";
+/// The ecosystem name of a @train_step argument or result.
+inline constexpr llvm::StringLiteral kNameAttrName = "loom.name";
+/// The index of the @forward op a @train_step op computes, differentiates
+/// or updates the parameters of (set by autodiff).
+inline constexpr llvm::StringLiteral kFwdAttrName = "loom.fwd";
+/// The micro-batch an op belongs to (autodiff, with several).
+inline constexpr llvm::StringLiteral kMicroBatchAttrName = "loom.micro_batch";
+/// Marks an op of the backward (autodiff; recomputed clones count).
+inline constexpr llvm::StringLiteral kBackwardAttrName = "loom.backward";
+/// Marks a clone made by `loom-recompute`.
+inline constexpr llvm::StringLiteral kRecomputeAttrName = "loom.recompute";
+
+//===----------------------------------------------------------------------===//
+// The plan (sharding, pipeline, partition)
+//===----------------------------------------------------------------------===//
+
+/// `#dist.strategy` on a forward op.
+inline constexpr llvm::StringLiteral kStrategyAttrName = "dist.strategy";
+/// `#dist.layout` on arguments, results, casts and block-dependent ops.
+inline constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
+/// The search's outer choices (`zero`, `recompute`), on the module.
+inline constexpr llvm::StringLiteral kPlanAttrName = "dist.plan";
+/// The search's predictions (step time, compute, comm, bubble, memory).
+inline constexpr llvm::StringLiteral kPredictedAttrName = "dist.predicted";
+/// The search's memory breakdown, for reports.
+inline constexpr llvm::StringLiteral kMemoryAttrName = "dist.memory";
+/// How the search fitted its memory limit by liveness (`fit-liveness`).
+inline constexpr llvm::StringLiteral kMemoryFitAttrName = "dist.memory_fit";
+/// The cluster spec the search priced with, as JSON.
+inline constexpr llvm::StringLiteral kClusterAttrName = "dist.cluster";
+/// The pipeline (stages, micro-batches, schedule), on the module.
+inline constexpr llvm::StringLiteral kPipelineAttrName = "dist.pipeline";
+/// The pipeline stage of an op or result.
+inline constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
+
+} // namespace mlir::loom
+
+#endif // LOOM_DIALECT_ATTRIBUTENAMES_H
