@@ -31,9 +31,9 @@ void mlir::loom::dist::buildShardingPipeline(
   // for the chosen micro-batches, when the options ask).
   pm.addPass(createSearchStrategyPass(options));
   // The contract the partition phase relies on.
-  VerifyShardingOptions verify;
+  VerifyShardingPassOptions verify;
   verify.entryName = options.entryName;
-  pm.addPass(createVerifySharding(verify));
+  pm.addPass(createVerifyShardingPass(verify));
   // The plan as the phase leaves it, for people and tools.
   if (exportPlan)
     pm.addPass(createExportPlanPass(*exportPlan, sinks));

@@ -34,7 +34,7 @@ using ::mlir::loom::kPredictedAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
 namespace mlir::loom::dist {
-#define GEN_PASS_DEF_VERIFYSHARDING
+#define GEN_PASS_DEF_VERIFYSHARDINGPASS
 #include "loom/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace mlir::loom::dist
 
@@ -44,8 +44,8 @@ using namespace mlir::loom::dist;
 
 namespace {
 struct VerifyShardingPass
-    : mlir::loom::dist::impl::VerifyShardingBase<VerifyShardingPass> {
-  using VerifyShardingBase::VerifyShardingBase;
+    : mlir::loom::dist::impl::VerifyShardingPassBase<VerifyShardingPass> {
+  using VerifyShardingPassBase::VerifyShardingPassBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

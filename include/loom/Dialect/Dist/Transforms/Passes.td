@@ -145,7 +145,7 @@ def PartitionSPMDPass : Pass<"dist-partition-spmd", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def VerifySharding : Pass<"dist-verify-sharding", "::mlir::ModuleOp"> {
+def VerifyShardingPass : Pass<"dist-verify-sharding", "::mlir::ModuleOp"> {
   let summary = "Check the contract of a searched (sharded) module";
   let description = [{
     Ends the sharding phase: the module has exactly one `dist.mesh`, a
