@@ -9,14 +9,13 @@
 //   1. reject options whose phase has not landed or which `--compile-to`
 //      stops before (each by its flag), and values the phases would refuse;
 //   2. load the input by its extension (graph JSON importer, MLIR parser);
-//   3. run `loom-<phase>-pipeline` for each phase up to `compileTo`
-//      (import, then autodiff with the optimizer flags, then the strategy
-//      search when `--cluster` is given (`--report` prints its plan), then
-//      partition with
-//      the mesh, strategies and parallel config; the partition phase runs
-//      in steps so that the device count is checked against the mesh and
-//      the plan can be dumped before partitioning).
-//
+//   3. build one pass manager from the phase pipeline builders
+//      (buildCompilerPipeline: `loom-<phase>-pipeline` for each phase up to
+//      `compileTo`, with the options the flags give, and the report passes
+//      the flags ask for), print it under `--dump-pass-pipeline`, and run
+//      it once. Nothing that changes the IR happens outside it, so
+//      `loom-opt --pass-pipeline` with the printed text reproduces loomc.
+
 // compile() is checkOptions, prepareContext, loadInput and runPhases in
 // turn; an embedder (the C API) calls the pieces itself, loading from memory
 // with loadInputBuffer and capturing the report and the plan JSON through

@@ -105,3 +105,16 @@ llvm::DenseSet<Operation *> mlir::loom::dist::getActivationOps(
   }
   return ops;
 }
+
+FailureOr<SmallVector<std::optional<int64_t>>>
+mlir::loom::dist::getStageList(ModuleOp module) {
+  FailureOr<std::optional<PipelineInfo>> pipeline = getPipelineInfo(module);
+  if (failed(pipeline))
+    return failure();
+  SmallVector<std::optional<int64_t>> stages;
+  if (!*pipeline || (*pipeline)->stages <= 1)
+    return SmallVector<std::optional<int64_t>>{std::nullopt};
+  for (int64_t s = 0; s < (*pipeline)->stages; ++s)
+    stages.push_back(s);
+  return stages;
+}

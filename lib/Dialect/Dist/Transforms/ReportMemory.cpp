@@ -50,22 +50,16 @@ private:
 void ReportMemoryPass::runOnOperation() {
   ModuleOp module = getOperation();
   llvm::raw_ostream &os = sinks.report ? *sinks.report : llvm::outs();
-  FailureOr<std::optional<PipelineInfo>> pipeline = getPipelineInfo(module);
-  if (failed(pipeline))
-    return signalPassFailure();
   // Each stage's ranks hold their own stage's values (docs/Pipeline.md).
-  SmallVector<std::optional<int64_t>> stages = {std::nullopt};
-  if (*pipeline && (*pipeline)->stages > 1) {
-    stages.clear();
-    for (int64_t s = 0; s < (*pipeline)->stages; ++s)
-      stages.push_back(s);
-  }
+  FailureOr<SmallVector<std::optional<int64_t>>> stages = getStageList(module);
+  if (failed(stages))
+    return signalPassFailure();
   auto gib = [](int64_t bytes) { return double(bytes) / double(1 << 30); };
   // 1. The liveness peaks.
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    for (std::optional<int64_t> stage : stages) {
+    for (std::optional<int64_t> stage : *stages) {
       MemoryBreakdown memory = analyzeMemory(func, stage);
       std::string which =
           stage ? " (stage " + std::to_string(*stage) + ")" : std::string();

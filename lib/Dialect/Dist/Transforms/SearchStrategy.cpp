@@ -870,17 +870,13 @@ std::unique_ptr<SearchStrategyPass> SearchStrategyPass::cloneSearch() const {
 /// The largest peak live bytes of the functions of a partitioned module,
 /// over its pipeline stages.
 static int64_t getPartitionedPeak(ModuleOp module) {
-  SmallVector<std::optional<int64_t>> stages = {std::nullopt};
-  FailureOr<std::optional<PipelineInfo>> pipeline = getPipelineInfo(module);
-  if (succeeded(pipeline) && *pipeline && (*pipeline)->stages > 1) {
-    stages.clear();
-    for (int64_t s = 0; s < (*pipeline)->stages; ++s)
-      stages.push_back(s);
-  }
+  FailureOr<SmallVector<std::optional<int64_t>>> stages = getStageList(module);
   int64_t peak = 0;
+  if (failed(stages))
+    return peak;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
-      for (std::optional<int64_t> stage : stages)
+      for (std::optional<int64_t> stage : *stages)
         peak = std::max(peak, analyzeMemory(func, stage).getPeak());
   return peak;
 }

@@ -60,6 +60,11 @@ struct PipelineInfo {
 /// the bad field (emitted on the module) makes it a failure.
 FailureOr<std::optional<PipelineInfo>> getPipelineInfo(ModuleOp module);
 
+/// The stages whose ranks hold different values, for per-stage analyses
+/// (dist::analyzeMemory): 0 .. S-1 for a pipeline of S > 1 stages, else
+/// {nullopt} (every rank holds every value). Fails as getPipelineInfo does.
+FailureOr<SmallVector<std::optional<int64_t>>> getStageList(ModuleOp module);
+
 /// The stage of `op` (its `dist.stage`), or nullopt when it runs on every
 /// stage.
 std::optional<int64_t> getOpStage(Operation *op);
