@@ -4,6 +4,7 @@
     /usr/bin/python3 tools/bench/train-vs-pytorch.py [--preset 124m]
         [--batch 4] [--seq 256] [--steps 4] [--threads 1,2]
         [--device cpu|cuda] [--work DIR] [--loom-bin build/bin]
+        [--build-only | --prebuilt]
 
 Builds `loom-model gpt2 --preset P --batch B --seq S`, compiles it for one
 device with `loomc --emit host` (or `--emit cuda` with --device cuda), and
@@ -23,6 +24,11 @@ the PaLM convention. The peak on a CPU is the best f32 GEMM rate PyTorch
 reaches here with the same threads (2048³, best of 5); on a GPU it is the
 device's dense f32 peak given with --peak-tflops (Loom runs f32 without
 TF32, so that is the honest peak).
+
+On a GPU machine without Loom's toolchain (tools/gpu-check.sh), the Loom
+side is made elsewhere: `--build-only` writes the graph, the tokens and the
+program into --work and stops; `--prebuilt` then runs no Loom tool and uses
+what --work holds.
 
 Prints a Markdown table (docs/Performance.md records one). Needs PyTorch
 (Debian's python3-torch for the CPU).
@@ -52,6 +58,12 @@ parser.add_argument("--peak-tflops", type=float, default=None,
                     help="the device's dense f32 peak (with --device cuda)")
 parser.add_argument("--work", default="/tmp/loom-train-vs-pytorch")
 parser.add_argument("--loom-bin", default=str(ROOT / "build" / "bin"))
+stage = parser.add_mutually_exclusive_group()
+stage.add_argument("--build-only", action="store_true",
+                   help="build Loom's program into --work and stop")
+stage.add_argument("--prebuilt", action="store_true",
+                   help="use the program, graph and tokens in --work; "
+                        "run no Loom tool")
 parser.add_argument("--worker", action="store_true",
                     help=argparse.SUPPRESS)  # internal: one PyTorch run
 args = parser.parse_args()
@@ -60,8 +72,11 @@ try:
     import torch
     import torch.nn.functional as F
 except ImportError:
-    sys.exit("train-vs-pytorch: error: PyTorch is not installed for "
-             f"{sys.executable} (Debian: apt-get install python3-torch)")
+    if args.build_only:  # Loom's side alone needs no PyTorch
+        torch = None
+    else:
+        sys.exit("train-vs-pytorch: error: PyTorch is not installed for "
+                 f"{sys.executable} (Debian: apt-get install python3-torch)")
 
 work = pathlib.Path(args.work)
 work.mkdir(parents=True, exist_ok=True)
@@ -77,10 +92,14 @@ def run(cmd, **kw):
 
 
 # --- the model and its FLOPs ----------------------------------------------
-model_mlir = work / "gpt.mlir"
-if not args.worker:  # the worker reads the graph its parent wrote
+model_mlir = work / f"gpt-{args.preset}-b{args.batch}-s{args.seq}.mlir"
+# The worker reads the graph its parent wrote.
+if not args.worker and not args.prebuilt:
     run([tool / "loom-model", "gpt2", "--preset", args.preset,
          "--batch", str(args.batch), "--seq", str(args.seq), "-o", model_mlir])
+if not model_mlir.exists():
+    sys.exit(f"train-vs-pytorch: error: {model_mlir} is missing (make it with "
+             "--build-only)")
 text = model_mlir.read_text()
 
 
@@ -100,18 +119,23 @@ model_flops = 3 * forward
 
 # --- Loom ---------------------------------------------------------------------
 data = work / "tokens.bin"
-if not args.worker:
+if not args.worker and not args.prebuilt:
     run([tool / "loom-data", "encode", "--input",
          ROOT / "test" / "Inputs" / "data" / "coriolanus.txt", "--output",
          data])
 # Built once per configuration; remove --work to rebuild after changing Loom.
 program = work / f"loom-{args.device}-{args.preset}-b{args.batch}-s{args.seq}"
 env = dict(os.environ)
+if args.prebuilt and not (program / "launch.sh").exists():
+    sys.exit(f"train-vs-pytorch: error: {program} holds no program (make it "
+             "with --build-only)")
 if not args.worker and not (program / "launch.sh").exists():
     print(f"building Loom's program ({args.device}) ...", file=sys.stderr)
     run([tool / "loomc", model_mlir, "--devices", "1", "--emit",
          "host" if args.device == "cpu" else "cuda", "--emit-dtypes", "f32",
          "-o", program], env=env)
+if args.build_only:
+    sys.exit(0)
 
 
 def pinned(threads):
@@ -193,6 +217,8 @@ def torch_steps(threads):
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4,
                                   weight_decay=0.1)
     stream = torch.tensor(list(data.read_bytes()[1024:]), dtype=torch.int64)
+    # A batch longer than the text repeats it, as Loom's loader wraps around.
+    stream = stream.repeat(tokens // len(stream) + 2)
     times = []
     for step in range(args.steps):
         start = (step * tokens) % (len(stream) - tokens - 1)
