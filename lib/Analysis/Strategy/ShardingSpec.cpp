@@ -15,7 +15,6 @@
 #include <nlohmann/json.hpp>
 
 #include <set>
-#include <sstream>
 
 using json = nlohmann::json;
 
@@ -388,29 +387,6 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
       spec.ops.push_back(std::move(entry));
     }
   }
-}
-
-ValueOrError<Mesh> parseMeshSpec(const std::string &text) {
-  std::vector<Mesh::Axis> axes;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      return ValueOrError<Mesh>::failure(
-          "mesh `" + text + "`: expected name=size pairs such as dp=2,tp=4, "
-          "got `" + item + "`");
-    std::string sizeText = item.substr(eq + 1);
-    if (sizeText.find_first_not_of("0123456789") != std::string::npos ||
-        sizeText.size() > 10)
-      return ValueOrError<Mesh>::failure("mesh `" + text + "`: size of axis `" +
-                                         item.substr(0, eq) +
-                                         "` is not a positive integer");
-    axes.push_back({item.substr(0, eq), std::stoll(sizeText)});
-  }
-  if (axes.empty())
-    return ValueOrError<Mesh>::failure("mesh `" + text + "` has no axes");
-  return Mesh::get(std::move(axes));
 }
 
 } // namespace mlir::loom::dist

@@ -259,14 +259,4 @@ TEST(ShardingSpecTest, ExpandsDataParallelAndOptimizerShard) {
   EXPECT_TRUE(spec.ops.empty());
 }
 
-TEST(ShardingSpecTest, ParsesMeshSpecs) {
-  auto mesh = parseMeshSpec("dp=2,tp=4");
-  ASSERT_TRUE(mesh.ok()) << mesh.error();
-  EXPECT_EQ(mesh->toString(), "{dp:2, tp:4}");
-  EXPECT_FALSE(parseMeshSpec("dp").ok());
-  EXPECT_FALSE(parseMeshSpec("dp=x").ok());
-  EXPECT_FALSE(parseMeshSpec("dp=2,dp=2").ok());
-  EXPECT_FALSE(parseMeshSpec("").ok());
-}
-
 } // namespace

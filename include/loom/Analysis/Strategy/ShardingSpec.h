@@ -161,9 +161,6 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 /// and the attention output between the two with all-to-alls.
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec);
 
-/// Parses `--mesh dp=2,tp=4` into mesh axes.
-ValueOrError<Mesh> parseMeshSpec(const std::string &text);
-
 } // namespace mlir::loom::dist
 
 #endif // LOOM_ANALYSIS_STRATEGY_SHARDINGSPEC_H

@@ -265,7 +265,7 @@ LogicalResult LayoutAssigner::setUpEntryAndMesh() {
     mesh = *existing;
     meshRef = FlatSymbolRefAttr::get(meshes[0].getSymNameAttr());
     if (!spec.empty()) {
-      ValueOrError<Mesh> given = parseMeshSpec(spec);
+      ValueOrError<Mesh> given = Mesh::parse(spec);
       if (!given)
         return module.emitError() << given.error();
       if (*given != *mesh)
@@ -278,7 +278,7 @@ LogicalResult LayoutAssigner::setUpEntryAndMesh() {
       return module.emitError()
              << "no mesh: give `mesh` (e.g. dp=2,tp=2), a parallel config or "
                 "a strategy file with a mesh, or a dist.mesh op";
-    ValueOrError<Mesh> given = parseMeshSpec(spec);
+    ValueOrError<Mesh> given = Mesh::parse(spec);
     if (!given)
       return module.emitError() << given.error();
     mesh = *given;

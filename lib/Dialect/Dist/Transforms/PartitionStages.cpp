@@ -59,8 +59,6 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-/// The least MPI_TAG_UB the MPI standard guarantees (dist.send C4).
-static constexpr int64_t kMaxTag = 32767;
 static constexpr int64_t kNoKey = std::numeric_limits<int64_t>::max();
 
 namespace {
@@ -265,9 +263,9 @@ void PartitionStagesPass::runOnOperation() {
         readers[*stage].push_back(&use);
     }
     for (auto &[to, uses] : readers) {
-      if (nextTag > kMaxTag) {
+      if (nextTag > kMaxMessageTag) {
         entry.emitError("dist-partition-stages: more than ")
-            << kMaxTag + 1 << " transfers between stages in one step";
+            << kMaxMessageTag + 1 << " transfers between stages in one step";
         return failure();
       }
       auto type = cast<RankedTensorType>(value.getType());

@@ -27,7 +27,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using ::mlir::loom::kBackwardAttrName;
@@ -56,12 +56,22 @@ static double getLocalBytes(Type type) {
   return double(getNumElements(tensor.getShape())) * getElementBytes(tensor);
 }
 
+/// The collective the cost model prices for `op`, if it is one.
+static std::optional<CollectiveKind> getCollectiveKind(Operation *op) {
+  using Kind = std::optional<CollectiveKind>;
+  return llvm::TypeSwitch<Operation *, Kind>(op)
+      .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
+      .Case([](AllReduceOp) { return CollectiveKind::AllReduce; })
+      .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
+      .Case([](AllToAllOp) { return CollectiveKind::AllToAll; })
+      .Default([](Operation *) { return Kind(); });
+}
+
 /// The seconds one op of the pipelined program takes on its rank.
 static FailureOr<double> priceOp(Operation *op, const ClusterCostModel &model,
                                  const ClusterSpec &cluster,
                                  int64_t ranksPerStage) {
-  StringRef name = op->getName().getStringRef();
-  if (name == "dist.send") {
+  if (isa<SendOp>(op)) {
     // Consecutive stages are ranksPerStage ranks apart.
     const LinkSpec &link = ranksPerStage < cluster.devicesPerNode
                                ? cluster.intraNode
@@ -72,14 +82,7 @@ static FailureOr<double> priceOp(Operation *op, const ClusterCostModel &model,
                                       ? bytes / link.bandwidthBytesPerSecond
                                       : 0.0);
   }
-  std::optional<CollectiveKind> kind =
-      llvm::StringSwitch<std::optional<CollectiveKind>>(name)
-          .Case("dist.all_gather", CollectiveKind::AllGather)
-          .Case("dist.all_reduce", CollectiveKind::AllReduce)
-          .Case("dist.reduce_scatter", CollectiveKind::ReduceScatter)
-          .Case("dist.all_to_all", CollectiveKind::AllToAll)
-          .Default(std::nullopt);
-  if (kind) {
+  if (std::optional<CollectiveKind> kind = getCollectiveKind(op)) {
     auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
     if (!axesAttr || op->getNumOperands() == 0 || op->getNumResults() == 0)
       return 0.0;
@@ -200,7 +203,7 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
         priceOp(op, *model, cluster, input.ranksPerStage);
     if (failed(seconds))
       return WalkResult::interrupt();
-    if (op->getName().getStringRef() == "dist.send") {
+    if (isa<SendOp>(op)) {
       // A hop is the simulation's latency, not a unit's work.
       hops.push_back(*seconds);
       return WalkResult::advance();

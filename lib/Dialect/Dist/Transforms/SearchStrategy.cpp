@@ -293,7 +293,7 @@ LogicalResult SearchStrategyPass::search() {
   if (!meshOps.empty() || !fixedMesh.empty()) {
     // A given mesh is the intra-stage mesh; pipelining only when asked.
     ValueOrError<Mesh> mesh = !meshOps.empty() ? meshOps[0].getMesh()
-                                               : parseMeshSpec(fixedMesh);
+                                               : Mesh::parse(fixedMesh);
     if (!mesh) {
       if (!meshOps.empty())
         meshOps[0].emitOpError() << mesh.error();

@@ -16,8 +16,6 @@
 using namespace mlir;
 using namespace mlir::loom::dist;
 
-/// The least MPI_TAG_UB the MPI standard guarantees.
-static constexpr int64_t kMaxTag = 32767;
 
 /// Checks C1 to C4 of send and recv: the peer coordinate `peer` (attribute
 /// `name`) is on `axis` of the mesh and the tag fits every MPI.
@@ -25,9 +23,9 @@ static LogicalResult verifyPeer(Operation *op, FlatSymbolRefAttr mesh,
                                 StringRef axis, int64_t peer, StringRef name,
                                 int64_t tag, SymbolTableCollection &tables) {
   // C4.
-  if (tag < 0 || tag > kMaxTag)
+  if (tag < 0 || tag > kMaxMessageTag)
     return op->emitOpError()
-           << "expects `tag` in [0, " << kMaxTag << "], got " << tag;
+           << "expects `tag` in [0, " << kMaxMessageTag << "], got " << tag;
   // C1 and C2.
   FailureOr<int64_t> size = verifyMeshAxis(op, mesh, axis, tables);
   if (failed(size))
