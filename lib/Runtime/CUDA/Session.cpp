@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 
 namespace loom::runtime::cuda {
@@ -40,6 +41,15 @@ Session &Session::get(mpi::Communicator &comm) {
   s.device = localRank % count;
   LOOM_CUDA_CHECK(cudaSetDevice(s.device));
   LOOM_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+  // The step's buffers come from the stream-ordered allocator. Its default
+  // pool hands unused memory back to the driver at every synchronization
+  // (release threshold 0), so each step would map its buffers afresh; the
+  // process keeps what it once used instead.
+  cudaMemPool_t pool;
+  LOOM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, s.device));
+  uint64_t keepEverything = UINT64_MAX;
+  LOOM_CUDA_CHECK(cudaMemPoolSetAttribute(
+      pool, cudaMemPoolAttrReleaseThreshold, &keepEverything));
   LOOM_CUBLAS_CHECK(cublasCreate(&s.blas));
   LOOM_CUBLAS_CHECK(cublasSetStream(s.blas, s.stream));
   // Full f32 products (no TF32), as the host and the interpreter compute.

@@ -352,6 +352,24 @@ cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream) {
   return release("cudaFreeAsync", devPtr);
 }
 
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
+  if (!memPool)
+    return recordError(cudaErrorInvalidValue);
+  if (device < 0 || device >= deviceCount())
+    return recordError(cudaErrorInvalidDevice);
+  // A distinct non-null handle per device; nothing is behind it.
+  static char handles[64];
+  *memPool = reinterpret_cast<cudaMemPool_t>(&handles[device % 64]);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool,
+                                    cudaMemPoolAttr attr, void *value) {
+  if (!memPool || !value || attr != cudaMemPoolAttrReleaseThreshold)
+    return recordError(cudaErrorInvalidValue);
+  return cudaSuccess;
+}
+
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                        cudaMemcpyKind kind) {
   if (cudaError_t error = checkCopy("cudaMemcpy", dst, count, src, count, kind))

@@ -46,6 +46,12 @@ enum cudaMemcpyKind {
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
+typedef struct CUmemPoolHandle_st *cudaMemPool_t;
+
+/// The pool attributes Loom sets (the toolkit's values).
+enum cudaMemPoolAttr {
+  cudaMemPoolAttrReleaseThreshold = 0x4,
+};
 
 #define cudaStreamDefault 0x00
 #define cudaStreamNonBlocking 0x01
@@ -76,6 +82,11 @@ cudaError_t cudaMalloc(void **devPtr, size_t size);
 cudaError_t cudaFree(void *devPtr);
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream);
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream);
+/// The emulator keeps no pool: each device has one handle whose attributes
+/// are checked and ignored.
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool,
+                                    enum cudaMemPoolAttr attr, void *value);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                        enum cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,

@@ -794,6 +794,28 @@ TEST(EmulatorMemoryTest, AsyncAllocationsFollowTheirStream) {
   clearLastError();
 }
 
+TEST(EmulatorMemoryTest, DefaultPoolTakesAReleaseThresholdOnly) {
+  clearLastError();
+  cudaMemPool_t pool = nullptr;
+  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
+  EXPECT_NE(pool, nullptr);
+  uint64_t threshold = UINT64_MAX;
+  EXPECT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold,
+                                    &threshold),
+            cudaSuccess);
+  EXPECT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold,
+                                    nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemPoolSetAttribute(nullptr, cudaMemPoolAttrReleaseThreshold,
+                                    &threshold),
+            cudaErrorInvalidValue);
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, count), cudaErrorInvalidDevice);
+  EXPECT_EQ(cudaDeviceGetDefaultMemPool(nullptr, 0), cudaErrorInvalidValue);
+  clearLastError();
+}
+
 TEST(EmulatorMemoryTest, Memcpy2DHonoursBothPitches) {
   // A 5 x 6 int matrix with a host pitch of 10 ints, to a device pitch of 8
   // ints, and back to a host pitch of 7 ints.
