@@ -49,8 +49,17 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::loom;
+
+/// A flag's real value as a user would type it: inf and nan spelled so.
+static std::string formatReal(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
 
 llvm::raw_ostream &CompileOptions::getReportStream() const {
   return reportStream ? *reportStream : llvm::outs();
@@ -180,16 +189,20 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
           std::pair{"--beta2", options.beta2}, std::pair{"--eps", options.eps}})
       if (value)
         error() << flag << " applies to --optimizer adamw, not sgd";
+  // Every real-valued flag is finite: `inf` would reach the program as a
+  // constant and turn the first step's weights into NaN.
   auto nonNegative = [&](StringRef flag, std::optional<double> value) {
-    if (value && !(*value >= 0.0))
-      error() << flag << ": expected a value >= 0, found " << *value;
+    if (value && !(std::isfinite(*value) && *value >= 0.0))
+      error() << flag << ": expected a finite value >= 0, found "
+              << formatReal(*value);
   };
   nonNegative("--lr", options.lr);
   nonNegative("--weight-decay", options.weightDecay);
   nonNegative("--momentum", options.momentum);
   nonNegative("--clip-norm", options.clipNorm);
-  if (options.eps && !(*options.eps > 0.0))
-    error() << "--eps: expected a value > 0, found " << *options.eps;
+  if (options.eps && !(std::isfinite(*options.eps) && *options.eps > 0.0))
+    error() << "--eps: expected a finite value > 0, found "
+            << formatReal(*options.eps);
   for (auto [flag, value] : {std::pair{"--beta1", options.beta1},
                              std::pair{"--beta2", options.beta2}})
     if (value && !(*value >= 0.0 && *value < 1.0))
@@ -201,16 +214,21 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     error() << "--memory-limit applies to the strategy search: give --cluster";
   if (options.report && !options.cluster)
     error() << "--report prints the searched plan: give --cluster";
-  if (options.memoryLimitGiB && !(*options.memoryLimitGiB > 0.0))
-    error() << "--memory-limit: expected a value > 0 (GiB), found "
-            << *options.memoryLimitGiB;
+  if (options.memoryLimitGiB && !(std::isfinite(*options.memoryLimitGiB) &&
+                                  *options.memoryLimitGiB > 0.0))
+    error() << "--memory-limit: expected a finite value > 0 (GiB), found "
+            << formatReal(*options.memoryLimitGiB);
   if (options.cluster && options.compileTo >= Phase::Sharding &&
       !options.devices && !options.mesh && !options.parallelConfig &&
       !options.strategy)
     error() << "--cluster needs the devices: give --devices N (the search "
                "picks the mesh), --mesh, --parallel-config or --strategy";
-  if (options.devices && *options.devices < 1)
-    error() << "--devices: expected a value >= 1, found " << *options.devices;
+  // A mesh holds at most Mesh::kMaxDevices; beyond it the search would
+  // only spend minutes finding that no mesh exists.
+  if (options.devices &&
+      (*options.devices < 1 || *options.devices > dist::Mesh::kMaxDevices))
+    error() << "--devices: expected a value in [1, " << dist::Mesh::kMaxDevices
+            << "], found " << *options.devices;
   // Code generation: MPI programs of host ranks or of one GPU per rank.
   if (options.emit && *options.emit != "host" && *options.emit != "cuda")
     error() << "--emit: expected host or cuda, found '" << *options.emit << "'";

@@ -37,7 +37,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/Format.h"
 
+#include <cmath>
 #include <map>
 
 using ::mlir::loom::kBackwardAttrName;
@@ -242,6 +244,19 @@ void AutodiffPass::runOnOperation() {
     module.emitError("loom-autodiff: micro-batches must be >= 1");
     return signalPassFailure();
   }
+  // A non-finite hyper-parameter becomes a constant of the step and turns
+  // the first update's weights into NaN.
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"lr", lr}, {"beta1", beta1},
+        {"beta2", beta2}, {"eps", eps}, {"momentum", momentum},
+        {"clip-norm", clipNorm}})
+    if (!std::isfinite(value)) {
+      std::string text;
+      llvm::raw_string_ostream(text) << llvm::format("%g", value);
+      module.emitError("loom-autodiff: option `")
+          << name << "` must be finite, found " << text;
+      return signalPassFailure();
+    }
   Block &body = forward.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   if (ret.getNumOperands() != 1) {
@@ -339,6 +354,28 @@ void AutodiffPass::runOnOperation() {
   // 2. The micro-batches' slices of the batch, all up front: the global
   // token count below needs every micro-batch's labels before the first
   // backward.
+  // Every batch argument splits into the micro-batches (so their count is
+  // at most the batch size) before anything is sized by that count.
+  if (microBatches > 1) {
+    if (batchArgs.empty()) {
+      forward.emitError("loom-autodiff: ")
+          << static_cast<int64_t>(microBatches)
+          << " micro-batches need a batch argument to split, and @"
+          << entryName << " has none";
+      return signalPassFailure();
+    }
+    for (auto [k, i] : llvm::enumerate(batchArgs)) {
+      auto type =
+          cast<RankedTensorType>(entry->getArgument(batchStart + k).getType());
+      if (type.getRank() == 0 || type.getShape()[0] % microBatches != 0) {
+        forward.emitError("loom-autodiff: batch argument #")
+            << i << " of type " << type << " does not split into "
+            << static_cast<int64_t>(microBatches)
+            << " micro-batches along dim 0";
+        return signalPassFailure();
+      }
+    }
+  }
   SmallVector<SmallVector<Value>> batchSlices(microBatches);
   for (int64_t m = 0; m < microBatches; ++m) {
     Operation *before = entry->empty() ? nullptr : &entry->back();
@@ -346,12 +383,6 @@ void AutodiffPass::runOnOperation() {
       Value arg = entry->getArgument(batchStart + k);
       if (microBatches > 1) {
         auto type = cast<RankedTensorType>(arg.getType());
-        if (type.getRank() == 0 || type.getShape()[0] % microBatches != 0) {
-          forward.emitError("loom-autodiff: batch argument #")
-              << i << " of type " << type << " does not split into "
-              << static_cast<int64_t>(microBatches) << " micro-batches along dim 0";
-          return signalPassFailure();
-        }
         int64_t rows = type.getShape()[0] / microBatches;
         SmallVector<int64_t> starts(type.getRank(), 0),
             limits(type.getShape()), strides(type.getRank(), 1);
