@@ -18,7 +18,7 @@
 // values.
 
 // CHECK: module attributes {{.*}}dist.pipeline = {axis = "pp", micro_batches = 2 : i64, predicted = {bubble_s = [[BUBBLE:[-+.0-9eE]+]] : f64, p2p_s = {{.*}}, stage_backward_s = [{{[^,]+}}, {{[^,]+}}], stage_forward_s = [{{[^,]+}}, {{[^,]+}}], stage_memory_bytes = [{{[0-9]+}}, {{[0-9]+}}], step_time_s = [[STEP:[-+.0-9eE]+]] : f64}, schedule = "1f1b", stage_layers = {{\[\[}}0, 2], [2, 4]], stages = 2 : i64}
-// CHECK-SAME: dist.predicted = {bubble_s = [[BUBBLE]] : f64, {{.*}}step_time_s = [[STEP]] : f64}
+// CHECK-SAME: dist.plan = #dist.plan<zero = {{[01]}}, recompute = {{true|false}}, step_time_s = [[STEP]], {{.*}}bubble_s = [[BUBBLE]],
 // CHECK-NEXT: dist.mesh @mesh shape [1, 2] axes ["dp", "tp"]
 // CHECK-LABEL: func.func @train_step(
 // CHECK-COUNT-4: loom.matmul {{.*}}dist.strategy = #dist.strategy<@mesh,
@@ -27,7 +27,7 @@
 // FOUR-NEXT: dist.mesh @mesh shape [1] axes ["dp"]
 
 // NONE-NOT: dist.pipeline
-// NONE: dist.predicted = {bubble_s = 0.000000e+00
+// NONE: dist.plan = #dist.plan<{{.*}}bubble_s = 0.000000e+00
 // NONE-NEXT: dist.mesh @mesh shape [1, 4] axes ["dp", "tp"]
 
 // CONFIG: dist.pipeline = {axis = "pp", micro_batches = 4 : i64, {{.*}}stages = 2 : i64}

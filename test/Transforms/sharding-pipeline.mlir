@@ -3,8 +3,7 @@
 // The sharding phase's pipeline: the search writes a strategy on each forward
 // op and the plan's summary, and dist-verify-sharding accepts the result.
 // CHECK: module attributes {dist.cluster = "{\22name\22: \22dgx-a100-80g\22
-// CHECK-SAME: dist.plan = {recompute = false
-// CHECK-SAME: dist.predicted = {
+// CHECK-SAME: dist.plan = #dist.plan<zero = {{[01]}}, recompute = false, step_time_s =
 // CHECK: func.func @train_step
 // CHECK: loom.embedding {{.*}}dist.strategy = #dist.strategy<@mesh
 // CHECK: loom.reduce_sum {{.*}}dist.strategy = #dist.strategy<@mesh

@@ -3,7 +3,7 @@
 // A searched module passes: one mesh, the plan and its prediction, and a
 // valid strategy on each forward op (the backward op, a follower, needs none).
 // CHECK-LABEL: func.func @train_step
-module attributes {dist.plan = {recompute = false, zero = 0 : i64}, dist.predicted = {step_time_s = 1.0 : f64}} {
+module attributes {dist.plan = #dist.plan<zero = 0, recompute = false, step_time_s = 1.0, compute_s = 1.0, comm_s = 0.0, bubble_s = 0.0, memory_bytes_per_device = 0, model_flops_per_step = 0.0>} {
   dist.mesh @mesh shape [4] axes ["dp"]
   func.func @train_step(
       %wte: tensor<128x64xf32> {loom.param = #loom.param<"wte", init = zeros, decay = true>},
@@ -20,7 +20,7 @@ module attributes {dist.plan = {recompute = false, zero = 0 : i64}, dist.predict
 // -----
 
 // A forward op the search left without a strategy breaks the contract.
-module attributes {dist.plan = {recompute = false, zero = 0 : i64}, dist.predicted = {step_time_s = 1.0 : f64}} {
+module attributes {dist.plan = #dist.plan<zero = 0, recompute = false, step_time_s = 1.0, compute_s = 1.0, comm_s = 0.0, bubble_s = 0.0, memory_bytes_per_device = 0, model_flops_per_step = 0.0>} {
   dist.mesh @mesh shape [4] axes ["dp"]
   func.func @train_step(%x: tensor<16x8xf32>) -> tensor<f32> {
     // expected-error @+1 {{sharding contract: forward op has no dist.strategy}}
@@ -33,7 +33,7 @@ module attributes {dist.plan = {recompute = false, zero = 0 : i64}, dist.predict
 
 // A strategy that does not divide the factor is reported with the rule's
 // message.
-module attributes {dist.plan = {recompute = false, zero = 0 : i64}, dist.predicted = {step_time_s = 1.0 : f64}} {
+module attributes {dist.plan = #dist.plan<zero = 0, recompute = false, step_time_s = 1.0, compute_s = 1.0, comm_s = 0.0, bubble_s = 0.0, memory_bytes_per_device = 0, model_flops_per_step = 0.0>} {
   dist.mesh @mesh shape [3] axes ["dp"]
   func.func @train_step(%x: tensor<16x8xf32>) -> tensor<f32> {
     // expected-error @+1 {{sharding contract: invalid strategy:}}
@@ -44,8 +44,9 @@ module attributes {dist.plan = {recompute = false, zero = 0 : i64}, dist.predict
 
 // -----
 
-// Without the search's summary the module was not searched.
-// expected-error @+1 {{sharding contract: the module has no `dist.predicted` dictionary (run dist-search-strategy)}}
+// Without the search's plan the module was not searched; a dictionary in
+// its place (what the search wrote before `#dist.plan`) is no plan either.
+// expected-error @+1 {{sharding contract: the module has no `dist.plan` #dist.plan (run dist-search-strategy)}}
 module attributes {dist.plan = {recompute = false, zero = 0 : i64}} {
   dist.mesh @mesh shape [2] axes ["dp"]
   func.func @train_step(%x: tensor<16x8xf32>) -> tensor<f32> {

@@ -4,7 +4,7 @@ the per-rank program it produces (docs/Search.md, "Memory").
 For GPT-2 and Llama models on `dgx-a100-80g` and `dgx-h100` meshes, with and
 without `--memory-limit`:
 
-(i) the searched plan's predicted memory per device (`dist.predicted`
+(i) the searched plan's predicted memory per device (`dist.plan`'s
     `memory_bytes_per_device`, the model the solver enforces) is within
     TOLERANCE of the liveness peak of the partitioned per-rank program
     (`loom-opt -test-print-memory`, dist::analyzeMemory);

@@ -36,7 +36,7 @@
 #include <ctime>
 
 using ::mlir::loom::kPipelineAttrName;
-using ::mlir::loom::kPredictedAttrName;
+using ::mlir::loom::kPlanAttrName;
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -152,11 +152,10 @@ int mlir::loom::bench::runSearchBench() {
   for (auto mesh : module->getOps<dist::MeshOp>())
     if (dist::ValueOrError<dist::Mesh> value = mesh.getMesh())
       llvm::outs() << "mesh: " << value->toString() << "\n";
-  if (auto predicted =
-          (*module)->getAttrOfType<DictionaryAttr>(kPredictedAttrName))
-    if (auto step = predicted.getAs<FloatAttr>("step_time_s"))
-      llvm::outs() << "step_time_s: "
-                   << llvm::format("%.6g", step.getValueAsDouble()) << "\n";
+  auto plan = (*module)->getAttrOfType<dist::PlanAttr>(kPlanAttrName);
+  if (plan)
+    llvm::outs() << "step_time_s: " << llvm::format("%.6g", plan.getStepTime())
+                 << "\n";
   // The pipeline, when the search chose one: stages, micro-batches, the
   // schedule, the stage layers, the bubble and the fullest stage's memory.
   if (auto pipeline = (*module)->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
@@ -191,13 +190,11 @@ int mlir::loom::bench::runSearchBench() {
                    << llvm::format("%.1f", memory / double(int64_t(1) << 30))
                    << "\n";
     }
-  } else if (auto predicted =
-                 (*module)->getAttrOfType<DictionaryAttr>(kPredictedAttrName)) {
-    if (auto memory = predicted.getAs<IntegerAttr>("memory_bytes_per_device"))
-      llvm::outs() << "memory_gib_per_device: "
-                   << llvm::format("%.1f", double(memory.getInt()) /
-                                               double(int64_t(1) << 30))
-                   << "\n";
+  } else if (plan) {
+    llvm::outs() << "memory_gib_per_device: "
+                 << llvm::format("%.1f", double(plan.getMemoryBytesPerDevice()) /
+                                             double(int64_t(1) << 30))
+                 << "\n";
   }
   return 0;
 }

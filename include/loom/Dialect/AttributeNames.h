@@ -47,10 +47,9 @@ inline constexpr llvm::StringLiteral kRecomputeAttrName = "loom.recompute";
 inline constexpr llvm::StringLiteral kStrategyAttrName = "dist.strategy";
 /// `#dist.layout` on arguments, results, casts and block-dependent ops.
 inline constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
-/// The search's outer choices (`zero`, `recompute`), on the module.
+/// `#dist.plan` on the module: the search's outer choices (`zero`,
+/// `recompute`) and predictions (step time, compute, comm, bubble, memory).
 inline constexpr llvm::StringLiteral kPlanAttrName = "dist.plan";
-/// The search's predictions (step time, compute, comm, bubble, memory).
-inline constexpr llvm::StringLiteral kPredictedAttrName = "dist.predicted";
 /// The search's memory breakdown, for reports.
 inline constexpr llvm::StringLiteral kMemoryAttrName = "dist.memory";
 /// How the search fitted its memory limit by liveness (`fit-liveness`).

@@ -631,3 +631,34 @@ func.func @strategy_empty_partial_axis(%a: tensor<8x16xf32>, %b: tensor<8x16xf32
   %0 = loom.add %a, %b {dist.strategy = #dist.strategy<@m, [[], []], partial = [""]>} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// #dist.plan C1: the ZeRO level and the memory are not negative.
+// expected-error @+1 {{expects `zero` >= 0, got -1}}
+func.func @plan_negative_zero() attributes {dist.plan = #dist.plan<zero = -1, recompute = false, step_time_s = 1.0, compute_s = 1.0, comm_s = 0.0, bubble_s = 0.0, memory_bytes_per_device = 0, model_flops_per_step = 0.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects `memory_bytes_per_device` >= 0, got -8}}
+func.func @plan_negative_memory() attributes {dist.plan = #dist.plan<zero = 0, recompute = false, step_time_s = 1.0, compute_s = 1.0, comm_s = 0.0, bubble_s = 0.0, memory_bytes_per_device = -8, model_flops_per_step = 0.0>} {
+  return
+}
+
+// -----
+
+// #dist.plan C2: times and FLOPs are finite and not negative.
+// expected-error @+1 {{expects `comm_s` finite and >= 0, got -1}}
+func.func @plan_negative_time() attributes {dist.plan = #dist.plan<zero = 0, recompute = false, step_time_s = 1.0, compute_s = 1.0, comm_s = -1.0, bubble_s = 0.0, memory_bytes_per_device = 0, model_flops_per_step = 0.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected `true` or `false`}}
+// expected-error @+1 {{failed to parse Dist_PlanAttr parameter 'recompute' which is to be a `bool`}}
+func.func @plan_bad_bool() attributes {dist.plan = #dist.plan<zero = 0, recompute = maybe, step_time_s = 1.0, compute_s = 1.0, comm_s = 0.0, bubble_s = 0.0, memory_bytes_per_device = 0, model_flops_per_step = 0.0>} {
+  return
+}

@@ -105,3 +105,12 @@ func.func @partial_strategy(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tenso
   %1 = loom.neg %0 {dist.strategy = #dist.strategy<@m, [[], []], partial = []>} : tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
 }
+
+// The search's plan prints every double exactly (the shortest text that
+// reads back to the same bits, hexadecimal where no decimal does), so it
+// round-trips.
+// CHECK-LABEL: func.func @plan
+// CHECK-SAME: dist.plan = #dist.plan<zero = 1, recompute = true, step_time_s = 1.000000e-01, compute_s = 2.500000e-01, comm_s = 1.000000e-03, bubble_s = 0.000000e+00, memory_bytes_per_device = 123456789, model_flops_per_step = 1.000000e+15>
+func.func @plan() attributes {dist.plan = #dist.plan<zero = 1, recompute = true, step_time_s = 0.1, compute_s = 0.25, comm_s = 1.0e-3, bubble_s = 0.0, memory_bytes_per_device = 123456789, model_flops_per_step = 1.0e15>} {
+  return
+}

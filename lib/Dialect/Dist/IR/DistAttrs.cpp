@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The `#dist.layout` attribute: its syntax, the checks that need no mesh, and
-// the conversion to and from the layout library's `Layout`. Checks that need
+// the conversion to and from the layout library's `Layout`; the checks of
+// `#dist.strategy` and `#dist.plan`. Checks that need
 // the mesh's axes are made by the ops that carry a layout (Ops/Layouts.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +19,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h" // used by the generated attribute printer
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::loom::dist;
@@ -269,4 +272,49 @@ StrategyAttr::get(FlatSymbolRefAttr mesh,
     factors.push_back(toArrayAttr(context, axes));
   return get(context, mesh, ArrayAttr::get(context, factors),
              toArrayAttr(context, partial));
+}
+
+//===----------------------------------------------------------------------===//
+// PlanAttr
+//===----------------------------------------------------------------------===//
+
+FailureOr<llvm::APFloat> mlir::loom::dist::parseExactF64(AsmParser &parser) {
+  llvm::APFloat value(0.0);
+  if (failed(parser.parseFloat(llvm::APFloat::IEEEdouble(), value)))
+    return failure();
+  return value;
+}
+
+FailureOr<bool> mlir::loom::dist::parseBoolKeyword(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(parser.getCurrentLocation(),
+                          "expected `true` or `false`");
+}
+
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t zero, bool recompute,
+                               llvm::APFloat stepTime, llvm::APFloat compute,
+                               llvm::APFloat comm, llvm::APFloat bubble,
+                               int64_t memoryBytesPerDevice,
+                               llvm::APFloat modelFlops) {
+  // C1.
+  if (zero < 0)
+    return emitError() << "expects `zero` >= 0, got " << zero;
+  if (memoryBytesPerDevice < 0)
+    return emitError() << "expects `memory_bytes_per_device` >= 0, got "
+                       << memoryBytesPerDevice;
+  // C2.
+  for (auto [name, value] :
+       {std::pair<StringRef, const llvm::APFloat &>{"step_time_s", stepTime},
+        {"compute_s", compute},
+        {"comm_s", comm},
+        {"bubble_s", bubble},
+        {"model_flops_per_step", modelFlops}})
+    if (!value.isFinite() || value.isNegative())
+      return emitError() << "expects `" << name
+                         << "` finite and >= 0, got " << value.convertToDouble();
+  return success();
 }

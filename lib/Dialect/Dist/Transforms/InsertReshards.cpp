@@ -53,10 +53,9 @@ struct InsertReshardsPass
       return signalPassFailure();
     }
     // The search's ZeRO choice, unless the user set one.
-    if (auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName))
-      if (auto zero = plan.getAs<IntegerAttr>("zero");
-          zero && options.spec.optimizerShard == 0)
-        options.spec.optimizerShard = zero.getInt();
+    if (auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName))
+      if (options.spec.optimizerShard == 0)
+        options.spec.optimizerShard = plan.getZero();
     if (failed(assignLayouts(module, options)) || failed(checkDevices()))
       return signalPassFailure();
     if (planJson.empty())

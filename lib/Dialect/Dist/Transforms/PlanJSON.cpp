@@ -32,7 +32,6 @@ using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kPipelineAttrName;
 using ::mlir::loom::kPlanAttrName;
-using ::mlir::loom::kPredictedAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
 using namespace mlir;
@@ -226,10 +225,18 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
     }
     return object;
   };
-  if (auto predicted = module->getAttrOfType<DictionaryAttr>(kPredictedAttrName))
-    plan["predicted"] = numbers(predicted);
-  if (auto choice = module->getAttrOfType<DictionaryAttr>(kPlanAttrName))
-    plan["plan"] = numbers(choice);
+  if (auto choice = module->getAttrOfType<PlanAttr>(kPlanAttrName)) {
+    // Keys in alphabetical order, as the plan JSON has always listed them.
+    plan["predicted"] = {
+        {"bubble_s", choice.getBubble()},
+        {"comm_s", choice.getComm()},
+        {"compute_s", choice.getCompute()},
+        {"memory_bytes_per_device", choice.getMemoryBytesPerDevice()},
+        {"model_flops_per_step", choice.getModelFlops()},
+        {"step_time_s", choice.getStepTime()}};
+    plan["plan"] = {{"recompute", choice.getRecompute()},
+                    {"zero", choice.getZero()}};
+  }
   // The pipeline the search chose (docs/Pipeline.md): stages with their
   // layers and predicted times and memory.
   if (auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {

@@ -13,7 +13,7 @@
 // 3. Collectives: every dist collective of the lowered step grouped by
 //    (kind, axes), with its count, its local input bytes and its time
 //    priced by the cluster cost model.
-// 4. Totals from `dist.predicted` and `dist.memory`, and the MFU: model
+// 4. Totals from `dist.plan` and `dist.memory`, and the MFU: model
 //    FLOPs / (step time · devices · peak FLOP/s of the step's dtype).
 //
 //===----------------------------------------------------------------------===//
@@ -38,7 +38,6 @@ using ::mlir::loom::kMemoryAttrName;
 using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kPipelineAttrName;
 using ::mlir::loom::kPlanAttrName;
-using ::mlir::loom::kPredictedAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
 using namespace mlir;
@@ -89,10 +88,10 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
                                                 const ClusterSpec &cluster,
                                                 llvm::raw_ostream &os) {
   SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());
-  auto predicted = module->getAttrOfType<DictionaryAttr>(kPredictedAttrName);
-  if (meshOps.size() != 1 || !predicted)
+  auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  if (meshOps.size() != 1 || !plan)
     return module.emitError()
-           << "no searched plan to report (one dist.mesh and dist.predicted "
+           << "no searched plan to report (one dist.mesh and a #dist.plan "
               "are needed; run dist-search-strategy first)";
   ValueOrError<Mesh> mesh = meshOps[0].getMesh();
   if (!mesh)
@@ -105,7 +104,6 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   ValueOrError<ClusterCostModel> model = ClusterCostModel::get(cluster, *mesh);
   if (!model)
     return module.emitError() << model.error();
-  auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName);
   auto memory = module->getAttrOfType<DictionaryAttr>(kMemoryAttrName);
   auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
   int64_t stages = pipeline ? int64_t(getNumber(pipeline, "stages")) : 1;
@@ -129,12 +127,8 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   if (pipeline)
     os << " per stage; pp=" << stages << " (the major axis)";
   os << "; " << model->getPlacement().numNodes * stages << " node(s)\n";
-  os << "Choices: ZeRO-" << int64_t(getNumber(plan, "zero")) << ", recompute "
-     << (plan && plan.getAs<BoolAttr>("recompute") &&
-                 plan.getAs<BoolAttr>("recompute").getValue()
-             ? "on (all layers)"
-             : "off")
-     << "\n";
+  os << "Choices: ZeRO-" << plan.getZero() << ", recompute "
+     << (plan.getRecompute() ? "on (all layers)" : "off") << "\n";
   if (pipeline) {
     // The stages, their layers and what the schedule's simulation predicts.
     auto predictedStages = pipeline.getAs<DictionaryAttr>("predicted");
@@ -279,21 +273,21 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
                         formatBytes(group.bytes), formatTime(group.seconds));
 
   // 4. Totals.
-  double step = getNumber(predicted, "step_time_s");
+  double step = plan.getStepTime();
   if (pipeline)
     os << "\nPredicted step time: " << formatTime(step)
        << " (the simulated schedule; its slowest stage computes "
-       << formatTime(getNumber(predicted, "compute_s")) << " and communicates "
-       << formatTime(getNumber(predicted, "comm_s")) << "; bubble "
-       << formatTime(getNumber(predicted, "bubble_s")) << ")\n";
+       << formatTime(plan.getCompute()) << " and communicates "
+       << formatTime(plan.getComm()) << "; bubble "
+       << formatTime(plan.getBubble()) << ")\n";
   else
     os << "\nPredicted step time: " << formatTime(step) << " = compute "
-       << formatTime(getNumber(predicted, "compute_s")) << " + communication "
-       << formatTime(getNumber(predicted, "comm_s")) << " + bubble "
-       << formatTime(getNumber(predicted, "bubble_s")) << "\n";
+       << formatTime(plan.getCompute()) << " + communication "
+       << formatTime(plan.getComm()) << " + bubble "
+       << formatTime(plan.getBubble()) << "\n";
   os << (pipeline ? "Memory per device (the fullest stage): "
                   : "Memory per device: ")
-     << formatBytes(getNumber(predicted, "memory_bytes_per_device"))
+     << formatBytes(double(plan.getMemoryBytesPerDevice()))
      << " (parameters " << formatBytes(getNumber(memory, "parameters"))
      << ", gradients " << formatBytes(getNumber(memory, "gradients"))
      << ", optimizer states "
@@ -301,7 +295,7 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
      << formatBytes(getNumber(memory, "activations")) << ", transients "
      << formatBytes(getNumber(memory, "transients")) << "); capacity "
      << formatBytes(double(cluster.device.memoryBytes)) << "\n";
-  double flops = getNumber(predicted, "model_flops_per_step");
+  double flops = plan.getModelFlops();
   std::string dtype = "f32";
   for (Operation &op : body)
     if (op.getAttr(kFwdAttrName)) {

@@ -28,8 +28,9 @@
 //    again under 0.75, then 0.5 times S times the limit). Keep the plan with the least
 //    predicted step time over all candidates (ties keep the earlier: no
 //    pipeline, less tensor parallelism, no ZeRO, no recompute).
-// 4. Write the mesh, every node's `dist.strategy`, `dist.plan`,
-//    `dist.predicted` and, with S > 1, `dist.pipeline`; under `explain`, one remark per mesh and per node
+// 4. Write the mesh, every node's `dist.strategy`, the `#dist.plan`
+//    (choices and predictions) and, with S > 1, `dist.pipeline`; under
+//    `explain`, one remark per mesh and per node
 //    (its strategy, its cost and the runner-up's given its neighbours).
 // 5. Follow-ups the options ask for (end of file): `fit-liveness` runs
 //    steps 1-4 on copies, partitions them and measures their liveness to
@@ -69,7 +70,6 @@ using ::mlir::loom::kMemoryAttrName;
 using ::mlir::loom::kMemoryFitAttrName;
 using ::mlir::loom::kMicroBatchAttrName;
 using ::mlir::loom::kPlanAttrName;
-using ::mlir::loom::kPredictedAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
 #define DEBUG_TYPE "dist-search-strategy"
@@ -795,17 +795,6 @@ LogicalResult SearchStrategyPass::search() {
                                nodes[edge.destination].candidates.size() +
                            best.solution.choice[edge.destination]];
 
-  auto f64 = [&](double value) { return builder.getF64FloatAttr(value); };
-  module->setAttr(
-      kPlanAttrName,
-      builder.getDictionaryAttr(
-          {builder.getNamedAttr("recompute",
-                                builder.getBoolAttr(best.choice.recompute)),
-           builder.getNamedAttr(
-               "zero", builder.getI64IntegerAttr(
-                           best.choice.zero
-                               ? std::max(1, sharding.optimizerShard)
-                               : 0))}));
   // The cluster, so dist-lower-reshards prices chains as the search did.
   // On one line: the printed spec is indented for people, and no string in
   // it holds a line break, so dropping each break and its indent is safe.
@@ -814,19 +803,14 @@ LogicalResult SearchStrategyPass::search() {
     clusterJson += line.ltrim(' ').str();
   module->setAttr(kClusterAttrName, builder.getStringAttr(clusterJson));
   module->setAttr(
-      kPredictedAttrName,
-      builder.getDictionaryAttr(
-          {builder.getNamedAttr("bubble_s", f64(bubble)),
-           builder.getNamedAttr("comm_s", f64(comm)),
-           builder.getNamedAttr("compute_s", f64(compute)),
-           builder.getNamedAttr(
-               "memory_bytes_per_device",
-               builder.getI64IntegerAttr(int64_t(memoryPerDevice))),
-           builder.getNamedAttr("model_flops_per_step",
-                                f64(best.builder->getModelFlops())),
-           builder.getNamedAttr("step_time_s",
-                                f64(best.pipeline ? stepTime
-                                                  : compute + comm))}));
+      kPlanAttrName,
+      PlanAttr::get(builder.getContext(),
+                    best.choice.zero ? std::max(1, sharding.optimizerShard)
+                                     : 0,
+                    best.choice.recompute,
+                    best.pipeline ? stepTime : compute + comm, compute, comm,
+                    bubble, int64_t(memoryPerDevice),
+                    best.builder->getModelFlops()));
   if (best.pipeline)
     writePipelineAttr(module, *best.pipeline);
   // The memory breakdown, for reports (parameters and gradients alike).

@@ -7,8 +7,8 @@
 // Ends the sharding phase by checking what the partition phase relies on
 // after a search, reporting every violation before failing:
 //
-//   1. the module holds exactly one `dist.mesh`, and `dist.plan` and
-//      `dist.predicted` dictionaries (the search's choices and prediction);
+//   1. the module holds exactly one `dist.mesh`, and a `#dist.plan` (the
+//      search's choices and prediction) as `dist.plan`;
 //   2. in the entry function (`entry`, else `forward`), every forward op
 //      (the first op of each `loom.fwd` id, or every op when there are no
 //      ids) that has a sharding rule carries a `dist.strategy` naming that
@@ -30,7 +30,6 @@
 
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kPlanAttrName;
-using ::mlir::loom::kPredictedAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
 namespace mlir::loom::dist {
@@ -64,12 +63,11 @@ struct VerifyShardingPass
       meshOp.emitOpError() << mesh.error();
       return signalPassFailure();
     }
-    for (StringRef name : {kPlanAttrName, kPredictedAttrName}) {
-      if (!module->getAttrOfType<DictionaryAttr>(name)) {
-        module.emitError() << "sharding contract: the module has no `" << name
-                           << "` dictionary (run dist-search-strategy)";
-        ok = false;
-      }
+    if (!module->getAttrOfType<PlanAttr>(kPlanAttrName)) {
+      module.emitError() << "sharding contract: the module has no `"
+                         << kPlanAttrName
+                         << "` #dist.plan (run dist-search-strategy)";
+      ok = false;
     }
 
     // 2. A valid strategy on every forward op with a rule.

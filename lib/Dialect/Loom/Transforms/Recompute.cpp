@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/Transforms/LayerNames.h"
@@ -170,9 +171,8 @@ int64_t RecomputePass::recompute(const LayerInstance &layer,
 
 /// Whether the strategy search chose to recompute (`dist.plan`).
 static bool planRecomputes(ModuleOp module) {
-  auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName);
-  auto recompute = plan ? plan.getAs<BoolAttr>("recompute") : nullptr;
-  return recompute && recompute.getValue();
+  auto plan = module->getAttrOfType<dist::PlanAttr>(kPlanAttrName);
+  return plan && plan.getRecompute();
 }
 
 void RecomputePass::runOnOperation() {

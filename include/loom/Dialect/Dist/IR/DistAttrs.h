@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Declares `#dist.layout` and the reduction kinds, generated from
+// Declares `#dist.layout`, `#dist.strategy`, `#dist.plan` and the reduction
+// kinds, generated from
 // DistAttrs.td. A layout attribute converts to and from the layout library's
 // `Layout`, which holds the semantics.
 //
@@ -17,6 +18,19 @@
 #include "loom/Dialect/Dist/IR/DistDialect.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/APFloat.h"
+
+namespace mlir {
+class AsmParser;
+} // namespace mlir
+
+namespace mlir::loom::dist {
+/// Parses a float literal into the double it denotes (the parser of the
+/// exactly printed doubles of `#dist.plan`).
+FailureOr<llvm::APFloat> parseExactF64(AsmParser &parser);
+/// Parses `true` or `false`.
+FailureOr<bool> parseBoolKeyword(AsmParser &parser);
+} // namespace mlir::loom::dist
 
 #include "loom/Dialect/Dist/IR/DistEnums.h.inc"
 

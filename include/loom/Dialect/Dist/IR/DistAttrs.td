@@ -167,4 +167,87 @@ def Dist_StrategyAttr : AttrDef<Dist_Dialect, "Strategy"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Plan
+//===----------------------------------------------------------------------===//
+
+// A double printed exactly (the shortest text that reads back to the same
+// bits), so that a plan round-trips through textual IR unchanged.
+class Dist_ExactF64Parameter<string desc> : APFloatParameter<desc> {
+  let printer = [{ $_printer.printFloat($_self) }];
+  let parser = [{ ::mlir::loom::dist::parseExactF64($_parser) }];
+}
+
+// `true` or `false`.
+class Dist_BoolParameter<string desc> : AttrOrTypeParameter<"bool", desc> {
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+  let parser = [{ ::mlir::loom::dist::parseBoolKeyword($_parser) }];
+}
+
+def Dist_PlanAttr : AttrDef<Dist_Dialect, "Plan"> {
+  let mnemonic = "plan";
+  let summary = "the strategy search's outer choices and its predictions";
+  let description = [{
+    `dist-search-strategy` writes its result on the module as `dist.plan`:
+    the outer choices the per-op strategies were searched under, and what
+    the cost model predicts for the chosen plan.
+
+    ```mlir
+    module attributes {dist.plan = #dist.plan<zero = 1, recompute = false,
+        step_time_s = 2.5e-01, compute_s = 2.0e-01, comm_s = 5.0e-02,
+        bubble_s = 0.0, memory_bytes_per_device = 123456789,
+        model_flops_per_step = 1.2e+15>} { ... }
+    ```
+
+    - `zero`: the ZeRO level (0: none; 1: optimizer states sharded over the
+      data-parallel axis); `dist-insert-reshards` applies it unless the user
+      set one.
+    - `recompute`: whether every layer's forward is recomputed in the
+      backward (`loom-recompute{layers=plan}` applies it).
+    - `step_time_s`: the predicted step; without a pipeline
+      `compute_s + comm_s`, with one the schedule's simulation.
+    - `compute_s`, `comm_s`: compute and communication (of the slowest
+      stage with a pipeline); `bubble_s`: the pipeline bubble (0 without).
+    - `memory_bytes_per_device`: the predicted peak (the fullest stage's).
+    - `model_flops_per_step`: the global FLOPs of every op of the step.
+
+    Constraints:
+    - C1: `zero` >= 0 and `memory_bytes_per_device` >= 0.
+    - C2: every time and the FLOPs are finite and >= 0.
+  }];
+
+  let parameters = (ins
+    "int64_t":$zero,
+    Dist_BoolParameter<"recompute every layer">:$recompute,
+    Dist_ExactF64Parameter<"predicted step time (s)">:$step_time_s,
+    Dist_ExactF64Parameter<"predicted compute time (s)">:$compute_s,
+    Dist_ExactF64Parameter<"predicted communication time (s)">:$comm_s,
+    Dist_ExactF64Parameter<"predicted pipeline bubble (s)">:$bubble_s,
+    "int64_t":$memory_bytes_per_device,
+    Dist_ExactF64Parameter<"global model FLOPs per step">:$model_flops_per_step
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "int64_t":$zero, "bool":$recompute, "double":$stepTime,
+                     "double":$compute, "double":$comm, "double":$bubble,
+                     "int64_t":$memoryBytes, "double":$modelFlops), [{
+      return $_get($_ctxt, zero, recompute, ::llvm::APFloat(stepTime),
+                   ::llvm::APFloat(compute), ::llvm::APFloat(comm),
+                   ::llvm::APFloat(bubble), memoryBytes,
+                   ::llvm::APFloat(modelFlops));
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The predictions as doubles (seconds and FLOPs).
+    double getStepTime() const { return getStepTimeS().convertToDouble(); }
+    double getCompute() const { return getComputeS().convertToDouble(); }
+    double getComm() const { return getCommS().convertToDouble(); }
+    double getBubble() const { return getBubbleS().convertToDouble(); }
+    double getModelFlops() const {
+      return getModelFlopsPerStep().convertToDouble();
+    }
+  }];
+}
+
 #endif // LOOM_DIALECT_DIST_IR_DISTATTRS_TD
