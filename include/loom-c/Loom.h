@@ -213,6 +213,8 @@ LOOM_CAPI_EXPORTED LoomStatus *loomSessionLoadModel(LoomSession *session,
  *   pipeline-stages, micro-batches, schedule (1f1b|gpipe)
  *   optimizer         adamw|sgd
  *   lr, weight-decay, beta1, beta2, eps, momentum, clip-norm
+ *                     (unset: torch.optim's defaults; weight-decay is 0 for
+ *                     sgd, 0.01 for adamw)
  *   emit-dtypes       f32, f64 or f32,f64 (precisions of emitted code)
  *   explain           1: deliver the passes' remarks (0 by default)
  * An unknown name or a value that is not a number where one is expected is
