@@ -39,13 +39,17 @@ static cl::OptionCategory category("loom-model options");
 static cl::opt<std::string>
     familyArg(cl::Positional, cl::desc("<gpt2|llama|transformer|tfm-lm>"),
               cl::cat(category));
-static cl::opt<std::string> presetArg("preset",
-                                      cl::desc("Start from a named preset"),
+static cl::opt<std::string>
+    presetArg("preset",
+              cl::desc("Start from a named preset (case-insensitive; "
+                       "aliases such as gpt2-xl, 8B: see --list-presets)"),
                                       cl::value_desc("name"),
                                       cl::cat(category));
-static cl::opt<bool>
-    listPresets("list-presets", cl::desc("Print the family's presets and exit"),
-                cl::cat(category));
+static cl::opt<bool> listPresets(
+    "list-presets",
+    cl::desc("Print the presets (of the family, or of every family), their "
+             "aliases and sizes, and exit"),
+    cl::cat(category));
 
 static cl::opt<int64_t> layersArg("layers", cl::desc("Layers (encoder layers)"),
                                   cl::cat(category));
@@ -206,6 +210,32 @@ static std::optional<std::string> applyFlags(ModelConfig &config) {
   return std::nullopt;
 }
 
+static const ModelFamily kFamilies[] = {
+    ModelFamily::GPT2, ModelFamily::Llama, ModelFamily::Transformer,
+    ModelFamily::TransformerLM};
+
+/// `--list-presets`: the family's presets, one a line, with their aliases
+/// and sizes.
+static void printPresets(ModelFamily family, llvm::raw_ostream &os) {
+  os << getFamilyName(family) << " presets (names are case-insensitive):\n";
+  for (const PresetNames &preset : getPresets(family)) {
+    ModelConfig c = *getPreset(family, preset.name);
+    std::string aliases = llvm::join(preset.getAliases(), ", ");
+    std::string sizes;
+    llvm::raw_string_ostream sz(sizes);
+    sz << "layers " << c.layers;
+    if (family == ModelFamily::Transformer)
+      sz << "+" << c.decoderLayers;
+    sz << ", hidden " << c.hidden << ", heads " << c.heads;
+    if (family == ModelFamily::Llama)
+      sz << " (kv " << c.kvHeads << ")";
+    sz << ", ffn " << c.ffn << ", vocab " << c.vocab << ", seq " << c.seq;
+    os << "  " << llvm::left_justify(preset.name, 12) << " "
+       << llvm::left_justify(aliases.empty() ? "-" : aliases, 22) << " "
+       << sizes << ": " << countParameters(c) << " parameters\n";
+  }
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -214,6 +244,11 @@ int main(int argc, char **argv) {
       "Loom model builder: writes the single-device loss graph of a GPT-2, "
       "Llama, encoder-decoder Transformer or TransformerEncoder LM\n");
 
+  if (listPresets && familyArg.empty()) {
+    for (ModelFamily family : kFamilies)
+      printPresets(family, llvm::outs());
+    return 0;
+  }
   if (familyArg.empty())
     return fail("expected a model family (gpt2, llama, transformer or "
                 "tfm-lm), found none");
@@ -224,8 +259,7 @@ int main(int argc, char **argv) {
                 familyArg + "'");
 
   if (listPresets) {
-    for (llvm::StringRef name : getPresetNames(*family))
-      llvm::outs() << name << "\n";
+    printPresets(*family, llvm::outs());
     return 0;
   }
 
@@ -233,9 +267,7 @@ int main(int argc, char **argv) {
   if (presetArg.getNumOccurrences()) {
     std::optional<ModelConfig> preset = getPreset(*family, presetArg);
     if (!preset)
-      return fail("unknown " + getFamilyName(*family) + " preset '" +
-                  presetArg + "'; expected one of " +
-                  llvm::join(getPresetNames(*family), ", "));
+      return fail(llvm::toString(makeUnknownPresetError(*family, presetArg)));
     config = *preset;
   }
   if (std::optional<std::string> error = applyFlags(config))

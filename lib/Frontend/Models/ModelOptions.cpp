@@ -82,9 +82,7 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
   if (auto preset = given.find("preset"); preset != given.end()) {
     std::optional<ModelConfig> named = getPreset(family, preset->second);
     if (!named)
-      return makeError("unknown " + getFamilyName(family) + " preset '" +
-                       preset->second + "'; expected one of " +
-                       llvm::join(getPresetNames(family), ", "));
+      return makeUnknownPresetError(family, preset->second);
     config = *named;
   }
 

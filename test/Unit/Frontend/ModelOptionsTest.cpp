@@ -86,6 +86,15 @@ TEST(ModelOptions, PresetThenSizes) {
   EXPECT_EQ(config.hidden, preset->hidden);
 }
 
+TEST(ModelOptions, PresetsAreLookedUpAsLoomModelLooksThemUp) {
+  // The same lookup as `loom-model --preset`: any case, the aliases.
+  EXPECT_EQ(parse(ModelFamily::GPT2, "preset=GPT2-XL").layers, 48);
+  EXPECT_EQ(parse(ModelFamily::GPT2, "preset=350M").hidden, 1024);
+  EXPECT_EQ(parse(ModelFamily::Llama, "preset=8B,layers=2").kvHeads, 8);
+  EXPECT_EQ(error(ModelFamily::Llama, "preset=124m"),
+            llvm::toString(makeUnknownPresetError(ModelFamily::Llama, "124m")));
+}
+
 TEST(ModelOptions, BadSettingsSayWhat) {
   EXPECT_EQ(error(ModelFamily::GPT2, "kv-heads=2"),
             "model option 'kv-heads' does not apply to gpt2");
