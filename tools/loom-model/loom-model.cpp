@@ -94,6 +94,16 @@ static cl::opt<std::string> geluArg("gelu",
                                     cl::desc("GELU form: tanh or none (erf)"),
                                     cl::value_desc("tanh|none"),
                                     cl::cat(category));
+static cl::opt<std::string>
+    biasArg("bias",
+            cl::desc("Biases in every Linear and LayerNorm (gpt2; nanoGPT's "
+                     "bias, default true)"),
+            cl::value_desc("true|false"), cl::cat(category));
+static cl::opt<std::string> tieEmbeddingsArg(
+    "tie-embeddings",
+    cl::desc("lm_head shares transformer.wte.weight (gpt2; default true); "
+             "false adds lm_head.weight"),
+    cl::value_desc("true|false"), cl::cat(category));
 static cl::opt<std::string> dtypeArg("dtype",
                                      cl::desc("Element type (default f32)"),
                                      cl::value_desc("f32|bf16|f16|f64"),
@@ -129,6 +139,8 @@ static bool flagApplies(ModelFamily family, const cl::Option &flag) {
     return isTransformer;
   if (&flag == &geluArg)
     return family == ModelFamily::GPT2 || isTransformer;
+  if (&flag == &biasArg || &flag == &tieEmbeddingsArg)
+    return family == ModelFamily::GPT2;
   return true;
 }
 
@@ -152,8 +164,9 @@ static std::optional<int64_t> derivedFfn(ModelFamily family, int64_t hidden) {
 /// flag value.
 static std::optional<std::string> applyFlags(ModelConfig &config) {
   ModelFamily family = config.family;
-  const cl::Option *familyFlags[] = {&kvHeadsArg, &ropeThetaArg,
-                                     &decoderLayersArg, &tgtSeqArg, &geluArg};
+  const cl::Option *familyFlags[] = {
+      &kvHeadsArg, &ropeThetaArg,     &decoderLayersArg, &tgtSeqArg,
+      &geluArg,    &biasArg, &tieEmbeddingsArg};
   for (const cl::Option *flag : familyFlags)
     if (flag->getNumOccurrences() && !flagApplies(family, *flag))
       return ("--" + flag->ArgStr + " does not apply to " +
@@ -200,6 +213,16 @@ static std::optional<std::string> applyFlags(ModelConfig &config) {
     if (geluArg != "tanh" && geluArg != "none")
       return "expected --gelu tanh or none, got '" + geluArg + "'";
     config.geluTanh = geluArg == "tanh";
+  }
+  for (auto [flag, field] : {std::pair{&biasArg, &config.bias},
+                             {&tieEmbeddingsArg, &config.tieEmbeddings}}) {
+    if (!flag->getNumOccurrences())
+      continue;
+    std::optional<bool> value = parseBoolean(*flag);
+    if (!value)
+      return "expected --" + flag->ArgStr.str() + " true or false, got '" +
+             flag->getValue() + "'";
+    *field = *value;
   }
   if (dtypeArg.getNumOccurrences()) {
     std::optional<ElementType> type = parseElementType(dtypeArg);

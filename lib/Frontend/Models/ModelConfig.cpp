@@ -46,6 +46,14 @@ std::optional<ModelFamily> mlir::loom::models::parseFamilyName(StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<bool> mlir::loom::models::parseBoolean(StringRef text) {
+  if (text.equals_insensitive("true"))
+    return true;
+  if (text.equals_insensitive("false"))
+    return false;
+  return std::nullopt;
+}
+
 std::optional<ElementType>
 mlir::loom::models::parseElementType(StringRef name) {
   return llvm::StringSwitch<std::optional<ElementType>>(name)

@@ -48,6 +48,10 @@ llvm::StringRef getFamilyName(ModelFamily family);
 /// Parses a command-line family name; std::nullopt if unknown.
 std::optional<ModelFamily> parseFamilyName(llvm::StringRef name);
 
+/// Parses a boolean flag value, `true` or `false` (any case); std::nullopt
+/// otherwise.
+std::optional<bool> parseBoolean(llvm::StringRef text);
+
 /// Element type of the parameters and activations.
 enum class ElementType { F32, BF16, F16, F64 };
 
@@ -91,6 +95,12 @@ struct ModelConfig {
   double dropout = 0.0;
   /// GELU in tanh form (`gpt2`, `transformer`); false is the erf form.
   bool geluTanh = true;
+  /// nanoGPT's `bias` (`gpt2` only): biases in every Linear and LayerNorm.
+  /// False drops them all; the LayerNorms keep their weight.
+  bool bias = true;
+  /// The lm_head shares `transformer.wte.weight` (`gpt2` only; GPT-2's and
+  /// nanoGPT's weight tying). False adds an untied `lm_head.weight` [V, H].
+  bool tieEmbeddings = true;
 
   ElementType elementType = ElementType::F32;
 };
