@@ -15,7 +15,7 @@
 // SGD-DEFAULT: loom.sgd_update {{.*}}weight_decay = 0.000000e+00 : f64}
 // SGD-WD: loom.sgd_update {{.*}}weight_decay = 1.000000e-01 : f64}
 // SGD-WD: loom.sgd_update {{.*}}weight_decay = 0.000000e+00 : f64}
-// NEGATIVE: error: loom-autodiff: weight-decay must be >= 0 (or -1, the optimizer's default), got -5.000000e-01
+// NEGATIVE: error: loom-autodiff: weight-decay must be finite and >= 0 (or -1, the optimizer's default), got -5.000000e-01
 
 // AdamW state names and order; clipping by the global norm with
 // min(coef, 1) written as 1 - relu(1 - coef).

@@ -39,6 +39,7 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/Format.h"
 
+#include <cmath>
 #include <map>
 
 using ::mlir::loom::kBackwardAttrName;
@@ -254,9 +255,9 @@ void AutodiffPass::runOnOperation() {
   // -1 leaves the weight decay to the optimizer: torch.optim's default.
   double decayRate = weightDecay == -1.0 ? getDefaultWeightDecay(optimizer)
                                          : weightDecay.getValue();
-  if (!(decayRate >= 0.0)) {
-    module.emitError("loom-autodiff: weight-decay must be >= 0 (or -1, the "
-                     "optimizer's default), got ")
+  if (!(decayRate >= 0.0) || !std::isfinite(decayRate)) {
+    module.emitError("loom-autodiff: weight-decay must be finite and >= 0 "
+                     "(or -1, the optimizer's default), got ")
         << weightDecay.getValue();
     return signalPassFailure();
   }
