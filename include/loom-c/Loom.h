@@ -188,9 +188,11 @@ LOOM_CAPI_EXPORTED LoomStatus *loomSessionLoadFile(LoomSession *session,
 
 /* Builds a model as `loom-model` does. `family` is gpt2, llama, transformer
  * or tfm-lm; `options` is NULL or a comma-separated list of `key=value`
- * with the flag names of `loom-model` without dashes: preset, layers,
- * decoder-layers, hidden, heads, kv-heads, ffn, vocab, seq, tgt-seq, batch,
- * rope-theta, norm-eps, dropout, gelu (tanh|none), dtype (f32|bf16|f16|f64).
+ * with the flag names of `loom-model` without dashes: preset (any case,
+ * aliases such as gpt2-xl or 8b), layers, decoder-layers, hidden, heads,
+ * kv-heads, ffn, vocab, seq, tgt-seq, batch, rope-theta, norm-eps, dropout,
+ * gelu (tanh|none), bias and tie-embeddings (gpt2: true|false),
+ * dtype (f32|bf16|f16|f64).
  * Example: "layers=2,hidden=64,heads=4,vocab=128,seq=16,batch=4". */
 LOOM_CAPI_EXPORTED LoomStatus *loomSessionLoadModel(LoomSession *session,
                                                     const char *family,
@@ -213,6 +215,8 @@ LOOM_CAPI_EXPORTED LoomStatus *loomSessionLoadModel(LoomSession *session,
  *   pipeline-stages, micro-batches, schedule (1f1b|gpipe)
  *   optimizer         adamw|sgd
  *   lr, weight-decay, beta1, beta2, eps, momentum, clip-norm
+ *                     (unset: torch.optim's defaults; weight-decay is 0 for
+ *                     sgd, 0.01 for adamw)
  *   emit-dtypes       f32, f64 or f32,f64 (precisions of emitted code)
  *   explain           1: deliver the passes' remarks (0 by default)
  * An unknown name or a value that is not a number where one is expected is

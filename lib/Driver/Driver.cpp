@@ -393,8 +393,10 @@ static AutodiffPassOptions getAutodiffOptions(const CompileOptions &options) {
     autodiff.beta2 = *options.beta2;
   if (options.eps)
     autodiff.eps = *options.eps;
-  if (options.weightDecay)
-    autodiff.weightDecay = *options.weightDecay;
+  // The effective value, so that --dump-pass-pipeline and the step rebuilt
+  // after the search show it: torch.optim's default unless given.
+  autodiff.weightDecay = options.weightDecay.value_or(
+      getDefaultWeightDecay(autodiff.optimizer));
   if (options.momentum)
     autodiff.momentum = *options.momentum;
   if (options.clipNorm)

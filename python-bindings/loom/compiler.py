@@ -130,7 +130,8 @@ def compile(source, *, phase: str = "partition", **options) -> Compiled:
     `parallel_config`: a dict or JSON text (MindSpore-style, docs/Search.md);
     `strategy`: a strategy file; `memory_limit`: GiB per device;
     `pipeline_stages`, `micro_batches`, `schedule`; `optimizer` ("adamw" |
-    "sgd"), `lr`, `weight_decay`, `beta1`, `beta2`, `eps`, `momentum`,
+    "sgd"), `lr`, `weight_decay` (unset: torch.optim's default for the
+    optimizer, 0 for SGD and 0.01 for AdamW), `beta1`, `beta2`, `eps`, `momentum`,
     `clip_norm`; `explain`. Raises `LoomError` with Loom's diagnostics.
     """
     if phase not in PHASES:

@@ -65,7 +65,9 @@ def build(family: str, **options) -> Model:
 
 def gpt2(**options) -> Model:
     """nanoGPT's GPT-2 (`layers`, `hidden`, `heads`, `vocab`, `seq`, `batch`,
-    `dropout`, `gelu`, `dtype`, `preset`, ...)."""
+    `dropout`, `gelu`, `bias` (nanoGPT's: False drops every Linear and
+    LayerNorm bias), `tie_embeddings` (False: an untied `lm_head.weight`),
+    `dtype`, `preset` (any case, aliases: `"gpt2-medium"`, `"124M"`), ...)."""
     return build("gpt2", **options)
 
 

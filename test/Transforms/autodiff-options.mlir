@@ -2,7 +2,20 @@
 // RUN: loom-opt %s -loom-autodiff-pipeline='micro-batches=2 optimizer=sgd momentum=0.9' 2>/dev/null | FileCheck %s --check-prefix=MICRO
 // RUN: loom-opt %s -loom-autodiff 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
-// REMARK: remark: built @train_step from @forward: 2 parameters (1 with weight decay), optimizer adamw, 1 micro-batch(es), no clipping
+// RUN: loom-opt %s -loom-autodiff='optimizer=sgd' 2>&1 | FileCheck %s --check-prefix=SGD-DEFAULT
+// RUN: loom-opt %s -loom-autodiff='optimizer=sgd weight-decay=0.1' 2>/dev/null | FileCheck %s --check-prefix=SGD-WD
+// RUN: not loom-opt %s -loom-autodiff='weight-decay=-0.5' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+
+// REMARK: remark: built @train_step from @forward: 2 parameters (1 with weight decay 0.01), optimizer adamw, 1 micro-batch(es), no clipping
+
+// weight-decay left at -1 is the optimizer's torch.optim default: 0 for SGD
+// (0.01 for AdamW, checked by CLIP below); a value given applies as given.
+// SGD-DEFAULT: remark: built @train_step from @forward: 2 parameters (1 with weight decay 0), optimizer sgd
+// SGD-DEFAULT: loom.sgd_update {{.*}}weight_decay = 0.000000e+00 : f64}
+// SGD-DEFAULT: loom.sgd_update {{.*}}weight_decay = 0.000000e+00 : f64}
+// SGD-WD: loom.sgd_update {{.*}}weight_decay = 1.000000e-01 : f64}
+// SGD-WD: loom.sgd_update {{.*}}weight_decay = 0.000000e+00 : f64}
+// NEGATIVE: error: loom-autodiff: weight-decay must be finite and >= 0 (or -1, the optimizer's default), got -5.000000e-01
 
 // AdamW state names and order; clipping by the global norm with
 // min(coef, 1) written as 1 - relu(1 - coef).

@@ -107,6 +107,22 @@ def test_elementwise_and_shape_ops_match_numpy():
                                rtol=1e-12)
 
 
+def test_model_presets_share_loom_models_lookup():
+    """`preset` takes loom-model's names: any case, the usual aliases; an
+    unknown one is a LoomError listing the valid names."""
+    def imported(preset):
+        return loom.compile(loom.models.gpt2(preset=preset, layers=1),
+                            phase="import").ir
+    medium = imported("gpt2-medium")
+    assert '%arg0: tensor<50257x1024xf32> {loom.param = #loom.param<' \
+        '"transformer.wte.weight"' in medium
+    assert imported("350M") == medium == imported("GPT2-Medium")
+    with pytest.raises(loom.LoomError,
+                       match=r"unknown gpt2 preset '125M'; expected one of "
+                             r"124m \(gpt2, gpt2-small\), 350m"):
+        imported("125M")
+
+
 def test_compile_plan_and_partitioned_step():
     """Search on 4 host devices gives a plan whose objects match its JSON,
     and the partitioned step equals the single-device one."""

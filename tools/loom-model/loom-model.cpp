@@ -39,13 +39,17 @@ static cl::OptionCategory category("loom-model options");
 static cl::opt<std::string>
     familyArg(cl::Positional, cl::desc("<gpt2|llama|transformer|tfm-lm>"),
               cl::cat(category));
-static cl::opt<std::string> presetArg("preset",
-                                      cl::desc("Start from a named preset"),
+static cl::opt<std::string>
+    presetArg("preset",
+              cl::desc("Start from a named preset (case-insensitive; "
+                       "aliases such as gpt2-xl, 8B: see --list-presets)"),
                                       cl::value_desc("name"),
                                       cl::cat(category));
-static cl::opt<bool>
-    listPresets("list-presets", cl::desc("Print the family's presets and exit"),
-                cl::cat(category));
+static cl::opt<bool> listPresets(
+    "list-presets",
+    cl::desc("Print the presets (of the family, or of every family), their "
+             "aliases and sizes, and exit"),
+    cl::cat(category));
 
 static cl::opt<int64_t> layersArg("layers", cl::desc("Layers (encoder layers)"),
                                   cl::cat(category));
@@ -90,6 +94,16 @@ static cl::opt<std::string> geluArg("gelu",
                                     cl::desc("GELU form: tanh or none (erf)"),
                                     cl::value_desc("tanh|none"),
                                     cl::cat(category));
+static cl::opt<std::string>
+    biasArg("bias",
+            cl::desc("Biases in every Linear and LayerNorm (gpt2; nanoGPT's "
+                     "bias, default true)"),
+            cl::value_desc("true|false"), cl::cat(category));
+static cl::opt<std::string> tieEmbeddingsArg(
+    "tie-embeddings",
+    cl::desc("lm_head shares transformer.wte.weight (gpt2; default true); "
+             "false adds lm_head.weight"),
+    cl::value_desc("true|false"), cl::cat(category));
 static cl::opt<std::string> dtypeArg("dtype",
                                      cl::desc("Element type (default f32)"),
                                      cl::value_desc("f32|bf16|f16|f64"),
@@ -125,6 +139,8 @@ static bool flagApplies(ModelFamily family, const cl::Option &flag) {
     return isTransformer;
   if (&flag == &geluArg)
     return family == ModelFamily::GPT2 || isTransformer;
+  if (&flag == &biasArg || &flag == &tieEmbeddingsArg)
+    return family == ModelFamily::GPT2;
   return true;
 }
 
@@ -148,8 +164,9 @@ static std::optional<int64_t> derivedFfn(ModelFamily family, int64_t hidden) {
 /// flag value.
 static std::optional<std::string> applyFlags(ModelConfig &config) {
   ModelFamily family = config.family;
-  const cl::Option *familyFlags[] = {&kvHeadsArg, &ropeThetaArg,
-                                     &decoderLayersArg, &tgtSeqArg, &geluArg};
+  const cl::Option *familyFlags[] = {
+      &kvHeadsArg, &ropeThetaArg,     &decoderLayersArg, &tgtSeqArg,
+      &geluArg,    &biasArg, &tieEmbeddingsArg};
   for (const cl::Option *flag : familyFlags)
     if (flag->getNumOccurrences() && !flagApplies(family, *flag))
       return ("--" + flag->ArgStr + " does not apply to " +
@@ -197,6 +214,16 @@ static std::optional<std::string> applyFlags(ModelConfig &config) {
       return "expected --gelu tanh or none, got '" + geluArg + "'";
     config.geluTanh = geluArg == "tanh";
   }
+  for (auto [flag, field] : {std::pair{&biasArg, &config.bias},
+                             {&tieEmbeddingsArg, &config.tieEmbeddings}}) {
+    if (!flag->getNumOccurrences())
+      continue;
+    std::optional<bool> value = parseBoolean(*flag);
+    if (!value)
+      return "expected --" + flag->ArgStr.str() + " true or false, got '" +
+             flag->getValue() + "'";
+    *field = *value;
+  }
   if (dtypeArg.getNumOccurrences()) {
     std::optional<ElementType> type = parseElementType(dtypeArg);
     if (!type)
@@ -204,6 +231,32 @@ static std::optional<std::string> applyFlags(ModelConfig &config) {
     config.elementType = *type;
   }
   return std::nullopt;
+}
+
+static const ModelFamily kFamilies[] = {
+    ModelFamily::GPT2, ModelFamily::Llama, ModelFamily::Transformer,
+    ModelFamily::TransformerLM};
+
+/// `--list-presets`: the family's presets, one a line, with their aliases
+/// and sizes.
+static void printPresets(ModelFamily family, llvm::raw_ostream &os) {
+  os << getFamilyName(family) << " presets (names are case-insensitive):\n";
+  for (const PresetNames &preset : getPresets(family)) {
+    ModelConfig c = *getPreset(family, preset.name);
+    std::string aliases = llvm::join(preset.getAliases(), ", ");
+    std::string sizes;
+    llvm::raw_string_ostream sz(sizes);
+    sz << "layers " << c.layers;
+    if (family == ModelFamily::Transformer)
+      sz << "+" << c.decoderLayers;
+    sz << ", hidden " << c.hidden << ", heads " << c.heads;
+    if (family == ModelFamily::Llama)
+      sz << " (kv " << c.kvHeads << ")";
+    sz << ", ffn " << c.ffn << ", vocab " << c.vocab << ", seq " << c.seq;
+    os << "  " << llvm::left_justify(preset.name, 12) << " "
+       << llvm::left_justify(aliases.empty() ? "-" : aliases, 22) << " "
+       << sizes << ": " << countParameters(c) << " parameters\n";
+  }
 }
 
 int main(int argc, char **argv) {
@@ -214,6 +267,11 @@ int main(int argc, char **argv) {
       "Loom model builder: writes the single-device loss graph of a GPT-2, "
       "Llama, encoder-decoder Transformer or TransformerEncoder LM\n");
 
+  if (listPresets && familyArg.empty()) {
+    for (ModelFamily family : kFamilies)
+      printPresets(family, llvm::outs());
+    return 0;
+  }
   if (familyArg.empty())
     return fail("expected a model family (gpt2, llama, transformer or "
                 "tfm-lm), found none");
@@ -224,8 +282,7 @@ int main(int argc, char **argv) {
                 familyArg + "'");
 
   if (listPresets) {
-    for (llvm::StringRef name : getPresetNames(*family))
-      llvm::outs() << name << "\n";
+    printPresets(*family, llvm::outs());
     return 0;
   }
 
@@ -233,9 +290,7 @@ int main(int argc, char **argv) {
   if (presetArg.getNumOccurrences()) {
     std::optional<ModelConfig> preset = getPreset(*family, presetArg);
     if (!preset)
-      return fail("unknown " + getFamilyName(*family) + " preset '" +
-                  presetArg + "'; expected one of " +
-                  llvm::join(getPresetNames(*family), ", "));
+      return fail(llvm::toString(makeUnknownPresetError(*family, presetArg)));
     config = *preset;
   }
   if (std::optional<std::string> error = applyFlags(config))

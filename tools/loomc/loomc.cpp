@@ -69,7 +69,9 @@ cl::opt<std::string> schedule("schedule",
 cl::opt<std::string> optimizer("optimizer", cl::desc("Optimizer: adamw (default) or sgd"),
                                cl::cat(loomcCategory));
 cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::cat(loomcCategory));
-cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
+cl::opt<double> weightDecay("weight-decay",
+                            cl::desc("Weight decay (default: torch.optim's, "
+                                     "0.01 for adamw, 0 for sgd)"),
                             cl::cat(loomcCategory));
 cl::opt<double> beta1("beta1", cl::desc("AdamW beta1"), cl::cat(loomcCategory));
 cl::opt<double> beta2("beta2", cl::desc("AdamW beta2"), cl::cat(loomcCategory));

@@ -10,6 +10,10 @@
 //   for block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
 //   logits = ln_f(x) @ wte^T;  loss = cross_entropy(logits, targets, -100)
 //
+// nanoGPT's `bias` flag: false drops the bias of every Linear and LayerNorm
+// (a LayerNorm keeps its weight). `tieEmbeddings` false gives the lm_head
+// its own `lm_head.weight` [V, H] (nn.Linear(n_embd, vocab, bias=False)).
+//
 // The sequence length is the block size, so the positions 0..S-1 select
 // every row of wpe in order and `wpe(pos)` is wpe itself: it is added whole
 // (broadcast over the batch) rather than looked up.
@@ -44,7 +48,8 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
   // 0.02 / sqrt(2 * n_layer).
   InitializerAttr weightInit = g.normal(0.02);
   InitializerAttr residualInit = g.scaledNormal(0.02, 2.0 * c.layers);
-  InitializerAttr biasInit = g.zeros();
+  // Without biases, linearLayer creates none (a null initializer).
+  InitializerAttr biasInit = c.bias ? g.zeros() : InitializerAttr();
   GeluApproximation gelu =
       c.geluTanh ? GeluApproximation::Tanh : GeluApproximation::None;
 
@@ -63,7 +68,7 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
     std::string block = "transformer.h." + std::to_string(i);
 
     g.setScope(block + ".attn");
-    Value h = g.layerNorm(x, block + ".ln_1", c.normEps);
+    Value h = g.layerNorm(x, block + ".ln_1", c.normEps, c.bias);
     Value qkv = g.linearLayer(h, block + ".attn.c_attn", hidden, 3 * hidden,
                               weightInit, biasInit);
     // Head-major fused QKV (Megatron's order, see the file comment): the
@@ -90,7 +95,7 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
     x = g.add(x, g.dropout(y, c.dropout));
 
     g.setScope(block + ".mlp");
-    h = g.layerNorm(x, block + ".ln_2", c.normEps);
+    h = g.layerNorm(x, block + ".ln_2", c.normEps, c.bias);
     h = g.linearLayer(h, block + ".mlp.c_fc", hidden, c.ffn, weightInit,
                       biasInit);
     h = GeluOp::create(b, g.getLoc(), h, gelu);
@@ -100,9 +105,14 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
   }
 
   g.setScope("lm_head");
-  x = g.layerNorm(x, "transformer.ln_f", c.normEps);
-  // Weight tying: lm_head.weight is transformer.wte.weight.
-  Value logits = g.linear(x, wte, /*bias=*/Value());
+  x = g.layerNorm(x, "transformer.ln_f", c.normEps, c.bias);
+  // Weight tying: lm_head.weight is transformer.wte.weight; untied, it is a
+  // parameter of its own (nanoGPT's _init_weights: normal(0.02)).
+  Value head = c.tieEmbeddings
+                   ? wte
+                   : g.addParameter("lm_head.weight", {c.vocab, hidden},
+                                    weightInit);
+  Value logits = g.linear(x, head, /*bias=*/Value());
   Value loss = CrossEntropyOp::create(b, g.getLoc(), logits, labels,
                                       /*offset=*/Value());
   return g.finish(loss);

@@ -142,9 +142,16 @@ Value GraphBuilder::layerNorm(Value x, Value gamma, Value beta, double eps) {
   return LayerNormOp::create(builder, loc, x, gamma, beta, llvm::APFloat(eps));
 }
 
-Value GraphBuilder::layerNorm(Value x, const llvm::Twine &prefix, double eps) {
+Value GraphBuilder::layerNorm(Value x, const llvm::Twine &prefix, double eps,
+                              bool bias) {
   int64_t width = cast<RankedTensorType>(x.getType()).getShape().back();
   Value gamma = addParameter(prefix + ".weight", {width}, ones());
+  if (!bias) {
+    // loom.layer_norm takes gamma and beta together or neither:
+    // F.layer_norm(x, weight, None) is the plain LayerNorm times weight.
+    Value normalized = layerNorm(x, Value(), Value(), eps);
+    return MulOp::create(builder, loc, normalized, gamma);
+  }
   Value beta = addParameter(prefix + ".bias", {width}, zeros());
   return layerNorm(x, gamma, beta, eps);
 }

@@ -12,6 +12,7 @@
 
 #include "loom/Frontend/Models/ModelConfig.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -43,6 +44,14 @@ std::optional<ModelFamily> mlir::loom::models::parseFamilyName(StringRef name) {
       .Case("transformer", ModelFamily::Transformer)
       .Case("tfm-lm", ModelFamily::TransformerLM)
       .Default(std::nullopt);
+}
+
+std::optional<bool> mlir::loom::models::parseBoolean(StringRef text) {
+  if (text.equals_insensitive("true"))
+    return true;
+  if (text.equals_insensitive("false"))
+    return false;
+  return std::nullopt;
 }
 
 std::optional<ElementType>
@@ -102,24 +111,44 @@ static const LlamaRow kLlamaPresets[] = {
     {"llama3-405b", 126, 16384, 128, 8, 53248},
 };
 
-static const StringRef kLlamaNames[] = {"llama3-8b", "llama3-70b",
-                                        "llama3-405b"};
-static const StringRef kTransformerNames[] = {"seed"};
-static const StringRef kTransformerLMNames[] = {"1b"};
+/// Every preset's names, in size order: the canonical name first (the one
+/// `getPresetNames` lists), then the aliases the ecosystem uses for the
+/// same model: Hugging Face's GPT-2 model ids (`gpt2`, `gpt2-medium`, ...)
+/// and OpenAI's parameter counts (`1558m`), the GPT-3 paper's sizes, the
+/// bare Llama sizes. Lookup ignores case (`124M` is `124m`).
+static const PresetNames kGPT2Names[] = {
+    {"124m", "gpt2,gpt2-small"},
+    {"350m", "gpt2-medium,355m"},
+    {"774m", "gpt2-large"},
+    {"1.5b", "1558m,gpt2-xl"},
+    {"gpt3-small", "gpt3-125m"},
+    {"gpt3-medium", "gpt3-350m"},
+    {"gpt3-large", "gpt3-760m"},
+    {"gpt3-xl", "gpt3-1.3b"},
+    {"gpt3-2.7b", ""},
+    {"gpt3-6.7b", ""},
+    {"gpt3-13b", ""},
+    {"gpt3-175b", "gpt3"},
+};
+static const PresetNames kLlamaNames[] = {
+    {"llama3-8b", "8b,llama-3-8b"},
+    {"llama3-70b", "70b,llama-3-70b"},
+    {"llama3-405b", "405b,llama-3-405b"},
+};
+static const PresetNames kTransformerNames[] = {{"seed", ""}};
+static const PresetNames kTransformerLMNames[] = {{"1b", ""}};
 
-llvm::ArrayRef<StringRef>
-mlir::loom::models::getPresetNames(ModelFamily family) {
+llvm::SmallVector<StringRef, 4> PresetNames::getAliases() const {
+  llvm::SmallVector<StringRef, 4> result;
+  aliases.split(result, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  return result;
+}
+
+llvm::ArrayRef<PresetNames>
+mlir::loom::models::getPresets(ModelFamily family) {
   switch (family) {
-  case ModelFamily::GPT2: {
-    // The names in table order, collected once from the table itself.
-    static const std::vector<StringRef> names = [] {
-      std::vector<StringRef> result;
-      for (const PresetRow &row : kGPT2Presets)
-        result.push_back(row.name);
-      return result;
-    }();
-    return names;
-  }
+  case ModelFamily::GPT2:
+    return kGPT2Names;
   case ModelFamily::Llama:
     return kLlamaNames;
   case ModelFamily::Transformer:
@@ -130,8 +159,63 @@ mlir::loom::models::getPresetNames(ModelFamily family) {
   llvm_unreachable("unknown model family");
 }
 
+/// The canonical names of `family`'s presets, in table order.
+static std::vector<StringRef> collectNames(ModelFamily family) {
+  std::vector<StringRef> names;
+  for (const PresetNames &preset : getPresets(family))
+    names.push_back(preset.name);
+  return names;
+}
+
+llvm::ArrayRef<StringRef>
+mlir::loom::models::getPresetNames(ModelFamily family) {
+  // The canonical names in table order, collected once per family.
+  static const std::vector<StringRef> names[] = {
+      collectNames(ModelFamily::GPT2), collectNames(ModelFamily::Llama),
+      collectNames(ModelFamily::Transformer),
+      collectNames(ModelFamily::TransformerLM)};
+  return names[static_cast<int>(family)];
+}
+
+std::optional<StringRef>
+mlir::loom::models::lookupPresetName(ModelFamily family, StringRef name) {
+  for (const PresetNames &preset : getPresets(family)) {
+    if (preset.name.equals_insensitive(name))
+      return preset.name;
+    for (StringRef alias : preset.getAliases())
+      if (alias.equals_insensitive(name))
+        return preset.name;
+  }
+  return std::nullopt;
+}
+
+std::string mlir::loom::models::describePresetNames(ModelFamily family) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::ListSeparator comma;
+  for (const PresetNames &preset : getPresets(family)) {
+    os << comma << preset.name;
+    if (!preset.aliases.empty())
+      os << " (" << llvm::join(preset.getAliases(), ", ") << ")";
+  }
+  return text;
+}
+
+llvm::Error mlir::loom::models::makeUnknownPresetError(ModelFamily family,
+                                                       StringRef name) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "unknown " + getFamilyName(family) + " preset '" + name +
+          "'; expected one of " + describePresetNames(family) +
+          " (case-insensitive)");
+}
+
 std::optional<ModelConfig> mlir::loom::models::getPreset(ModelFamily family,
-                                                         StringRef name) {
+                                                         StringRef given) {
+  std::optional<StringRef> canonical = lookupPresetName(family, given);
+  if (!canonical)
+    return std::nullopt;
+  StringRef name = *canonical;
   ModelConfig config;
   config.family = family;
   switch (family) {

@@ -34,6 +34,8 @@ bool keyApplies(ModelFamily family, llvm::StringRef key) {
     return family == ModelFamily::Transformer;
   if (key == "gelu")
     return family == ModelFamily::GPT2 || family == ModelFamily::Transformer;
+  if (key == "bias" || key == "tie-embeddings")
+    return family == ModelFamily::GPT2;
   return true;
 }
 
@@ -50,7 +52,8 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
       "layers", "decoder-layers", "hidden", "heads",   "kv-heads",
       "ffn",    "vocab",          "seq",    "tgt-seq", "batch"};
   static const char *const kRealKeys[] = {"rope-theta", "norm-eps", "dropout"};
-  static const char *const kTextKeys[] = {"preset", "gelu", "dtype"};
+  static const char *const kTextKeys[] = {"preset", "gelu", "dtype", "bias",
+                                          "tie-embeddings"};
   auto isOneOf = [](llvm::StringRef key, llvm::ArrayRef<const char *> keys) {
     return llvm::is_contained(keys, key);
   };
@@ -70,7 +73,8 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
       return makeError("unknown model option '" + key +
                        "'; expected one of preset, layers, decoder-layers, "
                        "hidden, heads, kv-heads, ffn, vocab, seq, tgt-seq, "
-                       "batch, rope-theta, norm-eps, dropout, gelu, dtype");
+                       "batch, rope-theta, norm-eps, dropout, gelu, bias, "
+                       "tie-embeddings, dtype");
     if (!keyApplies(family, key))
       return makeError("model option '" + key + "' does not apply to " +
                        getFamilyName(family));
@@ -82,9 +86,7 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
   if (auto preset = given.find("preset"); preset != given.end()) {
     std::optional<ModelConfig> named = getPreset(family, preset->second);
     if (!named)
-      return makeError("unknown " + getFamilyName(family) + " preset '" +
-                       preset->second + "'; expected one of " +
-                       llvm::join(getPresetNames(family), ", "));
+      return makeUnknownPresetError(family, preset->second);
     config = *named;
   }
 
@@ -151,6 +153,18 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
       return makeError("model option 'gelu': expected tanh or none, found '" +
                        gelu->second + "'");
     config.geluTanh = gelu->second == "tanh";
+  }
+  for (auto [key, field] : {std::pair{"bias", &config.bias},
+                            {"tie-embeddings", &config.tieEmbeddings}}) {
+    auto it = given.find(key);
+    if (it == given.end())
+      continue;
+    std::optional<bool> value = parseBoolean(it->second);
+    if (!value)
+      return makeError("model option '" + llvm::Twine(key) +
+                       "': expected true or false, found '" + it->second +
+                       "'");
+    *field = *value;
   }
   if (auto dtype = given.find("dtype"); dtype != given.end()) {
     std::optional<ElementType> type = parseElementType(dtype->second);

@@ -46,10 +46,14 @@ int64_t mlir::loom::models::countParameters(const ModelConfig &c) {
   int64_t h = c.hidden, f = c.ffn, v = c.vocab;
   switch (c.family) {
   case ModelFamily::GPT2: {
-    // wte (shared with lm_head) + wpe + blocks + ln_f.
-    int64_t block = layerNorm(h) + attentionWithBiases(h) + layerNorm(h) +
-                    mlpWithBiases(h, f);
-    return v * h + c.seq * h + c.layers * block + layerNorm(h);
+    // wte (shared with lm_head unless untied) + wpe + blocks + ln_f; without
+    // biases (nanoGPT's bias=False) no Linear or LayerNorm has one.
+    bool b = c.bias;
+    int64_t norm = b ? layerNorm(h) : h;
+    int64_t block = norm + linear(h, 3 * h, b) + linear(h, h, b) + norm +
+                    linear(h, f, b) + linear(f, h, b);
+    int64_t head = c.tieEmbeddings ? 0 : linear(h, v, false);
+    return v * h + c.seq * h + c.layers * block + norm + head;
   }
   case ModelFamily::Llama: {
     int64_t headSize = h / c.heads;

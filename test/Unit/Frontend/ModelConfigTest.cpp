@@ -15,6 +15,8 @@
 
 #include "gtest/gtest.h"
 
+#include <set>
+
 using namespace mlir::loom::models;
 
 namespace {
@@ -101,6 +103,73 @@ TEST(ModelConfigTest, DefaultsAreTheSmallestPresets) {
   EXPECT_EQ(getDefaultConfig(ModelFamily::Transformer).vocab, 20000);
   EXPECT_EQ(getDefaultConfig(ModelFamily::TransformerLM).vocab, 28783);
   EXPECT_FALSE(getPreset(ModelFamily::GPT2, "llama3-8b").has_value());
+}
+
+TEST(ModelConfigTest, PresetNamesIgnoreCaseAndTakeTheUsualAliases) {
+  struct Case {
+    ModelFamily family;
+    llvm::StringRef given, canonical;
+  };
+  const Case cases[] = {
+      {ModelFamily::GPT2, "124M", "124m"},
+      {ModelFamily::GPT2, "gpt2", "124m"},
+      {ModelFamily::GPT2, "GPT2", "124m"},
+      {ModelFamily::GPT2, "350M", "350m"},
+      {ModelFamily::GPT2, "gpt2-medium", "350m"},
+      {ModelFamily::GPT2, "774M", "774m"},
+      {ModelFamily::GPT2, "gpt2-large", "774m"},
+      {ModelFamily::GPT2, "1558M", "1.5b"},
+      {ModelFamily::GPT2, "1.5B", "1.5b"},
+      {ModelFamily::GPT2, "gpt2-XL", "1.5b"},
+      {ModelFamily::GPT2, "GPT3-175B", "gpt3-175b"},
+      {ModelFamily::Llama, "llama3-8b", "llama3-8b"},
+      {ModelFamily::Llama, "8B", "llama3-8b"},
+      {ModelFamily::Llama, "Llama3-70B", "llama3-70b"},
+      {ModelFamily::Llama, "405b", "llama3-405b"},
+      {ModelFamily::Transformer, "SEED", "seed"},
+      {ModelFamily::TransformerLM, "1B", "1b"},
+  };
+  for (const Case &c : cases) {
+    EXPECT_EQ(lookupPresetName(c.family, c.given), c.canonical)
+        << c.given.str();
+    std::optional<ModelConfig> byAlias = getPreset(c.family, c.given);
+    ASSERT_TRUE(byAlias.has_value()) << c.given.str();
+    EXPECT_EQ(byAlias->layers, preset(c.family, c.canonical).layers);
+  }
+  EXPECT_FALSE(lookupPresetName(ModelFamily::Llama, "gpt2").has_value());
+  EXPECT_FALSE(lookupPresetName(ModelFamily::GPT2, "8b").has_value());
+  EXPECT_FALSE(lookupPresetName(ModelFamily::GPT2, "").has_value());
+}
+
+TEST(ModelConfigTest, EveryPresetNameIsUniqueAndBuilds) {
+  for (ModelFamily family :
+       {ModelFamily::GPT2, ModelFamily::Llama, ModelFamily::Transformer,
+        ModelFamily::TransformerLM}) {
+    std::set<std::string> seen;
+    ASSERT_EQ(getPresets(family).size(), getPresetNames(family).size());
+    for (const PresetNames &names : getPresets(family)) {
+      ASSERT_TRUE(getPreset(family, names.name).has_value())
+          << names.name.str();
+      EXPECT_EQ(validationError(preset(family, names.name)), "");
+      llvm::SmallVector<llvm::StringRef> all = names.getAliases();
+      all.push_back(names.name);
+      for (llvm::StringRef name : all) {
+        EXPECT_EQ(name, name.lower()) << "aliases are written in lower case";
+        EXPECT_TRUE(seen.insert(name.str()).second)
+            << getFamilyName(family).str() << " preset name '" << name.str()
+            << "' is used twice";
+        EXPECT_EQ(lookupPresetName(family, name), names.name);
+      }
+    }
+  }
+}
+
+TEST(ModelConfigTest, UnknownPresetListsTheNames) {
+  llvm::Error error = makeUnknownPresetError(ModelFamily::Llama, "9b");
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "unknown llama preset '9b'; expected one of llama3-8b (8b, "
+            "llama-3-8b), llama3-70b (70b, llama-3-70b), llama3-405b (405b, "
+            "llama-3-405b) (case-insensitive)");
 }
 
 TEST(ModelConfigTest, FamilyNamesRoundTrip) {

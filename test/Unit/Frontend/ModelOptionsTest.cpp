@@ -86,6 +86,29 @@ TEST(ModelOptions, PresetThenSizes) {
   EXPECT_EQ(config.hidden, preset->hidden);
 }
 
+TEST(ModelOptions, PresetsAreLookedUpAsLoomModelLooksThemUp) {
+  // The same lookup as `loom-model --preset`: any case, the aliases.
+  EXPECT_EQ(parse(ModelFamily::GPT2, "preset=GPT2-XL").layers, 48);
+  EXPECT_EQ(parse(ModelFamily::GPT2, "preset=350M").hidden, 1024);
+  EXPECT_EQ(parse(ModelFamily::Llama, "preset=8B,layers=2").kvHeads, 8);
+  EXPECT_EQ(error(ModelFamily::Llama, "preset=124m"),
+            llvm::toString(makeUnknownPresetError(ModelFamily::Llama, "124m")));
+}
+
+TEST(ModelOptions, BiasAndTyingAreGPT2Switches) {
+  ModelConfig config =
+      parse(ModelFamily::GPT2, "bias=false,tie-embeddings=FALSE");
+  EXPECT_FALSE(config.bias);
+  EXPECT_FALSE(config.tieEmbeddings);
+  config = parse(ModelFamily::GPT2, "");
+  EXPECT_TRUE(config.bias);
+  EXPECT_TRUE(config.tieEmbeddings);
+  EXPECT_EQ(error(ModelFamily::GPT2, "bias=maybe"),
+            "model option 'bias': expected true or false, found 'maybe'");
+  EXPECT_EQ(error(ModelFamily::Llama, "tie-embeddings=true"),
+            "model option 'tie-embeddings' does not apply to llama");
+}
+
 TEST(ModelOptions, BadSettingsSayWhat) {
   EXPECT_EQ(error(ModelFamily::GPT2, "kv-heads=2"),
             "model option 'kv-heads' does not apply to gpt2");

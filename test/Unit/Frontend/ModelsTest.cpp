@@ -106,6 +106,42 @@ TEST(ModelsTest, SmallConfigsMatchTheFormulaAndMarkEveryArgument) {
   }
 }
 
+TEST(ModelsTest, GPT2BiasAndTyingFlagsMatchTheFormula) {
+  // nanoGPT's bias=False drops every Linear and LayerNorm bias; untied,
+  // lm_head.weight [V, H] comes last (nanoGPT's named_parameters order).
+  for (bool bias : {true, false}) {
+    for (bool tie : {true, false}) {
+      MLIRContext context;
+      ModelConfig config = smallConfig(ModelFamily::GPT2);
+      config.bias = bias;
+      config.tieEmbeddings = tie;
+      OwningOpRef<ModuleOp> module = buildModel(config, context);
+      ASSERT_TRUE(module);
+      EXPECT_EQ(countModuleParameters(*module), countParameters(config));
+      std::vector<std::string> names = parameterNames(forward(*module));
+      int64_t biases = std::count_if(names.begin(), names.end(),
+                                     [](const std::string &name) {
+                                       return llvm::StringRef(name).ends_with(
+                                           ".bias");
+                                     });
+      // Per layer: ln_1, c_attn, c_proj, ln_2, c_fc, c_proj; then ln_f.
+      EXPECT_EQ(biases, bias ? 6 * config.layers + 1 : 0);
+      EXPECT_EQ(names.back(), tie ? "transformer.ln_f." +
+                                        std::string(bias ? "bias" : "weight")
+                                  : "lm_head.weight");
+      EXPECT_EQ(std::count(names.begin(), names.end(), "lm_head.weight"),
+                tie ? 0 : 1);
+    }
+  }
+  // V*H + S*H + L*(12H^2 + 4H) + H + V*H: no biases, untied.
+  ModelConfig c = smallConfig(ModelFamily::GPT2);
+  c.bias = c.tieEmbeddings = false;
+  int64_t h = c.hidden;
+  EXPECT_EQ(countParameters(c), c.vocab * h + c.seq * h +
+                                    c.layers * (12 * h * h + 2 * h) + h +
+                                    c.vocab * h);
+}
+
 TEST(ModelsTest, InputsFollowTheContractOrder) {
   MLIRContext context;
   OwningOpRef<ModuleOp> gpt =

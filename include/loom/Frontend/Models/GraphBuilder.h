@@ -80,8 +80,11 @@ public:
                     InitializerAttr weightInit, InitializerAttr biasInit);
 
   /// PyTorch LayerNorm with `<prefix>.weight` (ones) and `<prefix>.bias`
-  /// (zeros) over the last dim.
-  Value layerNorm(Value x, const llvm::Twine &prefix, double eps);
+  /// (zeros) over the last dim. Without `bias`, only `<prefix>.weight`
+  /// (nanoGPT's `LayerNorm(ndim, bias=False)`): the LayerNorm without
+  /// affine, times the weight.
+  Value layerNorm(Value x, const llvm::Twine &prefix, double eps,
+                  bool bias = true);
   /// LayerNorm with given gamma and beta.
   Value layerNorm(Value x, Value gamma, Value beta, double eps);
   /// RMSNorm with `<prefix>.weight` (ones) over the last dim.

@@ -17,11 +17,13 @@
 #define LOOM_FRONTEND_MODELS_MODELCONFIG_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace mlir {
 namespace loom {
@@ -45,6 +47,10 @@ llvm::StringRef getFamilyName(ModelFamily family);
 
 /// Parses a command-line family name; std::nullopt if unknown.
 std::optional<ModelFamily> parseFamilyName(llvm::StringRef name);
+
+/// Parses a boolean flag value, `true` or `false` (any case); std::nullopt
+/// otherwise.
+std::optional<bool> parseBoolean(llvm::StringRef text);
 
 /// Element type of the parameters and activations.
 enum class ElementType { F32, BF16, F16, F64 };
@@ -89,6 +95,12 @@ struct ModelConfig {
   double dropout = 0.0;
   /// GELU in tanh form (`gpt2`, `transformer`); false is the erf form.
   bool geluTanh = true;
+  /// nanoGPT's `bias` (`gpt2` only): biases in every Linear and LayerNorm.
+  /// False drops them all; the LayerNorms keep their weight.
+  bool bias = true;
+  /// The lm_head shares `transformer.wte.weight` (`gpt2` only; GPT-2's and
+  /// nanoGPT's weight tying). False adds an untied `lm_head.weight` [V, H].
+  bool tieEmbeddings = true;
 
   ElementType elementType = ElementType::F32;
 };
@@ -97,10 +109,38 @@ struct ModelConfig {
 /// smallest preset).
 ModelConfig getDefaultConfig(ModelFamily family);
 
-/// The names of the presets of `family`, in size order.
+/// A preset's canonical name and the other names it answers to.
+struct PresetNames {
+  llvm::StringRef name;
+  /// Comma-separated, lower case (`gpt2,gpt2-small`); may be empty.
+  llvm::StringRef aliases;
+
+  /// The aliases one by one.
+  llvm::SmallVector<llvm::StringRef, 4> getAliases() const;
+};
+
+/// The presets of `family` with their aliases, in size order.
+llvm::ArrayRef<PresetNames> getPresets(ModelFamily family);
+
+/// The canonical names of the presets of `family`, in size order.
 llvm::ArrayRef<llvm::StringRef> getPresetNames(ModelFamily family);
 
-/// The preset `name` of `family`; std::nullopt if there is none.
+/// The canonical name of the preset of `family` called `name` (a canonical
+/// name or an alias, in any case: `124M`, `gpt2-XL`); std::nullopt if none.
+/// The one lookup of `loom-model --preset`, the C API's and Python's
+/// `preset` model option.
+std::optional<llvm::StringRef> lookupPresetName(ModelFamily family,
+                                                llvm::StringRef name);
+
+/// `124m (gpt2, gpt2-small), 350m (gpt2-medium, 355m), ...`: the presets of
+/// `family` with their aliases, for messages.
+std::string describePresetNames(ModelFamily family);
+
+/// The error for an unknown preset `name`, listing the valid names.
+llvm::Error makeUnknownPresetError(ModelFamily family, llvm::StringRef name);
+
+/// The preset `name` of `family` (looked up by lookupPresetName);
+/// std::nullopt if there is none.
 std::optional<ModelConfig> getPreset(ModelFamily family, llvm::StringRef name);
 
 /// Checks that `config` describes a model the builders can build: positive

@@ -222,6 +222,18 @@ LogicalResult AutodiffPass::backward(OpBuilder &builder,
   return success();
 }
 
+/// `value` as printf's %g writes it (`0.01`, `0`, `1e-05`).
+static std::string formatShortest(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+double mlir::loom::getDefaultWeightDecay(StringRef optimizer) {
+  // torch.optim.AdamW(weight_decay=1e-2), torch.optim.SGD(weight_decay=0).
+  return optimizer == "adamw" ? 0.01 : 0.0;
+}
+
 void AutodiffPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
@@ -238,6 +250,15 @@ void AutodiffPass::runOnOperation() {
   if (optimizer != "adamw" && optimizer != "sgd" && optimizer != "none") {
     module.emitError("loom-autodiff: unknown optimizer '")
         << optimizer << "', expected adamw, sgd or none";
+    return signalPassFailure();
+  }
+  // -1 leaves the weight decay to the optimizer: torch.optim's default.
+  double decayRate = weightDecay == -1.0 ? getDefaultWeightDecay(optimizer)
+                                         : weightDecay.getValue();
+  if (!(decayRate >= 0.0) || !std::isfinite(decayRate)) {
+    module.emitError("loom-autodiff: weight-decay must be finite and >= 0 "
+                     "(or -1, the optimizer's default), got ")
+        << weightDecay.getValue();
     return signalPassFailure();
   }
   if (microBatches < 1) {
@@ -568,7 +589,7 @@ void AutodiffPass::runOnOperation() {
                                                     kParamAttrName))
                      .getDecay();
     decayed += decay;
-    double wd = decay ? weightDecay.getValue() : 0.0;
+    double wd = decay ? decayRate : 0.0;
     Operation *update;
     if (adamw) {
       update = AdamwUpdateOp::create(
@@ -622,7 +643,8 @@ void AutodiffPass::runOnOperation() {
 
   mlir::emitRemark(forward.getLoc(), "built @train_step from @")
       << entryName << ": " << params.size() << " parameters (" << decayed
-      << " with weight decay), optimizer " << optimizer << ", "
+      << " with weight decay " << formatShortest(decayRate)
+      << "), optimizer " << optimizer << ", "
       << static_cast<int64_t>(microBatches) << " micro-batch(es), "
       << (clipNorm > 0.0 ? "clipped to global norm " : "no clipping")
       << (clipNorm > 0.0 ? std::to_string(clipNorm.getValue()) : std::string());

@@ -43,7 +43,8 @@ struct AutodiffPipelineOptions
   Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
   Option<double> beta2{*this, "beta2", llvm::cl::init(0.999)};
   Option<double> eps{*this, "eps", llvm::cl::init(1.0e-8)};
-  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.01)};
+  // -1: the optimizer's torch.optim default (getDefaultWeightDecay).
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(-1.0)};
   Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
   Option<double> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
   Option<int64_t> microBatches{*this, "micro-batches", llvm::cl::init(1)};

@@ -26,6 +26,12 @@ namespace loom {
 #define GEN_PASS_REGISTRATION
 #include "loom/Dialect/Loom/Transforms/Passes.h.inc"
 
+/// The weight decay `torch.optim` applies by default with `optimizer`
+/// (`torch.optim.AdamW`: 0.01, `torch.optim.SGD`: 0; `none` applies none):
+/// what loom-autodiff's `weight-decay` means when it is left at -1.
+/// test/python/test_optimizer_defaults.py reads them from torch.optim.
+double getDefaultWeightDecay(llvm::StringRef optimizer);
+
 /// Builds the import phase: checks a freshly imported module against the
 /// contract the later phases rely on.
 void buildImportPipeline(OpPassManager &pm);

@@ -77,8 +77,10 @@ def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1.0e-8", "AdamW epsilon">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.01",
-           "Weight decay, applied to parameters whose #loom.param sets decay">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay, applied to parameters whose #loom.param sets "
+           "decay; -1 (the default) is the optimizer's torch.optim default "
+           "(adamw 0.01, sgd 0)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD momentum (0: no momentum buffer)">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
