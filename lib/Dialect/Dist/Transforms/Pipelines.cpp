@@ -99,7 +99,7 @@ struct ShardingPipelineFlags
   Option<std::string> mesh{*this, "mesh",
                            llvm::cl::desc("Search only this mesh"),
                            llvm::cl::init("")};
-  Option<double> memoryLimit{
+  Option<loom::ExactDouble> memoryLimit{
       *this, "memory-limit",
       llvm::cl::desc("Memory limit per device in GiB (0: the capacity)"),
       llvm::cl::init(0)};

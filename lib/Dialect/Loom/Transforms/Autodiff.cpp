@@ -254,7 +254,7 @@ void AutodiffPass::runOnOperation() {
   }
   // -1 leaves the weight decay to the optimizer: torch.optim's default.
   double decayRate = weightDecay == -1.0 ? getDefaultWeightDecay(optimizer)
-                                         : weightDecay.getValue();
+                                         : double(weightDecay);
   if (!(decayRate >= 0.0) || !std::isfinite(decayRate)) {
     module.emitError("loom-autodiff: weight-decay must be finite and >= 0 "
                      "(or -1, the optimizer's default), got ")

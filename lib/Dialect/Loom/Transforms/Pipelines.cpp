@@ -38,15 +38,15 @@ struct AutodiffPipelineOptions
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw, sgd or none"),
                                 llvm::cl::init("adamw")};
-  Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
+  Option<ExactDouble> lr{*this, "lr", llvm::cl::desc("Learning rate"),
                     llvm::cl::init(1.0e-3)};
-  Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
-  Option<double> beta2{*this, "beta2", llvm::cl::init(0.999)};
-  Option<double> eps{*this, "eps", llvm::cl::init(1.0e-8)};
+  Option<ExactDouble> beta1{*this, "beta1", llvm::cl::init(0.9)};
+  Option<ExactDouble> beta2{*this, "beta2", llvm::cl::init(0.999)};
+  Option<ExactDouble> eps{*this, "eps", llvm::cl::init(1.0e-8)};
   // -1: the optimizer's torch.optim default (getDefaultWeightDecay).
-  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(-1.0)};
-  Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
-  Option<double> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
+  Option<ExactDouble> weightDecay{*this, "weight-decay", llvm::cl::init(-1.0)};
+  Option<ExactDouble> momentum{*this, "momentum", llvm::cl::init(0.0)};
+  Option<ExactDouble> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
   Option<int64_t> microBatches{*this, "micro-batches", llvm::cl::init(1)};
 };
 } // namespace

@@ -13,6 +13,7 @@
 
 #include "loom/Dialect/Dist/IR/DistDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "loom/Dialect/ExactDouble.h"
 #include "mlir/Pass/Pass.h"
 
 #include <optional>

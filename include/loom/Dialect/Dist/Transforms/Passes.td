@@ -49,7 +49,7 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "Number of devices (needed unless a mesh is given)">,
     Option<"meshSpec", "mesh", "std::string", /*default=*/"\"\"",
            "Search only this mesh, e.g. `dp=2,tp=4`">,
-    Option<"memoryLimitGiB", "memory-limit", "double", /*default=*/"0",
+    Option<"memoryLimitGiB", "memory-limit", "::mlir::loom::ExactDouble", /*default=*/"0",
            "Memory limit per device in GiB (0: the device's capacity)">,
     Option<"parallelConfig", "parallel-config", "std::string",
            /*default=*/"\"\"",

@@ -14,6 +14,7 @@
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "loom/Dialect/ExactDouble.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
