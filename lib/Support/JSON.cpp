@@ -214,10 +214,18 @@ private:
     return true;
   }
 
-  /// The path of the value being read.
+  /// The path of the value being read; past 16 levels, the middle is
+  /// elided ("a[0][0]...[0].b").
   std::string path() const {
     std::string text;
+    size_t level = 0;
     for (const Frame &frame : frames) {
+      ++level;
+      if (frames.size() > 16 && level > 8 && level <= frames.size() - 8) {
+        if (level == 9)
+          text += style == JSONPathStyle::Pointer ? "/..." : "...";
+        continue;
+      }
       if (frame.isObject) {
         if (frame.keys.empty())
           break; // No key read yet: the object itself.

@@ -91,8 +91,15 @@ std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
         return "parallel config: " + *error;
     }
     ValueOrError<ParallelConfig> config = parseParallelConfig(text);
-    if (!config)
-      return config.error();
+    if (!config) {
+      // Name the file the config came from.
+      std::string error = config.error();
+      const std::string prefix = "parallel config: ";
+      if (text != parallelConfig && error.rfind(prefix, 0) == 0)
+        error = "parallel config `" + parallelConfig +
+                "`: " + error.substr(prefix.size());
+      return error;
+    }
     expandParallelConfig(*config, spec);
   }
   if (!strategyFile.empty()) {
@@ -100,6 +107,10 @@ std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
     if (auto error = ::loom::support::readRegularFile(strategyFile, text))
       return "strategy file: " + *error;
     std::string error = parseStrategyFile(text, spec);
+    const std::string prefix = "strategy file: ";
+    if (error.rfind(prefix, 0) == 0)
+      error = "strategy file `" + strategyFile +
+              "`: " + error.substr(prefix.size());
     if (!error.empty())
       return error;
   }
