@@ -298,10 +298,11 @@ std::optional<std::string> Interpreter::checkSizes(const std::string &fn) {
   // and byte sizes (int64, the host's memory) before anything is.
   auto check = [&](Type type, const Shape &shape,
                    const std::string &what) -> std::optional<std::string> {
-    int64_t elementBytes = static_cast<int64_t>(
-        storageSize(storageKindFor(type, options.floatKind)));
+    StorageKind kind = storageKindFor(type, options.floatKind);
+    int64_t elementBytes = static_cast<int64_t>(storageSize(kind));
     if (auto error = ::loom::support::checkTensorSize(shape, elementBytes))
-      return what + " of type " + typeToString(type) + ": " + *error;
+      return what + " of type " + typeToString(type) + " (held as " +
+             storageKindName(kind) + "): " + *error;
     return std::nullopt;
   };
   for (unsigned i = 0; i < entry.getNumArguments(); ++i)
