@@ -36,6 +36,8 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
+#include "loom/Support/InputFile.h"
+#include "loom/Support/InputLimits.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -288,6 +290,10 @@ OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
         << "', expected .json (graph JSON) or .mlir (textual IR)";
     return {};
   }
+  if (auto error = ::loom::support::checkRegularFile(path.str())) {
+    emitError(UnknownLoc::get(context)) << "input: " << *error;
+    return {};
+  }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (std::error_code error = file.getError()) {
@@ -309,6 +315,18 @@ mlir::loom::loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   if (format == InputFormat::GraphJSON)
     return importGraphJson(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(),
                            name, context);
+  // The MLIR parser recurses once per nested bracket and overflows the
+  // stack on deep input: a cheap scan refuses it first (docs/Testing.md,
+  // "Bad input").
+  StringRef text = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
+  if (std::optional<::loom::support::TextPosition> tooDeep =
+          ::loom::support::findTooDeepNesting(
+              std::string_view(text.data(), text.size()))) {
+    emitError(FileLineColLoc::get(context, name, tooDeep->line,
+                                  tooDeep->column))
+        << ::loom::support::describeTooDeepNesting();
+    return {};
+  }
   if (bufferId == sourceMgr.getMainFileID())
     return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
   // A later buffer (an embedder loading again into the same source

@@ -26,6 +26,7 @@
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Runtime/Host/Shape.h"
+#include "loom/Support/InputLimits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/SymbolTable.h"
@@ -180,6 +181,14 @@ readLayout(Attribute attr, Type type, const std::optional<Mesh> &mesh,
       return what + " has type " + typeToString(type) +
              ", expected a statically shaped tensor";
     local.assign(tensorType.getShape().begin(), tensorType.getShape().end());
+    // Its blocks across the mesh make the global tensor: that must not
+    // overflow either (docs/Testing.md, "Bad input").
+    int64_t devices = mesh ? mesh->getNumDevices() : 1;
+    for (int64_t dim : local)
+      if (dim > std::numeric_limits<int64_t>::max() / devices)
+        return what + " has type " + typeToString(type) + ": dim " +
+               std::to_string(dim) + " times the mesh's " +
+               std::to_string(devices) + " devices overflows int64";
   } else if (!isa<IntegerType, IndexType, FloatType>(type)) {
     return what + " has type " + typeToString(type) +
            ", expected a tensor or a scalar";
@@ -279,7 +288,46 @@ std::optional<std::string> Interpreter::prepare() {
                                 "result #" + std::to_string(i) + " of " + fn,
                                 resultLayouts[i], resultShapes[i]))
       return error;
-  return bodyError;
+  if (bodyError)
+    return bodyError;
+  return checkSizes(fn);
+}
+
+std::optional<std::string> Interpreter::checkSizes(const std::string &fn) {
+  // Every tensor is allocated at its type's size: check the element counts
+  // and byte sizes (int64, the host's memory) before anything is.
+  auto check = [&](Type type, const Shape &shape,
+                   const std::string &what) -> std::optional<std::string> {
+    StorageKind kind = storageKindFor(type, options.floatKind);
+    int64_t elementBytes = static_cast<int64_t>(storageSize(kind));
+    if (auto error = ::loom::support::checkTensorSize(shape, elementBytes))
+      return what + " of type " + typeToString(type) + " (held as " +
+             storageKindName(kind) + "): " + *error;
+    return std::nullopt;
+  };
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    if (auto error = check(entry.getArgumentTypes()[i], argShapes[i],
+                           "argument #" + std::to_string(i) + " of " + fn +
+                               " (global shape)"))
+      return error;
+  std::optional<std::string> sizeError;
+  entry.walk([&](Operation *op) {
+    for (OpResult result : op->getResults()) {
+      auto tensorType = dyn_cast<RankedTensorType>(result.getType());
+      if (!tensorType || !tensorType.hasStaticShape())
+        continue;
+      Shape shape(tensorType.getShape().begin(), tensorType.getShape().end());
+      if (auto error =
+              check(tensorType, shape,
+                    describeOp(op) + ": result #" +
+                        std::to_string(result.getResultNumber()))) {
+        sizeError = error;
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return sizeError;
 }
 
 //===----------------------------------------------------------------------===//

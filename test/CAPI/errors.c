@@ -57,9 +57,9 @@ int main(void) {
   EXPECT_FAILURE("mlir", loomSessionLoadMlir(session, text, "bad.mlir"));
 
   /* A file that is not there. */
-  // CHECK-NEXT: callback error at '': cannot read input '/nonexistent/graph.json'
+  // CHECK-NEXT: callback error at '': input: cannot read `/nonexistent/graph.json`: No such file or directory
   // CHECK-NEXT: file: io-error: cannot load '/nonexistent/graph.json'
-  // CHECK-NEXT: cannot read input '/nonexistent/graph.json'
+  // CHECK-NEXT: input: cannot read `/nonexistent/graph.json`: No such file or directory
   EXPECT_FAILURE("file", loomSessionLoadFile(session, "/nonexistent/graph.json"));
 
   CHECK_OK(loomSessionLoadModel(

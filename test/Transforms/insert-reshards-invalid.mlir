@@ -10,9 +10,9 @@
 // RUN: not loom-opt %S/Inputs/mlp.mlir -dist-insert-reshards=parallel-config=%S/Inputs/dp2-tp2.json 2>&1 | FileCheck %s --check-prefix=DEVICES
 // DEVICES: error: 'dist.mesh' op has 8 devices ({dp:2, tp:4}) but the parallel config asks for 4 (data_parallel x model_parallel)
 // RUN: not loom-opt %S/Inputs/mlp.mlir -dist-insert-reshards=parallel-config=%S/Inputs/bad-pipeline.json 2>&1 | FileCheck %s --check-prefix=PIPE
-// PIPE: error: parallel config: pipeline_stage: expected an integer >= 1, got 0
+// PIPE: error: parallel config `{{.*}}bad-pipeline.json`: pipeline_stage: expected an integer >= 1, got 0
 // RUN: not loom-opt %S/Inputs/mlp.mlir -dist-insert-reshards=strategy=%S/Inputs/missing.json 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: cannot read strategy file `{{.*}}missing.json`
+// MISSING: error: strategy file: cannot read `{{.*}}missing.json`: No such file or directory
 
 // A strategy attribute naming an axis the mesh lacks.
 dist.mesh @m shape [2, 2] axes ["dp", "tp"]

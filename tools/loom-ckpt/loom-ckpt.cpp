@@ -32,16 +32,17 @@
 
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Support/JSON.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace loom::runtime;
 namespace cl = llvm::cl;
 using loom::runtime::host::Status;
+using json = nlohmann::json;
 
 static cl::SubCommand inspectCommand("inspect",
                                      "describe and verify a checkpoint");
@@ -161,30 +162,29 @@ static int runMerge() {
 
 /// The layout of a plan argument (`{"dims": [[axes]...], "partial": [axes]}`)
 /// in BlockLayout's spelling.
-static Status planLayoutText(const llvm::json::Object &layout,
-                             const std::string &name, std::string &text) {
-  const llvm::json::Array *dims = layout.getArray("dims");
-  if (!dims)
+static Status planLayoutText(const json &layout, const std::string &name,
+                             std::string &text) {
+  auto dims = layout.find("dims");
+  if (dims == layout.end() || !dims->is_array())
     return Status::failure("argument `" + name + "`: its layout has no `dims`");
-  if (const llvm::json::Array *partial = layout.getArray("partial");
-      partial && !partial->empty())
+  if (auto partial = layout.find("partial");
+      partial != layout.end() && partial->is_array() && !partial->empty())
     return Status::failure(
         "argument `" + name +
         "` has a partial layout in the plan: a checkpoint holds values");
   text = "[";
   for (size_t d = 0; d < dims->size(); ++d) {
-    const llvm::json::Array *axes = (*dims)[d].getAsArray();
-    if (!axes)
+    const json &axes = (*dims)[d];
+    if (!axes.is_array())
       return Status::failure("argument `" + name + "`: dim " +
                              std::to_string(d) +
                              " of its layout must be a list of axes");
     text += d ? ", [" : "[";
-    for (size_t a = 0; a < axes->size(); ++a) {
-      std::optional<llvm::StringRef> axis = (*axes)[a].getAsString();
-      if (!axis)
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (!axes[a].is_string())
         return Status::failure("argument `" + name + "`: the axes of dim " +
                                std::to_string(d) + " must be names");
-      text += (a ? ", \"" : "\"") + axis->str() + "\"";
+      text += (a ? ", \"" : "\"") + axes[a].get<std::string>() + "\"";
     }
     text += "]";
   }
@@ -192,55 +192,61 @@ static Status planLayoutText(const llvm::json::Object &layout,
   return Status::success();
 }
 
+/// Reads the JSON file `path` strictly (loom/Support/JSON.h).
+static Status readJSONFile(const std::string &path, json &value) {
+  std::string text;
+  if (auto error = io::readWholeFile(path, text))
+    return Status::failure(*error);
+  if (auto parseError = loom::support::parseJSON(text, value))
+    return Status::failure("`" + path + "`: " + parseError->format());
+  return Status::success();
+}
+
 /// Reads --to-plan: the mesh as `--mesh` spells it and the layout of every
 /// named argument.
 static Status readTargetPlan(std::string &mesh,
                              std::map<std::string, std::string> &layouts) {
-  std::string text;
-  if (auto error = io::readWholeFile(toPlanPath, text))
-    return Status::failure(*error);
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    return Status::failure("`" + toPlanPath +
-                           "`: " + llvm::toString(parsed.takeError()));
+  json plan;
+  if (Status status = readJSONFile(toPlanPath, plan); !status)
+    return status;
   std::string where = "--to-plan `" + toPlanPath + "`: ";
-  const llvm::json::Object *plan = parsed->getAsObject();
-  const llvm::json::Object *meshObject =
-      plan ? plan->getObject("mesh") : nullptr;
-  const llvm::json::Array *axes =
-      meshObject ? meshObject->getArray("axes") : nullptr;
+  const json *axes = nullptr;
+  if (plan.is_object())
+    if (auto meshIt = plan.find("mesh");
+        meshIt != plan.end() && meshIt->is_object())
+      if (auto axesIt = meshIt->find("axes");
+          axesIt != meshIt->end() && axesIt->is_array())
+        axes = &*axesIt;
   if (!axes)
     return Status::failure(where + "no `mesh.axes` (is it a `loomc "
                                    "--plan-json` file?)");
   mesh.clear();
-  for (const llvm::json::Value &axis : *axes) {
-    const llvm::json::Object *object = axis.getAsObject();
-    std::optional<llvm::StringRef> name =
-        object ? object->getString("name") : std::nullopt;
-    std::optional<int64_t> size =
-        object ? object->getInteger("size") : std::nullopt;
-    if (!name || !size)
+  for (const json &axis : *axes) {
+    auto name = axis.is_object() ? axis.find("name") : axis.end();
+    auto size = axis.is_object() ? axis.find("size") : axis.end();
+    if (name == axis.end() || !name->is_string() || size == axis.end() ||
+        !size->is_number_integer())
       return Status::failure(where + "each mesh axis needs a `name` and a "
                                      "`size`");
-    mesh +=
-        (mesh.empty() ? "" : ",") + name->str() + "=" + std::to_string(*size);
+    mesh += (mesh.empty() ? "" : ",") + name->get<std::string>() + "=" +
+            std::to_string(size->get<int64_t>());
   }
-  const llvm::json::Array *arguments = plan->getArray("arguments");
-  if (!arguments)
+  auto arguments = plan.find("arguments");
+  if (arguments == plan.end() || !arguments->is_array())
     return Status::failure(where + "no `arguments`");
-  for (const llvm::json::Value &argument : *arguments) {
-    const llvm::json::Object *object = argument.getAsObject();
-    std::optional<llvm::StringRef> name =
-        object ? object->getString("name") : std::nullopt;
-    if (!name)
+  for (const json &argument : *arguments) {
+    auto name = argument.is_object() ? argument.find("name") : argument.end();
+    if (name == argument.end() || !name->is_string())
       continue; // An argument without a name is not checkpointed state.
     // Empty: no layout recorded, replicated.
     std::string layoutText;
-    if (const llvm::json::Object *layout = object->getObject("layout"))
-      if (Status status = planLayoutText(*layout, name->str(), layoutText);
+    if (auto layout = argument.find("layout");
+        layout != argument.end() && layout->is_object())
+      if (Status status =
+              planLayoutText(*layout, name->get<std::string>(), layoutText);
           !status)
         return Status::failure(where + status.message());
-    layouts[name->str()] = layoutText;
+    layouts[name->get<std::string>()] = layoutText;
   }
   return Status::success();
 }
@@ -275,26 +281,20 @@ planTensors(const io::TensorMap &global, io::CheckpointManifest &manifest,
                    << list << "\n";
     }
   } else if (!layoutsPath.empty()) {
-    std::string text;
-    if (auto error = io::readWholeFile(layoutsPath, text))
-      return Status::failure(*error);
-    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-    if (!parsed)
-      return Status::failure("`" + layoutsPath +
-                             "`: " + llvm::toString(parsed.takeError()));
-    const llvm::json::Object *object = parsed->getAsObject();
-    if (!object)
+    json object;
+    if (Status status = readJSONFile(layoutsPath, object); !status)
+      return status;
+    if (!object.is_object())
       return Status::failure("`" + layoutsPath +
                              "` must be a JSON object of layouts");
-    for (const auto &[name, value] : *object) {
-      std::optional<llvm::StringRef> layoutText = value.getAsString();
-      if (!layoutText)
+    for (const auto &[name, value] : object.items()) {
+      if (!value.is_string())
         return Status::failure("`" + layoutsPath + "`: the layout of `" +
-                               name.str() + "` must be a string");
-      if (!global.count(name.str()))
-        return Status::failure("`" + layoutsPath + "` names tensor `" +
-                               name.str() + "`, which the input lacks");
-      layouts[name.str()] = layoutText->str();
+                               name + "` must be a string");
+      if (!global.count(name))
+        return Status::failure("`" + layoutsPath + "` names tensor `" + name +
+                               "`, which the input lacks");
+      layouts[name] = value.get<std::string>();
     }
   }
   manifest.tensors.clear();

@@ -22,6 +22,8 @@
 #include "loom/Interpreter/Interpreter.h"
 #include "loom/Runtime/IO/Npy.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Support/InputFile.h"
+#include "loom/Support/InputLimits.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -241,9 +243,20 @@ static int runFile(const std::string &path) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
+  if (path != "-")
+    if (auto error = ::loom::support::checkRegularFile(path))
+      return fail(*error);
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
   if (!buffer)
     return fail("cannot read `" + path + "`: " + buffer.getError().message());
+  // The MLIR parser recurses per nested bracket (docs/Testing.md, "Bad
+  // input").
+  llvm::StringRef text = (*buffer)->getBuffer();
+  if (auto tooDeep = ::loom::support::findTooDeepNesting(
+          std::string_view(text.data(), text.size())))
+    return fail(path + ":" + std::to_string(tooDeep->line) + ":" +
+                std::to_string(tooDeep->column) + ": " +
+                ::loom::support::describeTooDeepNesting());
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);

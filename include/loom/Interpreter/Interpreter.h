@@ -102,6 +102,11 @@ public:
   }
 
 private:
+  /// Checks that every tensor the run allocates (arguments at their global
+  /// shape, op results) has an element count and byte size that fit int64
+  /// and the host's memory; `fn` names the function.
+  std::optional<std::string> checkSizes(const std::string &fn);
+
   /// The index of the pipeline axis (`dist.pipeline`) in the mesh.
   std::optional<size_t> getPipelineAxisIndex() const;
 

@@ -16,14 +16,14 @@
 #include "loom/Analysis/Cost/ClusterSpec.h"
 
 #include "loom/Interfaces/Cost.h"
+#include "loom/Support/InputFile.h"
+#include "loom/Support/JSON.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 using json = nlohmann::json;
 
@@ -64,35 +64,6 @@ std::string describe(const json &value) {
     text = text.substr(0, 37) + "...";
   return text;
 }
-
-/// Records where a JSON syntax error is; nlohmann's non-throwing `parse`
-/// only says that there is one.
-class SyntaxErrorFinder : public nlohmann::json_sax<json> {
-public:
-  std::string message;
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string &,
-                   const nlohmann::detail::exception &error) override {
-    message = error.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " tag.
-    size_t tagEnd = message.find("] ");
-    if (!message.empty() && message[0] == '[' && tagEnd != std::string::npos)
-      message = message.substr(tagEnd + 2);
-    return false;
-  }
-};
 
 /// Reads one spec; the first problem found is kept in `error`.
 class SpecReader {
@@ -277,12 +248,10 @@ public:
 
   ValueOrError<ClusterSpec> read(std::string_view text) {
     using Result = ValueOrError<ClusterSpec>;
-    json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (root.is_discarded()) {
-      SyntaxErrorFinder finder;
-      json::sax_parse(text, &finder);
-      return Result::failure(source + ": invalid JSON: " + finder.message);
-    }
+    json root;
+    if (auto parseError = ::loom::support::parseJSON(
+            text, root, ::loom::support::JSONPathStyle::Pointer))
+      return Result::failure(source + ": " + parseError->format());
     if (!root.is_object())
       return Result::failure(source + ": expected a JSON object, got " +
                              describe(root));
@@ -347,16 +316,14 @@ ValueOrError<ClusterSpec> loadClusterSpec(std::string_view presetOrFile) {
   std::vector<std::string> presets = getClusterPresetNames();
   if (std::find(presets.begin(), presets.end(), presetOrFile) != presets.end())
     return getClusterPreset(presetOrFile);
-  std::ifstream file{std::string(presetOrFile)};
-  if (!file)
-    return Result::failure("cluster `" + std::string(presetOrFile) +
-                           "` is neither a preset (" + joinNames(presets) +
-                           ") nor a readable file");
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad())
-    return Result::failure(std::string(presetOrFile) + ": cannot be read");
-  return parseClusterSpec(text.str(), presetOrFile);
+  std::string path(presetOrFile);
+  if (!::loom::support::pathExists(path))
+    return Result::failure("cluster `" + path + "` is neither a preset (" +
+                           joinNames(presets) + ") nor a readable file");
+  std::string text;
+  if (auto error = ::loom::support::readRegularFile(path, text))
+    return Result::failure("cluster: " + *error);
+  return parseClusterSpec(text, presetOrFile);
 }
 
 std::string printClusterSpec(const ClusterSpec &spec) {

@@ -4,13 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// JSON is read with nlohmann/json in its non-throwing mode (LLVM is built
-// without exceptions): `parse(..., nullptr, false)` and `is_discarded()`,
-// then every access is type-checked first, so no user input can throw.
+// JSON is read strictly (loom/Support/JSON.h: no duplicate keys, bounded
+// depth, never throws), then every access is type-checked first, so no user
+// input can throw.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Strategy/ShardingSpec.h"
+
+#include "loom/Support/JSON.h"
 
 #include <nlohmann/json.hpp>
 
@@ -61,9 +63,9 @@ static std::string readDims(const json &value, const std::string &path,
 }
 
 std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded())
-    return "strategy file: invalid JSON";
+  json root;
+  if (auto parseError = ::loom::support::parseJSON(text, root))
+    return "strategy file: " + parseError->format();
   if (!root.is_object())
     return "strategy file: expected an object, got " + describe(root);
   static const std::set<std::string> known = {
@@ -200,9 +202,9 @@ static std::string readCount(const json &value, const std::string &key,
 
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
   using Result = ValueOrError<ParallelConfig>;
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded())
-    return Result::failure("parallel config: invalid JSON");
+  json root;
+  if (auto parseError = ::loom::support::parseJSON(text, root))
+    return Result::failure("parallel config: " + parseError->format());
   if (!root.is_object())
     return Result::failure("parallel config: expected an object, got " +
                            describe(root));

@@ -7,12 +7,16 @@
 #include "loom/Runtime/IO/Checkpoint.h"
 
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Support/InputFile.h"
+#include "loom/Support/JSON.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -83,9 +87,17 @@ Status findLatestCheckpoint(const std::string &root, std::string &dir) {
     if (name.rfind("step-", 0) != 0 || name.size() == 5 ||
         name.find_first_not_of("0123456789", 5) != std::string::npos)
       continue;
-    if (!fs::exists(it->path() / kCheckpointManifestName))
+    // pathExists, not fs::exists: a symlink loop must not throw (the
+    // manifest's reader reports it).
+    if (!::loom::support::pathExists(
+            (it->path() / kCheckpointManifestName).string()))
       continue;
-    int64_t step = std::stoll(name.substr(5));
+    // Digits only, but possibly more than int64_t holds.
+    errno = 0;
+    long long parsed = std::strtoll(name.c_str() + 5, nullptr, 10);
+    if (errno == ERANGE)
+      continue;
+    int64_t step = parsed;
     if (step > best) {
       best = step;
       dir = it->path().string();
@@ -474,10 +486,10 @@ Status readCheckpointManifest(const std::string &dir,
   if (auto error = readWholeFile(path, text))
     return Status::failure("checkpoint `" + dir + "` has no readable " +
                            kCheckpointManifestName + ": " + *error);
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded())
+  json root;
+  if (auto parseError = ::loom::support::parseJSON(text, root))
     return Status::failure("checkpoint manifest `" + path +
-                           "`: not valid JSON (truncated or corrupted)");
+                           "`: " + parseError->format());
   manifest = CheckpointManifest();
   return manifestFromJson(path, root, manifest);
 }
@@ -518,7 +530,7 @@ Status readCheckpointShard(const std::string &dir,
     return Status::failure("checkpoint file `" + path + "` (rank " +
                            std::to_string(rank) + "): " + why);
   };
-  if (!fs::exists(path))
+  if (!::loom::support::pathExists(path))
     return fail("missing");
   std::string bytes;
   if (auto error = readWholeFile(path, bytes))

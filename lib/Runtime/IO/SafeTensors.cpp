@@ -6,6 +6,8 @@
 
 #include "loom/Runtime/IO/SafeTensors.h"
 
+#include "loom/Support/JSON.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -39,10 +41,11 @@ parseSafeTensors(const std::string &path, const std::string &contents,
     return where(path) + "header length " + std::to_string(headerLength) +
            " exceeds the file (" + std::to_string(contents.size()) +
            " bytes): not a safetensors file, or truncated";
-  json header = json::parse(contents.begin() + 8,
-                            contents.begin() + 8 + headerLength, nullptr,
-                            /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
+  json header;
+  if (auto parseError = ::loom::support::parseJSON(
+          std::string_view(contents.data() + 8, headerLength), header))
+    return where(path) + "header: " + parseError->format();
+  if (!header.is_object())
     return where(path) + "header is not a JSON object";
 
   uint64_t dataSize = contents.size() - 8 - headerLength;

@@ -6,6 +6,8 @@
 
 #include "loom/Runtime/IO/TensorFile.h"
 
+#include "loom/Support/InputFile.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -319,15 +321,7 @@ std::optional<std::string> writeFileAtomically(const std::string &path,
 
 std::optional<std::string> readWholeFile(const std::string &path,
                                          std::string &bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "cannot read `" + path + "`: " + std::strerror(errno);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad())
-    return "cannot read `" + path + "`: read failed";
-  bytes = buffer.str();
-  return std::nullopt;
+  return ::loom::support::readRegularFile(path, bytes);
 }
 
 } // namespace loom::runtime::io

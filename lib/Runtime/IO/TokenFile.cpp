@@ -7,6 +7,7 @@
 #include "loom/Runtime/IO/TokenFile.h"
 
 #include "loom/Runtime/IO/TensorFile.h"
+#include "loom/Support/InputFile.h"
 
 #include <cerrno>
 #include <cstring>
@@ -44,6 +45,8 @@ Status TokenFile::open(const std::string &path, TokenFormat format,
   auto fail = [&](const std::string &why) {
     return Status::failure("token file `" + path + "`: " + why);
   };
+  if (auto error = ::loom::support::checkRegularFile(path))
+    return Status::failure("token file: " + *error);
   auto stream = std::make_shared<std::ifstream>(path, std::ios::binary);
   if (!*stream)
     return fail(std::string("cannot open: ") + std::strerror(errno));

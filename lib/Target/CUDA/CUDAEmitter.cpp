@@ -1021,10 +1021,11 @@ set(loom_runtime_libs)
 foreach(lib LoomRuntimeTrainer LoomRuntimeCUDASession${emulated}
             LoomRuntimeNCCL${emulated} LoomRuntimeHarness
             LoomRuntimeCUDA${emulated} LoomRuntimeHost LoomRuntimeIO LoomRuntimeMPI
-            LoomRuntimeLayout LoomLayout LoomRuntimeSupport ${loom_emulator_lib})
+            LoomRuntimeLayout LoomLayout LoomRuntimeSupport LoomSupport
+            ${loom_emulator_lib})
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
-          ${LOOM_BUILD_DIR}/lib/Analysis/Layout
+          ${LOOM_BUILD_DIR}/lib/Analysis/Layout ${LOOM_BUILD_DIR}/lib/Support
           ${LOOM_BUILD_DIR}/lib/Runtime/CUDAEmulator
     NO_DEFAULT_PATH REQUIRED)
   list(APPEND loom_runtime_libs ${LOOM_${lib}_LIBRARY})

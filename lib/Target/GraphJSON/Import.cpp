@@ -7,7 +7,8 @@
 // Builds `func.func @forward` from graph JSON (docs/GraphFormat.md). The input
 // is untrusted, so every step checks before it builds:
 //
-//   1. parse the text (a syntax error is reported at its line and column);
+//   1. parse the text strictly (loom/Support/JSON.h: no duplicate keys, a
+//      bounded depth); an error is reported at its line and column;
 //   2. check the header (`format`, `version`) and the top-level keys;
 //   3. declare the tensors (name, shape, dtype) and mark which are
 //      parameters and data inputs; their order in `tensors` is the order of
@@ -31,6 +32,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Support/JSON.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -96,31 +98,6 @@ static std::string join(const std::string &path, size_t index) {
 }
 
 namespace {
-/// Collects nlohmann's description of a syntax error without building
-/// anything (the parser runs once more, only on invalid text).
-struct SyntaxErrorFinder : nlohmann::json_sax<json> {
-  size_t position = 0;
-  std::string message;
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t pos, const std::string &,
-                   const nlohmann::detail::exception &error) override {
-    position = pos;
-    message = error.what();
-    return false;
-  }
-};
 
 /// The kinds of op attribute graph JSON can write, and how.
 enum class AttrKind {
@@ -184,7 +161,7 @@ private:
   FailureOr<double> getNumber(const json &value, const std::string &path);
   FailureOr<bool> getBool(const json &value, const std::string &path);
 
-  LogicalResult reportSyntaxError(StringRef text);
+  LogicalResult reportParseError(const ::loom::support::JSONError &parseError);
   LogicalResult checkHeader(const json &root);
   LogicalResult declareTensors(const json &tensors);
   FailureOr<TensorInfo *> lookupTensor(const json &value,
@@ -308,30 +285,10 @@ FailureOr<bool> Importer::getBool(const json &value, const std::string &path) {
 // Steps 1-3: text, header, tensors, arguments
 //===----------------------------------------------------------------------===//
 
-LogicalResult Importer::reportSyntaxError(StringRef text) {
-  SyntaxErrorFinder finder;
-  json::sax_parse(text.begin(), text.end(), &finder);
-  // nlohmann counts the characters read; turn that into a line and column.
-  size_t offset = std::min(finder.position, text.size());
-  if (offset > 0)
-    --offset;
-  StringRef before = text.take_front(offset);
-  unsigned line = 1 + before.count('\n');
-  size_t lineStart = before.rfind('\n');
-  unsigned column =
-      1 + (lineStart == StringRef::npos ? offset : offset - lineStart - 1);
-  // "[json.exception.parse_error.101] parse error at line 1, column 5: what"
-  StringRef message = finder.message;
-  size_t columnPos = message.find("column ");
-  if (columnPos != StringRef::npos) {
-    size_t colon = message.find(": ", columnPos);
-    if (colon != StringRef::npos)
-      message = message.drop_front(colon + 2);
-  }
-  if (message.empty())
-    message = "not a JSON document";
-  return emitError(FileLineColLoc::get(context, fileName, line, column))
-         << fileName << ": invalid JSON: " << message;
+LogicalResult Importer::reportParseError(const ::loom::support::JSONError &parseError) {
+  return emitError(FileLineColLoc::get(context, fileName, parseError.line,
+                                       parseError.column))
+         << fileName << ": " << parseError.format();
 }
 
 LogicalResult Importer::checkHeader(const json &root) {
@@ -539,8 +496,13 @@ LogicalResult Importer::markArguments(const json &parameters,
       return failure();
     (*tensor)->isArgument = true;
     (*tensor)->definedAt = path;
-    paramAttrs[*tensor - tensors.data()] =
-        ParamAttr::get(context, *paramName, *initAttr, *decayFlag);
+    // The attribute's verifier checks the name (UTF-8, not empty).
+    ParamAttr param = ParamAttr::getChecked(
+        [&] { return error(join(path, "name")); }, context, *paramName,
+        *initAttr, *decayFlag);
+    if (!param)
+      return failure();
+    paramAttrs[*tensor - tensors.data()] = param;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string path = join("inputs", i);
@@ -1062,10 +1024,10 @@ LogicalResult Importer::importOp(const json &op, size_t index) {
 
 OwningOpRef<ModuleOp> Importer::run(StringRef text) {
   context->loadDialect<LoomDialect, func::FuncDialect, arith::ArithDialect>();
-  json root = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
-                          /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    (void)reportSyntaxError(text);
+  json root;
+  if (std::optional<::loom::support::JSONError> parseError =
+          ::loom::support::parseJSON(std::string_view(text.data(), text.size()), root)) {
+    (void)reportParseError(*parseError);
     return {};
   }
   if (failed(checkHeader(root)))

@@ -879,10 +879,11 @@ find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 set(loom_runtime_libs)
 # Static libraries, each before the ones it uses.
 foreach(lib LoomRuntimeTrainer LoomRuntimeHarness LoomRuntimeHost LoomRuntimeIO
-            LoomRuntimeMPI LoomRuntimeLayout LoomLayout LoomRuntimeSupport)
+            LoomRuntimeMPI LoomRuntimeLayout LoomLayout LoomRuntimeSupport
+            LoomSupport)
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime
-          ${LOOM_BUILD_DIR}/lib/Analysis/Layout
+          ${LOOM_BUILD_DIR}/lib/Analysis/Layout ${LOOM_BUILD_DIR}/lib/Support
     NO_DEFAULT_PATH REQUIRED)
   list(APPEND loom_runtime_libs ${LOOM_${lib}_LIBRARY})
 endforeach()

@@ -247,12 +247,26 @@ TEST(ClusterSpecTest, NotAnObjectOrNotJson) {
   ValueOrError<ClusterSpec> broken =
       parseClusterSpec("{\"name\": \"x\",\n \"devices_per_node\": }", "c.json");
   ASSERT_FALSE(broken.ok());
-  // nlohmann's own words, with the line and column of the mistake.
-  EXPECT_EQ(broken.error().rfind("c.json: invalid JSON: parse error at line "
-                                 "2, column 22: syntax error",
+  // The line and column of the mistake, then nlohmann's own words.
+  EXPECT_EQ(broken.error().rfind("c.json: line 2, column 22: "
+                                 "`/devices_per_node`: invalid JSON: "
+                                 "syntax error",
                                  0),
             0u)
       << broken.error();
+
+  // Keys are unique (loom/Support/JSON.h): the duplicate's JSON pointer.
+  ValueOrError<ClusterSpec> duplicate = parseClusterSpec(
+      "{\"name\": \"x\", \"device\": {\"memory_gib\": 1, \"memory_gib\": 2}}",
+      "c.json");
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_EQ(duplicate.error().rfind("c.json: line 1, column 43: "
+                                    "`/device/memory_gib`: duplicate key "
+                                    "`memory_gib`, already given at line 1, "
+                                    "column 26",
+                                    0),
+            0u)
+      << duplicate.error();
 }
 
 TEST(ClusterSpecTest, LoadResolvesPresetsThenFiles) {

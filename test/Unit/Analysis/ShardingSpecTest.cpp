@@ -53,7 +53,12 @@ TEST(ShardingSpecTest, ParsesStrategyFile) {
 
 TEST(ShardingSpecTest, StrategyFileErrorsNameTheJSONPath) {
   ShardingSpec spec;
-  EXPECT_EQ(parseStrategyFile("{", spec), "strategy file: invalid JSON");
+  EXPECT_TRUE(contains(parseStrategyFile("{", spec),
+                       "strategy file: line 1, column 1: invalid JSON: "));
+  EXPECT_TRUE(contains(
+      parseStrategyFile(R"({"ops": [{"match": "w", "match": "v"}]})", spec),
+      "strategy file: line 1, column 25: `ops[0].match`: duplicate key "
+      "`match`, already given at line 1, column 11"));
   EXPECT_TRUE(contains(parseStrategyFile(R"({"opz": []})", spec),
                        "unknown key `opz`"));
   EXPECT_TRUE(contains(

@@ -237,8 +237,18 @@ TEST(Checkpoint, BadManifestsAreReported) {
     EXPECT_NE(at, std::string::npos) << from;
     return edited.replace(at, from.size(), to);
   };
-  expectError(text.substr(0, text.size() / 2),
-              "not valid JSON (truncated or corrupted)");
+  // A manifest cut short: the position and JSON path of the end.
+  overwrite(path, text.substr(0, text.size() / 2));
+  std::string truncated = readCheckpointManifest(dir, manifest).message();
+  EXPECT_EQ(truncated.rfind("checkpoint manifest `" + path + "`: line ", 0), 0u)
+      << truncated;
+  EXPECT_NE(truncated.find(": invalid JSON: syntax error"), std::string::npos)
+      << truncated;
+  // A key given twice (the last would win without a word).
+  expectError(replace("\"step\": 40", "\"step\": 40, \"step\": 41"),
+              "line 4, column 15: `step`: duplicate key `step`, already "
+              "given at line 4, column 3 (each key may appear once in an "
+              "object)");
   expectError(replace("\"step\": 40", "\"stop\": 40"), "missing field `step`");
   expectError(replace("\"step\": 40", "\"step\": \"40\""),
               "field `step` must be an integer");

@@ -93,7 +93,13 @@ TEST(SafeTensors, ReportsCorruptFiles) {
                             "expected an 8-byte header length, found 3 bytes");
   EXPECT_NE(errorOf(file("{}", 0).substr(0, 9)).find("exceeds the file"),
             std::string::npos);
-  EXPECT_EQ(errorOf(file("{not json", 0)),
+  EXPECT_EQ(errorOf(file("{not json", 0)).rfind(
+                "`bad.safetensors`: header: line 1, column 3: invalid JSON: "
+                "syntax error",
+                0),
+            0u)
+      << errorOf(file("{not json", 0));
+  EXPECT_EQ(errorOf(file("[1]", 0)),
             "`bad.safetensors`: header is not a JSON object");
   EXPECT_EQ(
       errorOf(file(

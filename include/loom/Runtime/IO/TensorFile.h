@@ -82,7 +82,9 @@ uint16_t floatToF16(float value);
 std::optional<std::string> writeFileAtomically(const std::string &path,
                                                const std::string &bytes);
 
-/// Reads the whole of `path`; returns an error message naming the file.
+/// Reads the whole of the regular file `path` (loom/Support/InputFile.h:
+/// a directory, FIFO or symlink loop is refused); returns an error message
+/// naming the file.
 std::optional<std::string> readWholeFile(const std::string &path,
                                          std::string &bytes);
 

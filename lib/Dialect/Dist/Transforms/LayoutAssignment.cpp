@@ -45,13 +45,13 @@
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
+#include "loom/Support/InputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Debug.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <map>
 #include <set>
@@ -87,23 +87,30 @@ std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
     std::string text = parallelConfig;
     if (text.find_first_not_of(" \t\n") == std::string::npos ||
         text[text.find_first_not_of(" \t\n")] != '{') {
-      auto buffer = llvm::MemoryBuffer::getFile(parallelConfig);
-      if (!buffer)
-        return "cannot read parallel config `" + parallelConfig +
-               "`: " + buffer.getError().message();
-      text = (*buffer)->getBuffer().str();
+      if (auto error = ::loom::support::readRegularFile(parallelConfig, text))
+        return "parallel config: " + *error;
     }
     ValueOrError<ParallelConfig> config = parseParallelConfig(text);
-    if (!config)
-      return config.error();
+    if (!config) {
+      // Name the file the config came from.
+      std::string error = config.error();
+      const std::string prefix = "parallel config: ";
+      if (text != parallelConfig && error.rfind(prefix, 0) == 0)
+        error = "parallel config `" + parallelConfig +
+                "`: " + error.substr(prefix.size());
+      return error;
+    }
     expandParallelConfig(*config, spec);
   }
   if (!strategyFile.empty()) {
-    auto buffer = llvm::MemoryBuffer::getFile(strategyFile);
-    if (!buffer)
-      return "cannot read strategy file `" + strategyFile +
-             "`: " + buffer.getError().message();
-    std::string error = parseStrategyFile((*buffer)->getBuffer().str(), spec);
+    std::string text;
+    if (auto error = ::loom::support::readRegularFile(strategyFile, text))
+      return "strategy file: " + *error;
+    std::string error = parseStrategyFile(text, spec);
+    const std::string prefix = "strategy file: ";
+    if (error.rfind(prefix, 0) == 0)
+      error = "strategy file `" + strategyFile +
+              "`: " + error.substr(prefix.size());
     if (!error.empty())
       return error;
   }

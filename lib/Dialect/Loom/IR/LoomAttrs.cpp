@@ -15,11 +15,13 @@
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Support/InputLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
 
@@ -192,6 +194,13 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // Checkpoints load and save parameters by this name.
   if (name.empty())
     return emitError() << "expects a non-empty parameter name";
+  // Names are written to JSON (plans, checkpoint manifests, safetensors
+  // headers), which must be UTF-8 (docs/Testing.md, "Bad input").
+  if (std::optional<size_t> bad = ::loom::support::findInvalidUTF8(
+          std::string_view(name.data(), name.size())))
+    return emitError() << "expects a parameter name in UTF-8, found byte 0x"
+                       << llvm::utohexstr(static_cast<unsigned char>(name[*bad]))
+                       << " at byte " << *bad << " of the name";
   if (!init)
     return emitError() << "expects an initializer";
   return success();

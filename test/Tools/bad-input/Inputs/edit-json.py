@@ -1,0 +1,45 @@
+"""Writes the bad inputs of the bad-input tests that a shell line cannot.
+
+  edit-json.py dup-manifest DIR       repeats `step` in DIR/manifest.json
+  edit-json.py dup-safetensors OUT    a safetensors file whose header names
+                                      tensor `w` twice
+  edit-json.py deep-ir OUT N          textual IR with an attribute nested N
+                                      brackets deep, one bracket per line
+  edit-json.py bad-utf8-graph IN OUT  IN (graph JSON) with byte 0xFF in the
+                                      first parameter name
+"""
+
+import struct
+import sys
+
+
+def main():
+    what = sys.argv[1]
+    if what == "dup-manifest":
+        path = sys.argv[2] + "/manifest.json"
+        text = open(path).read()
+        # The second `step` says another step: last-wins would resume there.
+        text = text.replace("{", '{\n  "step": 999999,', 1)
+        open(path, "w").write(text)
+    elif what == "dup-safetensors":
+        header = ('{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+                  '"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}')
+        header = header.encode()
+        with open(sys.argv[2], "wb") as f:
+            f.write(struct.pack("<Q", len(header)) + header + bytes(8))
+    elif what == "deep-ir":
+        n = int(sys.argv[3])
+        with open(sys.argv[2], "w") as f:
+            f.write('"test.op"() {a =\n' + "[\n" * n + "]\n" * n +
+                    "} : () -> ()\n")
+    elif what == "bad-utf8-graph":
+        data = open(sys.argv[2], "rb").read()
+        data = data.replace(b'"transformer.wte.weight"',
+                            b'"transformer.wte\xff.weight"', 1)
+        open(sys.argv[3], "wb").write(data)
+    else:
+        sys.exit("unknown edit " + what)
+
+
+if __name__ == "__main__":
+    main()
