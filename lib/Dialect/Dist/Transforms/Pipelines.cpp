@@ -45,6 +45,11 @@ void mlir::loom::dist::buildPipelinePipeline(
   // the pass checks its own result (each layer on one stage, stages in
   // order) and does nothing without a pipeline.
   pm.addPass(createAssignStagesPass(options));
+  // The phase's contract: stages on every op of an id, rising along the
+  // forward.
+  VerifyPipelinePassOptions verify;
+  verify.entryName = options.entryName;
+  pm.addPass(createVerifyPipelinePass(verify));
 }
 
 void mlir::loom::dist::buildPartitionPipeline(

@@ -366,6 +366,16 @@ LogicalResult SearchStrategyPass::search() {
     }
   }
   double smallestMemory = kInfiniteCost;
+  // Why candidate meshes were passed over before memory was considered, so
+  // that "nothing fits" names the real cause when memory is not it.
+  std::vector<std::string> skipReasons;
+  auto skip = [&](const std::string &meshName, const Twine &why) {
+    std::string text = why.str();
+    // The cost model's errors name the mesh already.
+    if (!StringRef(text).starts_with("mesh "))
+      text = "mesh " + meshName + ": " + text;
+    skipReasons.push_back(text);
+  };
   std::string smallestMesh;
   // Why the user's micro-batch count ruled meshes out, for the error when
   // nothing is left.
@@ -397,8 +407,10 @@ LogicalResult SearchStrategyPass::search() {
     StageFit fit = checkStages(stages, knownLayers);
     if (fit == StageFit::Fail)
       return failure();
-    if (fit == StageFit::Skip)
+    if (fit == StageFit::Skip) {
+      skip(meshName, "more stages than layers");
       continue;
+    }
     Layout::AxisList dataParallelAxes;
     if (sharding.dataParallelAxes)
       dataParallelAxes = *sharding.dataParallelAxes;
@@ -432,6 +444,9 @@ LogicalResult SearchStrategyPass::search() {
                            << " devices) do not divide the batch";
         return failure();
       }
+      skip(meshName, llvm::formatv("the data-parallel axes ({0} devices) do "
+                                   "not divide the batch",
+                                   dataParallel));
       continue;
     }
     // Micro-batch counts: the divisors of the per-replica batch up to 256
@@ -461,6 +476,7 @@ LogicalResult SearchStrategyPass::search() {
         module.emitError() << model.error();
         return failure();
       }
+      skip(meshName, model.error());
       continue;
     }
     auto costModel = std::make_unique<ClusterCostModel>(*model);
@@ -477,12 +493,15 @@ LogicalResult SearchStrategyPass::search() {
     fit = checkStages(stages, knownLayers);
     if (fit == StageFit::Fail)
       return failure();
-    if (fit == StageFit::Skip)
+    if (fit == StageFit::Skip) {
+      skip(meshName, "more stages than layers");
       continue;
+    }
     if (!single && !builder->usesEveryAxis()) {
       if (explain)
         module.emitRemark() << "mesh " << meshName
                             << ": skipped, an axis no op can use";
+      skip(meshName, "an axis no op can split (no dim divides by its size)");
       continue;
     }
 
@@ -703,6 +722,15 @@ LogicalResult SearchStrategyPass::search() {
     else
       diag << " on any mesh of " << devices.getValue() << " devices";
     diag << microNote;
+    // Memory was not the reason: say what was.
+    if (!std::isfinite(smallestMemory) && !skipReasons.empty()) {
+      diag << "; no candidate mesh could hold the model at all: ";
+      constexpr size_t kShown = 6;
+      for (size_t i = 0; i < skipReasons.size() && i < kShown; ++i)
+        diag << (i ? "; " : "") << skipReasons[i];
+      if (skipReasons.size() > kShown)
+        diag << "; and " << skipReasons.size() - kShown << " more";
+    }
     return failure();
   }
 

@@ -148,8 +148,8 @@ def PartitionSPMDPass : Pass<"dist-partition-spmd", "::mlir::ModuleOp"> {
 def VerifyShardingPass : Pass<"dist-verify-sharding", "::mlir::ModuleOp"> {
   let summary = "Check the contract of a searched (sharded) module";
   let description = [{
-    Ends the sharding phase: the module has exactly one `dist.mesh`, a
-    `dist.predicted` plan summary and a `dist.plan` choice; the entry
+    Ends the sharding phase: the module has exactly one `dist.mesh` and the
+    search's `#dist.plan` (choices and predictions); the entry
     function's forward ops (the first op of each `loom.fwd` id) that have a
     sharding rule carry a `dist.strategy` on that mesh whose factor axes are
     valid for the rule. Reports every violation before failing. Changes
@@ -196,6 +196,26 @@ def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
            "Layers per stage, e.g. `3,3,2` (default: an even split)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
            "gpipe or 1f1b (default: the module's, else 1f1b)">,
+  ];
+}
+
+def VerifyPipelinePass : Pass<"dist-verify-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Check the contract of the pipeline phase";
+  let description = [{
+    Ends the pipeline phase (after `dist-assign-stages`). Without a pipeline
+    (no `dist.pipeline`, or one stage) no op carries a `dist.stage`. With S
+    stages: `dist.pipeline` is well formed (stages, micro-batches, schedule,
+    one layer range per stage); every op of the entry function that has
+    operands and a `loom.fwd` id carries a `dist.stage` in [0, S); all ops
+    of one id (its forward, backward and update ops, in every micro-batch)
+    share one stage; and stages never fall along the forward (ids number
+    the forward ops in order), so activations flow only to later stages and
+    gradients only to earlier ones. Reports every violation before failing.
+    Changes nothing.
+  }];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Function to check">,
   ];
 }
 
