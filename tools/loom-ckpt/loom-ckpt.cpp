@@ -32,6 +32,7 @@
 
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Support/CommandLine.h"
 #include "loom/Support/JSON.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -384,6 +385,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>(),
                            cl::SubCommand::getTopLevel());
   cl::ParseCommandLineOptions(argc, argv, "Loom checkpoints\n");
+  if (auto repeated = loom::support::findRepeatedFlag())
+    return fail(*repeated);
   if (inspectCommand)
     return runInspect();
   if (mergeCommand)

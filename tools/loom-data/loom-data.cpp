@@ -22,6 +22,7 @@
 #include "loom/Runtime/IO/SafeTensors.h"
 #include "loom/Runtime/IO/TensorFile.h"
 #include "loom/Runtime/IO/TokenFile.h"
+#include "loom/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -236,6 +237,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>(),
                            cl::SubCommand::getTopLevel());
   cl::ParseCommandLineOptions(argc, argv, "Loom token files\n");
+  if (auto repeated = loom::support::findRepeatedFlag())
+    return fail(*repeated);
   if (encodeCommand)
     return runEncode();
   if (inspectCommand)

@@ -22,6 +22,7 @@
 #include "loom/Interpreter/Interpreter.h"
 #include "loom/Runtime/IO/Npy.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Support/CommandLine.h"
 #include "loom/Support/InputFile.h"
 #include "loom/Support/InputLimits.h"
 
@@ -367,6 +368,8 @@ int main(int argc, char **argv) {
       "           [--seed S] [--rng-step N] [--inputs F]... [--outputs F]\n"
       "           [--report-memory]\n"
       "  loom-run --compare A B [--rtol R --atol A]\n");
+  if (auto repeated = ::loom::support::findRepeatedFlag())
+    return fail(*repeated);
   if (compareFlag) {
     if (positional.size() != 2)
       return fail("--compare expects two tensor files, got " +
