@@ -33,6 +33,7 @@
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/SafeTensors.h"
 #include "loom/Support/CommandLine.h"
+#include "loom/Support/Flags.h"
 #include "loom/Support/JSON.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -99,6 +100,9 @@ static std::string formatShape(const std::vector<int64_t> &shape) {
 static int runInspect() {
   io::CheckpointManifest manifest;
   if (Status status = io::readCheckpointManifest(inputPath, manifest); !status)
+    return fail(status.message());
+  // What the trainer's --resume refuses, inspect refuses.
+  if (Status status = io::verifyResumable(inputPath, manifest); !status)
     return fail(status.message());
   llvm::raw_ostream &os = llvm::outs();
   os << "checkpoint: " << inputPath << "\n";
@@ -355,6 +359,8 @@ static int writeForPlan(io::CheckpointManifest manifest,
 }
 
 static int runSplit() {
+  if (auto error = loom::support::checkAtLeast("--step", stepNumber, 0))
+    return fail(*error);
   io::TensorMap global;
   if (auto error = io::readSafeTensors(inputPath, global))
     return fail(*error);

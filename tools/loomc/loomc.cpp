@@ -206,5 +206,6 @@ int main(int argc, char **argv) {
   options.timeline = given(timeline);
   options.dumpPassPipeline = dumpPassPipeline;
 
-  return failed(mlir::loom::compileToFile(options, &context, sourceMgr)) ? 1 : 0;
+  return failed(mlir::loom::compileToFile(options, &context, sourceMgr)) ? 1
+                                                                         : 0;
 }

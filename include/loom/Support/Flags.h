@@ -9,7 +9,10 @@
 // instead of the last value winning without a word. FlagOccurrences is for
 // the command lines parsed by hand (the emitted training executable and the
 // harness); CommandLine.h applies the same rule, with the same message, to
-// the tools built on llvm::cl. Plain C++, so emitted programs link it.
+// the tools built on llvm::cl. checkAtLeast and checkFiniteAtLeast are the
+// range checks made where a flag or pass option is parsed, so that a
+// negative value is refused instead of read as "absent". Plain C++, so
+// emitted programs link it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +31,19 @@ namespace loom::support {
 /// The message for `flag` (spelled as the user writes it, `--steps`) given
 /// `count` > 1 times.
 std::string describeRepeatedFlag(std::string_view flag, int64_t count);
+
+/// The range check of an integer flag or option `name`: the message
+/// "NAME: expected a value >= MIN (NOTE), found VALUE" when `value` < `min`
+/// (NOTE says what a special value such as 0 means; omitted when empty).
+std::optional<std::string> checkAtLeast(std::string_view name, int64_t value,
+                                        int64_t min,
+                                        std::string_view note = "");
+
+/// The same for a real value, which must also be finite (nan and inf are
+/// refused).
+std::optional<std::string> checkFiniteAtLeast(std::string_view name,
+                                              double value, double min,
+                                              std::string_view note = "");
 
 /// Counts the flags of a command line as a hand-written parser meets them.
 class FlagOccurrences {

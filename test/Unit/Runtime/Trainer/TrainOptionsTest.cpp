@@ -136,8 +136,8 @@ TEST(TrainOptionsTest, EachFlagAtMostOnce) {
             "--steps: expected at most once, given 2 times (each flag at "
             "most once unless documented as repeatable)");
   o = TrainOptions();
-  EXPECT_EQ(parse({"--data", "t", "--steps", "3", "--resume", "--ckpt-dir",
-                   "c", "--resume"},
+  EXPECT_EQ(parse({"--data", "t", "--steps", "3", "--resume", "--ckpt-dir", "c",
+                   "--resume"},
                   o),
             "--resume: expected at most once, given 2 times (each flag at "
             "most once unless documented as repeatable)");
