@@ -14,6 +14,8 @@
 
 #include "BenchCommands.h"
 
+#include "loom/Support/CommandLine.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -44,6 +46,10 @@ int main(int argc, char **argv) {
       llvm::cl::SubCommand::getTopLevel());
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "Loom benchmarks; name one to run it\n");
+  if (auto repeated = loom::support::findRepeatedFlag()) {
+    llvm::errs() << "loom-bench: error: " << *repeated << "\n";
+    return 1;
+  }
   for (const BenchCommand &entry : kCommands)
     if (entry.command)
       return entry.run();

@@ -32,6 +32,8 @@
 
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Support/CommandLine.h"
+#include "loom/Support/Flags.h"
 #include "loom/Support/JSON.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -98,6 +100,9 @@ static std::string formatShape(const std::vector<int64_t> &shape) {
 static int runInspect() {
   io::CheckpointManifest manifest;
   if (Status status = io::readCheckpointManifest(inputPath, manifest); !status)
+    return fail(status.message());
+  // What the trainer's --resume refuses, inspect refuses.
+  if (Status status = io::verifyResumable(inputPath, manifest); !status)
     return fail(status.message());
   llvm::raw_ostream &os = llvm::outs();
   os << "checkpoint: " << inputPath << "\n";
@@ -354,6 +359,8 @@ static int writeForPlan(io::CheckpointManifest manifest,
 }
 
 static int runSplit() {
+  if (auto error = loom::support::checkAtLeast("--step", stepNumber, 0))
+    return fail(*error);
   io::TensorMap global;
   if (auto error = io::readSafeTensors(inputPath, global))
     return fail(*error);
@@ -384,6 +391,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>(),
                            cl::SubCommand::getTopLevel());
   cl::ParseCommandLineOptions(argc, argv, "Loom checkpoints\n");
+  if (auto repeated = loom::support::findRepeatedFlag())
+    return fail(*repeated);
   if (inspectCommand)
     return runInspect();
   if (mergeCommand)

@@ -22,6 +22,8 @@
 #include "loom/Runtime/IO/SafeTensors.h"
 #include "loom/Runtime/IO/TensorFile.h"
 #include "loom/Runtime/IO/TokenFile.h"
+#include "loom/Support/CommandLine.h"
+#include "loom/Support/Flags.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -118,6 +120,9 @@ static int runEncode() {
 }
 
 static Status openTokens(io::TokenFile &file) {
+  if (auto error =
+          loom::support::checkAtLeast("--vocab", vocab, 0, "0: unchecked"))
+    return Status::failure(*error);
   io::TokenFormat format;
   if (Status status = io::parseTokenFormat(readFormat, format); !status)
     return status;
@@ -178,7 +183,30 @@ static void printRows(llvm::StringRef name, const std::vector<int32_t> &values,
   }
 }
 
+/// The flags of `batch` that need another one, and the range of each number.
+static std::optional<std::string> checkBatchFlags() {
+  // Without --mesh the whole batch is printed: a layout or a rank would be
+  // ignored without a word.
+  if (meshText.empty())
+    for (const cl::Option *option :
+         {static_cast<const cl::Option *>(&layoutText),
+          static_cast<const cl::Option *>(&rank)})
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " applies to one rank's block: give --mesh";
+  using loom::support::checkAtLeast;
+  if (auto error = checkAtLeast("--batch", batchSize, 1))
+    return error;
+  if (auto error = checkAtLeast("--seq", seqLen, 1))
+    return error;
+  if (auto error = checkAtLeast("--step", step, 0))
+    return error;
+  return checkAtLeast("--rank", rank, 0);
+}
+
 static int runBatch() {
+  if (auto error = checkBatchFlags())
+    return fail(*error);
   io::TokenFile file;
   if (Status status = openTokens(file); !status)
     return fail(status.message());
@@ -236,6 +264,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(llvm::ArrayRef<const cl::OptionCategory *>(),
                            cl::SubCommand::getTopLevel());
   cl::ParseCommandLineOptions(argc, argv, "Loom token files\n");
+  if (auto repeated = loom::support::findRepeatedFlag())
+    return fail(*repeated);
   if (encodeCommand)
     return runEncode();
   if (inspectCommand)

@@ -22,6 +22,8 @@
 #include "loom/Interpreter/Interpreter.h"
 #include "loom/Runtime/IO/Npy.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Support/CommandLine.h"
+#include "loom/Support/Flags.h"
 #include "loom/Support/InputFile.h"
 #include "loom/Support/InputLimits.h"
 
@@ -41,6 +43,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::loom::interp;
@@ -367,12 +370,34 @@ int main(int argc, char **argv) {
       "           [--seed S] [--rng-step N] [--inputs F]... [--outputs F]\n"
       "           [--report-memory]\n"
       "  loom-run --compare A B [--rtol R --atol A]\n");
+  if (auto repeated = ::loom::support::findRepeatedFlag())
+    return fail(*repeated);
+  // Flags of the other form would be ignored without a word.
+  const llvm::cl::Option *runFlags[] = {
+      &entryName,  &dtypeFlag,       &ranksFlag,
+      &seedFlag,   &rngStepFlag,     std::addressof(inputFiles),
+      &outputFile, &reportMemoryFlag};
+  const llvm::cl::Option *compareFlags[] = {&rtolFlag, &atolFlag};
   if (compareFlag) {
+    for (const llvm::cl::Option *flag : runFlags)
+      if (flag->getNumOccurrences())
+        return fail("--" + flag->ArgStr.str() +
+                    " applies to running a function, not to --compare");
+    if (auto error =
+            ::loom::support::checkFiniteAtLeast("--rtol", rtolFlag, 0.0))
+      return fail(*error);
+    if (auto error =
+            ::loom::support::checkFiniteAtLeast("--atol", atolFlag, 0.0))
+      return fail(*error);
     if (positional.size() != 2)
       return fail("--compare expects two tensor files, got " +
                   std::to_string(positional.size()));
     return compareFiles(positional[0], positional[1]);
   }
+  for (const llvm::cl::Option *flag : compareFlags)
+    if (flag->getNumOccurrences())
+      return fail("--" + flag->ArgStr.str() +
+                  " applies to --compare: give --compare A B");
   if (positional.size() != 1)
     return fail("expected one input file FILE.mlir, got " +
                 std::to_string(positional.size()));

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Driver/Driver.h"
+#include "loom/Support/CommandLine.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -119,6 +120,12 @@ int main(int argc, char **argv) {
   // (--help-hidden still shows everything).
   cl::HideUnrelatedOptions(loomcCategory);
   cl::ParseCommandLineOptions(argc, argv, "Loom compiler driver\n");
+  // A flag given twice is an error, not the last one winning
+  // (docs/Testing.md, "Bad input").
+  if (auto repeated = ::loom::support::findRepeatedFlag()) {
+    llvm::errs() << "loomc: error: " << *repeated << "\n";
+    return 1;
+  }
 
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
@@ -158,10 +165,10 @@ int main(int argc, char **argv) {
                    !explain);
   });
 
-  loom::CompileOptions options;
+  mlir::loom::CompileOptions options;
   options.inputFile = inputFile;
   options.outputFile = outputFile;
-  std::optional<loom::Phase> phase = loom::parsePhase(compileTo);
+  std::optional<mlir::loom::Phase> phase = mlir::loom::parsePhase(compileTo);
   if (!phase) {
     emitError(UnknownLoc::get(&context))
         << "--compile-to: expected import, autodiff, sharding, pipeline, "
@@ -173,7 +180,7 @@ int main(int argc, char **argv) {
   // `--emit` is the codegen phase: it runs every phase unless --compile-to
   // says otherwise (which checkOptions then rejects by name).
   if (emit.getNumOccurrences() && !compileTo.getNumOccurrences())
-    options.compileTo = loom::Phase::Codegen;
+    options.compileTo = mlir::loom::Phase::Codegen;
   options.cluster = given(cluster);
   options.devices = given<long long, int64_t>(devices);
   options.mesh = given(mesh);
@@ -199,5 +206,6 @@ int main(int argc, char **argv) {
   options.timeline = given(timeline);
   options.dumpPassPipeline = dumpPassPipeline;
 
-  return failed(loom::compileToFile(options, &context, sourceMgr)) ? 1 : 0;
+  return failed(mlir::loom::compileToFile(options, &context, sourceMgr)) ? 1
+                                                                         : 0;
 }

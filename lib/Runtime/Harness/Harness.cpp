@@ -22,7 +22,9 @@
 #include "loom/Runtime/IO/Npy.h"
 #include "loom/Runtime/IO/SafeTensors.h"
 #include "loom/Runtime/Support/Memory.h"
+#include "loom/Support/Flags.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -100,9 +102,11 @@ std::string formatShape(const Shape &shape) {
   return s + "]";
 }
 
-/// Parses `--flag value` and `--flag=value`.
+/// Parses `--flag value` and `--flag=value`; each flag at most once but
+/// `--inputs` (docs/Testing.md, "Bad input").
 std::optional<std::string> parseOptions(int argc, char **argv,
                                         Options &options) {
+  loom::support::FlagOccurrences occurrences({"--inputs"});
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -119,6 +123,9 @@ std::optional<std::string> parseOptions(int argc, char **argv,
         return std::nullopt;
       return std::string(argv[++i]);
     };
+    if (arg.rfind("--", 0) == 0)
+      if (auto repeated = occurrences.add(arg))
+        return repeated;
     if (arg == "--verify-calls") {
       options.verifyCalls = true;
       continue;
@@ -145,13 +152,17 @@ std::optional<std::string> parseOptions(int argc, char **argv,
         return "--dtype expects f64 or f32, got `" + *v + "`";
       options.f32 = *v == "f32";
     } else if (arg == "--seed") {
+      // strtoull would take `-1` as 2^64 - 1 and clamp what overflows.
+      errno = 0;
       options.seed = std::strtoull(v->c_str(), &end, 10);
-      if (v->empty() || *end)
-        return "--seed expects an integer, got `" + *v + "`";
+      if (v->empty() || *end || errno == ERANGE ||
+          v->find('-') != std::string::npos)
+        return "--seed expects an integer in [0, 2^64 - 1], got `" + *v + "`";
     } else {
+      errno = 0;
       options.steps = std::strtoll(v->c_str(), &end, 10);
-      if (v->empty() || *end || options.steps < 1)
-        return "--steps expects a positive count, got `" + *v + "`";
+      if (v->empty() || *end || errno == ERANGE || options.steps < 1)
+        return "--steps expects a count in [1, 2^63 - 1], got `" + *v + "`";
     }
   }
   return std::nullopt;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -189,6 +190,21 @@ Status verifyManifest(const CheckpointManifest &manifest) {
   return verifyTensors(manifest);
 }
 
+Status verifyResumable(const std::string &dir,
+                       const CheckpointManifest &manifest) {
+  std::string where = "checkpoint `" + dir + "`";
+  if (manifest.dataPosition != manifest.step)
+    return Status::failure(where + ": data position " +
+                           std::to_string(manifest.dataPosition) +
+                           " is not its step " + std::to_string(manifest.step) +
+                           " (batches are drawn by step)");
+  if (manifest.rngState.size() > 1)
+    return Status::failure(where + ": `rng.state` holds " +
+                           std::to_string(manifest.rngState.size()) +
+                           " words; this trainer keeps one (the RNG step)");
+  return Status::success();
+}
+
 /// Field order as documented (ordered_json keeps insertion order).
 static ordered_json manifestToJson(const CheckpointManifest &manifest) {
   ordered_json mesh = {{"axes", ordered_json::array()},
@@ -255,6 +271,12 @@ public:
     if (!value->is_number_integer())
       return fail(std::string("field `") + where + key +
                   "` must be an integer");
+    // nlohmann reads 2^63 and above as unsigned; get<int64_t> would wrap
+    // 2^64 - 1 to -1.
+    if (value->is_number_unsigned() &&
+        value->get<uint64_t>() > uint64_t(INT64_MAX))
+      return fail(std::string("field `") + where + key +
+                  "` must be an integer below 2^63, found " + value->dump());
     out = value->get<int64_t>();
     return true;
   }

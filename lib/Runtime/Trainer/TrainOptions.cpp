@@ -7,10 +7,12 @@
 // 1. split `--flag=value` and `--flag value`; switches take no value;
 // 2. convert each value, naming the flag in every error;
 // 3. check the combination of flags (what each mode needs).
+// Each flag at most once (docs/Testing.md, "Bad input").
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Trainer/TrainOptions.h"
+#include "loom/Support/Flags.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -75,6 +77,7 @@ bool isTrainingCommandLine(int argc, char **argv) {
 std::optional<std::string>
 parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
   bool stepsGiven = false;
+  loom::support::FlagOccurrences occurrences;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
     std::optional<std::string> inlineValue;
@@ -82,6 +85,9 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
       inlineValue = flag.substr(eq + 1);
       flag = flag.substr(0, eq);
     }
+    if (switches().count(flag) || valued().count(flag))
+      if (auto repeated = occurrences.add(flag))
+        return repeated;
     if (switches().count(flag)) {
       if (inlineValue)
         return "`" + flag + "` takes no value";

@@ -482,11 +482,8 @@ std::optional<Failure> loadCheckpoint(const Program &program,
           return Status::failure(where + " holds tensor `" + name +
                                  "`, which this program does not train");
       }
-    if (manifest.dataPosition != manifest.step)
-      return Status::failure(
-          where + ": data position " + std::to_string(manifest.dataPosition) +
-          " is not its step " + std::to_string(manifest.step) +
-          " (batches are drawn by step)");
+    if (Status status = io::verifyResumable(dir, manifest); !status)
+      return status;
 
     io::TensorMap blocks;
     if (Status status =
@@ -505,12 +502,9 @@ std::optional<Failure> loadCheckpoint(const Program &program,
       std::copy(data.bytes.begin(), data.bytes.end(),
                 reinterpret_cast<uint8_t *>(args[i].floats.data()));
     }
-    // The RNG state is (seed, [next RNG step]); checkpoints written before
-    // it was recorded have an empty state and continue at their step.
-    if (manifest.rngState.size() > 1)
-      return Status::failure(where + ": `rng.state` holds " +
-                             std::to_string(manifest.rngState.size()) +
-                             " words; this trainer keeps one (the RNG step)");
+    // The RNG state is (seed, [next RNG step]) (verifyResumable);
+    // checkpoints written before it was recorded have an empty state and
+    // continue at their step.
     info.step = manifest.step;
     info.dataFile = manifest.dataFile;
     info.seed = manifest.dataSeed;

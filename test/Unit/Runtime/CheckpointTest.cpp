@@ -270,6 +270,28 @@ TEST(Checkpoint, BadManifestsAreReported) {
                       "\"shape\": [\n      2,\n      1\n    ]"),
               "the manifest lists 4 rank files, but mesh {dp:2, tp:1} has 2 "
               "devices");
+  // 2^64 - 1 is not read as -1.
+  expectError(replace("\"step\": 40", "\"step\": 18446744073709551615"),
+              "field `step` must be an integer below 2^63, found "
+              "18446744073709551615");
+}
+
+TEST(Checkpoint, ResumableManifestsDrawBatchesByStep) {
+  // What the trainer's --resume and `loom-ckpt inspect` both refuse.
+  Sample sample = makeSample();
+  CheckpointManifest manifest = sample.manifest;
+  manifest.step = manifest.dataPosition = 40;
+  manifest.rngState = {40};
+  EXPECT_TRUE(verifyResumable("ck", manifest));
+  manifest.dataPosition = 41;
+  EXPECT_EQ(verifyResumable("ck", manifest).message(),
+            "checkpoint `ck`: data position 41 is not its step 40 (batches "
+            "are drawn by step)");
+  manifest.dataPosition = 40;
+  manifest.rngState = {1, 2};
+  EXPECT_EQ(verifyResumable("ck", manifest).message(),
+            "checkpoint `ck`: `rng.state` holds 2 words; this trainer keeps "
+            "one (the RNG step)");
 }
 
 TEST(Checkpoint, FileOfAnotherRankIsReported) {

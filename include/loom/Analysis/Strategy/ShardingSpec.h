@@ -94,6 +94,9 @@ struct OpEntry {
 struct ShardingSpec {
   /// `dp=2,tp=2`; empty when the spec names no mesh.
   std::string mesh;
+  /// The flag whose file named `mesh`, for messages: `--parallel-config`
+  /// or `--strategy` (set by loadShardingSpec).
+  std::string meshSource;
   /// The axes data inputs are split over on their batch dim; std::nullopt
   /// when not given (then the mesh's `dp` axis, if any).
   std::optional<Layout::AxisList> dataParallelAxes;

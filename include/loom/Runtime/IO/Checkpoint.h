@@ -118,6 +118,14 @@ Status findLatestCheckpoint(const std::string &root, std::string &dir);
 /// layout parses, is not partial and divides its tensor's shape.
 Status verifyManifest(const CheckpointManifest &manifest);
 
+/// Checks what the training executable's `--resume` needs of a manifest
+/// whatever the program: the data position is the step (batches are drawn
+/// by step) and the RNG state holds at most one word (the RNG step). The
+/// trainer and `loom-ckpt inspect` both call it, so inspect passes no
+/// checkpoint that resume refuses. The message names the checkpoint `dir`.
+Status verifyResumable(const std::string &dir,
+                       const CheckpointManifest &manifest);
+
 /// Writes `blocks` (this rank's blocks, single-device names) as the rank
 /// file of `rank` in `dir` (created if needed), atomically; `file` receives
 /// its name, size and checksum for the manifest. `step` is recorded in the

@@ -24,11 +24,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
+#include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/Transforms/LayerNames.h"
+#include "loom/Support/Flags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -110,6 +111,13 @@ void AssignStagesPass::runOnOperation() {
   if (failed(existing))
     return signalPassFailure();
 
+  // A negative count used to mean "the module's" like 0.
+  if (auto error =
+          ::loom::support::checkAtLeast("dist-assign-stages: stages", stages, 0,
+                                        "0: the module's dist.pipeline")) {
+    module.emitError() << *error;
+    return signalPassFailure();
+  }
   // The user's stage count wins over a searched plan's.
   PipelineInfo info;
   if (*existing)

@@ -15,12 +15,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/AttributeNames.h"
+#include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PlanJSON.h"
+#include "loom/Support/Flags.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/FileUtilities.h"
@@ -76,7 +77,11 @@ struct InsertReshardsPass
   /// count times the pipeline stages must be the devices given, before any
   /// communication is planned for the wrong cluster.
   LogicalResult checkDevices() {
-    if (devices <= 0)
+    // A negative count used to mean "not checked" like 0.
+    if (auto error = ::loom::support::checkAtLeast("devices", devices, 0,
+                                                   "0: not checked"))
+      return getOperation().emitError() << *error;
+    if (devices == 0)
       return success();
     ModuleOp module = getOperation();
     FailureOr<std::optional<PipelineInfo>> pipeline = getPipelineInfo(module);

@@ -101,6 +101,8 @@ std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
       return error;
     }
     expandParallelConfig(*config, spec);
+    if (!spec.mesh.empty())
+      spec.meshSource = "--parallel-config";
   }
   if (!strategyFile.empty()) {
     std::string text;
@@ -113,8 +115,28 @@ std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
               "`: " + error.substr(prefix.size());
     if (!error.empty())
       return error;
+    if (!spec.mesh.empty() && spec.meshSource.empty())
+      spec.meshSource = "--strategy";
   }
   return "";
+}
+
+std::string mlir::loom::dist::resolveMeshSpec(const std::string &meshOption,
+                                              const ShardingSpec &spec,
+                                              std::string &mesh) {
+  mesh = meshOption.empty() ? spec.mesh : meshOption;
+  if (meshOption.empty() || spec.mesh.empty())
+    return "";
+  // Compared as meshes: `dp=2` is `dp=2` however it is spelled. A mesh
+  // that does not parse is reported by its user.
+  ValueOrError<Mesh> given = Mesh::parse(meshOption);
+  ValueOrError<Mesh> fromSpec = Mesh::parse(spec.mesh);
+  if (!given || !fromSpec || *given == *fromSpec)
+    return "";
+  return "--mesh " + meshOption + " and " +
+         (spec.meshSource.empty() ? "the parallel config" : spec.meshSource) +
+         " (mesh " + spec.mesh +
+         ") disagree: give the mesh once, or the same mesh in both";
 }
 
 bool mlir::loom::dist::requestsRecompute(const std::string &strategyFile,
@@ -255,7 +277,10 @@ LogicalResult LayoutAssigner::setUpEntryAndMesh() {
   if (meshes.size() > 1)
     return meshes[1].emitOpError()
            << "is a second mesh; layout assignment expects one";
-  std::string spec = options.mesh.empty() ? options.spec.mesh : options.mesh;
+  std::string spec;
+  if (std::string error = resolveMeshSpec(options.mesh, options.spec, spec);
+      !error.empty())
+    return module.emitError() << error;
   if (!meshes.empty() && options.spec.devices) {
     ValueOrError<Mesh> existing = meshes[0].getMesh();
     if (existing && existing->getNumDevices() != options.spec.devices)

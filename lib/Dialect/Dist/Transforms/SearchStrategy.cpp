@@ -40,9 +40,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
-#include "loom/Dialect/AttributeNames.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Analysis/Strategy/ShardingSpec.h"
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
@@ -52,6 +52,7 @@
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
 #include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Support/Flags.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -265,6 +266,11 @@ LogicalResult SearchStrategyPass::search() {
                        << schedule.getValue() << "`";
     return failure();
   }
+  if (auto error = ::loom::support::checkAtLeast(
+          "devices", devices, 0, "0: from the mesh or the parallel config")) {
+    module.emitError() << *error;
+    return failure();
+  }
   if (pipelineStages < 0 || microBatches < 0) {
     module.emitError() << "pipeline-stages and micro-batches: expected values "
                           ">= 0, found "
@@ -289,7 +295,12 @@ LogicalResult SearchStrategyPass::search() {
     return failure();
   }
   std::vector<MeshCandidate> candidates;
-  std::string fixedMesh = meshSpec.empty() ? sharding.mesh : meshSpec;
+  std::string fixedMesh;
+  if (std::string error = resolveMeshSpec(meshSpec, sharding, fixedMesh);
+      !error.empty()) {
+    module.emitError() << error;
+    return failure();
+  }
   if (!meshOps.empty() || !fixedMesh.empty()) {
     // A given mesh is the intra-stage mesh; pipelining only when asked.
     ValueOrError<Mesh> mesh = !meshOps.empty() ? meshOps[0].getMesh()

@@ -7,8 +7,12 @@
                                       brackets deep, one bracket per line
   edit-json.py bad-utf8-graph IN OUT  IN (graph JSON) with byte 0xFF in the
                                       first parameter name
+  edit-json.py set-manifest DIR PATH JSON
+                                      sets field PATH (`data.position`) of
+                                      DIR/manifest.json to the JSON value
 """
 
+import json
 import struct
 import sys
 
@@ -21,6 +25,15 @@ def main():
         # The second `step` says another step: last-wins would resume there.
         text = text.replace("{", '{\n  "step": 999999,', 1)
         open(path, "w").write(text)
+    elif what == "set-manifest":
+        path = sys.argv[2] + "/manifest.json"
+        manifest = json.load(open(path))
+        keys = sys.argv[3].split(".")
+        target = manifest
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = json.loads(sys.argv[4])
+        json.dump(manifest, open(path, "w"), indent=2)
     elif what == "dup-safetensors":
         header = ('{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
                   '"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}')

@@ -128,6 +128,21 @@ TEST(TrainOptionsTest, EachModeNeedsItsFlags) {
   EXPECT_TRUE(o.printLayouts);
 }
 
+TEST(TrainOptionsTest, EachFlagAtMostOnce) {
+  // The last value used to win without a word (docs/Testing.md, "Bad
+  // input"); both spellings count, and switches too.
+  TrainOptions o;
+  EXPECT_EQ(parse({"--data", "t", "--steps", "3", "--steps=30"}, o),
+            "--steps: expected at most once, given 2 times (each flag at "
+            "most once unless documented as repeatable)");
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--data", "t", "--steps", "3", "--resume", "--ckpt-dir", "c",
+                   "--resume"},
+                  o),
+            "--resume: expected at most once, given 2 times (each flag at "
+            "most once unless documented as repeatable)");
+}
+
 TEST(TrainOptionsTest, TrainingFlagsSelectTheTrainer) {
   auto training = [](std::vector<std::string> args) {
     std::vector<char *> argv = {const_cast<char *>("train_step")};

@@ -29,8 +29,8 @@ namespace mlir::loom::dist {
 struct LayoutAssignmentOptions {
   /// The function to partition; `forward` is used when it is absent.
   std::string entry = "train_step";
-  /// The mesh to create when the module has none (`dp=2,tp=2`); overrides
-  /// the spec's mesh.
+  /// The mesh to create when the module has none (`dp=2,tp=2`); when the
+  /// spec names a mesh too, both must be the same (resolveMeshSpec).
   std::string mesh;
   /// Strategies from a strategy file and a parallel config.
   ShardingSpec spec;
@@ -47,6 +47,15 @@ LogicalResult assignLayouts(ModuleOp module,
 std::string loadShardingSpec(const std::string &strategyFile,
                              const std::string &parallelConfig,
                              ShardingSpec &spec);
+
+/// The mesh a pass uses: the `mesh` option (loomc's --mesh) or else the
+/// mesh `spec` names (`spec.meshSource`: a parallel config or a strategy
+/// file). When both name a mesh they must be the same mesh, or the error
+/// names both flags: --mesh used to win without a word, and the config's
+/// splits then failed on an axis the mesh lacks. Returns an error message,
+/// or an empty string.
+std::string resolveMeshSpec(const std::string &meshOption,
+                            const ShardingSpec &spec, std::string &mesh);
 
 /// The pipeline a strategy file and parallel config ask for.
 struct RequestedPipeline {
