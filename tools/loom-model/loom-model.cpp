@@ -17,6 +17,7 @@
 
 #include "loom/Frontend/Models/Models.h"
 #include "loom/Frontend/Models/ParameterCount.h"
+#include "loom/Support/CommandLine.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -266,6 +267,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "Loom model builder: writes the single-device loss graph of a GPT-2, "
       "Llama, encoder-decoder Transformer or TransformerEncoder LM\n");
+  if (auto repeated = ::loom::support::findRepeatedFlag())
+    return fail(*repeated);
 
   if (listPresets && familyArg.empty()) {
     for (ModelFamily family : kFamilies)
