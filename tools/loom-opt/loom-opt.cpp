@@ -18,6 +18,7 @@
 
 #include "loom/InitAllDialects.h"
 #include "loom/InitAllPasses.h"
+#include "loom/Support/CommandLine.h"
 #include "loom/Support/InputFile.h"
 #include "loom/Support/InputLimits.h"
 #include "TestPasses.h"
@@ -40,6 +41,8 @@ int main(int argc, char **argv) {
   mlir::loom::registerAllDialects(registry);
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "Loom optimizer driver\n", registry);
+  if (auto repeated = ::loom::support::findRepeatedFlag())
+    return fail(*repeated);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   // Listings read no input: MlirOptMain prints them.
   if (config.shouldShowDialects() || config.shouldListPasses())
