@@ -21,13 +21,13 @@
 
 #include "loom/Analysis/Cost/ClusterCostModel.h"
 #include "loom/Analysis/Pipeline/Timeline.h"
+#include "loom/Dialect/Dist/IR/CollectiveKinds.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
 #include "loom/Interfaces/CostOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using ::mlir::loom::kBackwardAttrName;
@@ -54,17 +54,6 @@ static double getLocalBytes(Type type) {
   if (!tensor || !tensor.hasStaticShape())
     return 0;
   return double(getNumElements(tensor.getShape())) * getElementBytes(tensor);
-}
-
-/// The collective the cost model prices for `op`, if it is one.
-static std::optional<CollectiveKind> getCollectiveKind(Operation *op) {
-  using Kind = std::optional<CollectiveKind>;
-  return llvm::TypeSwitch<Operation *, Kind>(op)
-      .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
-      .Case([](AllReduceOp) { return CollectiveKind::AllReduce; })
-      .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
-      .Case([](AllToAllOp) { return CollectiveKind::AllToAll; })
-      .Default([](Operation *) { return Kind(); });
 }
 
 /// The seconds one op of the pipelined program takes on its rank.

@@ -22,13 +22,13 @@
 #include "loom/Dialect/AttributeNames.h"
 
 #include "loom/Analysis/Cost/ClusterCostModel.h"
+#include "loom/Dialect/Dist/IR/CollectiveKinds.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -235,14 +235,7 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   };
   std::map<std::string, Group> groups;
   for (Operation &op : body) {
-    std::optional<CollectiveKind> kind =
-        llvm::StringSwitch<std::optional<CollectiveKind>>(
-            op.getName().getStringRef())
-            .Case("dist.all_gather", CollectiveKind::AllGather)
-            .Case("dist.all_reduce", CollectiveKind::AllReduce)
-            .Case("dist.reduce_scatter", CollectiveKind::ReduceScatter)
-            .Case("dist.all_to_all", CollectiveKind::AllToAll)
-            .Default(std::nullopt);
+    std::optional<CollectiveKind> kind = getCollectiveKind(&op);
     auto axesAttr = op.getAttrOfType<ArrayAttr>("axes");
     if (!kind || !axesAttr || op.getNumOperands() == 0 ||
         op.getNumResults() == 0)
