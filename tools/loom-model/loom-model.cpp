@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Frontend/Models/ModelOptions.h"
 #include "loom/Frontend/Models/Models.h"
 #include "loom/Frontend/Models/ParameterCount.h"
 #include "loom/Support/CommandLine.h"
@@ -52,42 +53,42 @@ static cl::opt<bool> listPresets(
              "aliases and sizes, and exit"),
     cl::cat(category));
 
-static cl::opt<int64_t> layersArg("layers", cl::desc("Layers (encoder layers)"),
+static cl::opt<std::string> layersArg("layers", cl::desc("Layers (encoder layers)"),
                                   cl::cat(category));
-static cl::opt<int64_t>
+static cl::opt<std::string>
     decoderLayersArg("decoder-layers",
                      cl::desc("Decoder layers (transformer; default --layers)"),
                      cl::cat(category));
-static cl::opt<int64_t> hiddenArg("hidden", cl::desc("Model width"),
+static cl::opt<std::string> hiddenArg("hidden", cl::desc("Model width"),
                                   cl::cat(category));
-static cl::opt<int64_t> headsArg("heads", cl::desc("Attention heads"),
+static cl::opt<std::string> headsArg("heads", cl::desc("Attention heads"),
                                  cl::cat(category));
-static cl::opt<int64_t> kvHeadsArg("kv-heads",
+static cl::opt<std::string> kvHeadsArg("kv-heads",
                                    cl::desc("Key/value heads (llama)"),
                                    cl::cat(category));
-static cl::opt<int64_t>
+static cl::opt<std::string>
     ffnArg("ffn",
            cl::desc("Feed-forward width (default: the family's "
                     "multiple of --hidden when --hidden is given)"),
            cl::cat(category));
-static cl::opt<int64_t> vocabArg("vocab", cl::desc("Vocabulary size"),
+static cl::opt<std::string> vocabArg("vocab", cl::desc("Vocabulary size"),
                                  cl::cat(category));
-static cl::opt<int64_t>
+static cl::opt<std::string>
     seqArg("seq",
            cl::desc("Sequence length (gpt2: block size; transformer: "
                     "source length)"),
            cl::cat(category));
-static cl::opt<int64_t>
+static cl::opt<std::string>
     tgtSeqArg("tgt-seq", cl::desc("Target length (transformer; default --seq)"),
               cl::cat(category));
-static cl::opt<int64_t> batchArg("batch", cl::desc("Global batch size"),
+static cl::opt<std::string> batchArg("batch", cl::desc("Global batch size"),
                                  cl::cat(category));
-static cl::opt<double> ropeThetaArg("rope-theta", cl::desc("RoPE base (llama)"),
+static cl::opt<std::string> ropeThetaArg("rope-theta", cl::desc("RoPE base (llama)"),
                                     cl::cat(category));
-static cl::opt<double> normEpsArg("norm-eps",
+static cl::opt<std::string> normEpsArg("norm-eps",
                                   cl::desc("LayerNorm / RMSNorm epsilon"),
                                   cl::cat(category));
-static cl::opt<double> dropoutArg("dropout",
+static cl::opt<std::string> dropoutArg("dropout",
                                   cl::desc("Dropout probability at the "
                                            "family's dropout sites"),
                                   cl::cat(category));
@@ -130,108 +131,20 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Which flags a family reads; the others are rejected rather than ignored.
-static bool flagApplies(ModelFamily family, const cl::Option &flag) {
-  bool isLlama = family == ModelFamily::Llama;
-  bool isTransformer = family == ModelFamily::Transformer;
-  if (&flag == &kvHeadsArg || &flag == &ropeThetaArg)
-    return isLlama;
-  if (&flag == &decoderLayersArg || &flag == &tgtSeqArg)
-    return isTransformer;
-  if (&flag == &geluArg)
-    return family == ModelFamily::GPT2 || isTransformer;
-  if (&flag == &biasArg || &flag == &tieEmbeddingsArg)
-    return family == ModelFamily::GPT2;
-  return true;
-}
-
-/// The feed-forward width a family derives from the width when only
-/// --hidden is given: nanoGPT's 4x, the seeds' 1x; Llama's is not a
-/// multiple, so it keeps the preset's.
-static std::optional<int64_t> derivedFfn(ModelFamily family, int64_t hidden) {
-  switch (family) {
-  case ModelFamily::GPT2:
-    return 4 * hidden;
-  case ModelFamily::Transformer:
-  case ModelFamily::TransformerLM:
-    return hidden;
-  case ModelFamily::Llama:
-    return std::nullopt;
-  }
-  llvm_unreachable("unknown model family");
-}
-
-/// Applies the command line to `config`; returns an error message on a bad
-/// flag value.
-static std::optional<std::string> applyFlags(ModelConfig &config) {
-  ModelFamily family = config.family;
-  const cl::Option *familyFlags[] = {
-      &kvHeadsArg, &ropeThetaArg,     &decoderLayersArg, &tgtSeqArg,
-      &geluArg,    &biasArg, &tieEmbeddingsArg};
-  for (const cl::Option *flag : familyFlags)
-    if (flag->getNumOccurrences() && !flagApplies(family, *flag))
-      return ("--" + flag->ArgStr + " does not apply to " +
-              getFamilyName(family))
-          .str();
-
-  auto set = [](cl::opt<int64_t> &flag, int64_t &field) {
-    if (flag.getNumOccurrences())
-      field = flag;
-  };
-  set(layersArg, config.layers);
-  set(hiddenArg, config.hidden);
-  set(headsArg, config.heads);
-  set(ffnArg, config.ffn);
-  set(vocabArg, config.vocab);
-  set(seqArg, config.seq);
-  set(batchArg, config.batch);
-  set(kvHeadsArg, config.kvHeads);
-
-  if (family == ModelFamily::Transformer) {
-    // The decoder mirrors the encoder unless told otherwise.
-    if (decoderLayersArg.getNumOccurrences())
-      config.decoderLayers = decoderLayersArg;
-    else if (layersArg.getNumOccurrences())
-      config.decoderLayers = config.layers;
-    if (tgtSeqArg.getNumOccurrences())
-      config.tgtSeq = tgtSeqArg;
-    else if (seqArg.getNumOccurrences())
-      config.tgtSeq = config.seq;
-  }
-  if (hiddenArg.getNumOccurrences() && !ffnArg.getNumOccurrences())
-    if (std::optional<int64_t> ffn = derivedFfn(family, config.hidden))
-      config.ffn = *ffn;
-  if (family != ModelFamily::Llama)
-    config.kvHeads = config.heads;
-
-  if (ropeThetaArg.getNumOccurrences())
-    config.ropeTheta = ropeThetaArg;
-  if (normEpsArg.getNumOccurrences())
-    config.normEps = normEpsArg;
-  if (dropoutArg.getNumOccurrences())
-    config.dropout = dropoutArg;
-  if (geluArg.getNumOccurrences()) {
-    if (geluArg != "tanh" && geluArg != "none")
-      return "expected --gelu tanh or none, got '" + geluArg + "'";
-    config.geluTanh = geluArg == "tanh";
-  }
-  for (auto [flag, field] : {std::pair{&biasArg, &config.bias},
-                             {&tieEmbeddingsArg, &config.tieEmbeddings}}) {
-    if (!flag->getNumOccurrences())
-      continue;
-    std::optional<bool> value = parseBoolean(*flag);
-    if (!value)
-      return "expected --" + flag->ArgStr.str() + " true or false, got '" +
-             flag->getValue() + "'";
-    *field = *value;
-  }
-  if (dtypeArg.getNumOccurrences()) {
-    std::optional<ElementType> type = parseElementType(dtypeArg);
-    if (!type)
-      return "expected --dtype f32, bf16, f16 or f64, got '" + dtypeArg + "'";
-    config.elementType = *type;
-  }
-  return std::nullopt;
+/// The model flags given on the command line, as settings for
+/// applyModelOptions (the C API's and Python's model options are the same
+/// keys): one implementation of what each means for each family.
+static std::vector<ModelSetting> getModelSettings() {
+  const cl::opt<std::string> *flags[] = {
+      &presetArg,    &layersArg,  &decoderLayersArg, &hiddenArg, &headsArg,
+      &kvHeadsArg,   &ffnArg,     &vocabArg,         &seqArg,    &tgtSeqArg,
+      &batchArg,     &ropeThetaArg, &normEpsArg,     &dropoutArg, &geluArg,
+      &biasArg,      &tieEmbeddingsArg, &dtypeArg};
+  std::vector<ModelSetting> settings;
+  for (const cl::opt<std::string> *flag : flags)
+    if (flag->getNumOccurrences())
+      settings.push_back({flag->ArgStr.str(), flag->getValue()});
+  return settings;
 }
 
 static const ModelFamily kFamilies[] = {
@@ -289,17 +202,10 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  ModelConfig config = getDefaultConfig(*family);
-  if (presetArg.getNumOccurrences()) {
-    std::optional<ModelConfig> preset = getPreset(*family, presetArg);
-    if (!preset)
-      return fail(llvm::toString(makeUnknownPresetError(*family, presetArg)));
-    config = *preset;
-  }
-  if (std::optional<std::string> error = applyFlags(config))
-    return fail(*error);
-  if (llvm::Error error = validateConfig(config))
-    return fail(llvm::toString(std::move(error)));
+  llvm::Expected<ModelConfig> config =
+      applyModelOptions(*family, getModelSettings(), OptionSpelling::Flag);
+  if (!config)
+    return fail(llvm::toString(config.takeError()));
 
   if (outputArg.empty())
     return fail("expected an output file (-o FILE), found none");
@@ -312,7 +218,7 @@ int main(int argc, char **argv) {
   using Clock = std::chrono::steady_clock;
   MLIRContext context;
   Clock::time_point start = Clock::now();
-  OwningOpRef<ModuleOp> module = buildModel(config, context);
+  OwningOpRef<ModuleOp> module = buildModel(*config, context);
   if (!module)
     return fail("building the " + getFamilyName(*family) +
                 " graph failed (see the diagnostics above)");

@@ -22,6 +22,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <vector>
+
 using namespace mlir::loom::models;
 
 namespace {
@@ -48,6 +50,23 @@ llvm::Error makeError(const llvm::Twine &message) {
 llvm::Expected<ModelConfig>
 mlir::loom::models::parseModelOptions(ModelFamily family,
                                       llvm::StringRef settings) {
+  std::vector<ModelSetting> parsed;
+  llvm::SmallVector<llvm::StringRef> pairs;
+  settings.split(pairs, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef pair : pairs) {
+    if (!pair.contains('='))
+      return makeError("model option '" + pair.trim() +
+                       "': expected key=value");
+    auto [key, value] = pair.split('=');
+    parsed.push_back({key.trim().str(), value.trim().str()});
+  }
+  return applyModelOptions(family, parsed, OptionSpelling::Key);
+}
+
+llvm::Expected<ModelConfig>
+mlir::loom::models::applyModelOptions(ModelFamily family,
+                                      llvm::ArrayRef<ModelSetting> settings,
+                                      OptionSpelling spelling) {
   static const char *const kIntegerKeys[] = {
       "layers", "decoder-layers", "hidden", "heads",   "kv-heads",
       "ffn",    "vocab",          "seq",    "tgt-seq", "batch"};
@@ -57,29 +76,27 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
   auto isOneOf = [](llvm::StringRef key, llvm::ArrayRef<const char *> keys) {
     return llvm::is_contained(keys, key);
   };
+  // `--hidden` or `model option 'hidden'`.
+  auto name = [&](llvm::StringRef key) -> std::string {
+    if (spelling == OptionSpelling::Flag)
+      return ("--" + key).str();
+    return ("model option '" + key + "'").str();
+  };
 
   llvm::StringMap<std::string> given;
-  llvm::SmallVector<llvm::StringRef> pairs;
-  settings.split(pairs, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (llvm::StringRef pair : pairs) {
-    auto [key, value] = pair.split('=');
-    key = key.trim();
-    value = value.trim();
-    if (!pair.contains('='))
-      return makeError("model option '" + pair.trim() +
-                       "': expected key=value");
+  for (const auto &[key, value] : settings) {
     if (!isOneOf(key, kIntegerKeys) && !isOneOf(key, kRealKeys) &&
         !isOneOf(key, kTextKeys))
-      return makeError("unknown model option '" + key +
-                       "'; expected one of preset, layers, decoder-layers, "
+      return makeError("unknown " + name(key) +
+                       "; expected one of preset, layers, decoder-layers, "
                        "hidden, heads, kv-heads, ffn, vocab, seq, tgt-seq, "
                        "batch, rope-theta, norm-eps, dropout, gelu, bias, "
                        "tie-embeddings, dtype");
     if (!keyApplies(family, key))
-      return makeError("model option '" + key + "' does not apply to " +
+      return makeError(name(key) + " does not apply to " +
                        getFamilyName(family));
-    if (!given.try_emplace(key, value.str()).second)
-      return makeError("model option '" + key + "' is given twice");
+    if (!given.try_emplace(key, value).second)
+      return makeError(name(key) + " is given twice");
   }
 
   ModelConfig config = getDefaultConfig(family);
@@ -95,9 +112,7 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
     if (it == given.end())
       return llvm::Error::success();
     if (llvm::StringRef(it->second).getAsInteger(10, field))
-      return makeError("model option '" + key +
-                       "': expected an integer, "
-                       "found '" +
+      return makeError(name(key) + ": expected an integer, found '" +
                        it->second + "'");
     return llvm::Error::success();
   };
@@ -106,9 +121,7 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
     if (it == given.end())
       return llvm::Error::success();
     if (!llvm::to_float(it->second, field))
-      return makeError("model option '" + key +
-                       "': expected a number, "
-                       "found '" +
+      return makeError(name(key) + ": expected a number, found '" +
                        it->second + "'");
     return llvm::Error::success();
   };
@@ -150,7 +163,7 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
       return std::move(error);
   if (auto gelu = given.find("gelu"); gelu != given.end()) {
     if (gelu->second != "tanh" && gelu->second != "none")
-      return makeError("model option 'gelu': expected tanh or none, found '" +
+      return makeError(name("gelu") + ": expected tanh or none, found '" +
                        gelu->second + "'");
     config.geluTanh = gelu->second == "tanh";
   }
@@ -161,16 +174,15 @@ mlir::loom::models::parseModelOptions(ModelFamily family,
       continue;
     std::optional<bool> value = parseBoolean(it->second);
     if (!value)
-      return makeError("model option '" + llvm::Twine(key) +
-                       "': expected true or false, found '" + it->second +
-                       "'");
+      return makeError(name(key) + ": expected true or false, found '" +
+                       it->second + "'");
     *field = *value;
   }
   if (auto dtype = given.find("dtype"); dtype != given.end()) {
     std::optional<ElementType> type = parseElementType(dtype->second);
     if (!type)
-      return makeError("model option 'dtype': expected f32, bf16, f16 or "
-                       "f64, found '" +
+      return makeError(name("dtype") +
+                       ": expected f32, bf16, f16 or f64, found '" +
                        dtype->second + "'");
     config.elementType = *type;
   }

@@ -9,8 +9,9 @@
 // start from the family's smallest preset (or `preset=NAME`), apply the
 // settings, derive the feed-forward width from `hidden` when `ffn` is not
 // given, mirror the encoder in the decoder of `transformer`, reject settings
-// that do not apply to the family, and validate. The C API's
-// loomSessionLoadModel and the Python package describe models this way.
+// that do not apply to the family, and validate. `loom-model` passes its
+// flags here, and the C API's loomSessionLoadModel and the Python package
+// their key=value text: one implementation of the model options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,16 +20,33 @@
 
 #include "loom/Frontend/Models/ModelConfig.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+
+#include <string>
+#include <utility>
 
 namespace mlir {
 namespace loom {
 namespace models {
 
-/// The configuration of `family` described by `settings`, a comma-separated
-/// list of `key=value` (empty: the family's default). Errors name the key,
-/// what was expected and what was found.
+/// How errors name a setting: as a flag (`--hidden`, loom-model) or as a
+/// key of key=value text (`model option 'hidden'`, the C API and Python).
+enum class OptionSpelling { Flag, Key };
+
+/// One setting: a key (`layers`, `kv-heads`, ...) and its text.
+using ModelSetting = std::pair<std::string, std::string>;
+
+/// The configuration of `family` described by `settings` (each key at most
+/// once; none: the family's default). Errors name the setting as `spelling`
+/// says, what was expected and what was found.
+llvm::Expected<ModelConfig>
+applyModelOptions(ModelFamily family, llvm::ArrayRef<ModelSetting> settings,
+                  OptionSpelling spelling);
+
+/// applyModelOptions over `settings`, a comma-separated list of `key=value`
+/// (empty: the family's default).
 llvm::Expected<ModelConfig> parseModelOptions(ModelFamily family,
                                               llvm::StringRef settings);
 
