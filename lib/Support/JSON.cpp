@@ -289,4 +289,16 @@ std::optional<JSONError> parseJSON(std::string_view text, json &value,
   return JSONError{JSONError::Kind::Syntax, "invalid JSON", "", 1, 1};
 }
 
+std::optional<int64_t> getInt64(const json &value) {
+  if (value.is_number_unsigned()) {
+    uint64_t unsignedValue = value.get<uint64_t>();
+    if (unsignedValue > uint64_t(INT64_MAX))
+      return std::nullopt;
+    return int64_t(unsignedValue);
+  }
+  if (value.is_number_integer())
+    return value.get<int64_t>();
+  return std::nullopt;
+}
+
 } // namespace loom::support

@@ -229,12 +229,13 @@ static Status readTargetPlan(std::string &mesh,
   for (const json &axis : *axes) {
     auto name = axis.is_object() ? axis.find("name") : axis.end();
     auto size = axis.is_object() ? axis.find("size") : axis.end();
-    if (name == axis.end() || !name->is_string() || size == axis.end() ||
-        !size->is_number_integer())
-      return Status::failure(where + "each mesh axis needs a `name` and a "
-                                     "`size`");
+    std::optional<int64_t> sizeValue =
+        size == axis.end() ? std::nullopt : loom::support::getInt64(*size);
+    if (name == axis.end() || !name->is_string() || !sizeValue)
+      return Status::failure(where + "each mesh axis needs a `name` and an "
+                                     "integer `size` below 2^63");
     mesh += (mesh.empty() ? "" : ",") + name->get<std::string>() + "=" +
-            std::to_string(size->get<int64_t>());
+            std::to_string(*sizeValue);
   }
   auto arguments = plan.find("arguments");
   if (arguments == plan.end() || !arguments->is_array())

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +60,11 @@ struct JSONError {
 std::optional<JSONError> parseJSON(std::string_view text,
                                    nlohmann::json &value,
                                    JSONPathStyle style = JSONPathStyle::Dotted);
+
+/// `value` as an int64_t, or nullopt unless it is an integer that fits:
+/// nlohmann keeps 2^63 and above as unsigned, and `get<int64_t>()` would
+/// wrap them to negative numbers (a step 2^64 - 1 read as -1).
+std::optional<int64_t> getInt64(const nlohmann::json &value);
 
 } // namespace loom::support
 

@@ -87,7 +87,7 @@ std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
     int64_t previous = 0;
     for (size_t i = 0; i < stages.size(); ++i) {
       const json &stage = stages[i];
-      int64_t id = stage.is_number_integer() ? stage.get<int64_t>() : -1;
+      int64_t id = ::loom::support::getInt64(stage).value_or(-1);
       if (id != previous && id != previous + 1)
         return "strategy file: layer_stages[" + std::to_string(i) +
                "]: expected stage " + std::to_string(previous) + " or " +
@@ -193,10 +193,11 @@ std::string parseStrategyFile(const std::string &text, ShardingSpec &spec) {
 /// Reads an integer config value at least 1.
 static std::string readCount(const json &value, const std::string &key,
                              int64_t &out) {
-  if (!value.is_number_integer() || value.get<int64_t>() < 1)
+  std::optional<int64_t> count = ::loom::support::getInt64(value);
+  if (!count || *count < 1)
     return "parallel config: " + key + ": expected an integer >= 1, got " +
            describe(value);
-  out = value.get<int64_t>();
+  out = *count;
   return "";
 }
 
@@ -229,10 +230,9 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
     } else if (key == "optimizer_shard") {
       if (value.is_boolean())
         config.optimizerShard = value.get<bool>() ? 1 : 0;
-      else if (value.is_number_integer() &&
-               (value.get<int64_t>() == 0 || value.get<int64_t>() == 1 ||
-                value.get<int64_t>() == 3))
-        config.optimizerShard = int(value.get<int64_t>());
+      else if (std::optional<int64_t> level = ::loom::support::getInt64(value);
+               level && (*level == 0 || *level == 1 || *level == 3))
+        config.optimizerShard = int(*level);
       else
         error = "parallel config: optimizer_shard: expected true, false, 0, "
                 "1 (ZeRO-1) or 3 (ZeRO-3), got " + describe(value);

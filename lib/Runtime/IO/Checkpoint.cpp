@@ -360,12 +360,13 @@ static Status manifestFromJson(const std::string &path, const json &root,
     if (axes->size() != shape->size())
       r.fail("`mesh.axes` and `mesh.shape` differ in length");
     for (size_t i = 0; i < axes->size() && i < shape->size(); ++i) {
-      if (!(*axes)[i].is_string() || !(*shape)[i].is_number_integer()) {
-        r.fail("`mesh.axes` must hold strings and `mesh.shape` integers");
+      std::optional<int64_t> size = loom::support::getInt64((*shape)[i]);
+      if (!(*axes)[i].is_string() || !size) {
+        r.fail("`mesh.axes` must hold strings and `mesh.shape` integers "
+               "below 2^63");
         break;
       }
-      meshAxes.push_back(
-          {(*axes)[i].get<std::string>(), (*shape)[i].get<int64_t>()});
+      meshAxes.push_back({(*axes)[i].get<std::string>(), *size});
     }
     if (r.status()) {
       Status status =
@@ -416,11 +417,13 @@ static Status manifestFromJson(const std::string &path, const json &root,
           !r.getInt(entry, "stage", where.c_str(), tensor.stage))
         break;
       for (const json &dim : *dims) {
-        if (!dim.is_number_unsigned()) {
-          r.fail("field `" + where + "shape` must hold non-negative integers");
+        std::optional<int64_t> size = loom::support::getInt64(dim);
+        if (!size || *size < 0) {
+          r.fail("field `" + where +
+                 "shape` must hold non-negative integers below 2^63");
           break;
         }
-        tensor.shape.push_back(dim.get<int64_t>());
+        tensor.shape.push_back(*size);
       }
       std::optional<DType> parsed = parseDType(dtype);
       if (!parsed) {

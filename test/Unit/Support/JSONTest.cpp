@@ -84,4 +84,20 @@ TEST(JSONTest, SyntaxErrorsHaveAPosition) {
   EXPECT_TRUE(parseJSON("[\"\xff\"]", value));
 }
 
+TEST(JSONTest, Int64ReadsOnlyIntegersThatFit) {
+  json value;
+  ASSERT_FALSE(parseJSON("[-5, 0, 9223372036854775807, 9223372036854775808, "
+                         "18446744073709551615, 1.5, \"3\"]",
+                         value));
+  EXPECT_EQ(getInt64(value[0]), -5);
+  EXPECT_EQ(getInt64(value[1]), 0);
+  EXPECT_EQ(getInt64(value[2]), INT64_MAX);
+  // get<int64_t> wraps these to negative numbers; getInt64 refuses them.
+  EXPECT_EQ(value[4].get<int64_t>(), -1);
+  EXPECT_EQ(getInt64(value[3]), std::nullopt);
+  EXPECT_EQ(getInt64(value[4]), std::nullopt);
+  EXPECT_EQ(getInt64(value[5]), std::nullopt);
+  EXPECT_EQ(getInt64(value[6]), std::nullopt);
+}
+
 } // namespace
