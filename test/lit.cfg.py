@@ -25,7 +25,9 @@ config.substitutions.append(("%loom_src_root", config.loom_src_root))
 # Emitted programs build against this build tree's runtime libraries.
 config.substitutions.append(("%loom_obj_root", config.loom_obj_root))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# Sanitizer settings reach the tools (tools/check.sh --sanitize).
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "ASAN_OPTIONS", "UBSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 # Loom's tools first, then LLVM 22's: never an unversioned FileCheck from PATH.

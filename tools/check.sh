@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- tools/check.sh - Set up, build and run every Loom test --------------===#
 #
-# Usage: tools/check.sh
+# Usage: tools/check.sh [--sanitize]
 #
 # The one command that proves a checkout works, on a fresh Debian 12 machine
 # as on a developer's:
@@ -12,10 +12,30 @@
 #   4. prints `N passed, N failed` as its last line, counting every lit,
 #      gtest, pytest and MPI case, and exits non-zero if anything failed.
 #
+# --sanitize does the same in build-sanitize/ with AddressSanitizer and
+# UndefinedBehaviorSanitizer on Loom's code and the programs it emits
+# (LOOM_SANITIZE=address,undefined; CUDA, the CUDA emulator and the Python
+# extension are off, their runtimes cannot share clang's). Not part of CI;
+# docs/Testing.md ("Sanitizers") records a run.
+#
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ ${1:-} == --sanitize ]]; then
+  export LOOM_BUILD_DIR=${LOOM_BUILD_DIR:-$root/build-sanitize}
+  export LOOM_CMAKE_ARGS="-DLOOM_SANITIZE=address,undefined \
+    -DLOOM_ENABLE_CUDA=OFF -DLOOM_ENABLE_CUDA_EMULATOR=OFF \
+    -DLOOM_ENABLE_PYTHON=OFF ${LOOM_CMAKE_ARGS:-}"
+  # Loom's instrumented code and Debian's uninstrumented libMLIR share
+  # LLVM's allocators (docs/Testing.md, "Fuzzing"); Open MPI keeps its
+  # allocations to the end of the process.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:detect_container_overflow=0:detect_leaks=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+elif [[ $# -gt 0 ]]; then
+  echo "usage: tools/check.sh [--sanitize]" >&2
+  exit 2
+fi
 build_dir=${LOOM_BUILD_DIR:-$root/build}
 export LOOM_BUILD_DIR=$build_dir
 # Loom's own code builds warning-free; a first configure here keeps it so.

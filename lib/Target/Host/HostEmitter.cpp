@@ -873,6 +873,9 @@ set(LOOM_BUILD_DIR "" CACHE PATH "Loom's build tree (for its libraries)")
 if(NOT LOOM_SOURCE_DIR OR NOT LOOM_BUILD_DIR)
   message(FATAL_ERROR "set LOOM_SOURCE_DIR and LOOM_BUILD_DIR")
 endif()
+# The flags Loom's own build compiled its runtime with that a program
+# linking it must share (a sanitizer build's -fsanitize=...; none otherwise).
+include(${LOOM_BUILD_DIR}/LoomEmittedFlags.cmake OPTIONAL)
 
 find_package(MPI REQUIRED COMPONENTS C)
 find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
