@@ -28,9 +28,10 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
     solves it by graph elimination under the memory limit for each outer
     choice (ZeRO-1 on/off, recompute off/all layers), and keeps the
     cheapest plan. Writes the mesh (`dist.mesh`), each forward op's
-    `dist.strategy`, the module attributes `dist.plan` ({zero, recompute})
-    and `dist.predicted` ({step_time_s, compute_s, comm_s, bubble_s,
-    memory_bytes_per_device, model_flops_per_step}). With pipelining
+    `dist.strategy`, and the module attribute `dist.plan`, a `#dist.plan`
+    with the outer choices (zero, recompute) and the predictions
+    (step_time_s, compute_s, comm_s, bubble_s, memory_bytes_per_device,
+    model_flops_per_step). With pipelining
     (`pipeline-stages`), the outer loop also runs over pp x dp x tp and
     micro-batch counts; a stage-assignment DP splits the layers into
     stages under the memory limit and a plan with S > 1 stages writes the

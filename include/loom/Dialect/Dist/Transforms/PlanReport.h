@@ -28,7 +28,7 @@ namespace mlir::loom::dist {
 /// Writes the report of `module`: after dist-search-strategy and, for the
 /// collectives, dist-lower-reshards (before dist-partition-spmd). Fails
 /// with an error on the module when it has no single mesh, no entry or no
-/// `dist.predicted` attribute.
+/// `#dist.plan`.
 LogicalResult writePlanReport(ModuleOp module, const ClusterSpec &cluster,
                               llvm::raw_ostream &os);
 
