@@ -149,6 +149,14 @@ def test_explicit_weight_decay_applies_to_both(tmp_path):
             assert float(attrs["weight_decay"]) == (0.125 if decay else 0.0)
 
 
+def expect_one_step(out, loss, params):
+    """Loom's step gave PyTorch's loss, one step, and PyTorch's parameters."""
+    ref.close(out["loss"], loss, RTOL)
+    assert int(out["step"]) == 1
+    for name, p in params.items():
+        ref.close(out[name], p.detach(), RTOL)
+
+
 @pytest.mark.parametrize("model", sorted(steps.MODELS))
 def test_default_sgd_step(tmp_path, model):
     ir, w, ids, labels, params, loss = steps.prepare(tmp_path, model)
@@ -156,10 +164,7 @@ def test_default_sgd_step(tmp_path, model):
     torch.optim.SGD(params.values(), lr=LR).step()
     out = steps.train_step(tmp_path, ir, f"optimizer=sgd lr={LR}",
                            {**w, "input_ids": ids, "labels": labels})
-    ref.close(out["loss"], loss, RTOL)
-    assert int(out["step"]) == 1
-    for name, p in params.items():
-        ref.close(out[name], p.detach(), RTOL)
+    expect_one_step(out, loss, params)
 
 
 @pytest.mark.parametrize("model", sorted(steps.MODELS))
@@ -175,7 +180,4 @@ def test_default_adamw_step(tmp_path, model):
           "weight_decay": 0.0}], lr=LR).step()
     out = steps.train_step(tmp_path, ir, f"optimizer=adamw lr={LR}",
                            {**w, "input_ids": ids, "labels": labels})
-    ref.close(out["loss"], loss, RTOL)
-    assert int(out["step"]) == 1
-    for name, p in params.items():
-        ref.close(out[name], p.detach(), RTOL)
+    expect_one_step(out, loss, params)

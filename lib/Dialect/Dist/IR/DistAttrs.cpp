@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
+#include "loom/Dialect/BoolParameter.h"
 #include "Ops/MeshChecks.h"
 
 #include "mlir/IR/Builders.h"
@@ -283,15 +284,6 @@ FailureOr<llvm::APFloat> mlir::loom::dist::parseExactF64(AsmParser &parser) {
   if (failed(parser.parseFloat(llvm::APFloat::IEEEdouble(), value)))
     return failure();
   return value;
-}
-
-FailureOr<bool> mlir::loom::dist::parseBoolKeyword(AsmParser &parser) {
-  if (succeeded(parser.parseOptionalKeyword("true")))
-    return true;
-  if (succeeded(parser.parseOptionalKeyword("false")))
-    return false;
-  return parser.emitError(parser.getCurrentLocation(),
-                          "expected `true` or `false`");
 }
 
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -14,6 +14,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/AttributeNames.h"
+#include "loom/Dialect/BoolParameter.h"
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Support/InputLimits.h"
 
@@ -42,15 +43,6 @@ void LoomDialect::registerAttributes() {
 #define GET_ATTRDEF_LIST
 #include "loom/Dialect/Loom/IR/LoomAttrs.cpp.inc"
       >();
-}
-
-FailureOr<bool> mlir::loom::parseBoolKeyword(AsmParser &parser) {
-  if (succeeded(parser.parseOptionalKeyword("true")))
-    return true;
-  if (succeeded(parser.parseOptionalKeyword("false")))
-    return false;
-  return parser.emitError(parser.getCurrentLocation(),
-                          "expected `true` or `false`");
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,8 +28,6 @@ namespace mlir::loom::dist {
 /// Parses a float literal into the double it denotes (the parser of the
 /// exactly printed doubles of `#dist.plan`).
 FailureOr<llvm::APFloat> parseExactF64(AsmParser &parser);
-/// Parses `true` or `false`.
-FailureOr<bool> parseBoolKeyword(AsmParser &parser);
 } // namespace mlir::loom::dist
 
 #include "loom/Dialect/Dist/IR/DistEnums.h.inc"

@@ -12,6 +12,7 @@
 #define LOOM_DIALECT_DIST_IR_DISTATTRS_TD
 
 include "loom/Dialect/Dist/IR/DistDialect.td"
+include "loom/Dialect/BoolParameter.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 
@@ -178,12 +179,6 @@ class Dist_ExactF64Parameter<string desc> : APFloatParameter<desc> {
   let parser = [{ ::mlir::loom::dist::parseExactF64($_parser) }];
 }
 
-// `true` or `false`.
-class Dist_BoolParameter<string desc> : AttrOrTypeParameter<"bool", desc> {
-  let printer = [{ $_printer << ($_self ? "true" : "false") }];
-  let parser = [{ ::mlir::loom::dist::parseBoolKeyword($_parser) }];
-}
-
 def Dist_PlanAttr : AttrDef<Dist_Dialect, "Plan"> {
   let mnemonic = "plan";
   let summary = "the strategy search's outer choices and its predictions";
@@ -218,7 +213,7 @@ def Dist_PlanAttr : AttrDef<Dist_Dialect, "Plan"> {
 
   let parameters = (ins
     "int64_t":$zero,
-    Dist_BoolParameter<"recompute every layer">:$recompute,
+    Loom_BoolParameterOf<"recompute every layer">:$recompute,
     Dist_ExactF64Parameter<"predicted step time (s)">:$step_time_s,
     Dist_ExactF64Parameter<"predicted compute time (s)">:$compute_s,
     Dist_ExactF64Parameter<"predicted communication time (s)">:$comm_s,

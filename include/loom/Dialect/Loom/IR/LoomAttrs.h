@@ -20,14 +20,6 @@
 
 #include "loom/Dialect/Loom/IR/LoomEnums.h.inc"
 
-namespace mlir {
-namespace loom {
-
-/// Parses `true` or `false`; used by attribute parameters holding a flag.
-FailureOr<bool> parseBoolKeyword(AsmParser &parser);
-
-} // namespace loom
-} // namespace mlir
 
 #define GET_ATTRDEF_CLASSES
 #include "loom/Dialect/Loom/IR/LoomAttrs.h.inc"

@@ -17,6 +17,7 @@
 #define LOOM_DIALECT_LOOM_IR_LOOMATTRS_TD
 
 include "loom/Dialect/Loom/IR/LoomDialect.td"
+include "loom/Dialect/BoolParameter.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 
@@ -95,11 +96,7 @@ def Loom_InitializerAttr : Loom_Attr<"Initializer", "init"> {
 // Argument attributes
 //===----------------------------------------------------------------------===//
 
-// A flag spelled `true` or `false` (MLIR has no FieldParser for bool).
-def Loom_BoolParameter : AttrParameter<"bool", "true or false"> {
-  let parser = "::mlir::loom::parseBoolKeyword($_parser)";
-  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
-}
+def Loom_BoolParameter : Loom_BoolParameterOf<"true or false">;
 
 def Loom_ParamAttr : Loom_Attr<"Param", "param"> {
   let summary = "marks a function argument as a trainable parameter";
