@@ -38,6 +38,29 @@ int main(void) {
   // CHECK-NEXT: create: invalid-argument: loomSessionCreate: outSession must not be NULL
   EXPECT_FAILURE("create", loomSessionCreate(NULL));
 
+  /* The option list (the library's table) names every option a session
+   * takes, with its kind and description; past its end there is none. */
+  {
+    size_t count = loomOptionGetCount();
+    int allTaken = count > 0;
+    for (size_t i = 0; i < count; ++i) {
+      const char *name = loomOptionGetName(i);
+      LoomStatus *status = loomSessionUnsetOption(session, name);
+      allTaken &= status == NULL && loomOptionGetDescription(i) != NULL;
+      loomStatusDestroy(status);
+      if (!strcmp(name, "cluster-json") || !strcmp(name, "devices") ||
+          !strcmp(name, "clip-norm") || !strcmp(name, "explain"))
+        printf("option %s: kind %d\n", name, (int)loomOptionGetKind(i));
+    }
+    // CHECK-NEXT: option cluster-json: kind 0
+    // CHECK-NEXT: option devices: kind 1
+    // CHECK-NEXT: option clip-norm: kind 2
+    // CHECK-NEXT: option explain: kind 3
+    // CHECK-NEXT: every listed option is taken: 1; past the end: null
+    printf("every listed option is taken: %d; past the end: %s\n", allTaken,
+           loomOptionGetName(count) ? "a name" : "null");
+  }
+
   /* Options by name; the type is checked at once. */
   CHECK_OK(loomSessionSetOption(session, "devices", "4"));
   CHECK_OK(loomSessionSetMesh(session, "dp=2,tp=2"));
