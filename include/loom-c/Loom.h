@@ -221,6 +221,10 @@ typedef enum LoomOptionKind {
   LOOM_OPTION_KIND_SWITCH = 3
 } LoomOptionKind;
 
+/* The spelling of `kind`: "text", "integer", "real" or "switch" (static
+ * storage; "unknown" out of range). */
+LOOM_CAPI_EXPORTED const char *loomOptionKindGetName(LoomOptionKind kind);
+
 /* The number of options loomSessionSetOption takes. */
 LOOM_CAPI_EXPORTED size_t loomOptionGetCount(void);
 

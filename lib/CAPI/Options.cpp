@@ -134,6 +134,20 @@ LoomStatus *writeInlineFile(LoomSession *session, InlineFile which,
 
 } // namespace
 
+const char *loomOptionKindGetName(LoomOptionKind kind) {
+  switch (kind) {
+  case LOOM_OPTION_KIND_TEXT:
+    return "text";
+  case LOOM_OPTION_KIND_INTEGER:
+    return "integer";
+  case LOOM_OPTION_KIND_REAL:
+    return "real";
+  case LOOM_OPTION_KIND_SWITCH:
+    return "switch";
+  }
+  return "unknown";
+}
+
 size_t loomOptionGetCount(void) { return std::size(kOptions); }
 
 const char *loomOptionGetName(size_t index) {

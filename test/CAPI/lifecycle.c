@@ -50,15 +50,18 @@ int main(void) {
       loomStatusDestroy(status);
       if (!strcmp(name, "cluster-json") || !strcmp(name, "devices") ||
           !strcmp(name, "clip-norm") || !strcmp(name, "explain"))
-        printf("option %s: kind %d\n", name, (int)loomOptionGetKind(i));
+        printf("option %s: %s\n", name,
+               loomOptionKindGetName(loomOptionGetKind(i)));
     }
-    // CHECK-NEXT: option cluster-json: kind 0
-    // CHECK-NEXT: option devices: kind 1
-    // CHECK-NEXT: option clip-norm: kind 2
-    // CHECK-NEXT: option explain: kind 3
+    // CHECK-NEXT: option cluster-json: text
+    // CHECK-NEXT: option devices: integer
+    // CHECK-NEXT: option clip-norm: real
+    // CHECK-NEXT: option explain: switch
     // CHECK-NEXT: every listed option is taken: 1; past the end: null
     printf("every listed option is taken: %d; past the end: %s\n", allTaken,
            loomOptionGetName(count) ? "a name" : "null");
+    // CHECK-NEXT: kind 7: unknown
+    printf("kind 7: %s\n", loomOptionKindGetName((LoomOptionKind)7));
   }
 
   /* Options by name; the type is checked at once. */
