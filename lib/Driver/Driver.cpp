@@ -385,12 +385,24 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
   return staged;
 }
 
+/// The options structs buildCompilerPipeline fills with applyTableOptions:
+/// a PASS column naming another struct would never be applied.
+template <typename T>
+constexpr bool isAppliedPassOptions =
+    std::is_same_v<T, AutodiffPassOptions> ||
+    std::is_same_v<T, dist::SearchStrategyPassOptions> ||
+    std::is_same_v<T, dist::AssignStagesPassOptions> ||
+    std::is_same_v<T, dist::PartitionPipelineOptions>;
+
 /// Sets `passOptions.*member` to `value` when the user gave it: the value of
 /// a `Text`, `Integer` or `Real` option, `true` for a `Switch`.
 template <typename Target, typename PassOptions, typename Member,
           typename Value>
 static void setPassOption(PassOptions &passOptions, Member Target::*member,
                           const Value &value) {
+  static_assert(isAppliedPassOptions<Target>,
+                "CompileOptions.def: PASS(...) names an options struct that "
+                "buildCompilerPipeline does not fill");
   if constexpr (std::is_same_v<Target, PassOptions>) {
     if constexpr (std::is_same_v<Value, bool>) {
       if (value)
