@@ -55,7 +55,7 @@ extern "C" {
 /* The version of this API. It grows by one whenever a declaration is added;
  * existing declarations never change meaning within a major release. A caller
  * built against version N works with a library that reports N or more. */
-#define LOOM_API_VERSION 1
+#define LOOM_API_VERSION 2
 
 /* The release of the loaded library, e.g. "0.1.0" (static storage). */
 LOOM_CAPI_EXPORTED const char *loomGetVersion(void);

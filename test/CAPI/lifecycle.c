@@ -20,7 +20,7 @@ int main(void) {
   LoomSession *session = NULL;
   LoomPhase phase;
 
-  // CHECK: version 0.1.0 api 1 matches 1
+  // CHECK: version 0.1.0 api 2 matches 1
   printf("version %s api %d matches %d\n", loomGetVersion(),
          loomGetApiVersion(),
          strcmp(loomGetVersion(), LOOM_VERSION_STRING) == 0 &&
