@@ -6,8 +6,10 @@
 //
 // `loomc INPUT(.json|.onnx|.mlir) [options] [-o OUT]`: the command line of
 // DESIGN.md §8 over the driver library (include/loom/Driver/Driver.h). This
-// file only parses flags into `CompileOptions` and prints diagnostics; every
-// decision is the library's.
+// file only parses flags into `CompileOptions` (one flag per row of the
+// option table, include/loom/Driver/CompileOptions.def, besides the input,
+// `-o` and `--compile-to`) and prints diagnostics; every decision is the
+// library's.
 //
 //===----------------------------------------------------------------------===//
 

@@ -10,10 +10,12 @@
 // package all call it, so it never exits the process and reports every
 // problem through the MLIR context's diagnostic engine.
 //
-// `CompileOptions` mirrors the stable command line of DESIGN.md §8. Options
-// of phases that have not landed are accepted by the option parser and then
-// rejected by `compile` with an error naming the flag, so no flag is ever
-// silently ignored; each phase, as it lands, starts honouring its options.
+// `CompileOptions` mirrors the stable command line of DESIGN.md §8: one
+// member per row of the option table CompileOptions.def, which also makes
+// `loomc`'s flags and the C API's option names. An option of a phase that
+// `--compile-to` stops before (the table's phase column) is rejected by
+// `compile` with an error naming the flag, so no flag is ever silently
+// ignored.
 //
 //===----------------------------------------------------------------------===//
 
