@@ -58,9 +58,7 @@ constexpr LoomOptionKind kindOf(IntegerField) {
   return LOOM_OPTION_KIND_INTEGER;
 }
 constexpr LoomOptionKind kindOf(RealField) { return LOOM_OPTION_KIND_REAL; }
-constexpr LoomOptionKind kindOf(SwitchField) {
-  return LOOM_OPTION_KIND_SWITCH;
-}
+constexpr LoomOptionKind kindOf(SwitchField) { return LOOM_OPTION_KIND_SWITCH; }
 
 /// The inline file that sets `field`.
 constexpr InlineFile inlineFileOf(TextField field) {

@@ -267,10 +267,9 @@ PYBIND11_MODULE(_loom, m) {
       [] {
         py::list out;
         for (size_t i = 0, e = loomOptionGetCount(); i < e; ++i)
-          out.append(py::make_tuple(
-              loomOptionGetName(i),
-              loomOptionKindGetName(loomOptionGetKind(i)),
-              loomOptionGetDescription(i)));
+          out.append(py::make_tuple(loomOptionGetName(i),
+                                    loomOptionKindGetName(loomOptionGetKind(i)),
+                                    loomOptionGetDescription(i)));
         return out;
       },
       "The options a Session takes, as (name, kind, description): the "
