@@ -23,7 +23,17 @@ from loom.interpreter import run
 from loom.plan import Collective, Layout, Mesh, Plan, Predicted
 from loom.tools import find_tool, op_census, run_pipeline
 
+
+
+def from_torch(module, example_args=(), example_kwargs=None, loss=None,
+               **kwargs):
+    """A PyTorch module's loss as a `loom.Graph`, traced on example inputs
+    (`loom.frontends.torch.from_torch`, docs/Frontends.md); needs PyTorch."""
+    from loom.frontends.torch import from_torch as trace
+    return trace(module, example_args, example_kwargs, loss, **kwargs)
+
+
 __all__ = ["Collective", "Compiled", "Graph", "Layout", "LoomError", "Mesh",
-           "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool",
+           "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool", "from_torch",
            "models", "op_census", "run", "run_pipeline"]
 __version__ = "0.1.0"

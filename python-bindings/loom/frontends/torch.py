@@ -1,0 +1,1009 @@
+#===- torch.py - loom.from_torch: PyTorch modules as loom.Graph -----------===#
+#
+# Part of the Loom project.
+#
+#===----------------------------------------------------------------------===#
+"""`loom.from_torch(module, example_args, ...)`: a PyTorch module's training
+loss as a `loom.Graph` (docs/Frontends.md).
+
+How it works:
+
+1. **Trace.** The module runs once on its example inputs under
+   `torch.fx.experimental.proxy_tensor.make_fx` with real tensors, so every
+   shape is specialized and plain Python (`b, t = idx.size()`, `assert`,
+   `if targets is not None:`) simply runs; what is recorded is the ATen ops
+   the forward dispatched, in order. Parameters, buffers and the forward's
+   tensor arguments are the traced function's inputs, so each is known by
+   name (a tied parameter is one tensor, hence one input).
+2. **Translate.** Each ATen node becomes Loom ops through a table
+   (`_ATEN`, one function per ATen op). Values computed from buffers and
+   constants alone (the causal mask, `arange` positions, RoPE tables) are
+   folded into concrete tensors by running the ATen op itself.
+   Construction folds what the ATen graph spells out and Loom's ops say
+   directly: transposes into `matmul`'s transpose flags, the reshapes
+   around `addmm`/`mm`/`bmm` into batched matmuls, chains of reshapes,
+   `log_softmax` + `nll_loss` into `cross_entropy`, and the explicit
+   attention pattern `softmax(q @ k^T * scale + mask) @ v` into one
+   `loom.attention` (causal when the mask is the causal triangle).
+3. **Emit.** What the loss depends on is written into a `loom.Graph`:
+   parameters under their `named_parameters()` names, data inputs under the
+   forward's argument names (role `input_ids` where they feed an embedding,
+   `labels` where they feed the loss), constants as `constant` ops.
+
+ATen ops without a mapping are all reported at once, each with its source
+line (`LoomError`); nothing is returned then.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import operator
+import traceback
+from typing import Any, Callable
+
+import torch  # noqa: F401  (absolute: the PyTorch package)
+from torch.fx.experimental import proxy_tensor
+
+from loom.errors import LoomError
+from loom.graph import FLOAT_DTYPES, Graph
+
+_DTYPES = {torch.float64: "f64", torch.float32: "f32",
+           torch.bfloat16: "bf16", torch.float16: "f16",
+           torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
+
+# A fill value at or below this masks a score out exactly as -inf does
+# (exp underflows to 0 in every float type Loom runs).
+_MASK_VALUE = -1e30
+
+
+#===----------------------------------------------------------------------===#
+# The values of the translation
+#===----------------------------------------------------------------------===#
+
+
+class _Value:
+    """One Loom value being built: a parameter, a data input, a constant or
+    a `loom` op. Values are created in program order (`id`), so emitting
+    the live ones by id is a valid op order."""
+
+    _next_id = 0
+
+    def __init__(self, kind: str, shape, dtype: str, op: str | None = None,
+                 args=(), attrs=None, name: str | None = None,
+                 value=None, where: str | None = None):
+        self.kind = kind          # "param", "input", "const" or "op"
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype
+        self.op = op
+        self.args = list(args)
+        self.attrs = dict(attrs or {})
+        self.name = name
+        self.value = value        # the torch tensor of a constant
+        self.where = where
+        self.id = _Value._next_id
+        _Value._next_id += 1
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"_Value({self.kind} {self.op or self.name} {list(self.shape)})"
+
+
+def _dtype(t) -> str:
+    if t not in _DTYPES:
+        raise LoomError(f"dtype {t} has no Loom counterpart")
+    return _DTYPES[t]
+
+
+class _Unsupported(Exception):
+    """An ATen node the translation cannot map (collected, then reported
+    together)."""
+
+
+class _Translator:
+    """Builds `_Value`s from the traced ATen graph (see the module doc)."""
+
+    def __init__(self):
+        self.consts: dict[int, _Value] = {}
+        self.where: str | None = None
+
+    # -- Operands ------------------------------------------------------------
+
+    def const(self, tensor, dtype: str | None = None) -> _Value:
+        """A constant value from a torch tensor or Python number."""
+        if not isinstance(tensor, torch.Tensor):
+            tensor = torch.tensor(tensor)
+        if dtype is not None:
+            tensor = tensor.to(_torch_dtype(dtype))
+        key = id(tensor)
+        if key in self.consts and self.consts[key].value is tensor:
+            return self.consts[key]
+        v = _Value("const", tensor.shape, _dtype(tensor.dtype),
+                   value=tensor.detach(), where=self.where)
+        self.consts[key] = v
+        return v
+
+    def own(self, x, like: _Value | None = None, dtype: str | None = None):
+        """`x` as a value of `dtype` (Python numbers and torch tensors become
+        constants; other values are cast)."""
+        if isinstance(x, _Value):
+            return x if dtype is None or x.dtype == dtype else self.cast(
+                x, dtype)
+        if isinstance(x, torch.Tensor):
+            return self.const(x, dtype)
+        if isinstance(x, (bool, int, float)):
+            return self.const(torch.tensor(
+                x, dtype=_torch_dtype(dtype or like.dtype)))
+        raise _Unsupported(f"an operand of type {type(x).__name__}")
+
+    def op(self, mnemonic, args, shape, dtype, **attrs) -> _Value:
+        return _Value("op", shape, dtype, op=mnemonic, args=args,
+                      attrs=attrs, where=self.where)
+
+    # -- Shapes (folding chains) ---------------------------------------------
+
+    def reshape(self, x: _Value, shape) -> _Value:
+        shape = _infer_shape(list(shape), x.shape)
+        while x.op == "reshape":
+            x = x.args[0]
+        if tuple(shape) == x.shape:
+            return x
+        if x.kind == "const":
+            return self.const(x.value.reshape(shape))
+        return self.op("reshape", [x], shape, x.dtype)
+
+    def transpose(self, x: _Value, perm) -> _Value:
+        perm = [p % x.rank for p in perm] if x.rank else []
+        if x.op == "transpose":
+            inner = x.attrs["permutation"]
+            perm = [inner[p] for p in perm]
+            x = x.args[0]
+        if perm == list(range(x.rank)):
+            return x
+        shape = [x.shape[p] for p in perm]
+        if x.kind == "const":
+            return self.const(x.value.permute(perm))
+        return self.op("transpose", [x], shape, x.dtype, permutation=perm)
+
+    def cast(self, x: _Value, dtype: str) -> _Value:
+        if x.dtype == dtype:
+            return x
+        if x.kind == "const":
+            return self.const(x.value.to(_torch_dtype(dtype)))
+        return self.op("cast", [x], x.shape, dtype)
+
+    def expand(self, x: _Value, shape) -> _Value:
+        shape = [x.shape[i - (len(shape) - x.rank)] if d == -1 else d
+                 for i, d in enumerate(shape)]
+        if tuple(shape) == x.shape:
+            return x
+        if x.kind == "const":
+            return self.const(x.value.expand(shape))
+        # A real broadcast: adding zeros of the target shape is exact.
+        zeros = self.const(torch.zeros(shape, dtype=_torch_dtype(x.dtype)))
+        return self.op("add", [x, zeros], shape, x.dtype)
+
+    # -- Arithmetic ------------------------------------------------------------
+
+    def binary(self, mnemonic, a, b, dtype: str) -> _Value:
+        a = self.own(a, dtype=dtype)
+        b = self.own(b, dtype=dtype)
+        if a.kind == "const" and b.kind == "const":
+            fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul,
+                  "div": torch.div}[mnemonic]
+            return self.const(fn(a.value, b.value))
+        # An elementwise op on a reshape whose trailing dims it keeps, with
+        # an operand that only touches those dims, is done before the
+        # reshape (the bias of `addmm` on the flattened rows).
+        for x, y, swap in ((a, b, False), (b, a, True)):
+            if x.op == "reshape" and y.kind == "const" or (
+                    x.op == "reshape" and y.op != "reshape"):
+                src = x.args[0]
+                keep = _common_suffix(src.shape, x.shape)
+                if y.rank <= keep:
+                    inner = self.binary(mnemonic, *((y, src) if swap
+                                                    else (src, y)), dtype)
+                    return self.reshape(inner, x.shape)
+        shape = _broadcast(a.shape, b.shape)
+        return self.op(mnemonic, [a, b], shape, dtype)
+
+    def unary(self, mnemonic, x, **attrs) -> _Value:
+        return self.op(mnemonic, [x], x.shape, x.dtype, **attrs)
+
+    # -- Matmul and attention ------------------------------------------------
+
+    def matmul(self, a: _Value, b: _Value, ta=False, tb=False) -> _Value:
+        # Reshapes that flatten batch dims around a 2-D/3-D product.
+        if a.op == "reshape" and not ta and b.rank == 2 and a.rank == 2:
+            # [M, K] rows flattened from [..., K] (the leading dims of the
+            # reshape's source that multiply to M).
+            src = a.args[0]
+            for j in range(src.rank - 1, 0, -1):
+                if math.prod(src.shape[:j]) == a.shape[0] and \
+                        math.prod(src.shape[j:]) == a.shape[1]:
+                    rows = self.reshape(src, src.shape[:j] + (a.shape[1],))
+                    out = self.matmul(rows, b, False, tb)
+                    return self.reshape(out, (a.shape[0], out.shape[-1]))
+        if a.rank == 3 and b.rank == 3 and a.op == "reshape" and \
+                b.op == "reshape":
+            sa, sb = a.args[0], b.args[0]
+            if sa.rank == sb.rank and sa.rank > 3 and \
+                    sa.shape[:-2] == sb.shape[:-2] and \
+                    sa.shape[-2:] == a.shape[-2:] and \
+                    sb.shape[-2:] == b.shape[-2:]:
+                out = self.matmul(sa, sb, ta, tb)
+                return self.reshape(out, (a.shape[0],) + out.shape[-2:])
+        # A transpose that reverses the last two dims is a transpose flag
+        # (what remains of it, such as moving heads, stays an op).
+        if _reverses_last_two(a):
+            a, ta = self.transpose(a, _swap_perm(a.rank)), not ta
+        if _reverses_last_two(b):
+            b, tb = self.transpose(b, _swap_perm(b.rank)), not tb
+        if not ta:
+            fused = self.attention(a, b)
+            if fused is not None:
+                return fused
+        m = a.shape[-1] if ta else a.shape[-2]
+        n = b.shape[-2] if tb else b.shape[-1]
+        batch = _broadcast(a.shape[:-2], b.shape[:-2])
+        return self.op("matmul", [a, b], batch + (m, n), a.dtype,
+                       transpose_lhs=ta, transpose_rhs=tb)
+
+    def attention(self, p: _Value, v: _Value) -> _Value | None:
+        """`softmax(q @ k^T * scale (+ mask)) @ v` as one `loom.attention`,
+        or None when `p @ v` is not that pattern."""
+        if p.rank != 4 or v.rank != 4 or p.op != "softmax" or \
+                p.attrs["axis"] != 3:
+            return None
+        s = p.args[0]
+        mask = None
+        if s.op == "masked_fill":
+            if s.attrs["value"] > _MASK_VALUE:
+                return None
+            mask, s = s.attrs["mask"], s.args[0]
+        elif s.op == "add" and any(x.kind == "const" for x in s.args):
+            c, s = (s.args[0], s.args[1]) if s.args[0].kind == "const" \
+                else (s.args[1], s.args[0])
+            if c.value.dtype.is_floating_point and \
+                    bool(((c.value == 0) | (c.value <= _MASK_VALUE)).all()):
+                mask = c.value <= _MASK_VALUE
+            else:
+                return None
+        scale = 1.0
+        if s.op in ("mul", "div") and s.args[1].kind == "const" and \
+                s.args[1].value.numel() == 1:
+            c = float(s.args[1].value.reshape(()))
+            scale = c if s.op == "mul" else 1.0 / c
+            s = s.args[0]
+        elif s.op == "mul" and s.args[0].kind == "const" and \
+                s.args[0].value.numel() == 1:
+            scale = float(s.args[0].value.reshape(()))
+            s = s.args[1]
+        if s.op != "matmul" or s.rank != 4 or \
+                s.attrs["transpose_lhs"] or not s.attrs["transpose_rhs"]:
+            return None
+        q, k = s.args
+        if q.rank != 4 or k.rank != 4 or q.shape[:2] != k.shape[:2] or \
+                k.shape[:3] != v.shape[:3] or q.shape != s.shape[:3] + (
+                    q.shape[3],):
+            return None
+        b, h, sq, _ = q.shape
+        skv = k.shape[2]
+        causal = False
+        mask_value = None
+        if mask is not None:
+            full = mask.expand(b, h, sq, skv) if mask.dim() <= 4 else None
+            if full is None:
+                return None
+            tri = torch.ones(sq, skv, dtype=torch.bool).triu(1 + skv - sq)
+            if bool((full == tri).all()):
+                causal = True
+            else:
+                mask_value = self.const(torch.zeros(
+                    mask.shape, dtype=_torch_dtype(q.dtype)).masked_fill(
+                        mask, float("-inf")))
+        args = [q, k, v] + ([mask_value] if mask_value is not None else [])
+        return self.op("attention", args, (b, h, sq, v.shape[3]), q.dtype,
+                       causal=causal,
+                       scale=None if math.isclose(
+                           scale, 1.0 / math.sqrt(q.shape[3]), rel_tol=0,
+                           abs_tol=0) else scale)
+
+
+def _torch_dtype(dtype: str):
+    for t, d in _DTYPES.items():
+        if d == dtype:
+            return t
+    raise LoomError(f"unknown dtype {dtype}")
+
+
+def _infer_shape(shape, like):
+    total = math.prod(like)
+    if shape.count(-1) == 1:
+        known = math.prod(d for d in shape if d != -1)
+        shape[shape.index(-1)] = total // known if known else 0
+    return tuple(shape)
+
+
+def _broadcast(a, b):
+    out = []
+    for i in range(max(len(a), len(b))):
+        x = a[len(a) - 1 - i] if i < len(a) else 1
+        y = b[len(b) - 1 - i] if i < len(b) else 1
+        out.append(y if x == 1 else x)
+    return tuple(reversed(out))
+
+
+def _common_suffix(a, b) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def _swap_perm(rank):
+    return list(range(rank - 2)) + [rank - 1, rank - 2]
+
+
+def _reverses_last_two(x: _Value) -> bool:
+    return x.op == "transpose" and x.rank >= 2 and \
+        x.attrs["permutation"][-2] > x.attrs["permutation"][-1]
+
+
+#===----------------------------------------------------------------------===#
+# The ATen table: one function per ATen op, (translator, node, args) -> value
+#===----------------------------------------------------------------------===#
+
+_ATEN: dict[str, Callable] = {}
+
+
+def _aten(*names):
+    def register(fn):
+        for n in names:
+            _ATEN[n] = fn
+        return fn
+    return register
+
+
+def _out_dtype(node) -> str:
+    meta = node.meta.get("tensor_meta")
+    if meta is None or not hasattr(meta, "dtype"):
+        raise _Unsupported("an op without a tensor result")
+    return _dtype(meta.dtype)
+
+
+def _out_shape(node):
+    return tuple(node.meta["tensor_meta"].shape)
+
+
+@_aten("clone", "contiguous", "alias", "detach", "lift_fresh_copy",
+       "lift_fresh")
+def _identity(tr, node, x, *rest, **kw):
+    return x
+
+
+@_aten("view", "_unsafe_view", "reshape", "_reshape_alias")
+def _view(tr, node, x, shape, *rest):
+    return tr.reshape(x, shape)
+
+
+@_aten("unsqueeze", "squeeze", "flatten")
+def _reshape_like(tr, node, x, *rest):
+    return tr.reshape(x, _out_shape(node))
+
+
+@_aten("t")
+def _t(tr, node, x):
+    return tr.transpose(x, [1, 0]) if x.rank == 2 else x
+
+
+@_aten("transpose")
+def _transpose(tr, node, x, d0, d1):
+    perm = list(range(x.rank))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return tr.transpose(x, perm)
+
+
+@_aten("permute")
+def _permute(tr, node, x, perm):
+    return tr.transpose(x, list(perm))
+
+
+@_aten("expand")
+def _expand(tr, node, x, shape, *rest):
+    return tr.expand(x, list(shape))
+
+
+@_aten("slice")
+def _slice(tr, node, x, dim=0, start=None, end=None, step=1):
+    dim %= x.rank
+    size = x.shape[dim]
+    start, end, step = slice(start, end, step).indices(size)
+    if start == 0 and end == size and step == 1:
+        return x
+    starts = [0] * x.rank
+    limits = list(x.shape)
+    strides = [1] * x.rank
+    starts[dim], limits[dim], strides[dim] = start, max(end, start), step
+    shape = list(x.shape)
+    shape[dim] = len(range(start, end, step))
+    return tr.op("slice", [x], shape, x.dtype, starts=starts, limits=limits,
+                 strides=strides)
+
+
+@_aten("select")
+def _select(tr, node, x, dim, index):
+    dim %= x.rank
+    index %= x.shape[dim]
+    part = _slice(tr, node, x, dim, index, index + 1)
+    return tr.reshape(part, _out_shape(node))
+
+
+@_aten("split", "split_with_sizes")
+def _split(tr, node, x, sizes, dim=0):
+    dim %= x.rank
+    if isinstance(sizes, int):
+        sizes = [min(sizes, x.shape[dim] - s)
+                 for s in range(0, x.shape[dim], sizes)]
+    out, start = [], 0
+    for s in sizes:
+        out.append(_slice(tr, node, x, dim, start, start + s))
+        start += s
+    return out
+
+
+@_aten("chunk")
+def _chunk(tr, node, x, chunks, dim=0):
+    size = -(-x.shape[dim % x.rank] // chunks)
+    return _split(tr, node, x, size, dim)
+
+
+@_aten("cat")
+def _cat(tr, node, tensors, dim=0):
+    dtype = _out_dtype(node)
+    vals = [tr.own(t, dtype=dtype) for t in tensors]
+    return tr.op("concat", vals, _out_shape(node), dtype,
+                 axis=dim % vals[0].rank)
+
+
+@_aten("embedding")
+def _embedding(tr, node, table, ids, *rest):
+    ids = tr.own(ids)
+    if ids.kind == "const" and ids.rank == 1 and bool(
+            (ids.value == torch.arange(ids.shape[0])).all()):
+        # Positions 0..T-1: the table's first T rows.
+        return _slice(tr, node, table, 0, 0, ids.shape[0])
+    return tr.op("embedding", [table, ids], ids.shape + table.shape[1:],
+                 table.dtype)
+
+
+def _linear_parts(tr, node, a, b):
+    dtype = _out_dtype(node)
+    return tr.matmul(tr.own(a, dtype=dtype), tr.own(b, dtype=dtype))
+
+
+@_aten("mm", "bmm", "matmul")
+def _mm(tr, node, a, b):
+    return _linear_parts(tr, node, a, b)
+
+
+@_aten("addmm")
+def _addmm(tr, node, bias, a, b, beta=1, alpha=1):
+    if beta != 1 or alpha != 1:
+        raise _Unsupported("addmm with beta or alpha other than 1")
+    return tr.binary("add", _linear_parts(tr, node, a, b), bias,
+                     _out_dtype(node))
+
+
+@_aten("linear")
+def _linear(tr, node, x, w, bias=None):
+    y = tr.matmul(x, tr.transpose(w, [1, 0]))
+    return y if bias is None else tr.binary("add", y, bias, _out_dtype(node))
+
+
+def _binary(mnemonic):
+    def fn(tr, node, a, b, alpha=1):
+        if alpha != 1:
+            b = tr.binary("mul", b, alpha, _out_dtype(node))
+        return tr.binary(mnemonic, a, b, _out_dtype(node))
+    return fn
+
+
+for _name, _mn in (("add", "add"), ("sub", "sub"), ("mul", "mul"),
+                   ("div", "div")):
+    _ATEN[_name] = _binary(_mn)
+
+
+@_aten("rsub")
+def _rsub(tr, node, a, b, alpha=1):
+    return _binary("sub")(tr, node, b, a, alpha)
+
+
+@_aten("neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu",
+       "silu")
+def _unary(tr, node, x):
+    name = node.target._schema.name.split("::")[1]
+    return tr.unary(name, x)
+
+
+@_aten("gelu")
+def _gelu(tr, node, x, approximate="none"):
+    return tr.unary("gelu", x, approximate=approximate)
+
+
+@_aten("pow")
+def _pow(tr, node, x, exponent):
+    if not isinstance(exponent, (int, float)):
+        raise _Unsupported("pow with a tensor exponent")
+    if exponent == 2:
+        return tr.binary("mul", x, x, x.dtype)
+    if exponent == 1:
+        return x
+    if exponent == 0.5:
+        return tr.unary("sqrt", x)
+    if exponent == -0.5:
+        return tr.unary("rsqrt", x)
+    if exponent == -1:
+        return tr.binary("div", 1.0, x, x.dtype)
+    raise _Unsupported(f"pow with exponent {exponent}")
+
+
+@_aten("_softmax", "softmax")
+def _softmax(tr, node, x, dim, *rest):
+    return tr.unary("softmax", x, axis=dim % x.rank)
+
+
+@_aten("_log_softmax", "log_softmax")
+def _log_softmax(tr, node, x, dim, *rest):
+    return tr.unary("log_softmax", x, axis=dim % x.rank)
+
+
+@_aten("native_layer_norm")
+def _layer_norm(tr, node, x, normalized_shape, weight, bias, eps):
+    if len(normalized_shape) != 1:
+        raise _Unsupported("layer_norm over more than the last dim")
+    if weight is not None and bias is None:
+        # Normalize, then scale (Loom's layer_norm takes gamma and beta
+        # together).
+        y = tr.op("layer_norm", [x, None, None], x.shape, x.dtype, eps=eps)
+        return tr.binary("mul", y, weight, x.dtype), None, None
+    if weight is None and bias is not None:
+        raise _Unsupported("layer_norm with a bias and no weight")
+    args = [x, weight, bias] if weight is not None else [x, None, None]
+    return tr.op("layer_norm", args, x.shape, x.dtype, eps=eps), None, None
+
+
+@_aten("mean", "sum", "amax")
+def _reduce(tr, node, x, dims=None, keepdim=False, *rest, **kw):
+    name = node.target._schema.name.split("::")[1]
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+        dims = list(range(x.rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    mn = {"mean": "reduce_mean", "sum": "reduce_sum",
+          "amax": "reduce_max"}[name]
+    return tr.op(mn, [x], _out_shape(node), x.dtype,
+                 axes=sorted(d % x.rank for d in dims), keepdims=keepdim)
+
+
+@_aten("masked_fill")
+def _masked_fill(tr, node, x, mask, value):
+    if not isinstance(mask, _Value) or mask.kind != "const":
+        raise _Unsupported("masked_fill with a mask computed from data "
+                           "(only constant masks, such as a causal buffer)")
+    value = float(value.reshape(())) if isinstance(value, torch.Tensor) \
+        else float(value)
+    return tr.op("masked_fill", [x], x.shape, x.dtype, mask=mask.value,
+                 value=value)
+
+
+@_aten("dropout", "native_dropout")
+def _dropout(tr, node, x, p, train=None):
+    name = node.target._schema.name
+    if p == 0 or train is False:
+        return (x, None) if name == "aten::native_dropout" else x
+    y = tr.unary("dropout", x, rate=float(p), seed=0)
+    return (y, None) if name == "aten::native_dropout" else y
+
+
+@_aten("_to_copy")
+def _to_copy(tr, node, x, dtype=None, **kw):
+    return tr.cast(x, _out_dtype(node))
+
+
+@_aten("nll_loss_forward")
+def _nll_loss(tr, node, logp, target, weight, reduction, ignore_index):
+    if weight is not None or reduction != 1:
+        raise _Unsupported("nll_loss with class weights or a reduction "
+                           "other than mean")
+    if logp.op != "log_softmax" or logp.attrs["axis"] != logp.rank - 1:
+        raise _Unsupported("nll_loss on anything but log_softmax of the "
+                           "logits over their last dim (cross_entropy)")
+    logits = logp.args[0]
+    target = tr.own(target)
+    # Flattened [N, V] logits and [N] labels: the unflattened ones.
+    if logits.op == "reshape" and target.op == "reshape" and \
+            logits.args[0].shape[:-1] == target.args[0].shape and \
+            logits.args[0].shape[-1] == logits.shape[-1]:
+        logits, target = logits.args[0], target.args[0]
+    loss = tr.op("cross_entropy", [logits, target], (), logits.dtype,
+                 ignore_index=int(ignore_index))
+    return loss, None
+
+
+def _where_of(node) -> str:
+    """`file:line in function: code` of the user frame that made `node`."""
+    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace",
+                                                    None)
+    if not trace:
+        return "(no source location)"
+    lines = trace.rstrip().split("\n")
+    # The trace is innermost first; take the first frame outside torch.
+    frames = [i for i, l in enumerate(lines) if l.strip().startswith("File ")]
+    for i in frames:
+        if "/torch/" not in lines[i]:
+            head = lines[i].strip()
+            code = lines[i + 1].strip() if i + 1 < len(lines) and \
+                i + 1 not in frames else ""
+            return f"{head}: {code}" if code else head
+    return lines[frames[0]].strip() if frames else "(no source location)"
+
+
+#===----------------------------------------------------------------------===#
+# from_torch
+#===----------------------------------------------------------------------===#
+
+
+def _pick_loss(out, loss):
+    if callable(loss):
+        return loss(out)
+    if loss is None:
+        return out
+    try:
+        return out[loss]
+    except (KeyError, IndexError, TypeError) as e:
+        raise LoomError(f"from_torch: loss={loss!r} does not select from the "
+                        f"forward's output ({type(out).__name__}): {e}")
+
+
+def _trace(module, flat, names, kinds, bound, loss):
+    """make_fx of the module's loss over `flat` (parameters, buffers, data
+    inputs), with stack traces recorded."""
+    from torch.nn.utils import stateless
+    n_state = sum(1 for k in kinds if k != "input")
+
+    def fn(*tensors):
+        state = {n: t for n, t, k in zip(names, tensors, kinds)
+                 if k != "input"}
+        call = dict(bound.arguments)
+        for n, t, k in zip(names[n_state:], tensors[n_state:],
+                           kinds[n_state:]):
+            call[n] = t
+        args, kwargs = [], {}
+        for name, p in bound.signature.parameters.items():
+            if name not in call:
+                continue
+            if p.kind == p.VAR_POSITIONAL:
+                args.extend(call[name])
+            elif p.kind == p.VAR_KEYWORD:
+                kwargs.update(call[name])
+            elif p.kind == p.KEYWORD_ONLY:
+                kwargs[name] = call[name]
+            else:
+                args.append(call[name])
+        out = stateless.functional_call(module, state, tuple(args), kwargs)
+        return _pick_loss(out, loss)
+
+    tracer = proxy_tensor.PythonKeyTracer
+    saved = tracer.record_stack_traces
+    tracer.record_stack_traces = True
+    try:
+        with torch.no_grad():
+            return proxy_tensor.make_fx(fn)(*flat)
+    except LoomError:
+        raise
+    except Exception as e:  # noqa: BLE001 (the user's model raised)
+        where = "".join(traceback.format_exception_only(type(e), e)).strip()
+        raise LoomError(f"from_torch: tracing {type(module).__name__} on the "
+                        f"example inputs failed: {where}") from e
+    finally:
+        tracer.record_stack_traces = saved
+
+
+def from_torch(module, example_args=(), example_kwargs=None,
+               loss=None) -> Graph:
+    """Traces `module` on its example inputs and returns its loss as a
+    `loom.Graph` (docs/Frontends.md).
+
+    `example_args` / `example_kwargs`: the forward's arguments (a single
+    tensor may be given without a tuple). Tensor arguments become the
+    graph's data inputs, named after the forward's parameters; anything else
+    is fixed at its example value. `loss` picks the loss from the forward's
+    output: None (the output is the loss), a tuple index, a dict key, or a
+    callable applied to the output inside the trace. Parameters are named by
+    `named_parameters()` (a tied parameter once), buffers become constants.
+    Shapes are the examples'. Raises `LoomError` listing every ATen op that
+    has no Loom mapping, with its source line.
+    """
+    if isinstance(example_args, torch.Tensor):
+        example_args = (example_args,)
+    example_kwargs = dict(example_kwargs or {})
+    try:
+        bound = inspect.signature(module.forward).bind(*example_args,
+                                                       **example_kwargs)
+    except TypeError as e:
+        raise LoomError(f"from_torch: the example inputs do not fit "
+                        f"{type(module).__name__}.forward: {e}")
+    names, kinds, flat = [], [], []
+    for name, p in module.named_parameters():
+        names.append(name), kinds.append("param"), flat.append(p)
+    for name, b in module.named_buffers():
+        names.append(name), kinds.append("buffer"), flat.append(b)
+    for name, value in bound.arguments.items():
+        if isinstance(value, torch.Tensor):
+            names.append(name), kinds.append("input"), flat.append(value)
+    gm = _trace(module, flat, names, kinds, bound, loss)
+    return _translate(gm, names, kinds, flat)
+
+
+def _translate(gm, names, kinds, flat) -> Graph:
+    tr = _Translator()
+    env: dict[Any, Any] = {}
+    unsupported: list[str] = []
+    failed: set = set()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(flat):
+        raise LoomError("from_torch: the trace's inputs do not match the "
+                        "module's parameters, buffers and tensor arguments")
+    for node, name, kind, t in zip(placeholders, names, kinds, flat):
+        if kind == "buffer":
+            env[node] = tr.const(t.detach())
+        else:
+            env[node] = _Value(kind, t.shape, _dtype(t.dtype), name=name)
+
+    def value(a):
+        if isinstance(a, torch.fx.Node):
+            return env[a]
+        if isinstance(a, (list, tuple)):
+            return type(a)(value(x) for x in a)
+        return a
+
+    def concrete(a):
+        if isinstance(a, _Value):
+            return a.value
+        if isinstance(a, (list, tuple)):
+            return type(a)(concrete(x) for x in a)
+        return a
+
+    def is_data(a):
+        if isinstance(a, _Value):
+            return a.kind != "const"
+        if isinstance(a, (list, tuple)):
+            return any(is_data(x) for x in a)
+        return False
+
+    result = None
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            result = value(node.args[0])
+            break
+        if node.op == "get_attr":
+            env[node] = tr.const(getattr(gm, node.target))
+            continue
+        tr.where = _where_of(node)
+        if any(n in failed for n in node.all_input_nodes):
+            failed.add(node)  # reported where it failed
+            env[node] = None
+            continue
+        args = value(node.args)
+        kwargs = {k: value(v) for k, v in node.kwargs.items()}
+        if node.target is operator.getitem:
+            src = args[0]
+            env[node] = None if src is None else src[args[1]]
+            continue
+        if node.op != "call_function" or \
+                not hasattr(node.target, "_schema"):
+            unsupported.append(f"{node.op} {node.target} at {tr.where}")
+            failed.add(node)
+            env[node] = None
+            continue
+        aten = node.target._schema.name.split("::")[1]
+        overload = f"aten.{aten}.{node.target._overloadname}"
+        if not is_data(args) and not is_data(list(kwargs.values())):
+            # Constants only (buffers, arange, literals): fold by running
+            # the ATen op itself.
+            try:
+                out = node.target(*concrete(args), **concrete(kwargs))
+            except Exception as e:  # noqa: BLE001
+                unsupported.append(f"{overload} (folding a constant: {e}) "
+                                   f"at {tr.where}")
+                failed.add(node)
+                env[node] = None
+                continue
+            env[node] = _wrap_const(tr, out)
+            continue
+        if aten == "_local_scalar_dense":
+            unsupported.append(
+                f"{overload} at {tr.where}: the forward reads a value of a "
+                "tensor computed from its inputs (`.item()`, `bool()`, "
+                "data-dependent control flow); tracing specialized it to "
+                "the example's value")
+            failed.add(node)
+            env[node] = None
+            continue
+        fn = _ATEN.get(aten)
+        if fn is None:
+            unsupported.append(f"{overload} at {tr.where}")
+            failed.add(node)
+            env[node] = None
+            continue
+        if any(env[n] is None for n in node.all_input_nodes):
+            unsupported.append(f"{overload} at {tr.where}: uses an output "
+                               "that Loom does not compute (a layer norm's "
+                               "statistics, a dropout mask)")
+            failed.add(node)
+            env[node] = None
+            continue
+        try:
+            env[node] = fn(tr, node, *args, **kwargs)
+        except _Unsupported as e:
+            unsupported.append(f"{overload} ({e}) at {tr.where}")
+            failed.add(node)
+            env[node] = None
+    if unsupported:
+        lines = "\n".join(f"  {u}" for u in unsupported)
+        raise LoomError(f"from_torch: {len(unsupported)} PyTorch op(s) have "
+                        f"no Loom mapping (docs/Frontends.md, \"Adding an "
+                        f"op\"):\n{lines}")
+    if not isinstance(result, _Value) or result.kind == "const":
+        raise LoomError("from_torch: the loss does not depend on the inputs "
+                        "or parameters")
+    return _emit(result)
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _flat(y)
+    else:
+        yield x
+
+
+def _wrap_const(tr, out):
+    if isinstance(out, torch.Tensor):
+        return tr.const(out)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_wrap_const(tr, o) for o in out)
+    return out
+
+
+#===----------------------------------------------------------------------===#
+# Emission
+#===----------------------------------------------------------------------===#
+
+
+def _emit(loss: _Value) -> Graph:
+    live: dict[int, _Value] = {}
+    stack = [loss]
+    while stack:
+        v = stack.pop()
+        if v is None or v.id in live:
+            continue
+        live[v.id] = v
+        stack.extend(a for a in v.args if a is not None)
+    # Lower what has no Loom op of its own.
+    roles = _roles(live.values())
+    g = Graph()
+    out: dict[int, Any] = {}
+    order = sorted(live.values(), key=lambda v: (v.kind == "op", v.id))
+    # Parameters first (their `named_parameters()` order), then data inputs.
+    order.sort(key=lambda v: {"param": 0, "input": 1}.get(v.kind, 2))
+    for v in order:
+        if v.kind == "param":
+            out[v.id] = g.param(v.name, v.shape, dtype=v.dtype,
+                                init=("normal", 0.02) if v.rank >= 2 else
+                                ("ones" if v.name.endswith("weight")
+                                 else "zeros"), name=v.name)
+        elif v.kind == "input":
+            if v.id not in roles:
+                raise LoomError(f"from_torch: cannot tell what the input "
+                                f"`{v.name}` is: Loom's data inputs are "
+                                f"token ids (feeding an embedding) and "
+                                f"labels (feeding the loss)")
+            out[v.id] = g.input(v.name, v.shape, dtype=v.dtype,
+                                role=roles[v.id])
+        elif v.kind == "const":
+            out[v.id] = _emit_const(g, v)
+        else:
+            out[v.id] = _emit_op(g, v, [None if a is None else out[a.id]
+                                        for a in v.args])
+    g.loss(out[loss.id])
+    return g
+
+
+def _roles(values) -> dict:
+    roles = {}
+
+    def source(v):
+        while v.op in ("reshape", "slice", "transpose"):
+            v = v.args[0]
+        return v
+    for v in sorted(values, key=lambda v: v.id):
+        if v.op == "embedding":
+            s = source(v.args[1])
+            if s.kind == "input":
+                roles.setdefault(s.id, "input_ids")
+        elif v.op == "cross_entropy":
+            s = source(v.args[1])
+            if s.kind == "input":
+                roles.setdefault(s.id, "labels")
+    return roles
+
+
+def _emit_const(g: Graph, v: _Value):
+    t = v.value
+    flat = t.reshape(-1)
+    if flat.numel() and bool((flat == flat[0]).all()):
+        return g.constant(flat[0].item(), v.shape, v.dtype)
+    return g.constant(flat.tolist(), v.shape, v.dtype)
+
+
+def _emit_op(g: Graph, v: _Value, args):
+    a = v.attrs
+    if v.op == "matmul":
+        return g.matmul(args[0], args[1], a["transpose_lhs"],
+                        a["transpose_rhs"])
+    if v.op in ("add", "sub", "mul", "div"):
+        return getattr(g, v.op)(args[0], args[1])
+    if v.op in ("neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid",
+                "relu", "silu"):
+        return getattr(g, v.op)(args[0])
+    if v.op == "gelu":
+        return g.gelu(args[0], a["approximate"])
+    if v.op == "reshape":
+        return g.reshape(args[0], v.shape)
+    if v.op == "transpose":
+        return g.transpose(args[0], a["permutation"])
+    if v.op == "slice":
+        return g.slice(args[0], a["starts"], a["limits"], a["strides"])
+    if v.op == "concat":
+        return g.concat(args, a["axis"])
+    if v.op == "cast":
+        return g.cast(args[0], v.dtype)
+    if v.op in ("softmax", "log_softmax"):
+        return getattr(g, v.op)(args[0], a["axis"])
+    if v.op == "layer_norm":
+        return g.layer_norm(args[0], args[1], args[2], a["eps"])
+    if v.op == "embedding":
+        return g.embedding(args[0], args[1])
+    if v.op == "cross_entropy":
+        return g.cross_entropy(args[0], args[1], a["ignore_index"])
+    if v.op == "attention":
+        return g.attention(args[0], args[1], args[2],
+                           args[3] if len(args) > 3 else None,
+                           causal=a["causal"], scale=a["scale"])
+    if v.op == "dropout":
+        return g.dropout(args[0], a["rate"], a["seed"])
+    if v.op in ("reduce_sum", "reduce_mean", "reduce_max"):
+        return getattr(g, v.op)(args[0], a["axes"], a["keepdims"])
+    if v.op == "masked_fill":
+        # No select op: masked_fill(x, m, -inf) is x + (-inf where m);
+        # a finite fill is x * keep + fill.
+        mask, fill = a["mask"], a["value"]
+        dtype = _torch_dtype(v.dtype)
+        if math.isinf(fill) and fill < 0:
+            add = torch.zeros(mask.shape, dtype=dtype).masked_fill(mask, fill)
+            return g.add(args[0], _emit_const(g, _Value(
+                "const", add.shape, v.dtype, value=add)))
+        keep = (~mask).to(dtype)
+        fills = torch.zeros(mask.shape, dtype=dtype).masked_fill(mask, fill)
+        kept = g.mul(args[0], _emit_const(g, _Value(
+            "const", keep.shape, v.dtype, value=keep)))
+        return g.add(kept, _emit_const(g, _Value(
+            "const", fills.shape, v.dtype, value=fills)))
+    raise LoomError(f"from_torch: internal: no emission for `{v.op}`")
