@@ -657,6 +657,18 @@ def _where_of(node) -> str:
 #===----------------------------------------------------------------------===#
 
 
+def _user_frame(tb) -> str:
+    """` at File "...", line N, in f: code` of the innermost frame of a
+    traceback outside PyTorch and Loom, or ""."""
+    found = ""
+    for frame in traceback.extract_tb(tb):
+        if "/torch/" not in frame.filename and \
+                "/loom/frontends/" not in frame.filename:
+            found = (f' at File "{frame.filename}", line {frame.lineno}, in '
+                     f"{frame.name}: {frame.line}")
+    return found
+
+
 def _pick_loss(out, loss):
     if callable(loss):
         return loss(out)
@@ -706,9 +718,17 @@ def _trace(module, flat, names, kinds, bound, loss):
     except LoomError:
         raise
     except Exception as e:  # noqa: BLE001 (the user's model raised)
-        where = "".join(traceback.format_exception_only(type(e), e)).strip()
+        what = "".join(traceback.format_exception_only(type(e), e)).strip()
+        if "get value out of a tracing tensor" in what:
+            what = ("data-dependent control flow: the forward reads a value "
+                    "computed from its inputs or parameters (`if x.sum() > "
+                    "0:`, `.item()`, `bool(t)`), which a trace cannot follow "
+                    "(it would be specialized to the example's value); "
+                    "express it with tensor ops such as torch.where, or "
+                    "move it out of the forward")
         raise LoomError(f"from_torch: tracing {type(module).__name__} on the "
-                        f"example inputs failed: {where}") from e
+                        f"example inputs failed: {what}"
+                        f"{_user_frame(e.__traceback__)}") from e
     finally:
         tracer.record_stack_traces = saved
 
@@ -797,8 +817,13 @@ def _translate(gm, names, kinds, flat) -> Graph:
             continue
         tr.where = _where_of(node)
         if any(n in failed for n in node.all_input_nodes):
-            failed.add(node)  # reported where it failed
+            # Downstream of a failure: reported only if it has no mapping
+            # either, so that the list is complete.
+            failed.add(node)
             env[node] = None
+            if hasattr(node.target, "_schema") and \
+                    node.target._schema.name.split("::")[1] not in _ATEN:
+                unsupported.append(f"{_overload(node)} at {tr.where}")
             continue
         args = value(node.args)
         kwargs = {k: value(v) for k, v in node.kwargs.items()}
@@ -813,7 +838,7 @@ def _translate(gm, names, kinds, flat) -> Graph:
             env[node] = None
             continue
         aten = node.target._schema.name.split("::")[1]
-        overload = f"aten.{aten}.{node.target._overloadname}"
+        overload = _overload(node)
         if not is_data(args) and not is_data(list(kwargs.values())):
             # Constants only (buffers, arange, literals): fold by running
             # the ATen op itself.
@@ -864,6 +889,11 @@ def _translate(gm, names, kinds, flat) -> Graph:
         raise LoomError("from_torch: the loss does not depend on the inputs "
                         "or parameters")
     return _emit(result)
+
+
+def _overload(node) -> str:
+    name = node.target._schema.name.replace("::", ".")
+    return f"{name}.{node.target._overloadname}"
 
 
 def _flat(x):
