@@ -383,3 +383,254 @@ def test_bad_loss_selectors_and_inputs():
                        "inputs failed: AssertionError: Cannot forward"):
         long = torch.zeros(1, 17, dtype=torch.long)
         loom.from_torch(model, (long, long), loss=1)
+
+
+#===----------------------------------------------------------------------===#
+# A Hugging Face-style Llama (modeling_llama.py of transformers 4.3x:
+# RMSNorm, rotate_half RoPE from cos/sin buffers, repeat_kv for GQA, an
+# additive causal mask of finfo.min, SwiGLU). The softmax runs in the
+# model's dtype (HF upcasts half models to f32 there; in f64 it is a no-op).
+#===----------------------------------------------------------------------===#
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(
+            variance + self.variance_epsilon)
+        return self.weight * hidden_states
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    def __init__(self, dim, max_position_embeddings=2048, base=10000):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq)
+        t = torch.arange(max_position_embeddings, dtype=self.inv_freq.dtype)
+        freqs = torch.einsum("i,j->ij", t, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos_cached", emb.cos()[None, None, :, :],
+                             persistent=False)
+        self.register_buffer("sin_cached", emb.sin()[None, None, :, :],
+                             persistent=False)
+
+    def forward(self, x, seq_len=None):
+        return (self.cos_cached[:, :, :seq_len, ...].to(dtype=x.dtype),
+                self.sin_cached[:, :, :seq_len, ...].to(dtype=x.dtype))
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, position_ids):
+    cos = cos.squeeze(1).squeeze(0)
+    sin = sin.squeeze(1).squeeze(0)
+    cos = cos[position_ids].unsqueeze(1)
+    sin = sin[position_ids].unsqueeze(1)
+    q_embed = (q * cos) + (rotate_half(q) * sin)
+    k_embed = (k * cos) + (rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(
+        batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen,
+                                 head_dim)
+
+
+@dataclass
+class LlamaConfig:
+    vocab_size: int = 41
+    hidden_size: int = 16
+    intermediate_size: int = 24
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    max_position_embeddings: int = 16
+    rms_norm_eps: float = 1e-5
+    rope_theta: float = 10000.0
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.hidden_size = config.hidden_size
+        self.num_heads = config.num_attention_heads
+        self.head_dim = self.hidden_size // self.num_heads
+        self.num_key_value_heads = config.num_key_value_heads
+        self.num_key_value_groups = self.num_heads // self.num_key_value_heads
+        self.q_proj = nn.Linear(self.hidden_size,
+                                self.num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(self.hidden_size, self.num_key_value_heads
+                                * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(self.hidden_size, self.num_key_value_heads
+                                * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.num_heads * self.head_dim,
+                                self.hidden_size, bias=False)
+        self.rotary_emb = LlamaRotaryEmbedding(
+            self.head_dim, config.max_position_embeddings, config.rope_theta)
+
+    def forward(self, hidden_states, attention_mask, position_ids):
+        bsz, q_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states).view(
+            bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+        key_states = self.k_proj(hidden_states).view(
+            bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(
+                1, 2)
+        value_states = self.v_proj(hidden_states).view(
+            bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(
+                1, 2)
+        cos, sin = self.rotary_emb(value_states, seq_len=q_len)
+        query_states, key_states = apply_rotary_pos_emb(
+            query_states, key_states, cos, sin, position_ids)
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        attn_weights = torch.matmul(query_states, key_states.transpose(
+            2, 3)) / math.sqrt(self.head_dim)
+        attn_weights = attn_weights + attention_mask
+        attn_weights = F.softmax(attn_weights, dim=-1)
+        attn_output = torch.matmul(attn_weights, value_states)
+        attn_output = attn_output.transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(bsz, q_len, self.hidden_size)
+        return self.o_proj(attn_output)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.gate_proj = nn.Linear(config.hidden_size,
+                                   config.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size,
+                                 bias=False)
+        self.down_proj = nn.Linear(config.intermediate_size,
+                                   config.hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.self_attn = LlamaAttention(config)
+        self.mlp = LlamaMLP(config)
+        self.input_layernorm = LlamaRMSNorm(config.hidden_size,
+                                            config.rms_norm_eps)
+        self.post_attention_layernorm = LlamaRMSNorm(config.hidden_size,
+                                                     config.rms_norm_eps)
+
+    def forward(self, hidden_states, attention_mask, position_ids):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states, attention_mask,
+                                       position_ids)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(config.vocab_size,
+                                         config.hidden_size)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(config) for _ in
+                                     range(config.num_hidden_layers)])
+        self.norm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size,
+                                 bias=False)
+
+    def forward(self, input_ids, labels=None):
+        bsz, seq_length = input_ids.shape
+        position_ids = torch.arange(0, seq_length, dtype=torch.long)
+        position_ids = position_ids.unsqueeze(0).view(-1, seq_length)
+        hidden_states = self.embed_tokens(input_ids)
+        dtype = hidden_states.dtype
+        # _make_causal_mask
+        mask = torch.full((seq_length, seq_length), torch.finfo(dtype).min,
+                          dtype=dtype)
+        mask_cond = torch.arange(mask.size(-1))
+        mask.masked_fill_(mask_cond < (mask_cond + 1).view(mask.size(-1), 1),
+                          0)
+        attention_mask = mask.to(dtype)[None, None, :, :].expand(
+            bsz, 1, seq_length, seq_length)
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, attention_mask, position_ids)
+        logits = self.lm_head(self.norm(hidden_states))
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)),
+                                   labels.view(-1))
+        return {"logits": logits, "loss": loss}
+
+
+def llama(seed=0, seq=8):
+    model = LlamaForCausalLM(LlamaConfig()).double()
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64)
+                    * 0.2)
+            if name.endswith("norm.weight"):
+                p.add_(1.0)
+    ids = torch.randint(0, 41, (4, seq), generator=g)
+    labels = torch.randint(0, 41, (4, seq), generator=g)
+    labels[1, :2] = -100
+    return model, ids, labels
+
+
+def test_llama_forward_loss_and_adamw_step():
+    model, ids, labels = llama(seed=21)
+    graph = loom.from_torch(model, (ids, labels), loss="loss")
+    assert [p["name"] for p in graph.parameters] == \
+        [n for n, _ in model.named_parameters()]
+    assert graph.input_roles() == {"input_ids": "input_ids",
+                                   "labels": "labels"}
+    # RMSNorm is one op (2 per layer + the final one); attention is one
+    # causal op per layer over the 2 key/value heads (repeat_kv undone).
+    assert len(ops(graph, "rms_norm")) == 5
+    attention = ops(graph, "attention")
+    assert len(attention) == 2 and all(
+        o["attributes"] == {"causal": True} for o in attention)
+    for o in attention:
+        k = graph.tensor(o["operands"][1])
+        assert k.shape == (4, 2, 8, 4)
+    assert not ops(graph, "softmax")
+
+    start = weights(model)
+    with torch.no_grad():
+        expected_loss = model(ids, labels)["loss"]
+    close(loom.run(graph, {**start, "input_ids": ids.numpy(),
+                           "labels": labels.numpy()})["loss"],
+          expected_loss, FWD_RTOL)
+
+    # One AdamW step (decay on the matrices) on one device.
+    single = loom.run(loom.compile(graph, phase="autodiff",
+                                   optimizer="adamw", lr=LR),
+                      {**start, "input_ids": ids.numpy(),
+                       "labels": labels.numpy()})
+    params = dict(model.named_parameters())
+    opt = torch.optim.AdamW(
+        [{"params": [p for p in params.values() if p.dim() >= 2]},
+         {"params": [p for p in params.values() if p.dim() < 2],
+          "weight_decay": 0.0}], lr=LR)
+    loss = model(ids, labels)["loss"]
+    loss.backward()
+    opt.step()
+    close(single["loss"], loss, STEP_RTOL)
+    for name, p in params.items():
+        close(single[name], p, STEP_RTOL)

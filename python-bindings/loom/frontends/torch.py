@@ -207,8 +207,36 @@ class _Translator:
                     inner = self.binary(mnemonic, *((y, src) if swap
                                                     else (src, y)), dtype)
                     return self.reshape(inner, x.shape)
+        if mnemonic == "mul":
+            fused = self.rms_norm(a, b)
+            if fused is not None:
+                return fused
         shape = _broadcast(a.shape, b.shape)
         return self.op(mnemonic, [a, b], shape, dtype)
+
+    def rms_norm(self, a: _Value, b: _Value) -> _Value | None:
+        """`x * rsqrt(mean(x * x, -1, keepdim) + eps)` as `loom.rms_norm`,
+        and a 1-D weight times that as its gamma; None otherwise."""
+        for x, r in ((a, b), (b, a)):
+            if r.op == "rms_norm" and len(r.args) == 1 and \
+                    x.kind == "param" and x.shape == (r.shape[-1],):
+                return self.op("rms_norm", [r.args[0], x], r.shape, r.dtype,
+                               eps=r.attrs["eps"])
+            if r.op != "rsqrt" or x.rank == 0:
+                continue
+            s = r.args[0]
+            if s.op != "add" or s.args[1].kind != "const" or \
+                    s.args[1].value.numel() != 1:
+                continue
+            m = s.args[0]
+            if m.op != "reduce_mean" or m.attrs["axes"] != [x.rank - 1] or \
+                    not m.attrs["keepdims"]:
+                continue
+            sq = m.args[0]
+            if sq.op == "mul" and sq.args[0] is x and sq.args[1] is x:
+                return self.op("rms_norm", [x], x.shape, x.dtype,
+                               eps=float(s.args[1].value.reshape(())))
+        return None
 
     def unary(self, mnemonic, x, **attrs) -> _Value:
         return self.op(mnemonic, [x], x.shape, x.dtype, **attrs)
@@ -229,13 +257,17 @@ class _Translator:
                     return self.reshape(out, (a.shape[0], out.shape[-1]))
         if a.rank == 3 and b.rank == 3 and a.op == "reshape" and \
                 b.op == "reshape":
-            sa, sb = a.args[0], b.args[0]
-            if sa.rank == sb.rank and sa.rank > 3 and \
-                    sa.shape[:-2] == sb.shape[:-2] and \
-                    sa.shape[-2:] == a.shape[-2:] and \
-                    sb.shape[-2:] == b.shape[-2:]:
-                out = self.matmul(sa, sb, ta, tb)
-                return self.reshape(out, (a.shape[0],) + out.shape[-2:])
+            # bmm of [N, ...] flattened from [B, H, ...]: the batched
+            # product over [B, H] (batch dims from whichever source keeps
+            # its last two dims; the other is reshaped alike).
+            for src, mat in ((a.args[0], a), (b.args[0], b)):
+                lead = src.shape[:-2]
+                if src.rank > 3 and src.shape[-2:] == mat.shape[-2:] and \
+                        math.prod(lead) == a.shape[0]:
+                    sa = self.reshape(a, lead + a.shape[-2:])
+                    sb = self.reshape(b, lead + b.shape[-2:])
+                    out = self.matmul(sa, sb, ta, tb)
+                    return self.reshape(out, (a.shape[0],) + out.shape[-2:])
         # A transpose that reverses the last two dims is a transpose flag
         # (what remains of it, such as moving heads, stays an op).
         if _reverses_last_two(a):
@@ -286,9 +318,10 @@ class _Translator:
                 s.attrs["transpose_lhs"] or not s.attrs["transpose_rhs"]:
             return None
         q, k = s.args
-        if q.rank != 4 or k.rank != 4 or q.shape[:2] != k.shape[:2] or \
-                k.shape[:3] != v.shape[:3] or q.shape != s.shape[:3] + (
-                    q.shape[3],):
+        k, v = _unrepeat(k), _unrepeat(v)
+        if q.rank != 4 or k.rank != 4 or q.shape[0] != k.shape[0] or \
+                q.shape[1] % k.shape[1] or k.shape[:3] != v.shape[:3] or \
+                q.shape != s.shape[:3] + (q.shape[3],):
             return None
         b, h, sq, _ = q.shape
         skv = k.shape[2]
@@ -311,6 +344,27 @@ class _Translator:
                        scale=None if math.isclose(
                            scale, 1.0 / math.sqrt(q.shape[3]), rel_tol=0,
                            abs_tol=0) else scale)
+
+
+def _unrepeat(x: _Value) -> _Value:
+    """The `[B, Hkv, S, D]` keys or values that Hugging Face's `repeat_kv`
+    (`x[:, :, None].expand(B, Hkv, n, S, D).reshape(B, Hkv * n, S, D)`)
+    repeated for grouped-query attention, or `x` itself. `loom.attention`
+    pairs query head h with key/value head h / n, as repeat_kv does."""
+    if x.op != "reshape" or x.rank != 4:
+        return x
+    e = x.args[0]
+    if e.op != "add" or e.rank != 5 or e.args[1].kind != "const" or \
+            bool((e.args[1].value != 0).any()):
+        return x
+    u = e.args[0]
+    if u.op != "reshape" or u.shape[2] != 1:
+        return x
+    k = u.args[0]
+    b, hkv, n, s, d = e.shape
+    if k.shape == (b, hkv, s, d) and x.shape == (b, hkv * n, s, d):
+        return k
+    return x
 
 
 def _torch_dtype(dtype: str):
@@ -780,7 +834,7 @@ def _translate(gm, names, kinds, flat) -> Graph:
                         "module's parameters, buffers and tensor arguments")
     for node, name, kind, t in zip(placeholders, names, kinds, flat):
         if kind == "buffer":
-            env[node] = tr.const(t.detach())
+            env[node] = tr.const(t.detach().clone())
         else:
             env[node] = _Value(kind, t.shape, _dtype(t.dtype), name=name)
 
@@ -1009,6 +1063,9 @@ def _emit_op(g: Graph, v: _Value, args):
         return getattr(g, v.op)(args[0], a["axis"])
     if v.op == "layer_norm":
         return g.layer_norm(args[0], args[1], args[2], a["eps"])
+    if v.op == "rms_norm":
+        return g.rms_norm(args[0], args[1] if len(args) > 1 else None,
+                          a["eps"])
     if v.op == "embedding":
         return g.embedding(args[0], args[1])
     if v.op == "cross_entropy":
