@@ -634,3 +634,32 @@ def test_llama_forward_loss_and_adamw_step():
     close(single["loss"], loss, STEP_RTOL)
     for name, p in params.items():
         close(single[name], p, STEP_RTOL)
+
+
+def collectives(graph):
+    compiled = loom.compile(graph, optimizer="adamw", lr=LR,
+                            parallel_config={"data_parallel": 1,
+                                             "model_parallel": 2})
+    found = {}
+    for kind in re.findall(r"dist\.(all_reduce|all_gather|reduce_scatter|"
+                           r"all_to_all|collective_permute)\b", compiled.ir):
+        found[kind] = found.get(kind, 0) + 1
+    return found
+
+
+def test_llama_megatron_tensor_parallel():
+    """Megatron on the imported Llama: per layer two all-reduces forward
+    and two backward, nothing else, as on `loom-model llama`
+    (test_partition.py). (nanoGPT's fused c_attn, rows in q, k, v blocks,
+    cannot be split by heads with block layouts: the imported GPT gets
+    all-to-alls there instead; docs/Frontends.md.)"""
+    per_depth = []
+    for layers in (1, 2):
+        model = LlamaForCausalLM(LlamaConfig(
+            num_hidden_layers=layers)).double()
+        ids = torch.randint(0, 41, (4, 8))
+        per_depth.append(collectives(loom.from_torch(model, (ids, ids),
+                                                     loss="loss")))
+    deep, shallow = per_depth[1], per_depth[0]
+    assert {k: deep.get(k, 0) - shallow.get(k, 0) for k in deep} == \
+        {"all_reduce": 4}
