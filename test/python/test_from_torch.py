@@ -375,7 +375,7 @@ def test_bad_loss_selectors_and_inputs():
     model, idx, targets = gpt(seed=5, n_layer=1)
     with pytest.raises(loom.LoomError, match="loss=5 does not select"):
         loom.from_torch(model, (idx, targets), loss=5)
-    with pytest.raises(loom.LoomError, match="rank-0"):
+    with pytest.raises(loom.LoomError, match=r"rank-0 floating-point tensor; got shape \[4, 8, 37\]"):
         loom.from_torch(model, (idx, targets), loss=0)
     with pytest.raises(loom.LoomError, match="do not fit GPT.forward"):
         loom.from_torch(model, (idx, targets, targets))
@@ -663,3 +663,85 @@ def test_llama_megatron_tensor_parallel():
     deep, shallow = per_depth[1], per_depth[0]
     assert {k: deep.get(k, 0) - shallow.get(k, 0) for k in deep} == \
         {"all_reduce": 4}
+
+
+def test_tuple_output_needs_a_selector():
+    model, idx, targets = gpt(seed=5, n_layer=1)
+    with pytest.raises(loom.LoomError, match="the loss is a tuple, not a "
+                       "tensor; pick it .* with loss="):
+        loom.from_torch(model, (idx, targets))
+
+
+#===----------------------------------------------------------------------===#
+# The PyTorch seed's TransformerEncoder LM (the DDP + pipeline tutorial's
+# Encoder, nn.TransformerEncoderLayer itself: post-LN, ReLU, sinusoidal
+# positions; (S, N, E) layout; dropout 0)
+#===----------------------------------------------------------------------===#
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, dropout=0.1, max_len=5000):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        pe = torch.zeros(max_len, d_model)
+        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        pe = pe.unsqueeze(0).transpose(0, 1)
+        self.register_buffer('pe', pe)
+    def forward(self, x):
+        x = x + self.pe[:x.size(0), :]
+        return self.dropout(x)
+class Encoder(nn.Module):
+    def __init__(self, ntoken, ninp, dropout=0.5):
+        super().__init__()
+        self.pos_encoder = PositionalEncoding(ninp, dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.ninp = ninp
+    def forward(self, src):
+        src = src.t()
+        src = self.encoder(src) * math.sqrt(self.ninp)
+        return self.pos_encoder(src)
+class Decoder(nn.Module):
+    def __init__(self, ntoken, ninp):
+        super().__init__()
+        self.decoder = nn.Linear(ninp, ntoken)
+    def forward(self, inp):
+        return self.decoder(inp).permute(1, 0, 2)
+class LM(nn.Module):
+    def __init__(self, ntokens=29, emsize=16, nhead=4, nhid=32, nlayers=2, dropout=0.0):
+        super().__init__()
+        self.seq = nn.Sequential(Encoder(ntokens, emsize, dropout), *[nn.TransformerEncoderLayer(emsize, nhead, nhid, dropout) for _ in range(nlayers)], Decoder(ntokens, emsize))
+        self.ntokens = ntokens
+        self.criterion = nn.CrossEntropyLoss()
+    def forward(self, data, targets):
+        output = self.seq(data)
+        return self.criterion(output.reshape(-1, self.ntokens), targets)
+
+
+def test_transformer_encoder_lm_forward_loss_and_sgd_step():
+    """nn.TransformerEncoderLayer traces through (its training path); its
+    attention (heads folded into the batch dim, scale on q) stays primitive
+    ops for now and still equals PyTorch, loss and one SGD step."""
+    torch.manual_seed(31)
+    model = LM().double()
+    data = torch.randint(0, 29, (4, 8))
+    targets = torch.randint(0, 29, (32,))
+    graph = loom.from_torch(model, (data, targets))
+    assert graph.input_roles() == {"data": "input_ids", "targets": "labels"}
+    assert len(ops(graph, "layer_norm")) == 4 and len(ops(graph, "relu")) == 2
+    start = weights(model)
+    with torch.no_grad():
+        expected = model(data, targets)
+    close(loom.run(graph, {**start, "data": data.numpy(),
+                           "targets": targets.numpy()})["loss"], expected,
+          FWD_RTOL)
+    out = loom.run(loom.compile(graph, phase="autodiff", optimizer="sgd",
+                                lr=0.5), {**start, "input_ids": data.numpy(),
+                                          "labels": targets.numpy()})
+    loss = model(data, targets)
+    loss.backward()
+    torch.optim.SGD(model.parameters(), lr=0.5).step()
+    close(out["loss"], loss, STEP_RTOL)
+    for name, p in model.named_parameters():
+        close(out[name], p, STEP_RTOL)

@@ -761,14 +761,27 @@ def _trace(module, flat, names, kinds, bound, loss):
             else:
                 args.append(call[name])
         out = stateless.functional_call(module, state, tuple(args), kwargs)
-        return _pick_loss(out, loss)
+        picked = _pick_loss(out, loss)
+        if not isinstance(picked, torch.Tensor):
+            raise LoomError(
+                f"from_torch: the loss is a {type(picked).__name__}, not a "
+                "tensor" + ("; pick it from the forward's output with loss= "
+                            "(an index, a key or a callable)"
+                            if loss is None else ""))
+        if picked.dim() != 0 or not picked.is_floating_point():
+            raise LoomError(f"from_torch: the loss must be a rank-0 "
+                            f"floating-point tensor; got shape "
+                            f"{list(picked.shape)} {picked.dtype}")
+        return picked
 
     tracer = proxy_tensor.PythonKeyTracer
     saved = tracer.record_stack_traces
     tracer.record_stack_traces = True
     try:
-        with torch.no_grad():
-            return proxy_tensor.make_fx(fn)(*flat)
+        # With autograd on, as in training: modules take their training
+        # paths (nn.TransformerEncoderLayer's fused inference kernel is
+        # taken only without grad).
+        return proxy_tensor.make_fx(fn)(*flat)
     except LoomError:
         raise
     except Exception as e:  # noqa: BLE001 (the user's model raised)
@@ -932,6 +945,14 @@ def _translate(gm, names, kinds, flat) -> Graph:
             env[node] = fn(tr, node, *args, **kwargs)
         except _Unsupported as e:
             unsupported.append(f"{overload} ({e}) at {tr.where}")
+            failed.add(node)
+            env[node] = None
+        except (LoomError, TypeError, ValueError, AttributeError,
+                IndexError, KeyError, RuntimeError) as e:
+            # A form of the op the mapping does not handle: reported with
+            # the rest rather than raised from inside the translation.
+            unsupported.append(f"{overload} (unexpected form: "
+                               f"{type(e).__name__}: {e}) at {tr.where}")
             failed.add(node)
             env[node] = None
     if unsupported:
