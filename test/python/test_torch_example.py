@@ -1,7 +1,8 @@
-"""python-bindings/examples/torch_to_loom.py works: a torch.fx-traced PyTorch
-module, auto-parallelized, gives the same SGD step on 1 and 4 simulated
-ranks, equal to PyTorch's own step (the example checks the numbers and
-exits non-zero on a mismatch; this test also reads what it printed)."""
+"""python-bindings/examples/torch_to_loom.py works: a nanoGPT-style GPT
+brought in by `loom.from_torch`, auto-parallelized, gives the same AdamW
+step on 1 and 4 simulated ranks, equal to torch.optim.AdamW's own step (the
+example checks the numbers and exits non-zero on a mismatch; this test also
+reads what it printed)."""
 
 import os
 import pathlib
@@ -27,6 +28,8 @@ def test_torch_to_loom(flags):
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert out.rstrip().endswith("OK")
+    # Attention was recognised: one fused op per layer.
+    assert "from GPT: 2 attention" in out
     assert "(4 devices)" in out
     if flags:
         assert "mesh dp=2,tp=2" in out
