@@ -745,3 +745,115 @@ def test_transformer_encoder_lm_forward_loss_and_sgd_step():
     close(out["loss"], loss, STEP_RTOL)
     for name, p in model.named_parameters():
         close(out[name], p, STEP_RTOL)
+
+
+#===----------------------------------------------------------------------===#
+# Op coverage beyond the three models
+#===----------------------------------------------------------------------===#
+
+
+class Mix(nn.Module):
+    """chunk, cat, constant indexing, select, permute, tanh, sigmoid, relu,
+    exp, sqrt, pow, rsub, mean / amax / sum with keepdim, masked_fill with
+    a finite fill, LayerNorm without affine, F.linear, a sliced label."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(23, 16)
+        self.a = nn.Linear(16, 32)
+        self.ln = nn.LayerNorm(16, elementwise_affine=False)
+        self.w = nn.Parameter(torch.randn(16, 16))
+        self.head = nn.Linear(16, 23, bias=False)
+        self.register_buffer("keep", torch.rand(8, 16) > 0.3)
+
+    def forward(self, ids, labels):
+        x = self.ln(self.wte(ids))
+        h1, h2 = self.a(x).chunk(2, dim=-1)
+        y = torch.tanh(h1) * torch.sigmoid(h2) + F.relu(h1) - h2.exp() / 4
+        y = torch.cat([y[..., :5], y[..., 5:]], dim=-1)
+        y = y.permute(0, 2, 1).contiguous().permute(0, 2, 1)
+        y = y + x.pow(2).sqrt() * 0.5 + F.linear(y, self.w)
+        y = y + y.mean(dim=1, keepdim=True) - y.amax(-1, keepdim=True)
+        y = 1.0 - y + y.sum(-1, keepdim=True) / 16
+        y = y.masked_fill(~self.keep, 0.25)
+        first = y[:, 0]                                  # select
+        y = y[:, 1:, :] + first.unsqueeze(1)
+        logits = self.head(y)
+        return F.cross_entropy(logits.reshape(-1, 23),
+                               labels[:, 1:].reshape(-1))
+
+
+def test_op_coverage():
+    torch.manual_seed(41)
+    model = Mix().double()
+    ids = torch.randint(0, 23, (3, 8))
+    labels = torch.randint(0, 23, (3, 8))
+    graph = loom.from_torch(model, (ids, labels))
+    assert graph.input_roles() == {"ids": "input_ids", "labels": "labels"}
+    used = {o["op"] for o in graph.to_json()["ops"]}
+    assert {"slice", "concat", "transpose", "tanh", "sigmoid", "relu", "exp",
+            "sqrt", "reduce_mean", "reduce_max", "reduce_sum", "layer_norm",
+            "cross_entropy"} <= used
+    start = weights(model)
+    with torch.no_grad():
+        expected = model(ids, labels)
+    close(loom.run(graph, {**start, "ids": ids.numpy(),
+                           "labels": labels.numpy()})["loss"], expected,
+          FWD_RTOL)
+    out = loom.run(loom.compile(graph, phase="autodiff", optimizer="sgd",
+                                lr=0.5), {**start, "input_ids": ids.numpy(),
+                                          "labels": labels.numpy()})
+    loss = model(ids, labels)
+    loss.backward()
+    torch.optim.SGD(model.parameters(), lr=0.5).step()
+    for name, p in model.named_parameters():
+        close(out[name], p, STEP_RTOL)
+
+
+class Windowed(nn.Module):
+    """Attention with a banded (non-causal) constant mask and an explicit
+    scale: one loom.attention with an additive mask operand."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(19, 16)
+        self.qkv = nn.Linear(16, 48, bias=False)
+        self.head = nn.Linear(16, 19, bias=False)
+        i = torch.arange(8)
+        self.register_buffer("band", (i[None, :] - i[:, None]).abs() <= 2)
+
+    def forward(self, ids, labels):
+        x = self.wte(ids)
+        q, k, v = self.qkv(x).view(2, 8, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-2, -1)) * 0.3
+        att = att.masked_fill(~self.band, float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(2, 8, 16)
+        return F.cross_entropy(self.head(y).view(-1, 19), labels.view(-1))
+
+
+def test_masked_attention_keeps_its_mask():
+    torch.manual_seed(43)
+    model = Windowed().double()
+    ids = torch.randint(0, 19, (2, 8))
+    labels = torch.randint(0, 19, (2, 8))
+    graph = loom.from_torch(model, (ids, labels))
+    (attention,) = ops(graph, "attention")
+    assert len(attention["operands"]) == 4
+    assert attention["attributes"] == {"scale": 0.3}
+    with torch.no_grad():
+        expected = model(ids, labels)
+    close(loom.run(graph, {**weights(model), "ids": ids.numpy(),
+                           "labels": labels.numpy()})["loss"], expected,
+          FWD_RTOL)
+
+
+def test_dropout():
+    """Dropout with p > 0 in training mode is loom.dropout (Loom's own
+    random stream); in eval mode it is nothing."""
+    model, idx, targets = gpt(seed=7, n_layer=1, dropout=0.1)
+    train = loom.from_torch(model, (idx, targets), loss=1)
+    assert len(ops(train, "dropout")) == 4 and not ops(train, "attention")
+    assert all(o["attributes"]["rate"] == 0.1 for o in ops(train, "dropout"))
+    model.eval()
+    evaluated = loom.from_torch(model, (idx, targets), loss=1)
+    assert not ops(evaluated, "dropout") and ops(evaluated, "attention")

@@ -208,6 +208,10 @@ class _Translator:
                                                     else (src, y)), dtype)
                     return self.reshape(inner, x.shape)
         if mnemonic == "mul":
+            for x, n in ((a, b), (b, a)):
+                if n.op == "noise" and n.attrs["scaled"]:
+                    rate = float(f"{1.0 - n.attrs['keep']:.15g}")
+                    return self.unary("dropout", x, rate=rate, seed=0)
             fused = self.rms_norm(a, b)
             if fused is not None:
                 return fused
@@ -261,8 +265,9 @@ class _Translator:
             # product over [B, H] (batch dims from whichever source keeps
             # its last two dims; the other is reshaped alike).
             for src, mat in ((a.args[0], a), (b.args[0], b)):
-                lead = src.shape[:-2]
-                if src.rank > 3 and src.shape[-2:] == mat.shape[-2:] and \
+                # Size-1 batch dims (an unbind's leftovers) are dropped.
+                lead = tuple(d for d in src.shape[:-2] if d != 1)
+                if len(lead) > 1 and src.shape[-2:] == mat.shape[-2:] and \
                         math.prod(lead) == a.shape[0]:
                     sa = self.reshape(a, lead + a.shape[-2:])
                     sb = self.reshape(b, lead + b.shape[-2:])
@@ -509,6 +514,14 @@ def _split(tr, node, x, sizes, dim=0):
     return out
 
 
+@_aten("unbind")
+def _unbind(tr, node, x, dim=0):
+    dim %= x.rank
+    shape = x.shape[:dim] + x.shape[dim + 1:]
+    return [tr.reshape(_slice(tr, node, x, dim, i, i + 1), shape)
+            for i in range(x.shape[dim])]
+
+
 @_aten("chunk")
 def _chunk(tr, node, x, chunks, dim=0):
     size = -(-x.shape[dim % x.rank] // chunks)
@@ -661,6 +674,31 @@ def _dropout(tr, node, x, p, train=None):
         return (x, None) if name == "aten::native_dropout" else x
     y = tr.unary("dropout", x, rate=float(p), seed=0)
     return (y, None) if name == "aten::native_dropout" else y
+
+
+# Dropout with autograd on is recorded as its decomposition:
+# `noise = empty_like(x).bernoulli_(1 - p).div_(1 - p); x * noise`. The
+# noise is a marker value that only that product may consume.
+@_aten("empty_like")
+def _empty_like(tr, node, x, *rest, **kw):
+    return tr.op("noise", [], x.shape, x.dtype, keep=None, scaled=False)
+
+
+@_aten("bernoulli_")
+def _bernoulli_(tr, node, noise, p=0.5, **kw):
+    if noise.op != "noise" or not isinstance(p, float):
+        raise _Unsupported("bernoulli_ other than dropout's mask")
+    noise.attrs["keep"] = p
+    return noise
+
+
+@_aten("div_")
+def _div_(tr, node, noise, c):
+    if noise.op != "noise" or noise.attrs["keep"] is None or \
+            not math.isclose(float(c), noise.attrs["keep"]):
+        raise _Unsupported("in-place division of an activation")
+    noise.attrs["scaled"] = True
+    return noise
 
 
 @_aten("_to_copy")
@@ -831,7 +869,10 @@ def from_torch(module, example_args=(), example_kwargs=None,
         names.append(name), kinds.append("buffer"), flat.append(b)
     for name, value in bound.arguments.items():
         if isinstance(value, torch.Tensor):
-            names.append(name), kinds.append("input"), flat.append(value)
+            # A copy: the trace knows tensors by identity, and the same
+            # tensor may be given for two arguments.
+            names.append(name), kinds.append("input")
+            flat.append(value.detach().clone())
     gm = _trace(module, flat, names, kinds, bound, loss)
     return _translate(gm, names, kinds, flat)
 
