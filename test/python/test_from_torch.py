@@ -709,27 +709,48 @@ class Decoder(nn.Module):
     def forward(self, inp):
         return self.decoder(inp).permute(1, 0, 2)
 class LM(nn.Module):
-    def __init__(self, ntokens=29, emsize=16, nhead=4, nhid=32, nlayers=2, dropout=0.0):
+    """The tutorial's pipeline stages as one module: Encoder, the
+    TransformerEncoderLayers, Decoder, then its nn.CrossEntropyLoss
+    (`causal`: a square subsequent mask, as the seq2seq tutorial passes)."""
+
+    def __init__(self, ntokens=29, emsize=16, nhead=4, nhid=32, nlayers=2,
+                 dropout=0.0, causal=False):
         super().__init__()
-        self.seq = nn.Sequential(Encoder(ntokens, emsize, dropout), *[nn.TransformerEncoderLayer(emsize, nhead, nhid, dropout) for _ in range(nlayers)], Decoder(ntokens, emsize))
+        self.encoder = Encoder(ntokens, emsize, dropout)
+        self.layers = nn.ModuleList([nn.TransformerEncoderLayer(
+            emsize, nhead, nhid, dropout) for _ in range(nlayers)])
+        self.decoder = Decoder(ntokens, emsize)
         self.ntokens = ntokens
+        self.causal = causal
         self.criterion = nn.CrossEntropyLoss()
+
     def forward(self, data, targets):
-        output = self.seq(data)
+        x = self.encoder(data)
+        mask = nn.Transformer.generate_square_subsequent_mask(x.size(0)) \
+            .to(x.dtype) if self.causal else None
+        for layer in self.layers:
+            x = layer(x, src_mask=mask)
+        output = self.decoder(x)
         return self.criterion(output.reshape(-1, self.ntokens), targets)
 
 
-def test_transformer_encoder_lm_forward_loss_and_sgd_step():
+@pytest.mark.parametrize("causal", [False, True])
+def test_transformer_encoder_lm_forward_loss_and_sgd_step(causal):
     """nn.TransformerEncoderLayer traces through (its training path); its
-    attention (heads folded into the batch dim, scale on q) stays primitive
-    ops for now and still equals PyTorch, loss and one SGD step."""
+    attention, heads folded into the batch dim and the scale on q, is one
+    loom.attention per layer (causal with the subsequent mask); the loss
+    and one SGD step equal PyTorch's."""
     torch.manual_seed(31)
-    model = LM().double()
+    model = LM(causal=causal).double()
     data = torch.randint(0, 29, (4, 8))
     targets = torch.randint(0, 29, (32,))
     graph = loom.from_torch(model, (data, targets))
     assert graph.input_roles() == {"data": "input_ids", "targets": "labels"}
     assert len(ops(graph, "layer_norm")) == 4 and len(ops(graph, "relu")) == 2
+    attention = ops(graph, "attention")
+    assert len(attention) == 2 and not ops(graph, "softmax")
+    assert all(o.get("attributes", {}) == ({"causal": True} if causal else
+                                           {}) for o in attention)
     start = weights(model)
     with torch.no_grad():
         expected = model(data, targets)

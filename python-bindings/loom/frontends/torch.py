@@ -291,9 +291,12 @@ class _Translator:
 
     def attention(self, p: _Value, v: _Value) -> _Value | None:
         """`softmax(q @ k^T * scale (+ mask)) @ v` as one `loom.attention`,
-        or None when `p @ v` is not that pattern."""
-        if p.rank != 4 or v.rank != 4 or p.op != "softmax" or \
-                p.attrs["axis"] != 3:
+        or None when `p @ v` is not that pattern. Rank-4 operands are
+        `[B, H, S, D]`; rank-3 ones `[B * H, S, D]` with the heads folded
+        into the batch dim, as `nn.MultiheadAttention` has them."""
+        rank = p.rank
+        if rank not in (3, 4) or v.rank != rank or p.op != "softmax" or \
+                p.attrs["axis"] != rank - 1:
             return None
         s = p.args[0]
         mask = None
@@ -309,32 +312,34 @@ class _Translator:
                 mask = c.value <= _MASK_VALUE
             else:
                 return None
-        scale = 1.0
-        if s.op in ("mul", "div") and s.args[1].kind == "const" and \
-                s.args[1].value.numel() == 1:
-            c = float(s.args[1].value.reshape(()))
-            scale = c if s.op == "mul" else 1.0 / c
-            s = s.args[0]
-        elif s.op == "mul" and s.args[0].kind == "const" and \
-                s.args[0].value.numel() == 1:
-            scale = float(s.args[0].value.reshape(()))
-            s = s.args[1]
-        if s.op != "matmul" or s.rank != 4 or \
+        scale, s = _scaled(s)
+        if s.op != "matmul" or s.rank != rank or \
                 s.attrs["transpose_lhs"] or not s.attrs["transpose_rhs"]:
             return None
         q, k = s.args
+        if scale is None:
+            # The scale applied to the queries instead (q / sqrt(D)).
+            scale, q = _scaled(q)
+        if rank == 3:
+            n = q.shape[0]
+            q, k, v = (_unfold_heads(self, x, n) for x in (q, k, v))
+            if q is None or k is None or v is None:
+                return None
+            if mask is not None and mask.dim() == 3 and mask.shape[0] == n:
+                mask = mask.reshape(q.shape[:2] + mask.shape[1:])
         k, v = _unrepeat(k), _unrepeat(v)
         if q.rank != 4 or k.rank != 4 or q.shape[0] != k.shape[0] or \
                 q.shape[1] % k.shape[1] or k.shape[:3] != v.shape[:3] or \
-                q.shape != s.shape[:3] + (q.shape[3],):
+                q.shape[3] != k.shape[3]:
             return None
-        b, h, sq, _ = q.shape
+        b, h, sq, d = q.shape
         skv = k.shape[2]
         causal = False
         mask_value = None
         if mask is not None:
-            full = mask.expand(b, h, sq, skv) if mask.dim() <= 4 else None
-            if full is None:
+            try:
+                full = mask.expand(b, h, sq, skv)
+            except RuntimeError:
                 return None
             tri = torch.ones(sq, skv, dtype=torch.bool).triu(1 + skv - sq)
             if bool((full == tri).all()):
@@ -343,12 +348,44 @@ class _Translator:
                 mask_value = self.const(torch.zeros(
                     mask.shape, dtype=_torch_dtype(q.dtype)).masked_fill(
                         mask, float("-inf")))
+        scale = 1.0 if scale is None else scale
         args = [q, k, v] + ([mask_value] if mask_value is not None else [])
-        return self.op("attention", args, (b, h, sq, v.shape[3]), q.dtype,
-                       causal=causal,
-                       scale=None if math.isclose(
-                           scale, 1.0 / math.sqrt(q.shape[3]), rel_tol=0,
-                           abs_tol=0) else scale)
+        out = self.op("attention", args, (b, h, sq, v.shape[3]), q.dtype,
+                      causal=causal,
+                      scale=None if scale == 1.0 / math.sqrt(d) else scale)
+        return out if rank == 4 else self.reshape(
+            out, (b * h, sq, v.shape[3]))
+
+
+def _scaled(x: _Value):
+    """(c, y) when `x` is `y * c`, `c * y` or `y / c` for a scalar constant
+    `c` (c as the factor), else (None, x)."""
+    if x.op in ("mul", "div") and x.args[1].kind == "const" and \
+            x.args[1].value.numel() == 1:
+        c = float(x.args[1].value.reshape(()))
+        return (c if x.op == "mul" else 1.0 / c), x.args[0]
+    if x.op == "mul" and x.args[0].kind == "const" and \
+            x.args[0].value.numel() == 1:
+        return float(x.args[0].value.reshape(())), x.args[1]
+    return None, x
+
+
+def _unfold_heads(tr, x: _Value, n: int) -> _Value | None:
+    """`[B, H, S, D]` from `nn.MultiheadAttention`'s `[B * H, S, D]`, which
+    is `x.view(S, B * H, D).transpose(0, 1)` of an `[S, B, H * D]` tensor;
+    None for any other form."""
+    if x.op != "transpose" or x.attrs["permutation"] != [1, 0, 2]:
+        return None
+    r = x.args[0]
+    if r.op != "reshape" or r.rank != 3:
+        return None
+    src = r.args[0]
+    seq, nn_, d = r.shape
+    if nn_ != n or src.rank != 3 or src.shape[0] != seq or \
+            src.shape[2] % d or n != src.shape[1] * (src.shape[2] // d):
+        return None
+    b, h = src.shape[1], src.shape[2] // d
+    return tr.transpose(tr.reshape(src, (seq, b, h, d)), [1, 2, 0, 3])
 
 
 def _unrepeat(x: _Value) -> _Value:
@@ -563,6 +600,11 @@ def _addmm(tr, node, bias, a, b, beta=1, alpha=1):
         raise _Unsupported("addmm with beta or alpha other than 1")
     return tr.binary("add", _linear_parts(tr, node, a, b), bias,
                      _out_dtype(node))
+
+
+@_aten("baddbmm")
+def _baddbmm(tr, node, bias, a, b, beta=1, alpha=1):
+    return _addmm(tr, node, bias, a, b, beta, alpha)
 
 
 @_aten("linear")
