@@ -20,7 +20,7 @@
    updated weights against `torch.optim.AdamW`'s own step (nanoGPT's decay
    groups, torch.optim's defaults otherwise).
 
-    /usr/bin/python3 python-bindings/examples/torch_to_loom.py [--mesh dp=2,tp=2]
+    /usr/bin/python3 python-bindings/examples/torch_to_loom.py [--mesh ...]
 
 Exits non-zero if any check fails.
 """

@@ -46,7 +46,7 @@ import torch  # noqa: F401  (absolute: the PyTorch package)
 from torch.fx.experimental import proxy_tensor
 
 from loom.errors import LoomError
-from loom.graph import FLOAT_DTYPES, Graph
+from loom.graph import Graph
 
 _DTYPES = {torch.float64: "f64", torch.float32: "f32",
            torch.bfloat16: "bf16", torch.float16: "f16",
@@ -186,7 +186,7 @@ class _Translator:
         zeros = self.const(torch.zeros(shape, dtype=_torch_dtype(x.dtype)))
         return self.op("add", [x, zeros], shape, x.dtype)
 
-    # -- Arithmetic ------------------------------------------------------------
+    # -- Arithmetic ----------------------------------------------------------
 
     def binary(self, mnemonic, a, b, dtype: str) -> _Value:
         a = self.own(a, dtype=dtype)
@@ -1052,14 +1052,6 @@ def _translate(gm, names, kinds, flat) -> Graph:
 def _overload(node) -> str:
     name = node.target._schema.name.replace("::", ".")
     return f"{name}.{node.target._overloadname}"
-
-
-def _flat(x):
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _flat(y)
-    else:
-        yield x
 
 
 def _wrap_const(tr, out):
