@@ -318,6 +318,24 @@ def test_gpt_adamw_step(variant):
         close(parallel[name], w, STEP_RTOL)
 
 
+def test_gpt_pipelined_step():
+    """2 pipeline stages x 2 micro-batches (the split of c_attn is one
+    `loom.split`, so micro-batching the batch dim keeps it valid)."""
+    model, idx, targets = gpt(seed=13, n_layer=2)
+    graph = loom.from_torch(model, (idx, targets), loss=1)
+    assert len(ops(graph, "split")) == 2
+    inputs = {**weights(model), "input_ids": idx.numpy(),
+              "labels": targets.numpy()}
+    compiled = loom.compile(graph, cluster="host", devices=4,
+                            pipeline_stages=2, micro_batches=2,
+                            optimizer="adamw", lr=LR)
+    out = loom.run(compiled, inputs)
+    loss, expected = torch_adamw_step(model, idx, targets)
+    close(out["loss"], loss, STEP_RTOL)
+    for name, w in expected.items():
+        close(out[name], w, STEP_RTOL)
+
+
 #===----------------------------------------------------------------------===#
 # Unsupported input
 #===----------------------------------------------------------------------===#

@@ -540,23 +540,27 @@ def _select(tr, node, x, dim, index):
 
 @_aten("split", "split_with_sizes")
 def _split(tr, node, x, sizes, dim=0):
+    # One `loom.split` (sizes along one axis only, so a pass that resizes
+    # another dim, such as micro-batching, keeps it valid).
     dim %= x.rank
     if isinstance(sizes, int):
         sizes = [min(sizes, x.shape[dim] - s)
                  for s in range(0, x.shape[dim], sizes)]
-    out, start = [], 0
-    for s in sizes:
-        out.append(_slice(tr, node, x, dim, start, start + s))
-        start += s
-    return out
+    sizes = list(sizes)
+    if len(sizes) == 1:
+        return [x]
+    whole = tr.op("split", [x], x.shape, x.dtype, axis=dim, sizes=sizes)
+    return [tr.op("split_result", [whole],
+                  x.shape[:dim] + (size,) + x.shape[dim + 1:], x.dtype,
+                  index=i) for i, size in enumerate(sizes)]
 
 
 @_aten("unbind")
 def _unbind(tr, node, x, dim=0):
     dim %= x.rank
     shape = x.shape[:dim] + x.shape[dim + 1:]
-    return [tr.reshape(_slice(tr, node, x, dim, i, i + 1), shape)
-            for i in range(x.shape[dim])]
+    return [tr.reshape(part, shape) for part in
+            _split(tr, node, x, [1] * x.shape[dim], dim)]
 
 
 @_aten("chunk")
@@ -1110,7 +1114,8 @@ def _roles(values) -> dict:
     roles = {}
 
     def source(v):
-        while v.op in ("reshape", "slice", "transpose"):
+        while v.op in ("reshape", "slice", "transpose", "split",
+                       "split_result"):
             v = v.args[0]
         return v
     for v in sorted(values, key=lambda v: v.id):
@@ -1151,6 +1156,10 @@ def _emit_op(g: Graph, v: _Value, args):
         return g.transpose(args[0], a["permutation"])
     if v.op == "slice":
         return g.slice(args[0], a["starts"], a["limits"], a["strides"])
+    if v.op == "split":
+        return g.split(args[0], a["sizes"], a["axis"])
+    if v.op == "split_result":
+        return args[0][a["index"]]
     if v.op == "concat":
         return g.concat(args, a["axis"])
     if v.op == "cast":
