@@ -520,6 +520,12 @@ def _slice(tr, node, x, dim=0, start=None, end=None, step=1):
     start, end, step = slice(start, end, step).indices(size)
     if start == 0 and end == size and step == 1:
         return x
+    if step == 1 and end > start:
+        # The piece of a `loom.split`: unlike `slice`, it names no limits
+        # on the other dims, so micro-batching (which resizes the batch
+        # dim) keeps it valid.
+        sizes = [n for n in (start, end - start, size - end) if n]
+        return _split(tr, node, x, sizes, dim)[1 if start else 0]
     starts = [0] * x.rank
     limits = list(x.shape)
     strides = [1] * x.rank
@@ -1084,9 +1090,18 @@ def _emit(loss: _Value) -> Graph:
     roles = _roles(live.values())
     g = Graph()
     out: dict[int, Any] = {}
-    order = sorted(live.values(), key=lambda v: (v.kind == "op", v.id))
-    # Parameters first (their `named_parameters()` order), then data inputs.
-    order.sort(key=lambda v: {"param": 0, "input": 1}.get(v.kind, 2))
+    # Parameters first (their `named_parameters()` order), then data
+    # inputs, constants, the ops that work on data inputs alone (labels
+    # shifted from the ids: with the first pipeline stage, where their
+    # inputs are), then the rest in program order.
+    prelude: set = set()
+    for v in sorted(live.values(), key=lambda v: v.id):
+        if v.kind == "op" and all(a is None or a.kind in ("input", "const")
+                                  or a.id in prelude for a in v.args):
+            prelude.add(v.id)
+    order = sorted(live.values(), key=lambda v: (
+        {"param": 0, "input": 1, "const": 2}.get(
+            v.kind, 3 if v.id in prelude else 4), v.id))
     for v in order:
         if v.kind == "param":
             out[v.id] = g.param(v.name, v.shape, dtype=v.dtype,
