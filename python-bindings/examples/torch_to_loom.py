@@ -139,11 +139,11 @@ def main(argv=None) -> int:
     print(compiled.plan)
     ranks = compiled.plan.mesh.devices
 
-    # 4. One step from PyTorch's weights on 1 rank and on `ranks` ranks.
-    # Compiled programs know data inputs by role (input_ids, labels).
+    # 4. One step from PyTorch's weights on 1 rank and on `ranks` ranks;
+    # data inputs by the forward's argument names.
     weights = {n: p.detach().numpy().copy()
                for n, p in model.named_parameters()}
-    inputs = {**weights, "input_ids": idx.numpy(), "labels": targets.numpy()}
+    inputs = {**weights, "idx": idx.numpy(), "targets": targets.numpy()}
     single = loom.run(loom.compile(graph, phase="autodiff", **adamw), inputs)
     parallel = loom.run(compiled, inputs)
     worst = max(max_rel_err(parallel[k], v) for k, v in single.items())

@@ -49,16 +49,22 @@ def run(program, inputs: dict | None = None, *, entry: str | None = None,
     `program`: a `loom.Compiled` (entry defaults to its `train_step` or
     `forward`), a `loom.Graph` or model (its forward), IR text or a path.
     `inputs`: name -> numpy array (global shapes): parameters by their
-    ecosystem names, data inputs by role (for a `loom.Graph`, by tensor
-    name too). `ranks`: simulated ranks
+    ecosystem names, data inputs by role (for a `loom.Graph`, and a
+    `Compiled` of one, by tensor name too). `ranks`: simulated ranks
     of an SPMD program (default: the mesh's device count). `dtype`: the
     precision of the run, "f64" or "f32".
     """
+    from loom.compiler import Compiled
     from loom.graph import Graph
-    if isinstance(program, Graph) and inputs:
-        # The interpreter knows data inputs by role; a Graph's user knows
-        # them by tensor name.
+    roles = {}
+    if isinstance(program, Graph):
         roles = program.input_roles()
+    elif isinstance(program, Compiled) and program.source[0] == "json":
+        roles = Graph.from_json(program.source[1]).input_roles()
+    if roles and inputs:
+        # The interpreter knows data inputs by role; a graph's user knows
+        # them by tensor name (`loom.from_torch`: the forward's argument
+        # names).
         inputs = {roles.get(k, k): v for k, v in inputs.items()}
     text, default_entry = _program_text(program)
     entry = entry or default_entry

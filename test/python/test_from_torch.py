@@ -971,3 +971,75 @@ def test_dropout():
     model.eval()
     evaluated = loom.from_torch(model, (idx, targets), loss=1)
     assert not ops(evaluated, "dropout") and ops(evaluated, "attention")
+
+
+#===----------------------------------------------------------------------===#
+# Initializers, roles, names
+#===----------------------------------------------------------------------===#
+
+
+def test_initializers_are_pytorchs_defaults():
+    """Each parameter's initializer is what its module's reset_parameters
+    draws, read from the module (Linear: U(+-1/sqrt(in_features)) for
+    weight and bias; Embedding: N(0, 1); LayerNorm: ones, zeros;
+    MultiheadAttention: xavier-uniform in_proj, zero biases)."""
+    torch.manual_seed(0)
+    model = LM(nlayers=1).double()
+    data = torch.randint(0, 29, (4, 8))
+    graph = loom.from_torch(model, (data, torch.randint(0, 29, (32,))))
+    init = {p["name"]: p["init"] for p in graph.parameters}
+    bound = 1.0 / math.sqrt(16)
+    assert init["layers.0.linear1.weight"] == {
+        "kind": "uniform", "low": -bound, "high": bound}
+    assert init["layers.0.linear1.bias"] == init["layers.0.linear1.weight"]
+    assert init["layers.0.linear2.weight"]["high"] == 1.0 / math.sqrt(32)
+    assert init["encoder.encoder.weight"] == {"kind": "normal", "std": 1.0}
+    assert init["layers.0.norm1.weight"] == {"kind": "ones"}
+    assert init["layers.0.norm1.bias"] == {"kind": "zeros"}
+    xavier = math.sqrt(6.0 / (48 + 16))
+    assert init["layers.0.self_attn.in_proj_weight"] == {
+        "kind": "uniform", "low": -xavier, "high": xavier}
+    assert init["layers.0.self_attn.in_proj_bias"] == {"kind": "zeros"}
+    assert init["layers.0.self_attn.out_proj.bias"] == {"kind": "zeros"}
+    # The drawn values are PyTorch's: inside the bounds, the spread of a
+    # uniform draw (std bound / sqrt(3)).
+    w = dict(model.named_parameters())["layers.0.linear1.weight"]
+    assert float(w.abs().max()) <= bound
+    assert abs(float(w.std()) - bound / math.sqrt(3)) < 0.1 * bound
+
+
+def test_input_roles_and_names():
+    class Positions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(13, 8)
+            self.wpe = nn.Embedding(6, 8)
+            self.head = nn.Linear(8, 13, bias=False)
+
+        def forward(self, tokens, pos, answer):
+            x = self.wte(tokens) + self.wpe(pos)
+            return F.cross_entropy(self.head(x).view(-1, 13),
+                                   answer.view(-1))
+
+    model = Positions().double()
+    tokens = torch.randint(0, 13, (2, 6))
+    pos = torch.arange(6).expand(2, 6).contiguous()
+    answer = torch.randint(0, 13, (2, 6))
+    graph = loom.from_torch(model, (tokens, pos, answer))
+    assert graph.input_roles() == {"tokens": "input_ids", "pos": "positions",
+                                   "answer": "labels"}
+    # A compiled program of the graph takes the argument names too.
+    compiled = loom.compile(graph, phase="autodiff", optimizer="sgd", lr=0.1)
+    out = loom.run(compiled, {**weights(model), "tokens": tokens.numpy(),
+                              "pos": pos.numpy(), "answer": answer.numpy()})
+    with torch.no_grad():
+        close(out["loss"], model(tokens, pos, answer), FWD_RTOL)
+
+    class TwoIds(Positions):
+        def forward(self, a, b, answer):
+            x = self.wte(a) + self.wte(b)
+            return F.cross_entropy(self.head(x).view(-1, 13),
+                                   answer.view(-1))
+    with pytest.raises(loom.LoomError, match="the inputs `a` and `b` would "
+                       "both have the role `input_ids`"):
+        loom.from_torch(TwoIds().double(), (tokens, tokens, answer))

@@ -926,10 +926,57 @@ def from_torch(module, example_args=(), example_kwargs=None,
             names.append(name), kinds.append("input")
             flat.append(value.detach().clone())
     gm = _trace(module, flat, names, kinds, bound, loss)
-    return _translate(gm, names, kinds, flat)
+    return _translate(gm, names, kinds, flat, _torch_inits(module))
 
 
-def _translate(gm, names, kinds, flat) -> Graph:
+def _torch_inits(module) -> dict:
+    """Each parameter's initializer as PyTorch's module defines it by
+    default (`reset_parameters`), as graph JSON: Linear (and the out
+    projection of MultiheadAttention) kaiming-uniform, i.e. U(+-1/sqrt(
+    fan_in)) for the weight and the bias; MultiheadAttention's in_proj
+    xavier-uniform with zero biases; Embedding N(0, 1); norms ones and
+    zeros. Other parameters: ones or zeros when they hold only that, else
+    N(0, 0.02). A model's own init (nanoGPT's `_init_weights`) is not seen;
+    its weights are what `loom.run` and checkpoints are given."""
+    nn = torch.nn
+    inits = {}
+    owners = dict(module.named_modules())
+    for name, p in module.named_parameters():
+        prefix, _, attr = name.rpartition(".")
+        owner = owners.get(prefix)
+        init = None
+        if isinstance(owner, nn.MultiheadAttention):
+            if attr == "in_proj_weight":
+                bound = math.sqrt(6.0 / (p.shape[0] + p.shape[1]))
+                init = {"kind": "uniform", "low": -bound, "high": bound}
+            elif attr.endswith("bias"):
+                init = {"kind": "zeros"}
+        elif isinstance(owner, nn.Linear):
+            bound = 1.0 / math.sqrt(owner.in_features) \
+                if owner.in_features else 0.0
+            init = {"kind": "uniform", "low": -bound, "high": bound}
+            if attr == "bias" and isinstance(owners.get(
+                    prefix.rpartition(".")[0]), nn.MultiheadAttention):
+                # MultiheadAttention zeroes its out projection's bias.
+                init = {"kind": "zeros"}
+        elif isinstance(owner, nn.Embedding):
+            init = {"kind": "normal", "std": 1.0}
+        elif isinstance(owner, (nn.LayerNorm, nn.GroupNorm,
+                                nn.BatchNorm1d)):
+            init = {"kind": "ones" if attr == "weight" else "zeros"}
+        if init is None or init.get("low") == init.get("high") == 0.0:
+            data = p.detach()
+            if data.numel() and bool((data == 1).all()):
+                init = {"kind": "ones"}
+            elif data.numel() and bool((data == 0).all()):
+                init = {"kind": "zeros"}
+            else:
+                init = {"kind": "normal", "std": 0.02}
+        inits[name] = init
+    return inits
+
+
+def _translate(gm, names, kinds, flat, inits) -> Graph:
     tr = _Translator()
     env: dict[Any, Any] = {}
     unsupported: list[str] = []
@@ -942,7 +989,8 @@ def _translate(gm, names, kinds, flat) -> Graph:
         if kind == "buffer":
             env[node] = tr.const(t.detach().clone())
         else:
-            env[node] = _Value(kind, t.shape, _dtype(t.dtype), name=name)
+            env[node] = _Value(kind, t.shape, _dtype(t.dtype), name=name,
+                               attrs={"init": inits.get(name)})
 
     def value(a):
         if isinstance(a, torch.fx.Node):
@@ -1105,15 +1153,8 @@ def _emit(loss: _Value) -> Graph:
     for v in order:
         if v.kind == "param":
             out[v.id] = g.param(v.name, v.shape, dtype=v.dtype,
-                                init=("normal", 0.02) if v.rank >= 2 else
-                                ("ones" if v.name.endswith("weight")
-                                 else "zeros"), name=v.name)
+                                init=v.attrs["init"], name=v.name)
         elif v.kind == "input":
-            if v.id not in roles:
-                raise LoomError(f"from_torch: cannot tell what the input "
-                                f"`{v.name}` is: Loom's data inputs are "
-                                f"token ids (feeding an embedding) and "
-                                f"labels (feeding the loss)")
             out[v.id] = g.input(v.name, v.shape, dtype=v.dtype,
                                 role=roles[v.id])
         elif v.kind == "const":
@@ -1126,6 +1167,10 @@ def _emit(loss: _Value) -> Graph:
 
 
 def _roles(values) -> dict:
+    """The graph-JSON role of each data input, from its use: ids of an
+    embedding are `input_ids` (`positions` when the argument's name says
+    so), labels of the loss `labels`, floating-point data `mask`; two
+    inputs may not share a role."""
     roles = {}
 
     def source(v):
@@ -1133,15 +1178,32 @@ def _roles(values) -> dict:
                        "split_result"):
             v = v.args[0]
         return v
+    inputs = [v for v in values if v.kind == "input"]
     for v in sorted(values, key=lambda v: v.id):
         if v.op == "embedding":
             s = source(v.args[1])
             if s.kind == "input":
-                roles.setdefault(s.id, "input_ids")
+                roles.setdefault(s.id, "positions" if "pos" in s.name.lower()
+                                 else "input_ids")
         elif v.op == "cross_entropy":
             s = source(v.args[1])
             if s.kind == "input":
                 roles.setdefault(s.id, "labels")
+    for v in inputs:
+        if v.id not in roles and v.dtype not in ("i64", "i32"):
+            roles[v.id] = "mask"
+        if v.id not in roles:
+            raise LoomError(f"from_torch: cannot tell what the input "
+                            f"`{v.name}` is: Loom's integer data inputs are "
+                            f"token ids (feeding an embedding), positions "
+                            f"and labels (feeding the loss)")
+    by_role: dict = {}
+    for v in sorted(inputs, key=lambda v: v.id):
+        if roles[v.id] in by_role:
+            raise LoomError(f"from_torch: the inputs `{by_role[roles[v.id]]}`"
+                            f" and `{v.name}` would both have the role "
+                            f"`{roles[v.id]}`; Loom knows data inputs by role")
+        by_role[roles[v.id]] = v.name
     return roles
 
 
