@@ -11,7 +11,9 @@
     print(c.plan.mesh, c.plan.predicted.step_time_s)
     out = loom.run(c, {"input_ids": ids, "labels": labels})
 
-See docs/Embedding.md ("Python") and python-bindings/README.md.
+    graph = loom.from_torch(gpt, (idx, targets), loss=1)   # a PyTorch model
+
+See docs/Embedding.md, docs/Frontends.md ("Python") and python-bindings/README.md.
 """
 
 from loom import models
@@ -24,16 +26,15 @@ from loom.plan import Collective, Layout, Mesh, Plan, Predicted
 from loom.tools import find_tool, op_census, run_pipeline
 
 
-
-def from_torch(module, example_args=(), example_kwargs=None, loss=None,
-               **kwargs):
+def from_torch(module, example_args=(), example_kwargs=None, loss=None):
     """A PyTorch module's loss as a `loom.Graph`, traced on example inputs
-    (`loom.frontends.torch.from_torch`, docs/Frontends.md); needs PyTorch."""
+    (`loom.frontends.torch.from_torch`, docs/Frontends.md); imports PyTorch
+    only when called."""
     from loom.frontends.torch import from_torch as trace
-    return trace(module, example_args, example_kwargs, loss, **kwargs)
+    return trace(module, example_args, example_kwargs, loss)
 
 
 __all__ = ["Collective", "Compiled", "Graph", "Layout", "LoomError", "Mesh",
-           "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool", "from_torch",
-           "models", "op_census", "run", "run_pipeline"]
+           "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool",
+           "from_torch", "models", "op_census", "run", "run_pipeline"]
 __version__ = "0.1.0"
