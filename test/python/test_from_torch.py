@@ -366,7 +366,7 @@ def test_shifted_labels_pipelined():
                                   pipeline_stages=2, micro_batches=2,
                                   optimizer="adamw", lr=LR), inputs)
     for name, value in single.items():
-        close(piped[name], value, 1e-10)
+        close(piped[name], value, STEP_RTOL)
 
 
 #===----------------------------------------------------------------------===#
@@ -925,29 +925,38 @@ def test_op_coverage():
 
 
 class Windowed(nn.Module):
-    """Attention with a banded (non-causal) constant mask and an explicit
-    scale: one loom.attention with an additive mask operand."""
+    """Attention with a banded (non-causal) constant mask, or ALiBi's
+    per-head linear bias, and an explicit scale: one loom.attention with
+    an additive mask operand."""
 
-    def __init__(self):
+    def __init__(self, alibi=False):
         super().__init__()
         self.wte = nn.Embedding(19, 16)
         self.qkv = nn.Linear(16, 48, bias=False)
         self.head = nn.Linear(16, 19, bias=False)
+        self.alibi = alibi
         i = torch.arange(8)
         self.register_buffer("band", (i[None, :] - i[:, None]).abs() <= 2)
+        slopes = torch.tensor([0.5, 0.25]).view(2, 1, 1)
+        self.register_buffer("bias", -slopes * (i[:, None] - i[None, :])
+                             .abs().to(torch.float32))
 
     def forward(self, ids, labels):
         x = self.wte(ids)
         q, k, v = self.qkv(x).view(2, 8, 3, 2, 8).permute(2, 0, 3, 1, 4)
         att = (q @ k.transpose(-2, -1)) * 0.3
-        att = att.masked_fill(~self.band, float("-inf")).softmax(-1)
-        y = (att @ v).transpose(1, 2).reshape(2, 8, 16)
+        if self.alibi:
+            att = att + self.bias
+        else:
+            att = att.masked_fill(~self.band, float("-inf"))
+        y = (att.softmax(-1) @ v).transpose(1, 2).reshape(2, 8, 16)
         return F.cross_entropy(self.head(y).view(-1, 19), labels.view(-1))
 
 
-def test_masked_attention_keeps_its_mask():
+@pytest.mark.parametrize("alibi", [False, True])
+def test_masked_attention_keeps_its_mask(alibi):
     torch.manual_seed(43)
-    model = Windowed().double()
+    model = Windowed(alibi).double()
     ids = torch.randint(0, 19, (2, 8))
     labels = torch.randint(0, 19, (2, 8))
     graph = loom.from_torch(model, (ids, labels))
@@ -1043,3 +1052,42 @@ def test_input_roles_and_names():
     with pytest.raises(loom.LoomError, match="the inputs `a` and `b` would "
                        "both have the role `input_ids`"):
         loom.from_torch(TwoIds().double(), (tokens, tokens, answer))
+
+
+def test_scaled_dot_product_attention_mapping():
+    """F.scaled_dot_product_attention (PyTorch >= 2.0, so not traceable on
+    Debian's 1.13): its ATen ops, bound by their schemas, map to one
+    loom.attention. Checked on the mapping itself with the schemas'
+    argument names."""
+    from types import SimpleNamespace as NS
+    from loom.frontends import torch as frontend
+
+    def node(op, arguments, returns=1):
+        schema = NS(name=f"aten::{op}", returns=[None] * returns,
+                    arguments=[NS(name=a) for a in arguments])
+        return NS(target=NS(_schema=schema, _overloadname="default"))
+
+    tr = frontend._Translator()
+    q = frontend._Value("input", (2, 4, 6, 8), "f64", name="q")
+    k = frontend._Value("input", (2, 2, 6, 8), "f64", name="k")
+    v = frontend._Value("input", (2, 2, 6, 8), "f64", name="v")
+    sdpa = node("scaled_dot_product_attention", ["query", "key", "value",
+                "attn_mask", "dropout_p", "is_causal", "scale"])
+    out = frontend._sdpa(tr, sdpa, q, k, v, None, 0.0, True)
+    assert out.op == "attention" and out.attrs["causal"]
+    assert out.attrs["scale"] is None and out.args == [q, k, v]
+    # A boolean mask keeps where True; the causal triangle is `causal`.
+    keep = tr.const(torch.ones(6, 6, dtype=torch.bool).tril())
+    out = frontend._sdpa(tr, sdpa, q, k, v, keep, scale=0.5)
+    assert out.attrs == {"causal": True, "scale": 0.5}
+    # The CPU flash kernel of PyTorch 2.x (two results, mask by keyword).
+    flash = node("_scaled_dot_product_flash_attention_for_cpu",
+                 ["query", "key", "value", "dropout_p", "is_causal",
+                  "attn_mask", "scale"], returns=2)
+    bias = tr.const(torch.randn(1, 1, 6, 6, dtype=torch.float64))
+    out, lse = frontend._sdpa(tr, flash, q, k, v, 0.0, False,
+                              attn_mask=bias)
+    assert lse is None and not out.attrs["causal"]
+    assert torch.equal(out.args[3].value, bias.value)
+    with pytest.raises(frontend._Unsupported, match="dropout"):
+        frontend._sdpa(tr, sdpa, q, k, v, None, 0.1)

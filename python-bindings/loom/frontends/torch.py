@@ -299,19 +299,20 @@ class _Translator:
                 p.attrs["axis"] != rank - 1:
             return None
         s = p.args[0]
-        mask = None
+        masked = additive = None
         if s.op == "masked_fill":
             if s.attrs["value"] > _MASK_VALUE:
                 return None
-            mask, s = s.attrs["mask"], s.args[0]
+            masked, s = s.attrs["mask"], s.args[0]
         elif s.op == "add" and any(x.kind == "const" for x in s.args):
             c, s = (s.args[0], s.args[1]) if s.args[0].kind == "const" \
                 else (s.args[1], s.args[0])
-            if c.value.dtype.is_floating_point and \
-                    bool(((c.value == 0) | (c.value <= _MASK_VALUE)).all()):
-                mask = c.value <= _MASK_VALUE
-            else:
+            if not c.value.dtype.is_floating_point:
                 return None
+            if bool(((c.value == 0) | (c.value <= _MASK_VALUE)).all()):
+                masked = c.value <= _MASK_VALUE
+            else:
+                additive = c.value  # a bias such as ALiBi's
         scale, s = _scaled(s)
         if s.op != "matmul" or s.rank != rank or \
                 s.attrs["transpose_lhs"] or not s.attrs["transpose_rhs"]:
@@ -325,36 +326,58 @@ class _Translator:
             q, k, v = (_unfold_heads(self, x, n) for x in (q, k, v))
             if q is None or k is None or v is None:
                 return None
-            if mask is not None and mask.dim() == 3 and mask.shape[0] == n:
-                mask = mask.reshape(q.shape[:2] + mask.shape[1:])
+            for m in ("masked", "additive"):
+                t = masked if m == "masked" else additive
+                if t is not None and t.dim() == 3 and t.shape[0] == n:
+                    t = t.reshape(q.shape[:2] + t.shape[1:])
+                    masked, additive = (t, additive) if m == "masked" \
+                        else (masked, t)
+        out = self.fused_attention(q, k, v, scale, masked, additive)
+        if out is None or rank == 4:
+            return out
+        return self.reshape(out, (out.shape[0] * out.shape[1],) +
+                            out.shape[2:])
+
+    def fused_attention(self, q, k, v, scale=None, masked=None,
+                        additive=None, causal=False) -> _Value | None:
+        """One `loom.attention` of `[B, H, S, D]` operands, or None when
+        they do not fit it. `masked`: a constant boolean tensor, True where
+        a score is masked out (compared with the causal triangle);
+        `additive`: a constant added to the scaled scores."""
         k, v = _unrepeat(k), _unrepeat(v)
-        if q.rank != 4 or k.rank != 4 or q.shape[0] != k.shape[0] or \
-                q.shape[1] % k.shape[1] or k.shape[:3] != v.shape[:3] or \
-                q.shape[3] != k.shape[3]:
+        if q.rank != 4 or k.rank != 4 or v.rank != 4 or \
+                q.shape[0] != k.shape[0] or q.shape[1] % k.shape[1] or \
+                k.shape[:3] != v.shape[:3] or q.shape[3] != k.shape[3]:
             return None
         b, h, sq, d = q.shape
         skv = k.shape[2]
-        causal = False
-        mask_value = None
-        if mask is not None:
+        dtype = _torch_dtype(q.dtype)
+        if masked is not None:
             try:
-                full = mask.expand(b, h, sq, skv)
+                full = masked.expand(b, h, sq, skv)
             except RuntimeError:
                 return None
             tri = torch.ones(sq, skv, dtype=torch.bool).triu(1 + skv - sq)
-            if bool((full == tri).all()):
+            if not causal and bool((full == tri).all()):
                 causal = True
             else:
-                mask_value = self.const(torch.zeros(
-                    mask.shape, dtype=_torch_dtype(q.dtype)).masked_fill(
-                        mask, float("-inf")))
-        scale = 1.0 if scale is None else scale
+                bias = torch.zeros(masked.shape, dtype=dtype).masked_fill(
+                    masked, float("-inf"))
+                additive = bias if additive is None else additive + bias
+        mask_value = None
+        if additive is not None:
+            try:
+                torch.broadcast_shapes(additive.shape, (b, h, sq, skv))
+            except RuntimeError:
+                return None
+            if additive.dim() > 4:
+                return None
+            mask_value = self.const(additive.to(dtype))
+        scale = 1.0 / math.sqrt(d) if scale is None else scale
         args = [q, k, v] + ([mask_value] if mask_value is not None else [])
-        out = self.op("attention", args, (b, h, sq, v.shape[3]), q.dtype,
-                      causal=causal,
-                      scale=None if scale == 1.0 / math.sqrt(d) else scale)
-        return out if rank == 4 else self.reshape(
-            out, (b * h, sq, v.shape[3]))
+        return self.op("attention", args, (b, h, sq, v.shape[3]), q.dtype,
+                       causal=causal,
+                       scale=None if scale == 1.0 / math.sqrt(d) else scale)
 
 
 def _scaled(x: _Value):
@@ -615,6 +638,42 @@ def _addmm(tr, node, bias, a, b, beta=1, alpha=1):
 @_aten("baddbmm")
 def _baddbmm(tr, node, bias, a, b, beta=1, alpha=1):
     return _addmm(tr, node, bias, a, b, beta, alpha)
+
+
+@_aten("scaled_dot_product_attention", "_scaled_dot_product_attention",
+       "_scaled_dot_product_attention_math",
+       "_scaled_dot_product_flash_attention",
+       "_scaled_dot_product_flash_attention_for_cpu",
+       "_scaled_dot_product_efficient_attention")
+def _sdpa(tr, node, *args, **kwargs):
+    """`F.scaled_dot_product_attention` and the kernels newer PyTorch
+    records for it, bound by the op's own schema (their argument orders
+    differ)."""
+    names = [a.name for a in node.target._schema.arguments]
+    bound = dict(zip(names, args), **kwargs)
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    mask = bound.get("attn_mask", bound.get("attn_bias"))
+    if bound.get("dropout_p", 0.0):
+        raise _Unsupported("attention dropout (dropout_p > 0)")
+    masked = additive = None
+    if isinstance(mask, _Value):
+        if mask.kind != "const":
+            raise _Unsupported("an attention mask computed from data")
+        if mask.value.dtype == torch.bool:
+            masked = ~mask.value    # True: takes part
+        else:
+            additive = mask.value
+    if bound.get("is_causal"):
+        # PyTorch's is_causal is aligned at the top-left corner.
+        sq, skv = q.shape[-2], k.shape[-2]
+        tri = torch.ones(sq, skv, dtype=torch.bool).triu(1)
+        masked = tri if masked is None else masked | tri
+    out = tr.fused_attention(q, k, v, bound.get("scale"), masked, additive)
+    if out is None:
+        raise _Unsupported("scaled_dot_product_attention on operands that "
+                           "are not [B, H, S, D] with a constant mask")
+    outputs = len(node.target._schema.returns)
+    return out if outputs == 1 else (out,) + (None,) * (outputs - 1)
 
 
 @_aten("linear")
