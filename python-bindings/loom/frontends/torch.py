@@ -9,8 +9,8 @@ loss as a `loom.Graph` (docs/Frontends.md).
 How it works:
 
 1. **Trace.** The module runs once on its example inputs under
-   `torch.fx.experimental.proxy_tensor.make_fx` with real tensors, so every
-   shape is specialized and plain Python (`b, t = idx.size()`, `assert`,
+   `torch.fx.experimental.proxy_tensor.make_fx` with fake tensors (no
+   compute), so every shape is specialized and plain Python (`b, t = idx.size()`, `assert`,
    `if targets is not None:`) simply runs; what is recorded is the ATen ops
    the forward dispatched, in order. Parameters, buffers and the forward's
    tensor arguments are the traced function's inputs, so each is known by
@@ -872,6 +872,21 @@ def _user_frame(tb) -> str:
     return found
 
 
+def _aliases(module) -> dict:
+    """Every other name of a parameter or buffer that `named_parameters()` /
+    `named_buffers()` list under one name: alias -> that name."""
+    canonical = {id(t): n for n, t in module.named_parameters()}
+    canonical.update({id(t): n for n, t in module.named_buffers()})
+    aliases = {}
+    for prefix, sub in module.named_modules(remove_duplicate=False):
+        for attr, t in list(sub._parameters.items()) + list(
+                sub._buffers.items()):
+            full = f"{prefix}.{attr}" if prefix else attr
+            if t is not None and canonical.get(id(t), full) != full:
+                aliases[full] = canonical[id(t)]
+    return aliases
+
+
 def _pick_loss(out, loss):
     if callable(loss):
         return loss(out)
@@ -889,10 +904,16 @@ def _trace(module, flat, names, kinds, bound, loss):
     inputs), with stack traces recorded."""
     from torch.nn.utils import stateless
     n_state = sum(1 for k in kinds if k != "input")
+    aliases = _aliases(module)
 
     def fn(*tensors):
         state = {n: t for n, t, k in zip(names, tensors, kinds)
                  if k != "input"}
+        # A tied parameter under each of its names (`lm_head.weight` is
+        # `transformer.wte.weight`), so every use is the traced input.
+        for alias, name in aliases.items():
+            if name in state:
+                state[alias] = state[name]
         call = dict(bound.arguments)
         for n, t, k in zip(names[n_state:], tensors[n_state:],
                            kinds[n_state:]):
@@ -930,7 +951,7 @@ def _trace(module, flat, names, kinds, bound, loss):
         # With autograd on, as in training: modules take their training
         # paths (nn.TransformerEncoderLayer's fused inference kernel is
         # taken only without grad).
-        return proxy_tensor.make_fx(fn)(*flat)
+        return proxy_tensor.make_fx(fn, tracing_mode="fake")(*flat)
     except LoomError:
         raise
     except Exception as e:  # noqa: BLE001 (the user's model raised)
