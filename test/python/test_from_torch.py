@@ -1091,3 +1091,12 @@ def test_scaled_dot_product_attention_mapping():
     assert torch.equal(out.args[3].value, bias.value)
     with pytest.raises(frontend._Unsupported, match="dropout"):
         frontend._sdpa(tr, sdpa, q, k, v, None, 0.1)
+    # is_causal with fewer queries than keys is PyTorch's top-left
+    # triangle, which is not Loom's bottom-right `causal`: an additive mask.
+    k10 = frontend._Value("input", (2, 2, 10, 8), "f64", name="k10")
+    v10 = frontend._Value("input", (2, 2, 10, 8), "f64", name="v10")
+    out = frontend._sdpa(tr, sdpa, q, k10, v10, None, 0.0, True)
+    assert not out.attrs["causal"]
+    expected = torch.zeros(6, 10, dtype=torch.float64).masked_fill(
+        torch.ones(6, 10, dtype=torch.bool).triu(1), float("-inf"))
+    assert torch.equal(out.args[3].value, expected)

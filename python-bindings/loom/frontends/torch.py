@@ -10,9 +10,9 @@ How it works:
 
 1. **Trace.** The module runs once on its example inputs under
    `torch.fx.experimental.proxy_tensor.make_fx` with fake tensors (no
-   compute), so every shape is specialized and plain Python (`b, t = idx.size()`, `assert`,
-   `if targets is not None:`) simply runs; what is recorded is the ATen ops
-   the forward dispatched, in order. Parameters, buffers and the forward's
+   compute), so every shape is specialized and plain Python (`b, t =
+   idx.size()`, `assert`, `if targets is not None:`) simply runs; what is
+   recorded is the ATen ops the forward dispatched, in order. Parameters, buffers and the forward's
    tensor arguments are the traced function's inputs, so each is known by
    name (a tied parameter is one tensor, hence one input).
 2. **Translate.** Each ATen node becomes Loom ops through a table
@@ -26,9 +26,10 @@ How it works:
    attention pattern `softmax(q @ k^T * scale + mask) @ v` into one
    `loom.attention` (causal when the mask is the causal triangle).
 3. **Emit.** What the loss depends on is written into a `loom.Graph`:
-   parameters under their `named_parameters()` names, data inputs under the
-   forward's argument names (role `input_ids` where they feed an embedding,
-   `labels` where they feed the loss), constants as `constant` ops.
+   parameters under their `named_parameters()` names with PyTorch's default
+   initializers, data inputs under the forward's argument names (role
+   `input_ids` where they feed an embedding, `labels` where they feed the
+   loss, ...), constants as `constant` ops.
 
 ATen ops without a mapping are all reported at once, each with its source
 line (`LoomError`); nothing is returned then.
@@ -107,7 +108,7 @@ class _Translator:
     """Builds `_Value`s from the traced ATen graph (see the module doc)."""
 
     def __init__(self):
-        self.consts: dict[int, _Value] = {}
+        self.consts: dict[int, tuple] = {}
         self.where: str | None = None
 
     # -- Operands ------------------------------------------------------------
@@ -118,12 +119,14 @@ class _Translator:
             tensor = torch.tensor(tensor)
         if dtype is not None:
             tensor = tensor.to(_torch_dtype(dtype))
-        key = id(tensor)
-        if key in self.consts and self.consts[key].value is tensor:
-            return self.consts[key]
+        # One value per tensor object (the entry keeps the object alive,
+        # so its id is not reused).
+        entry = self.consts.get(id(tensor))
+        if entry is not None and entry[0] is tensor:
+            return entry[1]
         v = _Value("const", tensor.shape, _dtype(tensor.dtype),
                    value=tensor.detach(), where=self.where)
-        self.consts[key] = v
+        self.consts[id(tensor)] = (tensor, v)
         return v
 
     def own(self, x, like: _Value | None = None, dtype: str | None = None):
@@ -199,11 +202,10 @@ class _Translator:
         # an operand that only touches those dims, is done before the
         # reshape (the bias of `addmm` on the flattened rows).
         for x, y, swap in ((a, b, False), (b, a, True)):
-            if x.op == "reshape" and y.kind == "const" or (
-                    x.op == "reshape" and y.op != "reshape"):
+            if x.op == "reshape" and y.op != "reshape":
                 src = x.args[0]
                 keep = _common_suffix(src.shape, x.shape)
-                if y.rank <= keep:
+                if y.rank <= keep and _broadcast(x.shape, y.shape) == x.shape:
                     inner = self.binary(mnemonic, *((y, src) if swap
                                                     else (src, y)), dtype)
                     return self.reshape(inner, x.shape)
@@ -300,19 +302,21 @@ class _Translator:
             return None
         s = p.args[0]
         masked = additive = None
+        fill = float("-inf")
         if s.op == "masked_fill":
             if s.attrs["value"] > _MASK_VALUE:
                 return None
-            masked, s = s.attrs["mask"], s.args[0]
+            masked, fill, s = s.attrs["mask"], s.attrs["value"], s.args[0]
         elif s.op == "add" and any(x.kind == "const" for x in s.args):
             c, s = (s.args[0], s.args[1]) if s.args[0].kind == "const" \
                 else (s.args[1], s.args[0])
             if not c.value.dtype.is_floating_point:
                 return None
+            # Kept as it is (a padding mask, ALiBi's biases) unless it is
+            # the causal triangle of -inf / finfo.min.
+            additive = c.value
             if bool(((c.value == 0) | (c.value <= _MASK_VALUE)).all()):
                 masked = c.value <= _MASK_VALUE
-            else:
-                additive = c.value  # a bias such as ALiBi's
         scale, s = _scaled(s)
         if s.op != "matmul" or s.rank != rank or \
                 s.attrs["transpose_lhs"] or not s.attrs["transpose_rhs"]:
@@ -332,18 +336,20 @@ class _Translator:
                     t = t.reshape(q.shape[:2] + t.shape[1:])
                     masked, additive = (t, additive) if m == "masked" \
                         else (masked, t)
-        out = self.fused_attention(q, k, v, scale, masked, additive)
+        out = self.fused_attention(q, k, v, scale, masked, additive, fill)
         if out is None or rank == 4:
             return out
         return self.reshape(out, (out.shape[0] * out.shape[1],) +
                             out.shape[2:])
 
     def fused_attention(self, q, k, v, scale=None, masked=None,
-                        additive=None, causal=False) -> _Value | None:
+                        additive=None, fill=float("-inf")) -> _Value | None:
         """One `loom.attention` of `[B, H, S, D]` operands, or None when
         they do not fit it. `masked`: a constant boolean tensor, True where
-        a score is masked out (compared with the causal triangle);
-        `additive`: a constant added to the scaled scores."""
+        a score is masked out: the causal triangle is `causal`, another
+        mask adds `fill` where it masks, unless `additive` (a constant
+        added to the scaled scores) is given, which then already holds
+        it."""
         k, v = _unrepeat(k), _unrepeat(v)
         if q.rank != 4 or k.rank != 4 or v.rank != 4 or \
                 q.shape[0] != k.shape[0] or q.shape[1] % k.shape[1] or \
@@ -352,18 +358,18 @@ class _Translator:
         b, h, sq, d = q.shape
         skv = k.shape[2]
         dtype = _torch_dtype(q.dtype)
+        causal = False
         if masked is not None:
             try:
                 full = masked.expand(b, h, sq, skv)
             except RuntimeError:
                 return None
             tri = torch.ones(sq, skv, dtype=torch.bool).triu(1 + skv - sq)
-            if not causal and bool((full == tri).all()):
-                causal = True
-            else:
-                bias = torch.zeros(masked.shape, dtype=dtype).masked_fill(
-                    masked, float("-inf"))
-                additive = bias if additive is None else additive + bias
+            if bool((full == tri).all()):
+                causal, additive = True, None
+            elif additive is None:
+                additive = torch.zeros(masked.shape, dtype=dtype) \
+                    .masked_fill(masked, fill)
         mask_value = None
         if additive is not None:
             try:
@@ -659,15 +665,18 @@ def _sdpa(tr, node, *args, **kwargs):
     if isinstance(mask, _Value):
         if mask.kind != "const":
             raise _Unsupported("an attention mask computed from data")
+        if bound.get("is_causal"):
+            raise _Unsupported("both attn_mask and is_causal")
         if mask.value.dtype == torch.bool:
             masked = ~mask.value    # True: takes part
         else:
             additive = mask.value
-    if bound.get("is_causal"):
+            if bool(((additive == 0) | (additive <= _MASK_VALUE)).all()):
+                masked = additive <= _MASK_VALUE
+    elif bound.get("is_causal"):
         # PyTorch's is_causal is aligned at the top-left corner.
-        sq, skv = q.shape[-2], k.shape[-2]
-        tri = torch.ones(sq, skv, dtype=torch.bool).triu(1)
-        masked = tri if masked is None else masked | tri
+        masked = torch.ones(q.shape[-2], k.shape[-2],
+                            dtype=torch.bool).triu(1)
     out = tr.fused_attention(q, k, v, bound.get("scale"), masked, additive)
     if out is None:
         raise _Unsupported("scaled_dot_product_attention on operands that "
