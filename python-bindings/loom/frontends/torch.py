@@ -40,6 +40,7 @@ from __future__ import annotations
 import inspect
 import math
 import operator
+import os
 import traceback
 from typing import Any, Callable
 
@@ -52,6 +53,11 @@ from loom.graph import Graph
 _DTYPES = {torch.float64: "f64", torch.float32: "f32",
            torch.bfloat16: "bf16", torch.float16: "f16",
            torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
+
+# Frames in these directories are PyTorch's or Loom's, not the model's.
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_LOOM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + \
+    os.sep
 
 # A fill value at or below this masks a score out exactly as -inf does
 # (exp underflows to 0 in every float type Loom runs).
@@ -856,7 +862,7 @@ def _where_of(node) -> str:
     # The trace is innermost first; take the first frame outside torch.
     frames = [i for i, l in enumerate(lines) if l.strip().startswith("File ")]
     for i in frames:
-        if "/torch/" not in lines[i]:
+        if f'"{_TORCH_DIR}' not in lines[i]:
             head = lines[i].strip()
             code = lines[i + 1].strip() if i + 1 < len(lines) and \
                 i + 1 not in frames else ""
@@ -874,8 +880,7 @@ def _user_frame(tb) -> str:
     traceback outside PyTorch and Loom, or ""."""
     found = ""
     for frame in traceback.extract_tb(tb):
-        if "/torch/" not in frame.filename and \
-                "/loom/frontends/" not in frame.filename:
+        if not frame.filename.startswith((_TORCH_DIR, _LOOM_DIR)):
             found = (f' at File "{frame.filename}", line {frame.lineno}, in '
                      f"{frame.name}: {frame.line}")
     return found
