@@ -535,6 +535,9 @@ class LlamaConfig:
     max_position_embeddings: int = 16
     rms_norm_eps: float = 1e-5
     rope_theta: float = 10000.0
+    # How keys and values are repeated for GQA: Hugging Face's repeat_kv
+    # (expand + reshape) or torch.repeat_interleave.
+    repeat: str = "repeat_kv"
 
 
 class LlamaAttention(nn.Module):
@@ -545,6 +548,7 @@ class LlamaAttention(nn.Module):
         self.head_dim = self.hidden_size // self.num_heads
         self.num_key_value_heads = config.num_key_value_heads
         self.num_key_value_groups = self.num_heads // self.num_key_value_heads
+        self.repeat = config.repeat
         self.q_proj = nn.Linear(self.hidden_size,
                                 self.num_heads * self.head_dim, bias=False)
         self.k_proj = nn.Linear(self.hidden_size, self.num_key_value_heads
@@ -569,8 +573,15 @@ class LlamaAttention(nn.Module):
         cos, sin = self.rotary_emb(value_states, seq_len=q_len)
         query_states, key_states = apply_rotary_pos_emb(
             query_states, key_states, cos, sin, position_ids)
-        key_states = repeat_kv(key_states, self.num_key_value_groups)
-        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        if self.repeat == "repeat_kv":
+            key_states = repeat_kv(key_states, self.num_key_value_groups)
+            value_states = repeat_kv(value_states,
+                                     self.num_key_value_groups)
+        else:
+            key_states = key_states.repeat_interleave(
+                self.num_key_value_groups, dim=1)
+            value_states = value_states.repeat_interleave(
+                self.num_key_value_groups, dim=1)
         attn_weights = torch.matmul(query_states, key_states.transpose(
             2, 3)) / math.sqrt(self.head_dim)
         attn_weights = attn_weights + attention_mask
@@ -652,8 +663,8 @@ class LlamaForCausalLM(nn.Module):
         return {"logits": logits, "loss": loss}
 
 
-def llama(seed=0, seq=8):
-    model = LlamaForCausalLM(LlamaConfig()).double()
+def llama(seed=0, seq=8, **config):
+    model = LlamaForCausalLM(LlamaConfig(**config)).double()
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -667,8 +678,9 @@ def llama(seed=0, seq=8):
     return model, ids, labels
 
 
-def test_llama_forward_loss_and_adamw_step():
-    model, ids, labels = llama(seed=21)
+@pytest.mark.parametrize("repeat", ["repeat_kv", "repeat_interleave"])
+def test_llama_forward_loss_and_adamw_step(repeat):
+    model, ids, labels = llama(seed=21, repeat=repeat)
     graph = loom.from_torch(model, (ids, labels), loss="loss")
     assert [p["name"] for p in graph.parameters] == \
         [n for n, _ in model.named_parameters()]

@@ -610,6 +610,46 @@ def _chunk(tr, node, x, chunks, dim=0):
     return _split(tr, node, x, size, dim)
 
 
+@_aten("index_select")
+def _index_select(tr, node, x, dim, index):
+    """Rows picked by constant indices: `repeat_interleave`'s pattern
+    (each row r times) is the expand + reshape of `repeat_kv` (so attention
+    sees grouped-query heads); others are runs of consecutive rows, sliced
+    and concatenated."""
+    if not isinstance(index, _Value) or index.kind != "const":
+        raise _Unsupported("indices computed from data")
+    dim %= x.rank
+    idx = [int(i) % x.shape[dim] for i in index.value.reshape(-1).tolist()]
+    n, size = len(idx), x.shape[dim]
+    out_shape = x.shape[:dim] + (n,) + x.shape[dim + 1:]
+    if n > size and n % size == 0 and \
+            idx == [i // (n // size) for i in range(n)]:
+        r = n // size
+        one = tr.reshape(x, x.shape[:dim + 1] + (1,) + x.shape[dim + 1:])
+        wide = tr.expand(one, list(x.shape[:dim + 1] + (r,) +
+                                   x.shape[dim + 1:]))
+        return tr.reshape(wide, out_shape)
+    runs = [[idx[0], idx[0] + 1]]
+    for i in idx[1:]:
+        if i == runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, i + 1])
+    parts = [_slice(tr, node, x, dim, a, b) for a, b in runs]
+    return parts[0] if len(parts) == 1 else tr.op(
+        "concat", parts, out_shape, x.dtype, axis=dim)
+
+
+@_aten("index")
+def _index(tr, node, x, indices):
+    """`x[:, [i, j]]`-style indexing by one constant index list."""
+    picked = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(picked) != 1 or not isinstance(picked[0][1], _Value) or \
+            picked[0][1].kind != "const" or picked[0][1].rank != 1:
+        raise _Unsupported("indexing other than by one constant index list")
+    return _index_select(tr, node, x, picked[0][0], picked[0][1])
+
+
 @_aten("cat")
 def _cat(tr, node, tensors, dim=0):
     dtype = _out_dtype(node)
@@ -964,8 +1004,15 @@ def _trace(module, flat, names, kinds, bound, loss):
     try:
         # With autograd on, as in training: modules take their training
         # paths (nn.TransformerEncoderLayer's fused inference kernel is
-        # taken only without grad).
-        return proxy_tensor.make_fx(fn, tracing_mode="fake")(*flat)
+        # taken only without grad). Fake tensors first (no compute); an op
+        # whose result shape depends on data (`repeat_interleave` builds
+        # its index from a count) needs real ones.
+        try:
+            return proxy_tensor.make_fx(fn, tracing_mode="fake")(*flat)
+        except LoomError:
+            raise
+        except Exception:  # noqa: BLE001 (retried on real tensors)
+            return proxy_tensor.make_fx(fn, tracing_mode="real")(*flat)
     except LoomError:
         raise
     except Exception as e:  # noqa: BLE001 (the user's model raised)
