@@ -481,9 +481,10 @@ class LlamaRMSNorm(nn.Module):
 
 
 class LlamaRotaryEmbedding(nn.Module):
-    def __init__(self, dim, max_position_embeddings=2048, base=10000):
+    def __init__(self, dim, max_position_embeddings=2048, base=10000,
+                 dtype=torch.float32):
         super().__init__()
-        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).to(dtype) / dim))
         self.register_buffer("inv_freq", inv_freq)
         t = torch.arange(max_position_embeddings, dtype=self.inv_freq.dtype)
         freqs = torch.einsum("i,j->ij", t, self.inv_freq)
@@ -538,6 +539,8 @@ class LlamaConfig:
     # How keys and values are repeated for GQA: Hugging Face's repeat_kv
     # (expand + reshape) or torch.repeat_interleave.
     repeat: str = "repeat_kv"
+    # The precision of the RoPE tables (Hugging Face: float32).
+    rope_dtype: torch.dtype = torch.float32
 
 
 class LlamaAttention(nn.Module):
@@ -558,7 +561,8 @@ class LlamaAttention(nn.Module):
         self.o_proj = nn.Linear(self.num_heads * self.head_dim,
                                 self.hidden_size, bias=False)
         self.rotary_emb = LlamaRotaryEmbedding(
-            self.head_dim, config.max_position_embeddings, config.rope_theta)
+            self.head_dim, config.max_position_embeddings, config.rope_theta,
+            config.rope_dtype)
 
     def forward(self, hidden_states, attention_mask, position_ids):
         bsz, q_len, _ = hidden_states.size()
@@ -696,6 +700,9 @@ def test_llama_forward_loss_and_adamw_step(repeat):
         k = graph.tensor(o["operands"][1])
         assert k.shape == (4, 2, 8, 4)
     assert not ops(graph, "softmax")
+    # RoPE tables computed in float32 are not loom.rope's (f64) tables: the
+    # rotation stays the model's own ops.
+    assert not ops(graph, "rope") and ops(graph, "concat")
 
     start = weights(model)
     with torch.no_grad():
@@ -1112,3 +1119,30 @@ def test_scaled_dot_product_attention_mapping():
     expected = torch.zeros(6, 10, dtype=torch.float64).masked_fill(
         torch.ones(6, 10, dtype=torch.bool).triu(1), float("-inf"))
     assert torch.equal(out.args[3].value, expected)
+
+
+def test_llama_rope_in_model_precision_is_loom_rope():
+    """With RoPE tables computed in the model's precision (f64 here), the
+    rotate_half rotation of q and k is loom.rope (theta read from the
+    tables), and the loss still equals PyTorch's."""
+    model, ids, labels = llama(seed=23, rope_dtype=torch.float64,
+                               rope_theta=500000.0)
+    graph = loom.from_torch(model, (ids, labels), loss="loss")
+    ropes = ops(graph, "rope")
+    assert len(ropes) == 4 and not ops(graph, "concat")
+    assert all(o["attributes"] == {"theta": 500000.0} for o in ropes)
+    with torch.no_grad():
+        expected = model(ids, labels)["loss"]
+    close(loom.run(graph, {**weights(model), "input_ids": ids.numpy(),
+                           "labels": labels.numpy()})["loss"], expected,
+          FWD_RTOL)
+    # And its gradients: one SGD step.
+    out = loom.run(loom.compile(graph, phase="autodiff", optimizer="sgd",
+                                lr=0.5), {**weights(model),
+                                          "input_ids": ids.numpy(),
+                                          "labels": labels.numpy()})
+    loss = model(ids, labels)["loss"]
+    loss.backward()
+    torch.optim.SGD(model.parameters(), lr=0.5).step()
+    for name, p in model.named_parameters():
+        close(out[name], p, STEP_RTOL)

@@ -215,6 +215,10 @@ class _Translator:
                     inner = self.binary(mnemonic, *((y, src) if swap
                                                     else (src, y)), dtype)
                     return self.reshape(inner, x.shape)
+        if mnemonic == "add":
+            fused = self.rope(a, b)
+            if fused is not None:
+                return fused
         if mnemonic == "mul":
             for x, n in ((a, b), (b, a)):
                 if n.op == "noise" and n.attrs["scaled"]:
@@ -248,6 +252,27 @@ class _Translator:
             if sq.op == "mul" and sq.args[0] is x and sq.args[1] is x:
                 return self.op("rms_norm", [x], x.shape, x.dtype,
                                eps=float(s.args[1].value.reshape(())))
+        return None
+
+    def rope(self, a: _Value, b: _Value) -> _Value | None:
+        """Hugging Face's `q * cos + rotate_half(q) * sin` as `loom.rope`
+        when the cos/sin constants are the tables `loom.rope` computes
+        (positions 0..S-1, some theta) to a few ulps of the model's dtype;
+        None otherwise (tables computed in another precision stay the
+        model's own: primitive ops)."""
+        for m1, m2 in ((a, b), (b, a)):
+            x, cos = _with_const(m1)
+            r, sin = _with_const(m2)
+            if x is None or r is None or x.rank != 4 or \
+                    r.op != "concat" or r.attrs["axis"] != 3 or \
+                    len(r.args) != 2 or r.args[0].op != "neg":
+                continue
+            if not (_half_of(r.args[0].args[0], x, 1) and
+                    _half_of(r.args[1], x, 0)):
+                continue
+            theta = _rope_theta(cos.value, sin.value, x.shape, x.dtype)
+            if theta is not None:
+                return self.op("rope", [x], x.shape, x.dtype, theta=theta)
         return None
 
     def unary(self, mnemonic, x, **attrs) -> _Value:
@@ -390,6 +415,58 @@ class _Translator:
         return self.op("attention", args, (b, h, sq, v.shape[3]), q.dtype,
                        causal=causal,
                        scale=None if scale == 1.0 / math.sqrt(d) else scale)
+
+
+def _with_const(x: _Value):
+    """(y, c) when `x` is `y * c` or `c * y` for a constant `c`."""
+    if x.op == "mul":
+        y, c = x.args
+        if c.kind == "const" and y.kind != "const":
+            return y, c
+        if y.kind == "const" and c.kind != "const":
+            return c, y
+    return None, None
+
+
+def _half_of(v: _Value, x: _Value, index: int) -> bool:
+    """Whether `v` is the first (0) or second (1) half of `x`'s last dim."""
+    if v.op != "split_result" or v.attrs["index"] != index:
+        return False
+    whole = v.args[0]
+    half = x.shape[-1] // 2
+    return whole.args[0] is x and whole.attrs["axis"] == x.rank - 1 and \
+        whole.attrs["sizes"] == [half, half]
+
+
+def _rope_theta(cos, sin, shape, dtype: str) -> float | None:
+    """The theta whose rotary tables (loom.rope's definition, positions
+    0..S-1) `cos` and `sin` are, to 8 ulps of `dtype`; else None."""
+    b, h, s, d = shape
+    if s < 2 or d < 4 or d % 2:
+        return None
+    try:
+        cos = cos.expand(b, h, s, d).double()
+        sin = sin.expand(b, h, s, d).double()
+    except RuntimeError:
+        return None
+    if not (bool((cos == cos[:1, :1]).all()) and
+            bool((sin == sin[:1, :1]).all())):
+        return None
+    cos, sin = cos[0, 0], sin[0, 0]
+    angle = math.atan2(float(sin[1, 1]), float(cos[1, 1]))
+    if angle <= 0:
+        return None
+    theta = angle ** (-d / 2)
+    if abs(theta - round(theta)) <= 1e-6 * theta:
+        theta = float(round(theta))
+    inv = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    ang = torch.arange(s, dtype=torch.float64)[:, None] * inv[None, :]
+    ang = torch.cat([ang, ang], dim=-1)
+    tol = 8 * torch.finfo(_torch_dtype(dtype)).eps
+    if float((cos - ang.cos()).abs().max()) > tol or \
+            float((sin - ang.sin()).abs().max()) > tol:
+        return None
+    return theta
 
 
 def _scaled(x: _Value):
@@ -1386,6 +1463,8 @@ def _emit_op(g: Graph, v: _Value, args):
         return getattr(g, v.op)(args[0], a["axis"])
     if v.op == "layer_norm":
         return g.layer_norm(args[0], args[1], args[2], a["eps"])
+    if v.op == "rope":
+        return g.rope(args[0], None, theta=a["theta"])
     if v.op == "rms_norm":
         return g.rms_norm(args[0], args[1] if len(args) > 1 else None,
                           a["eps"])
