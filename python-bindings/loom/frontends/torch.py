@@ -1033,7 +1033,11 @@ def _pick_loss(out, loss):
 def _trace(module, flat, names, kinds, bound, loss):
     """make_fx of the module's loss over `flat` (parameters, buffers, data
     inputs), with stack traces recorded."""
-    from torch.nn.utils import stateless
+    # torch.func's in PyTorch >= 2.0 (stateless's is deprecated there).
+    functional_call = getattr(getattr(torch, "func", None),
+                              "functional_call", None)
+    if functional_call is None:
+        from torch.nn.utils.stateless import functional_call
     n_state = sum(1 for k in kinds if k != "input")
     aliases = _aliases(module)
 
@@ -1061,7 +1065,7 @@ def _trace(module, flat, names, kinds, bound, loss):
                 kwargs[name] = call[name]
             else:
                 args.append(call[name])
-        out = stateless.functional_call(module, state, tuple(args), kwargs)
+        out = functional_call(module, state, tuple(args), kwargs)
         picked = _pick_loss(out, loss)
         if not isinstance(picked, torch.Tensor):
             raise LoomError(
