@@ -77,11 +77,6 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "yields (the partition pipeline run on a copy) and search again "
            "under a scaled limit while it does not fit, a few rounds at "
            "most; records the rounds in `dist.memory_fit`">,
-    Option<"rebuildStep", "rebuild-step", "std::string", /*default=*/"\"\"",
-           "Options of `loom-autodiff` that built @train_step: when the "
-           "plan pipelines the step with another micro-batch count, the step "
-           "is built again from @forward with that count and searched "
-           "under the chosen stages (empty: the step is kept)">,
   ];
 }
 
