@@ -34,9 +34,10 @@
 //    (its strategy, its cost and the runner-up's given its neighbours).
 // 5. Follow-ups the options ask for (end of file): `fit-liveness` runs
 //    steps 1-4 on copies, partitions them and measures their liveness to
-//    fit the memory limit; when a pipelined plan chose another micro-batch
-//    count than @train_step's, loom-slice-micro-batches splits the step as
-//    it was before the search into that count, and it is searched again.
+//    fit the memory limit; otherwise, when a pipelined plan chose another
+//    micro-batch count than @train_step's one, loom-slice-micro-batches
+//    splits the step as it was before the search into that count, and it
+//    is searched again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -898,11 +899,13 @@ LogicalResult SearchStrategyPass::search() {
 void SearchStrategyPass::runOnOperation() {
   // A pipelined plan may split the step into micro-batches: keep the
   // one-micro-batch step as it is before the search writes its strategies
-  // (which the search again would take as the user's).
+  // (which the search again would take as the user's). Not under
+  // `fit-liveness`: its trials measured the step as it is.
   OwningOpRef<func::FuncOp> unsplit;
   auto step = getOperation().lookupSymbol<func::FuncOp>("train_step");
-  if (splitStep && pipelineStages != 1 && step && !step.isExternal() &&
-      getStepCounterIndex(step) && getMicroBatchCount(step) == 1)
+  if (splitStep && !fitLiveness && pipelineStages != 1 && step &&
+      !step.isExternal() && getStepCounterIndex(step) &&
+      getMicroBatchCount(step) == 1)
     unsplit = step.clone();
   if (fitLiveness ? failed(searchFittingLiveness()) : failed(search()))
     return signalPassFailure();
