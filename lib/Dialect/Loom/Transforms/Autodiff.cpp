@@ -238,7 +238,8 @@ void AutodiffPass::runOnOperation() {
   // 4. Each parameter's gradient, then clipping.
   SmallVector<Value> paramGrads;
   for (auto [k, param] : llvm::enumerate(params))
-    paramGrads.push_back(reverse.buildParamGrad(builder, loc, param, owners[k]));
+    paramGrads.push_back(
+        reverse.buildParamGrad(builder, loc, param, owners[k]));
   if (clipNorm > 0.0) {
     // clip_grad_norm_: norm = sqrt(sum of squares of every gradient),
     // coef = max_norm / (norm + 1e-6), grads *= min(coef, 1), the min

@@ -31,8 +31,7 @@ static void tagOpsAfter(Block &block, Operation *after, int64_t id) {
 
 void ReverseMode::accumulate(OpBuilder &builder, Location loc, Value value,
                              Value grad, int64_t id) {
-  auto &slot =
-      isa<BlockArgument>(value) ? paramParts[value][id] : grads[value];
+  auto &slot = isa<BlockArgument>(value) ? paramParts[value][id] : grads[value];
   if (!slot) {
     slot = grad;
     return;
@@ -42,15 +41,14 @@ void ReverseMode::accumulate(OpBuilder &builder, Location loc, Value value,
   slot = sum->getResult(0);
 }
 
-const std::map<int64_t, Value> &
-ReverseMode::getParamParts(Value param) const {
+const std::map<int64_t, Value> &ReverseMode::getParamParts(Value param) const {
   static const std::map<int64_t, Value> none;
   auto it = paramParts.find(param);
   return it == paramParts.end() ? none : it->second;
 }
 
-Value ReverseMode::buildParamGrad(OpBuilder &builder, Location loc,
-                                  Value param, int64_t owner) const {
+Value ReverseMode::buildParamGrad(OpBuilder &builder, Location loc, Value param,
+                                  int64_t owner) const {
   Value total;
   for (auto &[id, part] : getParamParts(param)) {
     if (!total) {

@@ -127,7 +127,8 @@ LogicalResult retypeForMicroBatch(Operation *op) {
     if (in.getNumElements() == out.getNumElements())
       return success();
     SmallVector<int64_t> shape(out.getShape());
-    if (shape.empty() || (shape[0] * in.getNumElements()) % out.getNumElements())
+    if (shape.empty() ||
+        (shape[0] * in.getNumElements()) % out.getNumElements())
       return op->emitOpError("cannot split this reshape into micro-batches");
     shape[0] = shape[0] * in.getNumElements() / out.getNumElements();
     reshape.getResult().setType(
@@ -143,12 +144,12 @@ bool isClipFactor(Value factor) {
   if (auto castOp = factor.getDefiningOp<CastOp>())
     factor = castOp.getInput();
   auto clamped = factor.getDefiningOp<SubOp>();
-  auto excess = clamped ? clamped->getOperand(1).getDefiningOp<ReluOp>()
-                        : ReluOp();
-  auto oneMinus = excess ? excess->getOperand(0).getDefiningOp<SubOp>()
-                         : SubOp();
-  auto coef = oneMinus ? oneMinus->getOperand(1).getDefiningOp<DivOp>()
-                       : DivOp();
+  auto excess =
+      clamped ? clamped->getOperand(1).getDefiningOp<ReluOp>() : ReluOp();
+  auto oneMinus =
+      excess ? excess->getOperand(0).getDefiningOp<SubOp>() : SubOp();
+  auto coef =
+      oneMinus ? oneMinus->getOperand(1).getDefiningOp<DivOp>() : DivOp();
   auto denom = coef ? coef->getOperand(1).getDefiningOp<AddOp>() : AddOp();
   return denom && denom->getOperand(0).getDefiningOp<SqrtOp>();
 }
@@ -239,8 +240,8 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
   if (!lossOp || lossOp->getBlock() != &entry)
     return fail("the returned loss is not computed in @train_step");
   SmallVector<Operation *> forwardOps;
-  for (Operation &op : llvm::make_range(entry.begin(),
-                                        std::next(lossOp->getIterator()))) {
+  for (Operation &op :
+       llvm::make_range(entry.begin(), std::next(lossOp->getIterator()))) {
     if (!op.getAttrOfType<IntegerAttr>(kFwdAttrName))
       return op.emitOpError("has no integer `loom.fwd`: @train_step is not "
                             "the step loom-autodiff built");
@@ -308,8 +309,8 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
                       : part;
       }
       inverseCount = tagged(
-          DivOp::create(builder, loc, buildSplat(builder, loc, lossElement, 1.0),
-                        total),
+          DivOp::create(builder, loc,
+                        buildSplat(builder, loc, lossElement, 1.0), total),
           lossId);
     }
   }
@@ -335,17 +336,18 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
     losses.push_back(loss);
     tagMicroBatch(entry, before, m, /*backward=*/false);
     before = &entry.back();
-    Value seed = inverseCount
-                     ? inverseCount
-                     : buildSplat(builder, loc, lossElement,
-                                  1.0 / static_cast<double>(count));
+    Value seed = inverseCount ? inverseCount
+                              : buildSplat(builder, loc, lossElement,
+                                           1.0 / static_cast<double>(count));
     if (failed(reverse.backward(builder, clones, loss, seed)))
       return failure();
     tagMicroBatch(entry, before, m, /*backward=*/true);
   }
 
   // 1. The old step's parameter gradients, read off its tail, and their
-  // parts, mapped to the accumulated ones.
+  // parts, mapped to the accumulated ones (here, after step 4: reverse mode
+  // tells how many parts each gradient has). The tail starts after the last
+  // op that defines a part.
   IRMapping tailMapping;
   Operation *lastPart = lossOp;
   SmallVector<Operation *> partSums;
@@ -358,8 +360,7 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
       if (isOptimizerUpdate(user) && user->getOperand(0) == param &&
           user->getBlock() == &entry && user->isBeforeInBlock(ret))
         grad = user->getOperand(1);
-    if (!grad && ret.getNumOperands() > k + 1 &&
-        ret.getOperand(k + 1) != param)
+    if (!grad && ret.getNumOperands() > k + 1 && ret.getOperand(k + 1) != param)
       grad = ret.getOperand(k + 1); // optimizer=none: `<param>.grad`.
     if (!grad)
       return fail("found no update of parameter #" + Twine(k) +
@@ -373,8 +374,7 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
       auto sum = grad.getDefiningOp<AddOp>();
       if (!sum)
         return fail("the gradient of parameter #" + Twine(k) +
-                    " is not the sum of its " + Twine(parts.size()) +
-                    " parts");
+                    " is not the sum of its " + Twine(parts.size()) + " parts");
       partSums.push_back(sum);
       oldParts.push_back(sum->getOperand(1));
       grad = sum->getOperand(0);
@@ -404,17 +404,19 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
   if (inverseCount)
     loss = tagged(MulOp::create(builder, loc, loss, inverseCount), lossId);
   else
-    loss = tagged(ScaleOp::create(builder, loc, loss,
-                                  llvm::APFloat(1.0 / count)),
-                  lossId);
+    loss =
+        tagged(ScaleOp::create(builder, loc, loss, llvm::APFloat(1.0 / count)),
+               lossId);
   tailMapping.map(oldLoss, loss);
 
   // 6. The tail, on the new loss and parts; then the old ops go.
   auto tailBegin = std::next(lastPart->getIterator());
   llvm::DenseSet<Operation *> tail;
-  for (Operation &op : llvm::make_range(tailBegin, std::next(ret->getIterator())))
+  for (Operation &op :
+       llvm::make_range(tailBegin, std::next(ret->getIterator())))
     tail.insert(&op);
-  for (Operation &op : llvm::make_range(tailBegin, std::next(ret->getIterator()))) {
+  for (Operation &op :
+       llvm::make_range(tailBegin, std::next(ret->getIterator()))) {
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (def && !tail.contains(def) && !tailMapping.contains(operand))
