@@ -446,9 +446,9 @@ static std::string getParallelConfigOption(const CompileOptions &options) {
 
 /// The options of `dist-search-strategy` the flags give. Its follow-ups
 /// (DESIGN.md §4): before a partition without pipelines the limit is fitted
-/// by the liveness of the per-rank program; when it pipelines the step, it
-/// splits the step into the micro-batches it chooses
-/// (loom-slice-micro-batches).
+/// by the liveness of the per-rank program; with `--pipeline-stages`, a plan
+/// that pipelines the step splits it into the micro-batches the search
+/// chose (loom-slice-micro-batches, run by the search pass).
 static dist::SearchStrategyPassOptions
 getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
   dist::SearchStrategyPassOptions search;
