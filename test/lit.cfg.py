@@ -29,6 +29,11 @@ config.substitutions.append(("%loom_obj_root", config.loom_obj_root))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
                                      "ASAN_OPTIONS", "UBSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
+# `sanitize`: Loom is built with LOOM_SANITIZE. Its shared C API library
+# then takes the sanitizer runtime from the executable that loads it, which
+# a consumer built outside Loom's tree does not provide.
+if config.loom_sanitize:
+    config.available_features.add("sanitize")
 
 # Loom's tools first, then LLVM 22's: never an unversioned FileCheck from PATH.
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]

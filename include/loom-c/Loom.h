@@ -55,7 +55,7 @@ extern "C" {
 /* The version of this API. It grows by one whenever a declaration is added;
  * existing declarations never change meaning within a major release. A caller
  * built against version N works with a library that reports N or more. */
-#define LOOM_API_VERSION 1
+#define LOOM_API_VERSION 2
 
 /* The release of the loaded library, e.g. "0.1.0" (static storage). */
 LOOM_CAPI_EXPORTED const char *loomGetVersion(void);
@@ -202,23 +202,46 @@ LOOM_CAPI_EXPORTED LoomStatus *loomSessionLoadModel(LoomSession *session,
  * Options
  *===----------------------------------------------------------------------===*/
 
+/* The options a session takes are the `loomc` flags that configure a
+ * compilation (DESIGN.md §8), named without dashes, plus `cluster-json` and
+ * `strategy-json` (a cluster spec or a strategy file given as JSON text).
+ * One table in the library holds them (include/loom/Driver/CompileOptions.def,
+ * the table `loomc`'s flags come from); list it with loomOptionGetCount and
+ * the getters below, and read docs/Embedding.md for what each does. */
+
+/* How an option's value text is read. */
+typedef enum LoomOptionKind {
+  /* Any text (`mesh`: "dp=2,tp=4"; `optimizer`: "adamw" or "sgd"). */
+  LOOM_OPTION_KIND_TEXT = 0,
+  /* A decimal integer (`devices`, `micro-batches`, ...). */
+  LOOM_OPTION_KIND_INTEGER = 1,
+  /* A number (`lr`, `memory-limit`, ...). */
+  LOOM_OPTION_KIND_REAL = 2,
+  /* "1"/"true" or "0"/"false" (`explain`). */
+  LOOM_OPTION_KIND_SWITCH = 3
+} LoomOptionKind;
+
+/* The spelling of `kind`: "text", "integer", "real" or "switch" (static
+ * storage; "unknown" out of range). */
+LOOM_CAPI_EXPORTED const char *loomOptionKindGetName(LoomOptionKind kind);
+
+/* The number of options loomSessionSetOption takes. */
+LOOM_CAPI_EXPORTED size_t loomOptionGetCount(void);
+
+/* The name of option `index` (< loomOptionGetCount(); static storage), as
+ * loomSessionSetOption takes it; NULL out of range. */
+LOOM_CAPI_EXPORTED const char *loomOptionGetName(size_t index);
+
+/* The kind of option `index`; LOOM_OPTION_KIND_TEXT out of range. */
+LOOM_CAPI_EXPORTED LoomOptionKind loomOptionGetKind(size_t index);
+
+/* A one-line description of option `index` (its `loomc --help` text;
+ * static storage); NULL out of range. */
+LOOM_CAPI_EXPORTED const char *loomOptionGetDescription(size_t index);
+
 /* Sets one option by the name of its `loomc` flag without dashes; `value`
  * is the flag's argument as text ("1" / "0" for the switches `explain`).
- * Options and their phases (DESIGN.md §8, docs/Embedding.md):
- *   cluster           preset name (`host`, `dgx-h100`, ...) or spec file
- *   cluster-json      a cluster spec as JSON text
- *   devices           device count (data parallel without a mesh)
- *   mesh              `dp=2,tp=4`
- *   parallel-config   MindSpore-style parallel config, inline JSON or file
- *   strategy          strategy file;  strategy-json: the same as JSON text
- *   memory-limit      GiB per device (the strategy search's limit)
- *   pipeline-stages, micro-batches, schedule (1f1b|gpipe)
- *   optimizer         adamw|sgd
- *   lr, weight-decay, beta1, beta2, eps, momentum, clip-norm
- *                     (unset: torch.optim's defaults; weight-decay is 0 for
- *                     sgd, 0.01 for adamw)
- *   emit-dtypes       f32, f64 or f32,f64 (precisions of emitted code)
- *   explain           1: deliver the passes' remarks (0 by default)
+ * The names are those loomOptionGetName lists (`devices`, `mesh`, ...).
  * An unknown name or a value that is not a number where one is expected is
  * an INVALID_ARGUMENT status at once; whether the options fit together (and
  * whether their phase has landed) is checked by loomSessionRunTo, with the
@@ -253,7 +276,8 @@ LOOM_CAPI_EXPORTED LoomStatus *loomSessionSetPipeline(LoomSession *session,
 /* `name` is adamw or sgd. */
 LOOM_CAPI_EXPORTED LoomStatus *loomSessionSetOptimizer(LoomSession *session,
                                                        const char *name);
-/* `name` is lr, weight-decay, beta1, beta2, eps, momentum or clip-norm. */
+/* `name` is a hyperparameter of the optimizer: a real-valued option of the
+ * autodiff phase (`lr`, `weight-decay`, ...). */
 LOOM_CAPI_EXPORTED LoomStatus *
 loomSessionSetOptimizerParam(LoomSession *session, const char *name,
                              double value);

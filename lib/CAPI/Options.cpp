@@ -7,8 +7,10 @@
 // loomSessionSetOption fills the driver's `CompileOptions` (the struct
 // `loomc` fills from its flags) from a name and a text value:
 //
-//   1. find the option in one table: its flag name, its kind (text,
-//      integer, real, switch) and the field it sets; unknown names fail;
+//   1. find the option in the rows of CompileOptions.def that a session
+//      takes (the table loomc's flags come from): its flag name, its kind
+//      (text, integer, real, switch) and the field it sets; unknown names
+//      fail;
 //   2. parse the value by kind (a number where a number is expected), and
 //      for `cluster-json` / `strategy-json` write the text to a session
 //      temporary file, since the driver reads those as files (a cluster
@@ -46,32 +48,40 @@ struct OptionInfo {
   const char *name;
   std::variant<TextField, IntegerField, RealField, SwitchField, InlineFile>
       field;
+  LoomOptionKind kind;
+  OptionPhase phase;
+  const char *description;
 };
 
+constexpr LoomOptionKind kindOf(TextField) { return LOOM_OPTION_KIND_TEXT; }
+constexpr LoomOptionKind kindOf(IntegerField) {
+  return LOOM_OPTION_KIND_INTEGER;
+}
+constexpr LoomOptionKind kindOf(RealField) { return LOOM_OPTION_KIND_REAL; }
+constexpr LoomOptionKind kindOf(SwitchField) { return LOOM_OPTION_KIND_SWITCH; }
+
+/// The inline file that sets `field`.
+constexpr InlineFile inlineFileOf(TextField field) {
+  return field == &CompileOptions::cluster ? InlineFile::Cluster
+                                           : InlineFile::Strategy;
+}
+
+/// The rows of CompileOptions.def whose scope is `Session`, in its order,
+/// with the inline-file options next to the option they set.
+#define LOOM_SESSION_OPTION_Session(NAME, FIELD, PHASE, HELP)                  \
+  {NAME, &CompileOptions::FIELD, kindOf(&CompileOptions::FIELD),               \
+   OptionPhase::PHASE, HELP},
+#define LOOM_SESSION_OPTION_Loomc(NAME, FIELD, PHASE, HELP)
 const OptionInfo kOptions[] = {
-    {"cluster", &CompileOptions::cluster},
-    {"cluster-json", InlineFile::Cluster},
-    {"devices", &CompileOptions::devices},
-    {"mesh", &CompileOptions::mesh},
-    {"parallel-config", &CompileOptions::parallelConfig},
-    {"strategy", &CompileOptions::strategy},
-    {"strategy-json", InlineFile::Strategy},
-    {"memory-limit", &CompileOptions::memoryLimitGiB},
-    {"pipeline-stages", &CompileOptions::pipelineStages},
-    {"micro-batches", &CompileOptions::microBatches},
-    {"schedule", &CompileOptions::schedule},
-    {"optimizer", &CompileOptions::optimizer},
-    {"lr", &CompileOptions::lr},
-    {"weight-decay", &CompileOptions::weightDecay},
-    {"beta1", &CompileOptions::beta1},
-    {"beta2", &CompileOptions::beta2},
-    {"eps", &CompileOptions::eps},
-    {"momentum", &CompileOptions::momentum},
-    {"clip-norm", &CompileOptions::clipNorm},
-    {"emit-dtypes", &CompileOptions::emitDtypes},
-    {"explain", &CompileOptions::explain},
-    {"timeline", &CompileOptions::timeline},
+#define LOOM_OPTION(NAME, FIELD, KIND, VALUE, PHASE, SCOPE, PASSES, HELP)      \
+  LOOM_SESSION_OPTION_##SCOPE(NAME, FIELD, PHASE, HELP)
+#define LOOM_INLINE_FILE_OPTION(NAME, FIELD, HELP)                             \
+  {NAME, inlineFileOf(&CompileOptions::FIELD), LOOM_OPTION_KIND_TEXT,          \
+   OptionPhase::Any, HELP},
+#include "loom/Driver/CompileOptions.def"
 };
+#undef LOOM_SESSION_OPTION_Session
+#undef LOOM_SESSION_OPTION_Loomc
 
 const OptionInfo *findOption(llvm::StringRef name) {
   for (const OptionInfo &option : kOptions)
@@ -121,6 +131,35 @@ LoomStatus *writeInlineFile(LoomSession *session, InlineFile which,
 }
 
 } // namespace
+
+const char *loomOptionKindGetName(LoomOptionKind kind) {
+  switch (kind) {
+  case LOOM_OPTION_KIND_TEXT:
+    return "text";
+  case LOOM_OPTION_KIND_INTEGER:
+    return "integer";
+  case LOOM_OPTION_KIND_REAL:
+    return "real";
+  case LOOM_OPTION_KIND_SWITCH:
+    return "switch";
+  }
+  return "unknown";
+}
+
+size_t loomOptionGetCount(void) { return std::size(kOptions); }
+
+const char *loomOptionGetName(size_t index) {
+  return index < std::size(kOptions) ? kOptions[index].name : nullptr;
+}
+
+LoomOptionKind loomOptionGetKind(size_t index) {
+  return index < std::size(kOptions) ? kOptions[index].kind
+                                     : LOOM_OPTION_KIND_TEXT;
+}
+
+const char *loomOptionGetDescription(size_t index) {
+  return index < std::size(kOptions) ? kOptions[index].description : nullptr;
+}
 
 LoomStatus *loomSessionSetOption(LoomSession *session, const char *name,
                                  const char *value) {
@@ -259,13 +298,24 @@ LoomStatus *loomSessionSetOptimizer(LoomSession *session, const char *name) {
 
 LoomStatus *loomSessionSetOptimizerParam(LoomSession *session, const char *name,
                                          double value) {
-  static const char *const kParams[] = {
-      "lr", "weight-decay", "beta1", "beta2", "eps", "momentum", "clip-norm"};
-  if (!name || !llvm::is_contained(kParams, llvm::StringRef(name)))
+  // The optimizer's hyperparameters: the real-valued options of the
+  // autodiff phase.
+  auto isParam = [](const OptionInfo &option) {
+    return option.phase == OptionPhase::Autodiff &&
+           option.kind == LOOM_OPTION_KIND_REAL;
+  };
+  const OptionInfo *option = name ? findOption(name) : nullptr;
+  if (!option || !isParam(*option)) {
+    llvm::SmallVector<llvm::StringRef> params;
+    for (const OptionInfo &param : kOptions)
+      if (isParam(param))
+        params.push_back(param.name);
+    std::string expected =
+        llvm::join(llvm::ArrayRef(params).drop_back(), ", ") + " or " +
+        params.back().str();
     return makeStatus(LOOM_STATUS_INVALID_ARGUMENT,
                       llvm::Twine("unknown optimizer parameter '") +
-                          (name ? name : "") +
-                          "'; expected lr, weight-decay, beta1, beta2, eps, "
-                          "momentum or clip-norm");
+                          (name ? name : "") + "'; expected " + expected);
+  }
   return loomSessionSetOption(session, name, formatReal(value).c_str());
 }

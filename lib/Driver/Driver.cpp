@@ -51,6 +51,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -106,6 +107,30 @@ static bool isImplemented(Phase phase) {
          phase == Phase::Partition || phase == Phase::Codegen;
 }
 
+std::optional<Phase>
+mlir::loom::resolveOptionPhase(OptionPhase phase,
+                               const CompileOptions &options) {
+  switch (phase) {
+  case OptionPhase::Any:
+    return std::nullopt;
+  case OptionPhase::Autodiff:
+    return Phase::Autodiff;
+  case OptionPhase::Sharding:
+    return Phase::Sharding;
+  case OptionPhase::Pipeline:
+    return Phase::Pipeline;
+  case OptionPhase::Partition:
+    return Phase::Partition;
+  case OptionPhase::Codegen:
+    return Phase::Codegen;
+  case OptionPhase::Search:
+    // With a cluster, the search reads the device and strategy options
+    // first; without, the partition phase's layout assignment does.
+    return options.cluster ? Phase::Sharding : Phase::Partition;
+  }
+  return std::nullopt;
+}
+
 LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                                        MLIRContext *context) {
   bool ok = true;
@@ -129,53 +154,15 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     error() << "--compile-to=" << stringifyPhase(options.compileTo)
             << " is not implemented yet; the phases available are: import, "
                "autodiff, sharding, pipeline, partition, codegen";
-  // Each option in the phase that first reads it.
-  if (options.optimizer)
-    reject("--optimizer", Phase::Autodiff);
-  if (options.lr)
-    reject("--lr", Phase::Autodiff);
-  if (options.weightDecay)
-    reject("--weight-decay", Phase::Autodiff);
-  if (options.beta1)
-    reject("--beta1", Phase::Autodiff);
-  if (options.beta2)
-    reject("--beta2", Phase::Autodiff);
-  if (options.eps)
-    reject("--eps", Phase::Autodiff);
-  if (options.momentum)
-    reject("--momentum", Phase::Autodiff);
-  if (options.clipNorm)
-    reject("--clip-norm", Phase::Autodiff);
-  // Gradient accumulation: the autodiff phase slices the batch into
-  // micro-batches (the pipeline phase will schedule the same micro-batches).
-  if (options.microBatches)
-    reject("--micro-batches", Phase::Autodiff);
-  // With a cluster, the search reads the device and strategy options first.
-  Phase searchPhase = options.cluster ? Phase::Sharding : Phase::Partition;
-  if (options.cluster)
-    reject("--cluster", Phase::Sharding);
-  if (options.devices)
-    reject("--devices", searchPhase);
-  if (options.mesh)
-    reject("--mesh", searchPhase);
-  if (options.parallelConfig)
-    reject("--parallel-config", searchPhase);
-  if (options.strategy)
-    reject("--strategy", searchPhase);
-  if (options.memoryLimitGiB)
-    reject("--memory-limit", Phase::Sharding);
-  if (options.planJson)
-    reject("--plan-json", Phase::Partition);
-  if (options.report)
-    reject("--report", Phase::Sharding);
-  if (options.pipelineStages)
-    reject("--pipeline-stages", Phase::Pipeline);
-  if (options.schedule)
-    reject("--schedule", Phase::Pipeline);
-  if (options.timeline)
-    reject("--timeline", Phase::Pipeline);
-  if (options.emit)
-    reject("--emit", Phase::Codegen);
+  // Each option in the phase that first reads it (the PHASE column of
+  // CompileOptions.def).
+  auto isGiven = [](const auto &value) { return static_cast<bool>(value); };
+#define LOOM_OPTION(NAME, FIELD, KIND, VALUE, PHASE, ...)                      \
+  if (isGiven(options.FIELD))                                                  \
+    if (std::optional<Phase> phase =                                           \
+            resolveOptionPhase(OptionPhase::PHASE, options))                   \
+      reject("--" NAME, *phase);
+#include "loom/Driver/CompileOptions.def"
 
   // Values the autodiff phase would refuse, named by their flags.
   std::string optimizer = options.optimizer.value_or("adamw");
@@ -397,39 +384,61 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
   return staged;
 }
 
+/// The options structs buildCompilerPipeline fills with applyTableOptions:
+/// a PASS column naming another struct would never be applied.
+template <typename T>
+constexpr bool isAppliedPassOptions =
+    std::is_same_v<T, AutodiffPassOptions> ||
+    std::is_same_v<T, SliceMicroBatchesPassOptions> ||
+    std::is_same_v<T, dist::SearchStrategyPassOptions> ||
+    std::is_same_v<T, dist::AssignStagesPassOptions> ||
+    std::is_same_v<T, dist::PartitionPipelineOptions>;
+
+/// Sets `passOptions.*member` to `value` when the user gave it: the value of
+/// a `Text`, `Integer` or `Real` option, `true` for a `Switch`.
+template <typename Target, typename PassOptions, typename Member,
+          typename Value>
+static void setPassOption(PassOptions &passOptions, Member Target::*member,
+                          const Value &value) {
+  static_assert(isAppliedPassOptions<Target>,
+                "CompileOptions.def: PASS(...) names an options struct that "
+                "buildCompilerPipeline does not fill");
+  if constexpr (std::is_same_v<Target, PassOptions>) {
+    if constexpr (std::is_same_v<Value, bool>) {
+      if (value)
+        passOptions.*member = true;
+    } else if (value) {
+      passOptions.*member = *value;
+    }
+  }
+}
+
+/// Fills the members of `passOptions` that the PASSES column of
+/// CompileOptions.def maps the given options to, and leaves the others
+/// (the pass's defaults, or what the caller derives itself).
+template <typename PassOptions>
+static void applyTableOptions(const CompileOptions &options,
+                              PassOptions &passOptions) {
+#define PASS(STRUCT, MEMBER) setPassOption(passOptions, &STRUCT::MEMBER, value);
+#define LOOM_OPTION(NAME, FIELD, KIND, VALUE, PHASE, SCOPE, PASSES, HELP)      \
+  {                                                                            \
+    [[maybe_unused]] const auto &value = options.FIELD;                        \
+    PASSES                                                                     \
+  }
+#include "loom/Driver/CompileOptions.def"
+#undef PASS
+}
+
 /// The autodiff pass options the flags give (the optimizer and its
 /// hyperparameters).
 static AutodiffPassOptions getAutodiffOptions(const CompileOptions &options) {
   AutodiffPassOptions autodiff;
-  autodiff.optimizer = options.optimizer.value_or("adamw");
-  if (options.lr)
-    autodiff.lr = *options.lr;
-  if (options.beta1)
-    autodiff.beta1 = *options.beta1;
-  if (options.beta2)
-    autodiff.beta2 = *options.beta2;
-  if (options.eps)
-    autodiff.eps = *options.eps;
+  applyTableOptions(options, autodiff);
   // The effective value, so that --dump-pass-pipeline shows it:
   // torch.optim's default unless given.
-  autodiff.weightDecay = options.weightDecay.value_or(
-      getDefaultWeightDecay(autodiff.optimizer));
-  if (options.momentum)
-    autodiff.momentum = *options.momentum;
-  if (options.clipNorm)
-    autodiff.clipNorm = *options.clipNorm;
+  if (!options.weightDecay)
+    autodiff.weightDecay = getDefaultWeightDecay(autodiff.optimizer);
   return autodiff;
-}
-
-/// The micro-batches the autodiff phase splits the step into: the count the
-/// flags or the parallel config fix (one the search chooses splits it in the
-/// sharding phase).
-static SliceMicroBatchesPassOptions
-getSlicingOptions(const CompileOptions &options) {
-  SliceMicroBatchesPassOptions slicing;
-  if (options.microBatches)
-    slicing.microBatches = *options.microBatches;
-  return slicing;
 }
 
 /// `--parallel-config` as a pass option value. Inline JSON gets a leading
@@ -444,6 +453,16 @@ static std::string getParallelConfigOption(const CompileOptions &options) {
   return config;
 }
 
+/// The micro-batches the autodiff phase splits the step into: the count the
+/// flags or the parallel config fix (one the search chooses splits it in the
+/// sharding phase).
+static SliceMicroBatchesPassOptions
+getSlicingOptions(const CompileOptions &options) {
+  SliceMicroBatchesPassOptions slicing;
+  applyTableOptions(options, slicing);
+  return slicing;
+}
+
 /// The options of `dist-search-strategy` the flags give. Its follow-ups
 /// (DESIGN.md §4): before a partition without pipelines the limit is fitted
 /// by the liveness of the per-rank program; with `--pipeline-stages`, a plan
@@ -452,24 +471,11 @@ static std::string getParallelConfigOption(const CompileOptions &options) {
 static dist::SearchStrategyPassOptions
 getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
   dist::SearchStrategyPassOptions search;
-  search.cluster = *options.cluster;
-  // All the devices: with pipelines the search splits them into stages.
-  if (options.devices)
-    search.devices = *options.devices;
-  if (options.mesh)
-    search.meshSpec = *options.mesh;
-  if (options.memoryLimitGiB)
-    search.memoryLimitGiB = *options.memoryLimitGiB;
+  // All the devices (with pipelines the search splits them into stages),
+  // the stages (0 lets the search choose, S fixes them) and micro-batches
+  // as merged with the parallel config.
+  applyTableOptions(staged, search);
   search.parallelConfig = getParallelConfigOption(options);
-  if (options.strategy)
-    search.strategyFile = *options.strategy;
-  search.explain = options.explain;
-  // The stages: 0 lets the search choose, S fixes them.
-  search.pipelineStages = staged.pipelineStages.value_or(1);
-  if (staged.microBatches)
-    search.microBatches = *staged.microBatches;
-  if (options.schedule)
-    search.schedule = *options.schedule;
   // A pipelined plan is taken as the search's model prices it
   // (docs/Pipeline.md); the others are checked by liveness first.
   bool pipelined = options.pipelineStages && *options.pipelineStages != 1;
@@ -509,7 +515,7 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
     dist::AssignStagesPassOptions assign;
     int64_t stages = staged->pipelineStages.value_or(1);
     assign.stages = stages > 1 ? stages : 0;
-    assign.schedule = options.schedule.value_or("");
+    applyTableOptions(*staged, assign);
     assign.stageLayers = staged->stageLayers.value_or("");
     dist::buildPipelinePipeline(pm, assign);
   }
@@ -519,7 +525,7 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
     partition.assignment.strategyFile = options.strategy.value_or("");
     partition.assignment.parallelConfig = getParallelConfigOption(options);
     partition.assignment.devices = options.devices.value_or(0);
-    partition.explain = options.explain;
+    applyTableOptions(*staged, partition);
     if (options.report || options.planJson || options.planJsonText) {
       dist::ExportPlanPassOptions exportPlan;
       exportPlan.cluster = options.cluster.value_or("");

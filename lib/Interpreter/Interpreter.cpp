@@ -386,10 +386,9 @@ public:
     // backward op (docs/Pipeline.md).
     auto module = entry->getParentOfType<ModuleOp>();
     if (auto pipeline =
-            module->getAttrOfType<DictionaryAttr>(dist::kPipelineAttrName))
-      if (auto axis = pipeline.getAs<StringAttr>("axis"))
-        if (mesh && mesh->findAxis(axis.getValue()))
-          pipelineAxis = *mesh->findAxis(axis.getValue());
+            module->getAttrOfType<dist::PipelineAttr>(dist::kPipelineAttrName))
+      if (mesh && mesh->findAxis(pipeline.getAxis().str()))
+        pipelineAxis = *mesh->findAxis(pipeline.getAxis().str());
     opStage.resize(ops.size());
     llvm::DenseSet<Operation *> activationOps =
         dist::getActivationOps(entry.getBody().front(), [&](unsigned i) {
@@ -839,11 +838,10 @@ std::optional<std::string> Execution::runAll(std::vector<RankState> &initial) {
 std::optional<size_t> Interpreter::getPipelineAxisIndex() const {
   auto module = entry->getParentOfType<ModuleOp>();
   auto pipeline =
-      module->getAttrOfType<DictionaryAttr>(dist::kPipelineAttrName);
-  auto axis = pipeline ? pipeline.getAs<StringAttr>("axis") : StringAttr();
-  if (!axis || !mesh)
+      module->getAttrOfType<dist::PipelineAttr>(dist::kPipelineAttrName);
+  if (!pipeline || !mesh)
     return std::nullopt;
-  return mesh->findAxis(axis.getValue());
+  return mesh->findAxis(pipeline.getAxis().str());
 }
 
 std::optional<std::string> Interpreter::run(const std::vector<HostTensor> &args,

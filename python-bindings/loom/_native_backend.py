@@ -20,6 +20,11 @@ from loom.errors import LoomError
 NAME = "native"
 
 
+def options() -> list:
+    """The C API's options as (name, kind, description)."""
+    return [tuple(option) for option in _loom.options()]
+
+
 def _model_options(options: dict) -> str:
     """The `key=value,...` list loomSessionLoadModel takes."""
     for name, value in options.items():

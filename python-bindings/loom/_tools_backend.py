@@ -8,10 +8,14 @@ API) is not built, the package runs `loomc`, `loom-model` and `loom-run` of
 a Loom build ($LOOM_TOOLS_DIR, else build/bin of the checkout) in a
 temporary directory. Options carry the C API's names, which are the `loomc`
 flags without dashes, so both backends take the same dict and return the
-same texts; the layer above does not know which one ran."""
+same texts; the layer above does not know which one ran. The names and kinds
+come from the C API library itself (`options`, through ctypes), which holds
+the table `loomc`'s flags are made from."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import pathlib
 import subprocess
 import tempfile
@@ -20,7 +24,7 @@ import numpy as np
 
 from loom import _safetensors
 from loom.errors import LoomError
-from loom.tools import find_tool
+from loom.tools import find_library, find_tool
 
 NAME = "tools"
 
@@ -35,11 +39,44 @@ def _run(tool: str, args: list, cwd=None) -> subprocess.CompletedProcess:
     return result
 
 
+@functools.lru_cache(maxsize=None)
+def options() -> list:
+    """The C API's options as (name, kind, description), read from
+    libLoomCAPI.so (loomOptionGetCount and the getters after it)."""
+    lib = ctypes.CDLL(str(find_library()))
+    lib.loomOptionGetCount.restype = ctypes.c_size_t
+    for getter in ("loomOptionGetName", "loomOptionGetDescription"):
+        getattr(lib, getter).restype = ctypes.c_char_p
+        getattr(lib, getter).argtypes = [ctypes.c_size_t]
+    lib.loomOptionGetKind.restype = ctypes.c_int
+    lib.loomOptionGetKind.argtypes = [ctypes.c_size_t]
+    lib.loomOptionKindGetName.restype = ctypes.c_char_p
+    lib.loomOptionKindGetName.argtypes = [ctypes.c_int]
+    return [(lib.loomOptionGetName(i).decode(),
+             lib.loomOptionKindGetName(lib.loomOptionGetKind(i)).decode(),
+             lib.loomOptionGetDescription(i).decode())
+            for i in range(lib.loomOptionGetCount())]
+
+
 def _flags(options: dict) -> list:
+    """`--name=value` for each option (a `loom-model` option or a `loomc`
+    flag)."""
+    return [f"--{name}={value}" for name, value in options.items()]
+
+
+def _compile_flags(opts: dict, directory: pathlib.Path) -> list:
+    """The `loomc` flags of C API options: a switch is the bare flag when
+    set, and an option `X-json` that `loomc` lacks (the text of the file
+    that option `X` names) is written into `directory` and given as `--X`."""
+    kinds = {name: kind for name, kind, _ in options()}
     flags = []
-    for name, value in options.items():
-        if name == "explain":
-            flags += ["--explain"] if value == "1" else []
+    for name, value in opts.items():
+        if kinds.get(name) == "switch":
+            flags += [f"--{name}"] if value in ("1", "true") else []
+        elif name.endswith("-json") and name[:-len("-json")] in kinds:
+            path = directory / f"{name}.json"
+            path.write_text(value)
+            flags.append(f"--{name[:-len('-json')]}={path}")
         else:
             flags.append(f"--{name}={value}")
     return flags
@@ -72,7 +109,7 @@ def compile(source: tuple, options: dict, phase: str, want_plan: bool,
     with tempfile.TemporaryDirectory(prefix="loom-") as tmp:
         tmp = pathlib.Path(tmp)
         args = [_write_source(source, tmp), f"--compile-to={phase}",
-                *_flags(options), "-o", tmp / "out.mlir"]
+                *_compile_flags(options, tmp), "-o", tmp / "out.mlir"]
         if want_plan:
             args += ["--plan-json", tmp / "plan.json"]
         if want_report:
@@ -86,8 +123,10 @@ def emit(source: tuple, options: dict, target: str,
          directory: pathlib.Path) -> None:
     """Runs `loomc --emit` into `directory` (sources, build, launch.sh)."""
     with tempfile.TemporaryDirectory(prefix="loom-") as tmp:
-        path = _write_source(source, pathlib.Path(tmp))
-        _run("loomc", [path, "--compile-to=codegen", *_flags(options),
+        tmp = pathlib.Path(tmp)
+        path = _write_source(source, tmp)
+        _run("loomc", [path, "--compile-to=codegen",
+                       *_compile_flags(options, tmp),
                        f"--emit={target}", "-o", directory])
 
 

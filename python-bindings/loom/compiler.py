@@ -11,6 +11,7 @@ through `loomc`."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -22,11 +23,16 @@ from loom.plan import Plan
 
 # `codegen` is `Compiled.emit`.
 PHASES = ("import", "autodiff", "sharding", "pipeline", "partition")
-# Option names are the C API's (the `loomc` flags without dashes).
-_OPTIONS = ("cluster", "devices", "mesh", "parallel_config", "strategy",
-            "memory_limit", "pipeline_stages", "micro_batches", "schedule",
-            "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
-            "momentum", "clip_norm", "explain")
+
+
+@functools.lru_cache(maxsize=None)
+def options() -> dict:
+    """The keyword options of `loom.compile`: Python name -> (C API name,
+    kind, description), read once from the Loom library's option table
+    (the one `loomc`'s flags come from; the C API's names are the flags
+    without dashes, Python's have `_` for `-`)."""
+    return {name.replace("-", "_"): (name, kind, description)
+            for name, kind, description in _backend.get().options()}
 
 
 def source_of(source) -> tuple:
@@ -57,11 +63,12 @@ def source_of(source) -> tuple:
 
 def collect_options(**kwargs) -> dict:
     """The C API options (name -> text) of `loom.compile`'s keywords."""
-    unknown = sorted(set(kwargs) - set(_OPTIONS))
+    known = options()
+    unknown = sorted(set(kwargs) - set(known))
     if unknown:
         raise LoomError(f"loom.compile: unknown option(s) "
-                        f"{', '.join(unknown)}; expected {', '.join(_OPTIONS)}")
-    options = {}
+                        f"{', '.join(unknown)}; expected {', '.join(known)}")
+    texts = {}
     for key, value in kwargs.items():
         if value is None or value is False:
             continue
@@ -74,8 +81,8 @@ def collect_options(**kwargs) -> dict:
                             "path")
         elif value is True:
             value = 1
-        options[key.replace("_", "-")] = str(value)
-    return options
+        texts[known[key][0]] = str(value)
+    return texts
 
 
 class Compiled:
@@ -118,7 +125,7 @@ class Compiled:
                 f"mesh={self.plan.mesh if self.plan else None})")
 
 
-def compile(source, *, phase: str = "partition", **options) -> Compiled:
+def compile(source, *, phase: str = "partition", **kwargs) -> Compiled:
     """Compiles a model graph up to `phase` (import, autodiff, sharding,
     pipeline, partition; code generation is `Compiled.emit`).
 
@@ -132,16 +139,19 @@ def compile(source, *, phase: str = "partition", **options) -> Compiled:
     `pipeline_stages`, `micro_batches`, `schedule`; `optimizer` ("adamw" |
     "sgd"), `lr`, `weight_decay` (unset: torch.optim's default for the
     optimizer, 0 for SGD and 0.01 for AdamW), `beta1`, `beta2`, `eps`, `momentum`,
-    `clip_norm`; `explain`. Raises `LoomError` with Loom's diagnostics.
+    `clip_norm`; `explain`; the rest that `loom.compiler.options()` lists
+    (the library's option table). Raises `LoomError` with Loom's
+    diagnostics.
     """
     if phase not in PHASES:
         raise LoomError(f"unknown phase `{phase}`; expected one of "
                         f"{', '.join(PHASES)} (code generation is "
                         "Compiled.emit)")
-    opts = collect_options(**options)
+    opts = collect_options(**kwargs)
     src = source_of(source)
     ir, plan_text, report = _backend.get().compile(
         src, opts, phase, want_plan=phase == "partition",
-        want_report="cluster" in opts and phase not in ("import", "autodiff"))
+        want_report=("cluster" in opts or "cluster-json" in opts) and
+        phase not in ("import", "autodiff"))
     plan = Plan.from_json(plan_text) if plan_text else None
     return Compiled(src, opts, phase, ir, plan, report)

@@ -27,6 +27,24 @@ def find_tool(name: str) -> pathlib.Path:
                     "(build Loom or set LOOM_TOOLS_DIR)")
 
 
+def find_library(name: str = "libLoomCAPI.so") -> pathlib.Path:
+    """Returns the path of Loom's shared library `name`: in the `lib` next to
+    $LOOM_TOOLS_DIR, then in build/lib of the checkout this package sits in.
+    Raises LoomError naming the places it looked."""
+    candidates = []
+    if os.environ.get("LOOM_TOOLS_DIR"):
+        candidates.append(pathlib.Path(os.environ["LOOM_TOOLS_DIR"]).parent /
+                          "lib" / name)
+    checkout = pathlib.Path(__file__).resolve().parents[2]
+    candidates.append(checkout / "build" / "lib" / name)
+    for path in candidates:
+        if path.is_file():
+            return path
+    looked = ", ".join(str(p) for p in candidates)
+    raise LoomError(f"cannot find the Loom library `{name}`; looked in: "
+                    f"{looked} (build Loom or set LOOM_TOOLS_DIR)")
+
+
 def _run(tool: str, args: list[str], ir: str) -> str:
     """Runs `tool args...` with `ir` on stdin and returns its stdout."""
     result = subprocess.run([str(find_tool(tool)), *args, "-"], input=ir,

@@ -262,6 +262,18 @@ PYBIND11_MODULE(_loom, m) {
   m.def("api_version", &loomGetApiVersion,
         "LOOM_API_VERSION of the loaded library");
   m.attr("HEADER_API_VERSION") = LOOM_API_VERSION;
+  m.def(
+      "options",
+      [] {
+        py::list out;
+        for (size_t i = 0, e = loomOptionGetCount(); i < e; ++i)
+          out.append(py::make_tuple(loomOptionGetName(i),
+                                    loomOptionKindGetName(loomOptionGetKind(i)),
+                                    loomOptionGetDescription(i)));
+        return out;
+      },
+      "The options a Session takes, as (name, kind, description): the "
+      "library's option table");
 
   py::class_<Session>(m, "Session", "One compilation (a LoomSession)")
       .def(py::init<>())

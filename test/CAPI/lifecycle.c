@@ -20,7 +20,7 @@ int main(void) {
   LoomSession *session = NULL;
   LoomPhase phase;
 
-  // CHECK: version 0.1.0 api 1 matches 1
+  // CHECK: version 0.1.0 api 2 matches 1
   printf("version %s api %d matches %d\n", loomGetVersion(),
          loomGetApiVersion(),
          strcmp(loomGetVersion(), LOOM_VERSION_STRING) == 0 &&
@@ -37,6 +37,32 @@ int main(void) {
 
   // CHECK-NEXT: create: invalid-argument: loomSessionCreate: outSession must not be NULL
   EXPECT_FAILURE("create", loomSessionCreate(NULL));
+
+  /* The option list (the library's table) names every option a session
+   * takes, with its kind and description; past its end there is none. */
+  {
+    size_t count = loomOptionGetCount();
+    int allTaken = count > 0;
+    for (size_t i = 0; i < count; ++i) {
+      const char *name = loomOptionGetName(i);
+      LoomStatus *status = loomSessionUnsetOption(session, name);
+      allTaken &= status == NULL && loomOptionGetDescription(i) != NULL;
+      loomStatusDestroy(status);
+      if (!strcmp(name, "cluster-json") || !strcmp(name, "devices") ||
+          !strcmp(name, "clip-norm") || !strcmp(name, "explain"))
+        printf("option %s: %s\n", name,
+               loomOptionKindGetName(loomOptionGetKind(i)));
+    }
+    // CHECK-NEXT: option cluster-json: text
+    // CHECK-NEXT: option devices: integer
+    // CHECK-NEXT: option clip-norm: real
+    // CHECK-NEXT: option explain: switch
+    // CHECK-NEXT: every listed option is taken: 1; past the end: null
+    printf("every listed option is taken: %d; past the end: %s\n", allTaken,
+           loomOptionGetName(count) ? "a name" : "null");
+    // CHECK-NEXT: kind 7: unknown
+    printf("kind 7: %s\n", loomOptionKindGetName((LoomOptionKind)7));
+  }
 
   /* Options by name; the type is checked at once. */
   CHECK_OK(loomSessionSetOption(session, "devices", "4"));

@@ -10,7 +10,7 @@
 // which reads no layer parameter, stays with the last layer's stage.
 // Backward and update ops follow their forward op's stage.
 // REMARK: remark: pipeline: 2 stages over 2 layers [0, 1), [1, 2), 2 micro-batch(es), 1f1b
-// CHECK: module attributes {dist.pipeline = {axis = "pp", micro_batches = 2 : i64, schedule = "1f1b", stage_layers = {{\[\[}}0, 1], [1, 2]], stages = 2 : i64}}
+// CHECK: module attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2, stage_layers = {{\[\[}}0, 1], [1, 2]]>}
 // CHECK-LABEL: func.func @train_step
 // CHECK: loom.matmul %{{.*}}, %arg0 {dist.stage = 0 : i64, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64}
 // CHECK: loom.matmul %{{.*}}, %arg1 {dist.stage = 0 : i64, loom.fwd = 1 : i64, loom.micro_batch = 0 : i64}

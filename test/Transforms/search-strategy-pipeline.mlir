@@ -17,20 +17,20 @@
 // parallel config's pipeline_stage reaches the search; user errors name the
 // values.
 
-// CHECK: module attributes {{.*}}dist.pipeline = {axis = "pp", micro_batches = 2 : i64, predicted = {bubble_s = [[BUBBLE:[-+.0-9eE]+]] : f64, p2p_s = {{.*}}, stage_backward_s = [{{[^,]+}}, {{[^,]+}}], stage_forward_s = [{{[^,]+}}, {{[^,]+}}], stage_memory_bytes = [{{[0-9]+}}, {{[0-9]+}}], step_time_s = [[STEP:[-+.0-9eE]+]] : f64}, schedule = "1f1b", stage_layers = {{\[\[}}0, 2], [2, 4]], stages = 2 : i64}
+// CHECK: module attributes {{.*}}dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2, stage_layers = {{\[\[}}0, 2], [2, 4]], predicted = <step_time_s = [[STEP:[-+.0-9eE]+]], bubble_s = [[BUBBLE:[-+.0-9eE]+]], p2p_s = {{[^,]+}}, stage_forward_s = [{{[^,]+}}, {{[^]]+}}], stage_backward_s = [{{[^,]+}}, {{[^]]+}}], stage_memory_bytes = [{{[0-9]+}}, {{[0-9]+}}]>>
 // CHECK-SAME: dist.plan = #dist.plan<zero = {{[01]}}, recompute = {{true|false}}, step_time_s = [[STEP]], {{.*}}bubble_s = [[BUBBLE]],
 // CHECK-NEXT: dist.mesh @mesh shape [1, 2] axes ["dp", "tp"]
 // CHECK-LABEL: func.func @train_step(
 // CHECK-COUNT-4: loom.matmul {{.*}}dist.strategy = #dist.strategy<@mesh,
 
-// FOUR: dist.pipeline = {axis = "pp", micro_batches = 16 : i64, {{.*}}schedule = "gpipe", stage_layers = {{\[\[}}0, 1], [1, 2], [2, 3], [3, 4]], stages = 4 : i64}
+// FOUR: dist.pipeline = #dist.pipeline<stages = 4, micro_batches = 16, schedule = "gpipe", stage_layers = {{\[\[}}0, 1], [1, 2], [2, 3], [3, 4]], predicted = <
 // FOUR-NEXT: dist.mesh @mesh shape [1] axes ["dp"]
 
 // NONE-NOT: dist.pipeline
 // NONE: dist.plan = #dist.plan<{{.*}}bubble_s = 0.000000e+00
 // NONE-NEXT: dist.mesh @mesh shape [1, 4] axes ["dp", "tp"]
 
-// CONFIG: dist.pipeline = {axis = "pp", micro_batches = 4 : i64, {{.*}}stages = 2 : i64}
+// CONFIG: dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 4,
 // CONFIG-NEXT: dist.mesh @mesh shape [2] axes ["dp"]
 
 // With the search choosing, every pp x dp x tp candidate is priced and the

@@ -9,7 +9,7 @@
 // built (as it was before the search wrote its strategies) into that count,
 // and the step is searched again under the chosen stages. Nothing builds
 // the step from @forward again.
-// CHECK: dist.pipeline = {axis = "pp", micro_batches = 2 : i64, {{.*}}stages = 2 : i64}
+// CHECK: dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2,
 // CHECK-LABEL: func.func @train_step
 // CHECK: loom.slice %{{.*}} {dist.strategy = {{.*}}loom.micro_batch = 0 : i64, starts = array<i64: 0>
 // CHECK: loom.slice %{{.*}} {limits = array<i64: 16>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, starts = array<i64: 8>
@@ -24,7 +24,7 @@
 
 // A step split already is priced with its own count, which the search
 // cannot change: one it is told to use instead is an error.
-// SPLIT: dist.pipeline = {axis = "pp", micro_batches = 4 : i64,
+// SPLIT: dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 4,
 // SPLIT: loom.micro_batch = 3 : i64
 // DISAGREE: error: micro-batches = 2 disagrees with @train_step, which is split into 4 micro-batches already
 func.func @forward(

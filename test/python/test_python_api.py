@@ -10,6 +10,7 @@ the package picks (the native module when ctest set LOOM_PYTHON_BACKEND).
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -190,6 +191,34 @@ def test_errors_carry_loom_messages():
     bad["ops"][0]["operands"] = ["x", "w2"]
     with pytest.raises(loom.LoomError, match="matmul"):
         loom.compile(bad, phase="import")
+
+
+def test_options_are_the_library_table():
+    """`loom.compile`'s keywords are the library's option table, the one
+    `loomc`'s flags are made from: each option but the C API's `-json` ones
+    is a `loomc` flag with the same description, and a `-json` option works
+    on either backend."""
+    options = loom.compiler.options()
+    assert options["clip_norm"][:2] == ("clip-norm", "real")
+    assert options["devices"][1] == "integer"
+    assert options["explain"][1] == "switch"
+    help_text = subprocess.run([str(loom.find_tool("loomc")), "--help"],
+                               capture_output=True, text=True,
+                               check=True).stdout
+    for name, _, description in options.values():
+        if not name.endswith("-json"):
+            assert re.search(rf"^  --{name}\b.* - {re.escape(description)}$",
+                             help_text, re.M), name
+    spec = {"name": "lab", "devices_per_node": 8,
+            "device": {"name": "A100", "peak_flops": {"f32": 19.5e12},
+                       "memory_bandwidth": 2.039e12, "memory_gib": 80},
+            "intra_node": {"bandwidth": 300e9, "latency": 3e-6},
+            "inter_node": {"bandwidth": 25e9, "latency": 6e-6}}
+    model = loom.models.gpt2(layers=1, hidden=16, heads=4, vocab=32, seq=8,
+                             batch=4)
+    c = loom.compile(model, phase="sharding", cluster_json=json.dumps(spec),
+                     devices=2)
+    assert "lab" in c.report
 
 
 def test_plan_before_partition_is_none():

@@ -16,10 +16,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/InitAllTranslations.h"
+#include "loom/Support/Flags.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +57,34 @@ static std::vector<std::string> rewriteOutputDir(int argc, char **argv) {
   return args;
 }
 
+/// The first flag given more than once, as every Loom tool refuses it
+/// (docs/Testing.md, "Bad input"). mlirTranslateMain parses and runs in one
+/// call, so the flags are counted here, by spelling, before it: `-x` and
+/// `--x` are one flag, `--x=v` and `--x v` too. Values never start with a
+/// dash (`-o -` writes to stdout); `--` ends the flags.
+static std::optional<std::string>
+findRepeatedFlag(const std::vector<std::string> &args) {
+  loom::support::FlagOccurrences occurrences;
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
+    if (arg == "--")
+      break;
+    if (arg == "-" || !arg.starts_with("-"))
+      continue;
+    llvm::StringRef name = arg.ltrim('-').split('=').first;
+    std::string flag = (name.size() > 1 ? "--" : "-") + name.str();
+    if (auto error = occurrences.add(flag))
+      return error;
+  }
+  return std::nullopt;
+}
+
 int main(int argc, char **argv) {
+  if (auto repeated =
+          findRepeatedFlag(std::vector<std::string>(argv, argv + argc))) {
+    llvm::errs() << "loom-translate: error: " << *repeated << "\n";
+    return 1;
+  }
   mlir::loom::registerAllTranslations();
   std::vector<std::string> args = rewriteOutputDir(argc, argv);
   std::vector<char *> pointers;

@@ -6,8 +6,10 @@
 //
 // `loomc INPUT(.json|.onnx|.mlir) [options] [-o OUT]`: the command line of
 // DESIGN.md §8 over the driver library (include/loom/Driver/Driver.h). This
-// file only parses flags into `CompileOptions` and prints diagnostics; every
-// decision is the library's.
+// file only parses flags into `CompileOptions` (one flag per row of the
+// option table, include/loom/Driver/CompileOptions.def, besides the input,
+// `-o` and `--compile-to`) and prints diagnostics; every decision is the
+// library's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,76 +42,41 @@ cl::opt<std::string>
                        "autodiff, sharding, pipeline, partition, codegen"),
               cl::init("import"), cl::cat(loomcCategory));
 
-// Options of every phase: the driver honours those of the phases that have
-// landed (import, autodiff) and rejects the others by name until theirs does.
-cl::opt<std::string> cluster("cluster", cl::desc("Cluster preset or spec file"),
-                             cl::value_desc("preset|file"),
-                             cl::cat(loomcCategory));
-cl::opt<long long> devices("devices", cl::desc("Number of devices"),
-                           cl::cat(loomcCategory));
-cl::opt<std::string> mesh("mesh", cl::desc("Mesh shape, e.g. dp=2,tp=4"),
-                          cl::cat(loomcCategory));
-cl::opt<std::string> parallelConfig("parallel-config",
-                                    cl::desc("Parallel config (JSON or file)"),
-                                    cl::cat(loomcCategory));
-cl::opt<std::string> strategy("strategy", cl::desc("Strategy file"),
-                              cl::cat(loomcCategory));
-cl::opt<double> memoryLimit("memory-limit",
-                            cl::desc("Memory limit per device (GiB)"),
-                            cl::cat(loomcCategory));
-cl::opt<long long> pipelineStages("pipeline-stages",
-                                  cl::desc("Number of pipeline stages"),
-                                  cl::cat(loomcCategory));
-cl::opt<long long> microBatches("micro-batches",
-                                cl::desc("Number of micro-batches (gradient "
-                                         "accumulation in autodiff)"),
-                                cl::cat(loomcCategory));
-cl::opt<std::string> schedule("schedule",
-                              cl::desc("Pipeline schedule: 1f1b or gpipe"),
-                              cl::cat(loomcCategory));
-cl::opt<std::string> optimizer("optimizer", cl::desc("Optimizer: adamw (default) or sgd"),
-                               cl::cat(loomcCategory));
-cl::opt<double> lr("lr", cl::desc("Learning rate"), cl::cat(loomcCategory));
-cl::opt<double> weightDecay("weight-decay",
-                            cl::desc("Weight decay (default: torch.optim's, "
-                                     "0.01 for adamw, 0 for sgd)"),
-                            cl::cat(loomcCategory));
-cl::opt<double> beta1("beta1", cl::desc("AdamW beta1"), cl::cat(loomcCategory));
-cl::opt<double> beta2("beta2", cl::desc("AdamW beta2"), cl::cat(loomcCategory));
-cl::opt<double> eps("eps", cl::desc("AdamW epsilon"), cl::cat(loomcCategory));
-cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
-                         cl::cat(loomcCategory));
-cl::opt<double> clipNorm("clip-norm", cl::desc("Gradient-norm clipping"),
-                         cl::cat(loomcCategory));
-cl::opt<std::string> emit("emit", cl::desc("Emit per-rank code: host or cuda"),
-                          cl::cat(loomcCategory));
-cl::opt<std::string>
-    emitDtypes("emit-dtypes",
-               cl::desc("Precisions the emitted step is built for: f32, f64 "
-                        "or f32,f64 (default)"),
-               cl::cat(loomcCategory));
-cl::opt<std::string> planJson("plan-json", cl::desc("Write the plan as JSON"),
-                              cl::value_desc("file"), cl::cat(loomcCategory));
-cl::opt<bool> report("report", cl::desc("Print the plan report"),
-                     cl::cat(loomcCategory));
-cl::opt<bool> explain("explain",
-                      cl::desc("Show the remarks in which passes explain their decisions"),
-                      cl::cat(loomcCategory));
-cl::opt<std::string> timeline("timeline", cl::desc("Write a step timeline"),
-                              cl::value_desc("file"), cl::cat(loomcCategory));
-cl::opt<bool> dumpPassPipeline(
-    "dump-pass-pipeline",
-    cl::desc("Print the pass pipeline loomc runs (as loom-opt's "
-             "--pass-pipeline reads it) to stderr"),
-    cl::cat(loomcCategory));
+/// The flag of an option of `kind` (CompileOptions.def): `cl::opt` of the
+/// kind's value type.
+template <typename Kind>
+struct Flag;
+template <>
+struct Flag<mlir::loom::option_kind::Text> {
+  using type = cl::opt<std::string>;
+};
+template <>
+struct Flag<mlir::loom::option_kind::Integer> {
+  using type = cl::opt<int64_t>;
+};
+template <>
+struct Flag<mlir::loom::option_kind::Real> {
+  using type = cl::opt<double>;
+};
+template <>
+struct Flag<mlir::loom::option_kind::Switch> {
+  using type = cl::opt<bool>;
+};
 
-/// `opt`'s value if the user gave it.
-template <typename T, typename U = T>
-std::optional<U> given(const cl::opt<T> &opt) {
-  if (opt.getNumOccurrences() == 0)
-    return std::nullopt;
-  return static_cast<U>(opt.getValue());
+// One flag per row of CompileOptions.def; `mlir::loom::checkOptions` rejects
+// those of a phase that `--compile-to` stops before, by name.
+#define LOOM_OPTION(NAME, FIELD, KIND, VALUE, PHASE, SCOPE, PASSES, HELP)      \
+  Flag<mlir::loom::option_kind::KIND>::type FIELD##Flag(                       \
+      NAME, cl::desc(HELP), cl::value_desc(VALUE), cl::cat(loomcCategory));
+#include "loom/Driver/CompileOptions.def"
+
+/// Sets `field` from `flag` if the user gave it.
+template <typename T, typename U>
+void read(const cl::opt<T> &flag, std::optional<U> &field) {
+  if (flag.getNumOccurrences())
+    field = static_cast<U>(flag.getValue());
 }
+void read(const cl::opt<bool> &flag, bool &field) { field = flag; }
 } // namespace
 
 int main(int argc, char **argv) {
@@ -162,7 +129,7 @@ int main(int argc, char **argv) {
   // under --explain (registered last, so it sees every diagnostic first).
   ScopedDiagnosticHandler remarkFilter(&context, [](Diagnostic &diag) {
     return success(diag.getSeverity() == DiagnosticSeverity::Remark &&
-                   !explain);
+                   !explainFlag);
   });
 
   mlir::loom::CompileOptions options;
@@ -177,34 +144,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.compileTo = *phase;
+#define LOOM_OPTION(NAME, FIELD, ...) read(FIELD##Flag, options.FIELD);
+#include "loom/Driver/CompileOptions.def"
   // `--emit` is the codegen phase: it runs every phase unless --compile-to
   // says otherwise (which checkOptions then rejects by name).
-  if (emit.getNumOccurrences() && !compileTo.getNumOccurrences())
+  if (options.emit && !compileTo.getNumOccurrences())
     options.compileTo = mlir::loom::Phase::Codegen;
-  options.cluster = given(cluster);
-  options.devices = given<long long, int64_t>(devices);
-  options.mesh = given(mesh);
-  options.parallelConfig = given(parallelConfig);
-  options.strategy = given(strategy);
-  options.memoryLimitGiB = given(memoryLimit);
-  options.pipelineStages = given<long long, int64_t>(pipelineStages);
-  options.microBatches = given<long long, int64_t>(microBatches);
-  options.schedule = given(schedule);
-  options.optimizer = given(optimizer);
-  options.lr = given(lr);
-  options.weightDecay = given(weightDecay);
-  options.beta1 = given(beta1);
-  options.beta2 = given(beta2);
-  options.eps = given(eps);
-  options.momentum = given(momentum);
-  options.clipNorm = given(clipNorm);
-  options.emit = given(emit);
-  options.emitDtypes = given(emitDtypes);
-  options.planJson = given(planJson);
-  options.report = report;
-  options.explain = explain;
-  options.timeline = given(timeline);
-  options.dumpPassPipeline = dumpPassPipeline;
 
   return failed(mlir::loom::compileToFile(options, &context, sourceMgr)) ? 1
                                                                          : 0;

@@ -10,10 +10,12 @@
 // package all call it, so it never exits the process and reports every
 // problem through the MLIR context's diagnostic engine.
 //
-// `CompileOptions` mirrors the stable command line of DESIGN.md §8. Options
-// of phases that have not landed are accepted by the option parser and then
-// rejected by `compile` with an error naming the flag, so no flag is ever
-// silently ignored; each phase, as it lands, starts honouring its options.
+// `CompileOptions` mirrors the stable command line of DESIGN.md §8: one
+// member per row of the option table CompileOptions.def, which also makes
+// `loomc`'s flags and the C API's option names. An option of a phase that
+// `--compile-to` stops before (the table's phase column) is rejected by
+// `compile` with an error naming the flag, so no flag is ever silently
+// ignored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +50,31 @@ std::optional<Phase> parsePhase(StringRef name);
 /// The spelling of `phase`.
 StringRef stringifyPhase(Phase phase);
 
-/// Everything `loomc` accepts (DESIGN.md §8). Unset optionals are options
-/// the user did not give.
+/// The C++ types of the option kinds of CompileOptions.def.
+namespace option_kind {
+using Text = std::optional<std::string>;
+using Integer = std::optional<int64_t>;
+using Real = std::optional<double>;
+using Switch = bool;
+} // namespace option_kind
+
+/// The phase an option belongs to (the PHASE column of CompileOptions.def):
+/// the phase that first reads it, which `--compile-to` must reach.
+enum class OptionPhase {
+  /// Read by every phase (`--explain`).
+  Any,
+  Autodiff,
+  Sharding,
+  Pipeline,
+  Partition,
+  Codegen,
+  /// The sharding phase with `--cluster` (the strategy search reads it),
+  /// else the partition phase (the layout assignment does).
+  Search
+};
+
+/// Everything `loomc` accepts (DESIGN.md §8): the input, the output and the
+/// last phase, then one member per row of CompileOptions.def.
 struct CompileOptions {
   /// The model graph: `.json` (graph JSON), `.mlir` (textual IR); `.onnx`
   /// is recognised and not implemented yet.
@@ -59,43 +84,16 @@ struct CompileOptions {
   /// The last phase to run.
   Phase compileTo = Phase::Import;
 
-  // Sharding: the cluster and the parallel configuration.
-  std::optional<std::string> cluster;        // --cluster PRESET|FILE
-  std::optional<int64_t> devices;            // --devices N
-  std::optional<std::string> mesh;           // --mesh dp=2,tp=4
-  std::optional<std::string> parallelConfig; // --parallel-config JSON|FILE
-  std::optional<std::string> strategy;       // --strategy FILE
-  std::optional<double> memoryLimitGiB;      // --memory-limit GIB
-  // Pipeline parallelism.
-  std::optional<int64_t> pipelineStages; // --pipeline-stages S
-  /// Read first by autodiff (gradient accumulation over M slices of the
-  /// batch), later by the pipeline schedule.
-  std::optional<int64_t> microBatches; // --micro-batches M
-  std::optional<std::string> schedule; // --schedule 1f1b|gpipe
+  /// The options of CompileOptions.def, one member per row: `Text`,
+  /// `Integer` and `Real` options are unset until given, `Switch` options
+  /// false.
+#define LOOM_OPTION(NAME, FIELD, KIND, ...) option_kind::KIND FIELD{};
+#include "loom/Driver/CompileOptions.def"
+
   /// Layers per stage, e.g. "3,3,2" (from a strategy file's
-  /// `layer_stages`); unset for an even split.
+  /// `layer_stages`); unset for an even split. Derived by the driver, not a
+  /// flag.
   std::optional<std::string> stageLayers;
-  // Autodiff: the optimizer and its hyperparameters (unset: the defaults of
-  // `loom-autodiff`, docs/Autodiff.md).
-  std::optional<std::string> optimizer; // --optimizer adamw|sgd
-  std::optional<double> lr;             // --lr X
-  std::optional<double> weightDecay;    // --weight-decay X
-  std::optional<double> beta1;          // --beta1 X
-  std::optional<double> beta2;          // --beta2 X
-  std::optional<double> eps;            // --eps X
-  std::optional<double> momentum;       // --momentum X
-  std::optional<double> clipNorm;       // --clip-norm X
-  // Code generation and reports.
-  // The precisions the emitted step is built for (the executable's
-  // `--dtype`); both when unset.
-  std::optional<std::string> emit;       // --emit host|cuda
-  std::optional<std::string> emitDtypes; // --emit-dtypes f32,f64
-  std::optional<std::string> planJson;   // --plan-json FILE
-  bool report = false;                   // --report
-  bool explain = false;                  // --explain
-  std::optional<std::string> timeline;   // --timeline FILE
-  /// Print the pass pipeline to stderr before running it.
-  bool dumpPassPipeline = false; // --dump-pass-pipeline
 
   // Where the outputs go when the driver is embedded (the C API); `loomc`
   // leaves both unset.
@@ -110,6 +108,10 @@ struct CompileOptions {
   /// The report stream: `reportStream` or stdout.
   llvm::raw_ostream &getReportStream() const;
 };
+
+/// The phase `phase` names for `options`; none for `OptionPhase::Any`.
+std::optional<Phase> resolveOptionPhase(OptionPhase phase,
+                                        const CompileOptions &options);
 
 /// Reports an error for each option whose phase has not landed (or which
 /// `compileTo` stops short of), naming the flag, and for each value the

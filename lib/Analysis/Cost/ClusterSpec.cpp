@@ -18,6 +18,7 @@
 #include "loom/Interfaces/Cost.h"
 #include "loom/Support/InputFile.h"
 #include "loom/Support/JSON.h"
+#include "loom/Support/ParseCache.h"
 
 #include <nlohmann/json.hpp>
 
@@ -311,6 +312,13 @@ ValueOrError<ClusterSpec> parseClusterSpec(std::string_view jsonText,
   return SpecReader(sourceName).read(jsonText);
 }
 
+/// Spec texts, parsed once per process (loom/Support/ParseCache.h).
+static ::loom::support::ParseCache<ValueOrError<ClusterSpec>> &
+getSpecFileCache() {
+  static ::loom::support::ParseCache<ValueOrError<ClusterSpec>> cache;
+  return cache;
+}
+
 ValueOrError<ClusterSpec> loadClusterSpec(std::string_view presetOrFile) {
   using Result = ValueOrError<ClusterSpec>;
   std::vector<std::string> presets = getClusterPresetNames();
@@ -323,8 +331,20 @@ ValueOrError<ClusterSpec> loadClusterSpec(std::string_view presetOrFile) {
   std::string text;
   if (auto error = ::loom::support::readRegularFile(path, text))
     return Result::failure("cluster: " + *error);
-  return parseClusterSpec(text, presetOrFile);
+  return getParsedClusterSpec(text, presetOrFile);
 }
+
+ValueOrError<ClusterSpec> getParsedClusterSpec(std::string_view jsonText,
+                                               std::string_view sourceName) {
+  // Errors quote the source name, so it is part of the key.
+  std::string key(sourceName);
+  key += '\0';
+  key += jsonText;
+  return *getSpecFileCache().getOrParse(
+      key, [&] { return parseClusterSpec(jsonText, sourceName); });
+}
+
+size_t getNumClusterSpecParses() { return getSpecFileCache().getNumParses(); }
 
 std::string printClusterSpec(const ClusterSpec &spec) {
   // Keys in schema order, so that the output reads like the docs.

@@ -969,6 +969,10 @@ std::string cmakeSource(const CUDAEmitOptions &options) {
 #===----------------------------------------------------------------------===#
 
 cmake_minimum_required(VERSION 3.20)
+# A sanitizer build of Loom names the compiler its runtime was built with:
+# a program linking it needs that compiler's sanitizer runtime. Otherwise
+# CMake picks the compiler.
+include(${LOOM_BUILD_DIR}/LoomEmittedCompiler.cmake OPTIONAL)
 option(LOOM_CUDA_EMULATOR "Build for Loom's CUDA emulator (runs on the CPU)"
        OFF)
 if(LOOM_CUDA_EMULATOR)

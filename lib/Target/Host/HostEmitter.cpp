@@ -856,6 +856,10 @@ std::string cmakeSource() {
 #===----------------------------------------------------------------------===#
 
 cmake_minimum_required(VERSION 3.20)
+# A sanitizer build of Loom names the compiler its runtime was built with:
+# a program linking it needs that compiler's sanitizer runtime. Otherwise
+# CMake picks the compiler.
+include(${LOOM_BUILD_DIR}/LoomEmittedCompiler.cmake OPTIONAL)
 project(loom_emitted_step C CXX)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)

@@ -662,3 +662,87 @@ func.func @plan_negative_time() attributes {dist.plan = #dist.plan<zero = 0, rec
 func.func @plan_bad_bool() attributes {dist.plan = #dist.plan<zero = 0, recompute = maybe, step_time_s = 1.0, compute_s = 1.0, comm_s = 0.0, bubble_s = 0.0, memory_bytes_per_device = 0, model_flops_per_step = 0.0>} {
   return
 }
+
+// -----
+
+// #dist.pipeline C1: counts are positive.
+// expected-error @+1 {{expects `stages` >= 1, got 0}}
+func.func @pipeline_no_stages() attributes {dist.pipeline = #dist.pipeline<stages = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects `micro_batches` >= 1, got 0}}
+func.func @pipeline_no_micro_batches() attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected schedule "1f1b" or "gpipe", found "zigzag"}}
+// expected-error @+1 {{failed to parse Dist_PipelineAttr parameter 'schedule'}}
+func.func @pipeline_bad_schedule() attributes {dist.pipeline = #dist.pipeline<stages = 2, schedule = "zigzag">} {
+  return
+}
+
+// -----
+
+// #dist.pipeline C2: one layer range per stage, each non-empty, in order.
+// expected-error @+1 {{expects one `stage_layers` range per stage (2), got 3}}
+func.func @pipeline_ranges_count() attributes {dist.pipeline = #dist.pipeline<stages = 2, stage_layers = [[0, 1], [1, 2], [2, 3]]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects stage 1's layers [first, end) with 0 <= first < end, got [2, 2)}}
+func.func @pipeline_empty_range() attributes {dist.pipeline = #dist.pipeline<stages = 2, stage_layers = [[0, 2], [2, 2]]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects stage 1's layers to start at or after 3, where stage 0's end, got 2}}
+func.func @pipeline_overlap() attributes {dist.pipeline = #dist.pipeline<stages = 2, stage_layers = [[0, 3], [2, 4]]>} {
+  return
+}
+
+// -----
+
+// #dist.pipeline C3: the prediction covers every stage.
+// expected-error @+1 {{expects `predicted` for 2 stages, got 1}}
+func.func @pipeline_prediction_stages() attributes {dist.pipeline = #dist.pipeline<stages = 2, predicted = <step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0], stage_backward_s = [1.0], stage_memory_bytes = [1]>>} {
+  return
+}
+
+// -----
+
+// #dist.pipeline_prediction C1: times finite and not negative, sizes not
+// negative.
+// expected-error @+1 {{expects `bubble_s` finite and >= 0, got -1}}
+func.func @prediction_negative_bubble() attributes {p = #dist.pipeline_prediction<step_time_s = 1.0, bubble_s = -1.0, p2p_s = 0.0, stage_forward_s = [1.0], stage_backward_s = [1.0], stage_memory_bytes = [1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects every `stage_backward_s` finite and >= 0, got -2}}
+func.func @prediction_negative_stage() attributes {p = #dist.pipeline_prediction<step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0], stage_backward_s = [-2.0], stage_memory_bytes = [1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects every `stage_memory_bytes` >= 0, got -5}}
+func.func @prediction_negative_memory() attributes {p = #dist.pipeline_prediction<step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0], stage_backward_s = [1.0], stage_memory_bytes = [-5]>} {
+  return
+}
+
+// -----
+
+// #dist.pipeline_prediction C2: one entry per stage in each list.
+// expected-error @+1 {{expects one `stage_forward_s`, `stage_backward_s` and `stage_memory_bytes` entry per stage, got 2, 1 and 1}}
+func.func @prediction_ragged() attributes {p = #dist.pipeline_prediction<step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0, 1.0], stage_backward_s = [1.0], stage_memory_bytes = [1]>} {
+  return
+}

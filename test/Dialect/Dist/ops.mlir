@@ -114,3 +114,17 @@ func.func @partial_strategy(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tenso
 func.func @plan() attributes {dist.plan = #dist.plan<zero = 1, recompute = true, step_time_s = 0.1, compute_s = 0.25, comm_s = 1.0e-3, bubble_s = 0.0, memory_bytes_per_device = 123456789, model_flops_per_step = 1.0e15>} {
   return
 }
+
+// #dist.pipeline: fields at their defaults (axis "pp", one micro-batch,
+// 1f1b) are elided; the prediction's doubles print exactly, so they
+// round-trip.
+// CHECK-LABEL: func.func @pipeline_minimal
+// CHECK-SAME: dist.pipeline = #dist.pipeline<stages = 2>
+func.func @pipeline_minimal() attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 2, micro_batches = 1, schedule = "1f1b">} {
+  return
+}
+// CHECK-LABEL: func.func @pipeline_searched
+// CHECK-SAME: dist.pipeline = #dist.pipeline<axis = "stage", stages = 2, micro_batches = 8, schedule = "gpipe", stage_layers = {{\[\[}}0, 3], [3, 6]], predicted = <step_time_s = 2.500000e-01, bubble_s = 1.000000e-01, p2p_s = 1.000000e-05, stage_forward_s = [1.000000e-02, 1.100000e-02], stage_backward_s = [2.000000e-02, 2.200000e-02], stage_memory_bytes = [1000, 900]>>
+func.func @pipeline_searched() attributes {dist.pipeline = #dist.pipeline<axis = "stage", stages = 2, micro_batches = 8, schedule = "gpipe", stage_layers = [[0, 3], [3, 6]], predicted = <step_time_s = 0.25, bubble_s = 0.1, p2p_s = 1.0e-5, stage_forward_s = [0.01, 0.011], stage_backward_s = [0.02, 0.022], stage_memory_bytes = [1000, 900]>>} {
+  return
+}

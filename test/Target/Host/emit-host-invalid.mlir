@@ -40,7 +40,7 @@ module {
 // A pipelined program's pipeline axis must be an axis of its mesh.
 
 // expected-error @below {{`dist.pipeline`: the pipeline axis `pp` is not an axis of the entry's mesh}}
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
   dist.mesh @m shape [2] axes ["dp"]
   func.func @train_step(%x: tensor<4xf32> {dist.layout = #dist.layout<@m, [["dp"]]>}) -> tensor<4xf32> {
     return %x : tensor<4xf32>
@@ -52,7 +52,7 @@ module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64}} {
 // The stage count of `dist.pipeline` is the pipeline axis's size.
 
 // expected-error @below {{`dist.pipeline` has 3 stages, but the pipeline axis `pp` has size 2}}
-module attributes {dist.pipeline = {axis = "pp", stages = 3 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 3>} {
   dist.mesh @m shape [2] axes ["pp"]
   func.func @train_step(%x: tensor<4xf32> {dist.layout = #dist.layout<@m, [[]]>}) -> tensor<4xf32> {
     return %x : tensor<4xf32>
@@ -63,7 +63,7 @@ module attributes {dist.pipeline = {axis = "pp", stages = 3 : i64}} {
 
 // An op's stage must be a coordinate of the pipeline axis.
 
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
   dist.mesh @m shape [2] axes ["pp"]
   func.func @train_step(%x: tensor<4xf32> {dist.layout = #dist.layout<@m, [[]]>}) -> tensor<4xf32> {
     // expected-error @below {{'loom.neg' op `dist.stage` 2 is not a stage of the pipeline axis `pp` (size 2)}}
@@ -76,7 +76,7 @@ module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64}} {
 
 // A result's stage must be a coordinate of the pipeline axis.
 
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
   dist.mesh @m shape [2] axes ["pp"]
   // expected-error @below {{result #0: `dist.stage` -1 is not a stage of the pipeline axis `pp` (size 2)}}
   func.func @train_step(%x: tensor<4xf32> {dist.layout = #dist.layout<@m, [[]]>}) -> (tensor<4xf32> {dist.stage = -1 : i64}) {

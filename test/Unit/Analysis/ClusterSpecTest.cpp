@@ -300,4 +300,33 @@ TEST(ClusterSpecTest, LoadResolvesPresetsThenFiles) {
             "dgx-h100, p3-v100, host) nor a readable file");
 }
 
+TEST(ClusterSpecTest, EachSpecFileIsParsedOnce) {
+  // The passes of one compile each resolve `--cluster FILE`: the file is
+  // parsed once, and parsed again only when its bytes change.
+  std::string path = ::testing::TempDir() + "loom-cluster-spec-once.json";
+  nlohmann::json spec = getValidSpec();
+  spec["name"] = "parsed-once";
+  {
+    std::ofstream file(path);
+    file << spec.dump(2);
+  }
+  size_t before = getNumClusterSpecParses();
+  for (int i = 0; i < 3; ++i) {
+    ValueOrError<ClusterSpec> loaded = loadClusterSpec(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    EXPECT_EQ(loaded->name, "parsed-once");
+  }
+  EXPECT_EQ(getNumClusterSpecParses(), before + 1);
+  spec["name"] = "edited";
+  {
+    std::ofstream file(path);
+    file << spec.dump(2);
+  }
+  ValueOrError<ClusterSpec> edited = loadClusterSpec(path);
+  ASSERT_TRUE(edited.ok()) << edited.error();
+  EXPECT_EQ(edited->name, "edited");
+  EXPECT_EQ(getNumClusterSpecParses(), before + 2);
+  std::remove(path.c_str());
+}
+
 } // namespace

@@ -14,6 +14,7 @@
 
 #include "loom/Analysis/Pipeline/StageAssignment.h"
 #include "loom/Analysis/Pipeline/Timeline.h"
+#include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/PipelineTimeline.h"
 #include "loom/InitAllDialects.h"
@@ -138,10 +139,9 @@ TEST_F(PipelineTimelineModule, BubbleIsThePlansPrediction) {
   EXPECT_EQ(events.size(), 3u * 8u); // every rank of the 8 per stage
   for (auto &[key, spans] : events)
     EXPECT_EQ(spans.size(), 8u);
-  auto predicted = (*module)
-                       ->getAttrOfType<DictionaryAttr>("dist.pipeline")
-                       .getAs<DictionaryAttr>("predicted");
-  double bubble = predicted.getAs<FloatAttr>("bubble_s").getValueAsDouble();
+  auto pipeline = (*module)->getAttrOfType<PipelineAttr>("dist.pipeline");
+  ASSERT_TRUE(pipeline && pipeline.getPredicted());
+  double bubble = pipeline.getPredicted().getBubble();
   EXPECT_GT(bubble, 0.0);
   EXPECT_NEAR(getTraceBubble(trace), bubble, 1e-12);
 }
@@ -150,9 +150,9 @@ TEST_F(PipelineTimelineModule, EstimatesUnitTimesFromTheIR) {
   // Two stages, two micro-batches; stage 1's matmuls are 4x stage 0's, and
   // the backward ones twice the forward ones.
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
-    module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64,
-        micro_batches = 2 : i64, schedule = "gpipe",
-        stage_layers = [[0, 1], [1, 2]]}} {
+    module attributes {dist.pipeline = #dist.pipeline<stages = 2,
+        micro_batches = 2, schedule = "gpipe",
+        stage_layers = [[0, 1], [1, 2]]>} {
       dist.mesh @mesh shape [2] axes ["pp"]
       func.func @train_step(%a: tensor<256x256xf32>, %b: tensor<256x1024xf32>) {
         %0 = loom.matmul %a, %a {dist.stage = 0 : i64, loom.micro_batch = 0 : i64} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>

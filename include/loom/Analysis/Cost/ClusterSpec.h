@@ -72,8 +72,20 @@ ValueOrError<ClusterSpec> parseClusterSpec(std::string_view jsonText,
 /// `host`), or a failure listing the presets.
 ValueOrError<ClusterSpec> getClusterPreset(std::string_view name);
 
-/// Resolves `--cluster`: a preset name, else a JSON file path.
+/// Resolves `--cluster`: a preset name, else a JSON file path. Each
+/// distinct file (by path and bytes) is parsed once per process: the
+/// passes of one compile each resolve the option text.
 ValueOrError<ClusterSpec> loadClusterSpec(std::string_view presetOrFile);
+
+/// `parseClusterSpec`, each distinct text (and source name) parsed once per
+/// process and the result shared: a spec file, or the `dist.cluster` JSON
+/// the search records, is read by several passes of one compile.
+ValueOrError<ClusterSpec> getParsedClusterSpec(std::string_view jsonText,
+                                               std::string_view sourceName);
+
+/// How many texts `getParsedClusterSpec` (and so `loadClusterSpec`) has
+/// parsed in this process (not answered from its cache); for tests.
+size_t getNumClusterSpecParses();
 
 /// The preset names, in a stable order.
 std::vector<std::string> getClusterPresetNames();

@@ -310,3 +310,154 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << "` finite and >= 0, got " << value.convertToDouble();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// PipelineAttr, PipelinePredictionAttr
+//===----------------------------------------------------------------------===//
+
+/// Parses `[elem, elem, ...]` (possibly empty) with `parseElement`.
+static ParseResult parseBracketedList(AsmParser &parser,
+                                      function_ref<ParseResult()> element) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                        element);
+}
+
+FailureOr<DenseF64ArrayAttr>
+mlir::loom::dist::parseExactF64List(AsmParser &parser) {
+  SmallVector<double> values;
+  if (failed(parseBracketedList(parser, [&] {
+        FailureOr<llvm::APFloat> value = parseExactF64(parser);
+        if (failed(value))
+          return failure();
+        values.push_back(value->convertToDouble());
+        return success();
+      })))
+    return failure();
+  return DenseF64ArrayAttr::get(parser.getContext(), values);
+}
+
+void mlir::loom::dist::printExactF64List(AsmPrinter &printer,
+                                         DenseF64ArrayAttr values) {
+  printer << '[';
+  llvm::interleaveComma(values.asArrayRef(), printer, [&](double value) {
+    printer.printFloat(llvm::APFloat(value));
+  });
+  printer << ']';
+}
+
+FailureOr<SmallVector<LayerRange>>
+mlir::loom::dist::parseStageLayers(AsmParser &parser) {
+  SmallVector<LayerRange> ranges;
+  if (failed(parseBracketedList(parser, [&] {
+        LayerRange &range = ranges.emplace_back();
+        return failure(parser.parseLSquare() ||
+                       parser.parseInteger(range.first) ||
+                       parser.parseComma() ||
+                       parser.parseInteger(range.end) ||
+                       parser.parseRSquare());
+      })))
+    return failure();
+  return ranges;
+}
+
+void mlir::loom::dist::printStageLayers(AsmPrinter &printer,
+                                        ArrayRef<LayerRange> ranges) {
+  printer << '[';
+  llvm::interleaveComma(ranges, printer, [&](const LayerRange &range) {
+    printer << '[' << range.first << ", " << range.end << ']';
+  });
+  printer << ']';
+}
+
+FailureOr<::loom::pipeline::ScheduleKind>
+mlir::loom::dist::parseSchedule(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string text;
+  if (failed(parser.parseString(&text)))
+    return failure();
+  std::optional<::loom::pipeline::ScheduleKind> kind =
+      ::loom::pipeline::parseScheduleKind(text);
+  if (!kind)
+    return parser.emitError(loc) << "expected schedule \"1f1b\" or "
+                                    "\"gpipe\", found \""
+                                 << text << "\"";
+  return *kind;
+}
+
+void mlir::loom::dist::printSchedule(AsmPrinter &printer,
+                                     ::loom::pipeline::ScheduleKind kind) {
+  printer << '"' << ::loom::pipeline::getScheduleKindName(kind) << '"';
+}
+
+LogicalResult PipelinePredictionAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, llvm::APFloat stepTime,
+    llvm::APFloat bubble, llvm::APFloat p2p, DenseF64ArrayAttr forwardAttr,
+    DenseF64ArrayAttr backwardAttr, DenseI64ArrayAttr memoryAttr) {
+  ArrayRef<double> forward = forwardAttr.asArrayRef();
+  ArrayRef<double> backward = backwardAttr.asArrayRef();
+  ArrayRef<int64_t> memory = memoryAttr.asArrayRef();
+  // C1.
+  for (auto [name, value] :
+       {std::pair<StringRef, const llvm::APFloat &>{"step_time_s", stepTime},
+        {"bubble_s", bubble},
+        {"p2p_s", p2p}})
+    if (!value.isFinite() || value.isNegative())
+      return emitError() << "expects `" << name << "` finite and >= 0, got "
+                         << value.convertToDouble();
+  for (auto [name, list] : {std::pair<StringRef, ArrayRef<double>>{
+                                "stage_forward_s", forward},
+                            {"stage_backward_s", backward}})
+    for (double value : list)
+      if (!std::isfinite(value) || value < 0)
+        return emitError() << "expects every `" << name
+                           << "` finite and >= 0, got " << value;
+  for (int64_t bytes : memory)
+    if (bytes < 0)
+      return emitError() << "expects every `stage_memory_bytes` >= 0, got "
+                         << bytes;
+  // C2.
+  if (forward.size() != backward.size() || forward.size() != memory.size())
+    return emitError() << "expects one `stage_forward_s`, `stage_backward_s` "
+                          "and `stage_memory_bytes` entry per stage, got "
+                       << forward.size() << ", " << backward.size() << " and "
+                       << memory.size();
+  return success();
+}
+
+LogicalResult PipelineAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef axis,
+    int64_t stages, int64_t microBatches, ::loom::pipeline::ScheduleKind,
+    ArrayRef<LayerRange> stageLayers, PipelinePredictionAttr predicted) {
+  // C1.
+  if (axis.empty())
+    return emitError() << "expects a non-empty `axis`";
+  if (stages < 1)
+    return emitError() << "expects `stages` >= 1, got " << stages;
+  if (microBatches < 1)
+    return emitError() << "expects `micro_batches` >= 1, got " << microBatches;
+  // C2.
+  if (!stageLayers.empty()) {
+    if (static_cast<int64_t>(stageLayers.size()) != stages)
+      return emitError() << "expects one `stage_layers` range per stage ("
+                         << stages << "), got " << stageLayers.size();
+    for (auto [s, range] : llvm::enumerate(stageLayers)) {
+      if (range.first < 0 || range.first >= range.end)
+        return emitError() << "expects stage " << s
+                           << "'s layers [first, end) with 0 <= first < end, "
+                              "got ["
+                           << range.first << ", " << range.end << ")";
+      if (s > 0 && stageLayers[s - 1].end > range.first)
+        return emitError() << "expects stage " << s
+                           << "'s layers to start at or after "
+                           << stageLayers[s - 1].end << ", where stage "
+                           << s - 1 << "'s end, got " << range.first;
+    }
+  }
+  // C3.
+  if (predicted &&
+      static_cast<int64_t>(predicted.getStageForwardS().size()) != stages)
+    return emitError() << "expects `predicted` for " << stages
+                       << " stages, got "
+                       << predicted.getStageForwardS().size();
+  return success();
+}

@@ -123,8 +123,11 @@ void AssignStagesPass::runOnOperation() {
   if (*existing)
     info = **existing;
   if (stages > 0) {
-    if (*existing && (*existing)->stages != stages)
+    if (*existing && (*existing)->stages != stages) {
+      // The searched split and its prediction were for another count.
       info.stageLayers.clear();
+      info.predicted = nullptr;
+    }
     info.stages = stages;
   }
   if (!schedule.empty()) {
@@ -173,7 +176,7 @@ void AssignStagesPass::runOnOperation() {
   if (!stageLayers.empty()) {
     SmallVector<StringRef> parts;
     StringRef(stageLayers).split(parts, ',');
-    std::vector<std::pair<int64_t, int64_t>> ranges;
+    std::vector<LayerRange> ranges;
     int64_t first = 0;
     for (StringRef part : parts) {
       int64_t count;
@@ -221,7 +224,7 @@ void AssignStagesPass::runOnOperation() {
   }
   auto stageOfOrdinal = [&](int64_t ordinal) -> int64_t {
     for (auto [s, range] : llvm::enumerate(info.stageLayers))
-      if (ordinal < range.second)
+      if (ordinal < range.end)
         return static_cast<int64_t>(s);
     return info.stages - 1;
   };
@@ -244,15 +247,13 @@ void AssignStagesPass::runOnOperation() {
     int64_t ordinal = it == ordinalOf.end() ? -1 : it->second;
     op.setAttr(kStageAttrName, b.getI64IntegerAttr(stageOfOrdinal(ordinal)));
   }
-  module->setAttr(kPipelineAttrName,
-                  info.toAttr(context, module->getAttrOfType<DictionaryAttr>(
-                                           kPipelineAttrName)));
+  module->setAttr(kPipelineAttrName, info.toAttr(context));
 
   std::string ranges;
   for (auto [s, range] : llvm::enumerate(info.stageLayers))
     ranges += (s ? ", " : "") + std::string("[") +
               std::to_string(range.first) + ", " +
-              std::to_string(range.second) + ")";
+              std::to_string(range.end) + ")";
   mlir::emitRemark(entry.getLoc(), "pipeline: ")
       << info.stages << " stages over " << numLayers << " layers " << ranges
       << ", " << microBatches << " micro-batch(es), "

@@ -46,6 +46,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 #include "loom/Support/InputFile.h"
+#include "loom/Support/ParseCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -80,45 +81,95 @@ static int64_t getElementBytes(Value value) {
   return std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
 }
 
-std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
-                                               const std::string &parallelConfig,
-                                               ShardingSpec &spec) {
+/// Parses the texts of a parallel config (`configText`, given as the option
+/// `parallelConfig`: inline or a path) and a strategy file into a spec.
+static LoadedShardingSpec parseShardingSpec(const std::string &parallelConfig,
+                                            const std::string &configText,
+                                            const std::string &strategyFile,
+                                            const std::string &strategyText) {
+  LoadedShardingSpec loaded;
+  ShardingSpec &spec = loaded.spec;
   if (!parallelConfig.empty()) {
-    std::string text = parallelConfig;
-    if (text.find_first_not_of(" \t\n") == std::string::npos ||
-        text[text.find_first_not_of(" \t\n")] != '{') {
-      if (auto error = ::loom::support::readRegularFile(parallelConfig, text))
-        return "parallel config: " + *error;
-    }
-    ValueOrError<ParallelConfig> config = parseParallelConfig(text);
+    ValueOrError<ParallelConfig> config = parseParallelConfig(configText);
     if (!config) {
       // Name the file the config came from.
       std::string error = config.error();
       const std::string prefix = "parallel config: ";
-      if (text != parallelConfig && error.rfind(prefix, 0) == 0)
+      if (configText != parallelConfig && error.rfind(prefix, 0) == 0)
         error = "parallel config `" + parallelConfig +
                 "`: " + error.substr(prefix.size());
-      return error;
+      loaded.error = error;
+      return loaded;
     }
     expandParallelConfig(*config, spec);
     if (!spec.mesh.empty())
       spec.meshSource = "--parallel-config";
   }
   if (!strategyFile.empty()) {
-    std::string text;
-    if (auto error = ::loom::support::readRegularFile(strategyFile, text))
-      return "strategy file: " + *error;
-    std::string error = parseStrategyFile(text, spec);
+    std::string error = parseStrategyFile(strategyText, spec);
     const std::string prefix = "strategy file: ";
     if (error.rfind(prefix, 0) == 0)
       error = "strategy file `" + strategyFile +
               "`: " + error.substr(prefix.size());
-    if (!error.empty())
-      return error;
+    if (!error.empty()) {
+      loaded.error = error;
+      return loaded;
+    }
     if (!spec.mesh.empty() && spec.meshSource.empty())
       spec.meshSource = "--strategy";
   }
-  return "";
+  return loaded;
+}
+
+static ::loom::support::ParseCache<LoadedShardingSpec> &getSpecCache() {
+  static ::loom::support::ParseCache<LoadedShardingSpec> cache;
+  return cache;
+}
+
+std::shared_ptr<const LoadedShardingSpec>
+mlir::loom::dist::getShardingSpec(const std::string &strategyFile,
+                                  const std::string &parallelConfig) {
+  // Read the inputs (a parallel config is inline JSON when it starts with
+  // `{`); what cannot be read is not cached.
+  auto failed = [](std::string error) {
+    auto loaded = std::make_shared<LoadedShardingSpec>();
+    loaded->error = std::move(error);
+    return std::shared_ptr<const LoadedShardingSpec>(std::move(loaded));
+  };
+  std::string configText = parallelConfig;
+  size_t first = parallelConfig.find_first_not_of(" \t\n");
+  if (!parallelConfig.empty() &&
+      (first == std::string::npos || parallelConfig[first] != '{'))
+    if (auto error = ::loom::support::readRegularFile(parallelConfig,
+                                                      configText))
+      return failed("parallel config: " + *error);
+  std::string strategyText;
+  if (!strategyFile.empty())
+    if (auto error =
+            ::loom::support::readRegularFile(strategyFile, strategyText))
+      return failed("strategy file: " + *error);
+  // The spec depends on the bytes and on the option spellings errors quote.
+  std::string key =
+      parallelConfig + '\0' + configText + '\0' + strategyFile + '\0' +
+      strategyText;
+  return getSpecCache().getOrParse(key, [&] {
+    return parseShardingSpec(parallelConfig, configText, strategyFile,
+                             strategyText);
+  });
+}
+
+size_t mlir::loom::dist::getNumShardingSpecParses() {
+  return getSpecCache().getNumParses();
+}
+
+std::string mlir::loom::dist::loadShardingSpec(const std::string &strategyFile,
+                                               const std::string &parallelConfig,
+                                               ShardingSpec &spec) {
+  std::shared_ptr<const LoadedShardingSpec> loaded =
+      getShardingSpec(strategyFile, parallelConfig);
+  if (loaded->error.empty())
+    spec = loaded->spec;
+  return loaded->error;
 }
 
 std::string mlir::loom::dist::resolveMeshSpec(const std::string &meshOption,

@@ -168,7 +168,7 @@ struct LowerReshardsPass
       return failure();
     }
     ValueOrError<ClusterSpec> spec =
-        parseClusterSpec(clusterAttr.getValue().str(), kClusterAttrName);
+        getParsedClusterSpec(clusterAttr.getValue(), kClusterAttrName);
     if (!spec) {
       module.emitError() << spec.error();
       return failure();

@@ -327,24 +327,26 @@ void PartitionStagesPass::runOnOperation() {
           key[&op] = std::min(key[&op], key[user]);
   // Priority: (key, program position, kind) with receives right before
   // their first reader (kind 0) and sends right after their producer
-  // (kind 2).
-  using Priority = std::tuple<int64_t, int64_t, int, Operation *>;
+  // (kind 2); ties (the sends of one value) by the op's own position, so
+  // the order never depends on where ops happen to sit in memory.
+  using Priority = std::tuple<int64_t, int64_t, int, int64_t, Operation *>;
   DenseMap<Operation *, Priority> priority;
   for (Operation &op : block.without_terminator()) {
     if (!stageOf(&op))
       continue;
+    int64_t own = position[&op];
     if (auto recv = dyn_cast<RecvOp>(op)) {
       int64_t first = kNoKey;
       for (Operation *user : recv->getUsers())
         first = std::min(first, position[user]);
-      priority[&op] = {key[&op], first, 0, &op};
+      priority[&op] = {key[&op], first, 0, own, &op};
     } else if (auto send = dyn_cast<SendOp>(op)) {
       Operation *def = send.getInput().getDefiningOp();
       priority[&op] = def && stageOf(def)
-                          ? Priority{key[def], position[def], 2, &op}
-                          : Priority{-1, -1, 2, &op};
+                          ? Priority{key[def], position[def], 2, own, &op}
+                          : Priority{-1, -1, 2, own, &op};
     } else {
-      priority[&op] = {key[&op], position[&op], 1, &op};
+      priority[&op] = {key[&op], position[&op], 1, own, &op};
     }
   }
 
@@ -376,7 +378,7 @@ void PartitionStagesPass::runOnOperation() {
       if (pending[op] == 0)
         ready.push(priority[op]);
     while (!ready.empty()) {
-      Operation *op = std::get<3>(ready.top());
+      Operation *op = std::get<4>(ready.top());
       ready.pop();
       order.push_back(op);
       for (Operation *dependent : dependents[op])
@@ -387,9 +389,7 @@ void PartitionStagesPass::runOnOperation() {
   for (Operation *op : order)
     op->moveBefore(terminator);
 
-  module->setAttr(kPipelineAttrName,
-                  info.toAttr(context, module->getAttrOfType<DictionaryAttr>(
-                                           kPipelineAttrName)));
+  module->setAttr(kPipelineAttrName, info.toAttr(context));
   mlir::emitRemark(entry.getLoc(), "pipeline: ")
       << numStages << " stages, " << nextTag
       << " transfers between stages per step, schedule "

@@ -14,6 +14,7 @@
 
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/AttributeNames.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -113,40 +114,27 @@ pipeline::StageProblem mlir::loom::dist::getStageProblem(
 
 void mlir::loom::dist::writePipelineAttr(ModuleOp module,
                                          const PipelinePlan &plan) {
-  Builder builder(module.getContext());
+  MLIRContext *context = module.getContext();
   const pipeline::StageAssignment &assignment = plan.assignment;
-  SmallVector<Attribute> stageLayers;
-  SmallVector<Attribute> memory, forward, backward;
+  PipelineInfo info;
+  info.stages = plan.stages;
+  info.microBatches = plan.microBatches;
+  info.schedule = plan.schedule;
+  SmallVector<double> forward, backward;
+  SmallVector<int64_t> memory;
   for (const pipeline::StageInfo &stage : assignment.stages) {
-    int64_t first = plan.layerIds[stage.firstLayer];
-    int64_t end = plan.layerIds[stage.endLayer - 1] + 1;
-    stageLayers.push_back(builder.getI64ArrayAttr({first, end}));
-    memory.push_back(builder.getI64IntegerAttr(int64_t(stage.memoryBytes)));
-    forward.push_back(builder.getF64FloatAttr(stage.times.forward));
-    backward.push_back(builder.getF64FloatAttr(stage.times.backward));
+    info.stageLayers.push_back({plan.layerIds[stage.firstLayer],
+                                plan.layerIds[stage.endLayer - 1] + 1});
+    memory.push_back(int64_t(stage.memoryBytes));
+    forward.push_back(stage.times.forward);
+    backward.push_back(stage.times.backward);
   }
-  DictionaryAttr predicted = builder.getDictionaryAttr(
-      {builder.getNamedAttr("bubble_s",
-                            builder.getF64FloatAttr(assignment.bubbleSeconds)),
-       builder.getNamedAttr("p2p_s",
-                            builder.getF64FloatAttr(assignment.p2pSeconds)),
-       builder.getNamedAttr("stage_backward_s", builder.getArrayAttr(backward)),
-       builder.getNamedAttr("stage_forward_s", builder.getArrayAttr(forward)),
-       builder.getNamedAttr("stage_memory_bytes", builder.getArrayAttr(memory)),
-       builder.getNamedAttr("step_time_s",
-                            builder.getF64FloatAttr(assignment.stepSeconds))});
-  module->setAttr(
-      kPipelineAttrName,
-      builder.getDictionaryAttr(
-          {builder.getNamedAttr("axis", builder.getStringAttr("pp")),
-           builder.getNamedAttr("micro_batches",
-                                builder.getI64IntegerAttr(plan.microBatches)),
-           builder.getNamedAttr("predicted", predicted),
-           builder.getNamedAttr(
-               "schedule", builder.getStringAttr(
-                               pipeline::getScheduleKindName(plan.schedule))),
-           builder.getNamedAttr("stage_layers",
-                                builder.getArrayAttr(stageLayers)),
-           builder.getNamedAttr("stages",
-                                builder.getI64IntegerAttr(plan.stages))}));
+  info.predicted = PipelinePredictionAttr::get(
+      context, llvm::APFloat(assignment.stepSeconds),
+      llvm::APFloat(assignment.bubbleSeconds),
+      llvm::APFloat(assignment.p2pSeconds),
+      DenseF64ArrayAttr::get(context, forward),
+      DenseF64ArrayAttr::get(context, backward),
+      DenseI64ArrayAttr::get(context, memory));
+  module->setAttr(kPipelineAttrName, info.toAttr(context));
 }

@@ -39,16 +39,6 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-static std::optional<double> getNumberAt(ArrayAttr array, size_t index) {
-  if (!array || index >= array.size())
-    return std::nullopt;
-  if (auto value = dyn_cast<FloatAttr>(array[index]))
-    return value.getValueAsDouble();
-  if (auto value = dyn_cast<IntegerAttr>(array[index]))
-    return double(value.getInt());
-  return std::nullopt;
-}
-
 static double getLocalBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
@@ -103,31 +93,20 @@ FailureOr<PipelineTimelineInput>
 mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
                                            const ClusterSpec &cluster) {
   // 1. The pipeline.
-  auto attr = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
-  if (!attr)
+  Attribute raw = module->getAttr(kPipelineAttrName);
+  if (!raw)
     return module.emitError()
            << "no `dist.pipeline` attribute: the module has no pipeline plan "
               "to draw (search with pipeline stages or give --pipeline-stages)";
-  auto stagesAttr = attr.getAs<IntegerAttr>("stages");
-  auto microAttr = attr.getAs<IntegerAttr>("micro_batches");
-  auto scheduleAttr = attr.getAs<StringAttr>("schedule");
-  if (!stagesAttr || !microAttr || stagesAttr.getInt() < 1 ||
-      microAttr.getInt() < 1)
-    return module.emitError() << "`dist.pipeline` needs `stages` and "
-                                 "`micro_batches` (integers >= 1): "
-                              << attr;
+  auto attr = dyn_cast<PipelineAttr>(raw);
+  if (!attr)
+    return module.emitError() << "`dist.pipeline`: expected a "
+                                 "#dist.pipeline, found "
+                              << raw;
   PipelineTimelineInput input;
-  int64_t stages = stagesAttr.getInt();
-  input.microBatches = microAttr.getInt();
-  if (scheduleAttr) {
-    std::optional<pipeline::ScheduleKind> kind =
-        pipeline::parseScheduleKind(scheduleAttr.getValue());
-    if (!kind)
-      return module.emitError() << "`dist.pipeline` schedule `"
-                                << scheduleAttr.getValue()
-                                << "`: expected `1f1b` or `gpipe`";
-    input.schedule = *kind;
-  }
+  int64_t stages = attr.getStages();
+  input.microBatches = attr.getMicroBatches();
+  input.schedule = attr.getSchedule();
   // The ranks of one stage: the mesh without its pipeline axis.
   std::optional<Mesh> mesh;
   for (MeshOp meshOp : module.getOps<MeshOp>())
@@ -135,33 +114,19 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
       mesh = *value;
       break;
     }
-  StringRef axisName = "pp";
-  if (auto axis = attr.getAs<StringAttr>("axis"))
-    axisName = axis.getValue();
   if (mesh) {
     input.ranksPerStage = mesh->getNumDevices();
-    if (std::optional<size_t> axis = mesh->findAxis(axisName.str()))
+    if (std::optional<size_t> axis = mesh->findAxis(attr.getAxis().str()))
       input.ranksPerStage /= mesh->getAxis(*axis).size;
   }
 
-  // 2. Unit times: the prediction...
-  auto predicted = attr.getAs<DictionaryAttr>("predicted");
-  ArrayAttr forward = predicted ? predicted.getAs<ArrayAttr>("stage_forward_s")
-                                : ArrayAttr();
-  ArrayAttr backward =
-      predicted ? predicted.getAs<ArrayAttr>("stage_backward_s") : ArrayAttr();
-  if (forward && backward && int64_t(forward.size()) == stages &&
-      int64_t(backward.size()) == stages) {
-    for (int64_t s = 0; s < stages; ++s) {
-      std::optional<double> f = getNumberAt(forward, s);
-      std::optional<double> b = getNumberAt(backward, s);
-      if (!f || !b)
-        return module.emitError()
-               << "`dist.pipeline` predicted stage times must be numbers";
-      input.stages.push_back({*f, *b});
-    }
-    if (auto p2p = predicted.getAs<FloatAttr>("p2p_s"))
-      input.p2pSeconds = p2p.getValueAsDouble();
+  // 2. Unit times: the prediction (one entry per stage, as the attribute
+  // guarantees)...
+  if (PipelinePredictionAttr predicted = attr.getPredicted()) {
+    for (int64_t s = 0; s < stages; ++s)
+      input.stages.push_back({predicted.getStageForwardS()[s],
+                              predicted.getStageBackwardS()[s]});
+    input.p2pSeconds = predicted.getP2P();
     input.predicted = true;
     return input;
   }

@@ -213,18 +213,6 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
                     {"collectives", collectives.size()},
                     {"collective_bytes", collectiveBytes}};
   // What dist-search-strategy predicted and chose, when it ran.
-  auto numbers = [](DictionaryAttr dict) {
-    ojson object = ojson::object();
-    for (NamedAttribute entry : dict) {
-      if (auto value = dyn_cast<FloatAttr>(entry.getValue()))
-        object[entry.getName().str()] = value.getValueAsDouble();
-      else if (auto value = dyn_cast<IntegerAttr>(entry.getValue()))
-        object[entry.getName().str()] = value.getInt();
-      else if (auto value = dyn_cast<BoolAttr>(entry.getValue()))
-        object[entry.getName().str()] = value.getValue();
-    }
-    return object;
-  };
   if (auto choice = module->getAttrOfType<PlanAttr>(kPlanAttrName)) {
     // Keys in alphabetical order, as the plan JSON has always listed them.
     plan["predicted"] = {
@@ -239,41 +227,39 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
   }
   // The pipeline the search chose (docs/Pipeline.md): stages with their
   // layers and predicted times and memory.
-  if (auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
-    ojson object = numbers(pipeline);
-    if (auto schedule = pipeline.getAs<StringAttr>("schedule"))
-      object["schedule"] = schedule.str();
-    if (auto axis = pipeline.getAs<StringAttr>("axis"))
-      object["axis"] = axis.str();
-    auto predicted = pipeline.getAs<DictionaryAttr>("predicted");
+  if (auto pipeline = module->getAttrOfType<PipelineAttr>(kPipelineAttrName)) {
+    ojson object = {
+        {"micro_batches", pipeline.getMicroBatches()},
+        {"stages", pipeline.getStages()},
+        {"schedule", ::loom::pipeline::getScheduleKindName(
+                         pipeline.getSchedule())},
+        {"axis", pipeline.getAxis().str()}};
+    PipelinePredictionAttr predicted = pipeline.getPredicted();
     if (predicted) {
-      ojson numbersOnly = numbers(predicted);
-      object["predicted_step_time_s"] = numbersOnly.value("step_time_s", 0.0);
-      object["predicted_bubble_s"] = numbersOnly.value("bubble_s", 0.0);
+      object["predicted_step_time_s"] = predicted.getStepTime();
+      object["predicted_bubble_s"] = predicted.getBubble();
     }
-    auto element = [&](StringRef key, size_t index) -> ojson {
-      auto array = predicted ? predicted.getAs<ArrayAttr>(key) : ArrayAttr();
-      if (!array || index >= array.size())
+    // A hand-given split has no prediction: its numbers are null.
+    auto element = [](auto list, size_t index) -> ojson {
+      if (index >= list.size())
         return nullptr;
-      if (auto value = dyn_cast<FloatAttr>(array[index]))
-        return value.getValueAsDouble();
-      if (auto value = dyn_cast<IntegerAttr>(array[index]))
-        return value.getInt();
-      return nullptr;
+      return list[index];
     };
     ojson stageList = ojson::array();
-    if (auto layers = pipeline.getAs<ArrayAttr>("stage_layers"))
-      for (auto [index, range] : llvm::enumerate(layers)) {
-        ojson layerRange = ojson::array();
-        for (Attribute bound : cast<ArrayAttr>(range))
-          layerRange.push_back(cast<IntegerAttr>(bound).getInt());
-        stageList.push_back({{"stage", index},
-                             {"layers", layerRange},
-                             {"forward_s", element("stage_forward_s", index)},
-                             {"backward_s", element("stage_backward_s", index)},
-                             {"memory_bytes",
-                              element("stage_memory_bytes", index)}});
+    for (auto [index, range] : llvm::enumerate(pipeline.getStageLayers())) {
+      ArrayRef<double> forward, backward;
+      ArrayRef<int64_t> memory;
+      if (predicted) {
+        forward = predicted.getStageForwardS().asArrayRef();
+        backward = predicted.getStageBackwardS().asArrayRef();
+        memory = predicted.getStageMemoryBytes().asArrayRef();
       }
+      stageList.push_back({{"stage", index},
+                           {"layers", {range.first, range.end}},
+                           {"forward_s", element(forward, index)},
+                           {"backward_s", element(backward, index)},
+                           {"memory_bytes", element(memory, index)}});
+    }
     object["stage_list"] = stageList;
     plan["pipeline"] = object;
   }

@@ -105,9 +105,8 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   if (!model)
     return module.emitError() << model.error();
   auto memory = module->getAttrOfType<DictionaryAttr>(kMemoryAttrName);
-  auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
-  int64_t stages = pipeline ? int64_t(getNumber(pipeline, "stages")) : 1;
-  stages = std::max<int64_t>(stages, 1);
+  auto pipeline = module->getAttrOfType<PipelineAttr>(kPipelineAttrName);
+  int64_t stages = pipeline ? pipeline.getStages() : 1;
 
   // 1. Header.
   os << "Plan: " << mesh->getNumDevices() * stages << " devices of cluster `"
@@ -131,42 +130,27 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
      << (plan.getRecompute() ? "on (all layers)" : "off") << "\n";
   if (pipeline) {
     // The stages, their layers and what the schedule's simulation predicts.
-    auto predictedStages = pipeline.getAs<DictionaryAttr>("predicted");
-    auto layers = pipeline.getAs<ArrayAttr>("stage_layers");
-    auto at = [&](StringRef key, size_t index) {
-      auto array = predictedStages ? predictedStages.getAs<ArrayAttr>(key)
-                                   : ArrayAttr();
-      if (!array || index >= array.size())
-        return 0.0;
-      if (auto value = dyn_cast<FloatAttr>(array[index]))
-        return value.getValueAsDouble();
-      if (auto value = dyn_cast<IntegerAttr>(array[index]))
-        return double(value.getInt());
-      return 0.0;
-    };
-    auto scheduleName = pipeline.getAs<StringAttr>("schedule");
-    os << "Pipeline: " << stages << " stages, "
-       << int64_t(getNumber(pipeline, "micro_batches")) << " micro-batches, "
-       << (scheduleName ? scheduleName.getValue() : StringRef("1f1b"));
+    PipelinePredictionAttr predicted = pipeline.getPredicted();
+    ArrayRef<LayerRange> layers = pipeline.getStageLayers();
+    os << "Pipeline: " << stages << " stages, " << pipeline.getMicroBatches()
+       << " micro-batches, "
+       << ::loom::pipeline::getScheduleKindName(pipeline.getSchedule());
     // The search's prediction, when it chose the pipeline (a hand-given
     // split has none).
-    if (predictedStages)
-      os << "; bubble " << formatTime(getNumber(predictedStages, "bubble_s"));
+    if (predicted)
+      os << "; bubble " << formatTime(predicted.getBubble());
     os << "\n";
-    for (size_t s = 0; layers && s < layers.size(); ++s) {
-      auto range = dyn_cast<ArrayAttr>(layers[s]);
-      if (!range || range.size() != 2)
-        continue;
-      int64_t first = cast<IntegerAttr>(range[0]).getInt();
-      int64_t end = cast<IntegerAttr>(range[1]).getInt();
-      os << llvm::formatv("  stage {0}: layers [{1}, {2}){3}{4}", s, first, end,
+    for (auto [s, range] : llvm::enumerate(layers)) {
+      os << llvm::formatv("  stage {0}: layers [{1}, {2}){3}{4}", s,
+                          range.first, range.end,
                           s == 0 ? " + embedding" : "",
                           s + 1 == layers.size() ? " + head" : "");
-      if (predictedStages)
-        os << llvm::formatv("; F {0}, B {1} per micro-batch; {2} per device",
-                            formatTime(at("stage_forward_s", s)),
-                            formatTime(at("stage_backward_s", s)),
-                            formatBytes(at("stage_memory_bytes", s)));
+      if (predicted)
+        os << llvm::formatv(
+            "; F {0}, B {1} per micro-batch; {2} per device",
+            formatTime(predicted.getStageForwardS()[s]),
+            formatTime(predicted.getStageBackwardS()[s]),
+            formatBytes(double(predicted.getStageMemoryBytes()[s])));
       os << "\n";
     }
   }

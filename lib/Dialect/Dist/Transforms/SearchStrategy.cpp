@@ -17,7 +17,7 @@
 // 3. Per mesh: resolve the fixed factors, build the cost graph once
 //    (StrategyCostGraph.cpp), then per outer choice (ZeRO-1 off/on when the
 //    mesh has data-parallel axes, recompute off/all layers when there are
-//    layers) assemble the graph and solve it by elimination under the
+//    layers, only on when the config asks for it) assemble the graph and solve it by elimination under the
 //    memory limit, with the repeated layers named so that the solver
 //    reduces one layer and chains it (it checks that they repeat and falls
 //    back to the plain solve otherwise). With S > 1 stages the plan of the
@@ -542,9 +542,12 @@ LogicalResult SearchStrategyPass::search() {
       zeroChoices = {true};
     else if (hasOptimizer && dataParallel > 1)
       zeroChoices.push_back(true);
+    // A config that asks for recompute gets it (the partition pipeline
+    // recomputes every layer then), so only plans that pay for it compete.
     std::vector<bool> recomputeChoices = {false};
     if (builder->hasLayers())
-      recomputeChoices.push_back(true);
+      recomputeChoices = sharding.recompute ? std::vector<bool>{true}
+                                            : std::vector<bool>{false, true};
 
     std::optional<Plan> meshBest;
     std::vector<std::vector<unsigned>> layerHint = builder->getLayerHint();

@@ -75,7 +75,8 @@ struct LayerInstance {
   SmallVector<Operation *> ops;
 };
 
-struct RecomputePass : public loom::impl::RecomputePassBase<RecomputePass> {
+struct RecomputePass
+    : public mlir::loom::impl::RecomputePassBase<RecomputePass> {
   using Base::Base;
 
   void runOnOperation() override;

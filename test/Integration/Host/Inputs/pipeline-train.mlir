@@ -4,7 +4,7 @@
 // vocabulary (head), takes the mean cross-entropy, sends the activations'
 // gradient back (tag 2) and updates head; stage 0 updates wte. Plain SGD,
 // learning rate 0.5. The same step on one device is pipeline-train-1.mlir.
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64, micro_batches = 1 : i64, schedule = "1f1b"}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 1, schedule = "1f1b">} {
 dist.mesh @m shape [2] axes ["pp"]
 func.func @train_step(
     %ids: tensor<4x8xi64> {loom.input = #loom.input<input_ids>, dist.layout = #dist.layout<@m, [[], []]>},

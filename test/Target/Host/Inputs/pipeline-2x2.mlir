@@ -5,7 +5,7 @@
 // crossed order (tag 4 before tag 3), all-reduces x^T d over dp and updates
 // w0. Stage 0 runs F0 F1 B1 B0 (two micro-batches in flight), stage 1 runs
 // F0 B0 F1 B1 (one).
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64, micro_batches = 2 : i64, schedule = "gpipe"}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2, schedule = "gpipe">} {
 dist.mesh @m shape [2, 2] axes ["pp", "dp"]
 func.func @train_step(
     %x0: tensor<2x8xf32> {loom.name = "x0", dist.layout = #dist.layout<@m, [["dp"], []]>},

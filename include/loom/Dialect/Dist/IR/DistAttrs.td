@@ -245,4 +245,120 @@ def Dist_PlanAttr : AttrDef<Dist_Dialect, "Plan"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Pipeline
+//===----------------------------------------------------------------------===//
+
+// A list of doubles printed exactly (`[1.5, 2.0E-3]`), held as a dense
+// array attribute.
+def Dist_ExactF64ListParameter
+    : AttrOrTypeParameter<"::mlir::DenseF64ArrayAttr", "a list of doubles"> {
+  let printer = [{ ::mlir::loom::dist::printExactF64List($_printer, $_self) }];
+  let parser = [{ ::mlir::loom::dist::parseExactF64List($_parser) }];
+}
+
+def Dist_PipelinePredictionAttr
+    : AttrDef<Dist_Dialect, "PipelinePrediction"> {
+  let mnemonic = "pipeline_prediction";
+  let summary = "what the search's schedule simulation predicts per stage";
+  let description = [{
+    The `predicted` field of a searched `#dist.pipeline`:
+
+    ```mlir
+    #dist.pipeline_prediction<step_time_s = 0.25, bubble_s = 0.05,
+        p2p_s = 1.0e-05, stage_forward_s = [0.01, 0.01],
+        stage_backward_s = [0.02, 0.02], stage_memory_bytes = [1000, 900]>
+    ```
+
+    - `step_time_s`, `bubble_s`: the simulated step and its bubble;
+      `p2p_s`: one activation's point-to-point transfer between stages.
+    - `stage_forward_s`, `stage_backward_s`: each stage's forward and
+      backward of one micro-batch; `stage_memory_bytes`: each stage's
+      predicted peak per device.
+
+    Constraints:
+    - C1: every time is finite and >= 0, every memory size >= 0.
+    - C2: the three per-stage lists have the same length.
+  }];
+  let parameters = (ins
+    Dist_ExactF64Parameter<"simulated step time (s)">:$step_time_s,
+    Dist_ExactF64Parameter<"pipeline bubble (s)">:$bubble_s,
+    Dist_ExactF64Parameter<"one inter-stage transfer (s)">:$p2p_s,
+    Dist_ExactF64ListParameter:$stage_forward_s,
+    Dist_ExactF64ListParameter:$stage_backward_s,
+    "::mlir::DenseI64ArrayAttr":$stage_memory_bytes
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    double getStepTime() const { return getStepTimeS().convertToDouble(); }
+    double getBubble() const { return getBubbleS().convertToDouble(); }
+    double getP2P() const { return getP2pS().convertToDouble(); }
+  }];
+}
+
+// A pipeline schedule, printed as a string (`"1f1b"` is no keyword).
+def Dist_ScheduleParameter
+    : AttrOrTypeParameter<"::loom::pipeline::ScheduleKind",
+                          "the pipeline schedule"> {
+  let printer = [{ ::mlir::loom::dist::printSchedule($_printer, $_self) }];
+  let parser = [{ ::mlir::loom::dist::parseSchedule($_parser) }];
+  let defaultValue = "::loom::pipeline::ScheduleKind::OneFOneB";
+}
+
+// Half-open layer ranges, printed `[[0, 2], [2, 4]]`.
+def Dist_StageLayersParameter
+    : OptionalArrayRefParameter<"::mlir::loom::dist::LayerRange",
+                                "per stage, its layers [first, end)"> {
+  let printer = [{ ::mlir::loom::dist::printStageLayers($_printer, $_self) }];
+  let parser = [{ ::mlir::loom::dist::parseStageLayers($_parser) }];
+}
+
+def Dist_PipelineAttr : AttrDef<Dist_Dialect, "Pipeline"> {
+  let mnemonic = "pipeline";
+  let summary = "how the training step is split into pipeline stages";
+  let description = [{
+    The module attribute `dist.pipeline` (docs/Pipeline.md): which mesh axis
+    is the pipeline, how many stages and micro-batches, the schedule, the
+    layers of each stage, and, when the search chose the pipeline, its
+    prediction.
+
+    ```mlir
+    module attributes {dist.pipeline = #dist.pipeline<stages = 2,
+        micro_batches = 4, schedule = "1f1b",
+        stage_layers = [[0, 2], [2, 4]]>} { ... }
+    ```
+
+    - `axis` (default `"pp"`): the mesh axis whose coordinate is the stage.
+    - `stages`, `micro_batches` (default 1): counts.
+    - `schedule` (default `"1f1b"`): `"1f1b"` or `"gpipe"`.
+
+    Fields at their defaults are not printed.
+    - `stage_layers` (may be absent): per stage, its half-open range
+      `[first, end)` of layer ordinals (transformer layers in forward
+      order).
+    - `predicted` (may be absent): a `#dist.pipeline_prediction`; a
+      hand-given split has none.
+
+    Constraints:
+    - C1: `stages` >= 1 and `micro_batches` >= 1.
+    - C2: `stage_layers` is empty or has one range per stage, each with
+      0 <= first < end, in order (a stage starts at or after the previous
+      one's end).
+    - C3: `predicted`'s lists have one entry per stage.
+  }];
+  let parameters = (ins
+    StringRefParameter<"the pipeline's mesh axis", "\"pp\"">:$axis,
+    "int64_t":$stages,
+    DefaultValuedParameter<"int64_t", "1", "micro-batches per step">:
+        $micro_batches,
+    Dist_ScheduleParameter:$schedule,
+    Dist_StageLayersParameter:$stage_layers,
+    OptionalParameter<"::mlir::loom::dist::PipelinePredictionAttr",
+                      "the search's prediction">:$predicted
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // LOOM_DIALECT_DIST_IR_DISTATTRS_TD

@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The names of the pipeline attributes (docs/Pipeline.md, "the contract")
-// and the module attribute `dist.pipeline` as a struct: which mesh axis is
-// the pipeline, how many stages and micro-batches, the schedule, and the
-// layers of each stage. The stage passes, the search, the interpreter and
-// the backends all read it through these helpers.
+// and the module attribute `dist.pipeline` (a `#dist.pipeline`) as a plain
+// struct to edit: which mesh axis is the pipeline, how many stages and
+// micro-batches, the schedule, the layers of each stage and the search's
+// prediction. The stage passes, the search, the interpreter and the
+// backends all read it through these helpers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 
 #include "loom/Analysis/Pipeline/Schedule.h"
 #include "loom/Dialect/AttributeNames.h"
+#include "loom/Dialect/Dist/IR/DistAttrs.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -48,16 +50,19 @@ struct PipelineInfo {
       ::loom::pipeline::ScheduleKind::OneFOneB;
   /// Per stage, its half-open range of layer ordinals (transformer layers
   /// in forward order); empty when not known.
-  std::vector<std::pair<int64_t, int64_t>> stageLayers;
+  std::vector<LayerRange> stageLayers;
+  /// What the search predicted for this pipeline; null when it did not
+  /// choose it (or when the stages changed since).
+  PipelinePredictionAttr predicted;
 
-  /// The attribute: `keep`'s fields (e.g. the search's predictions) with
-  /// these fields set.
-  DictionaryAttr toAttr(MLIRContext *context,
-                        DictionaryAttr keep = nullptr) const;
+  /// The fields of `attr`.
+  static PipelineInfo get(PipelineAttr attr);
+  /// The attribute of these fields (which must satisfy its constraints).
+  PipelineAttr toAttr(MLIRContext *context) const;
 };
 
 /// Reads `dist.pipeline` of `module`: nullopt when absent; an error naming
-/// the bad field (emitted on the module) makes it a failure.
+/// the attribute (emitted on the module) when it is not a `#dist.pipeline`.
 FailureOr<std::optional<PipelineInfo>> getPipelineInfo(ModuleOp module);
 
 /// The stages whose ranks hold different values, for per-stage analyses

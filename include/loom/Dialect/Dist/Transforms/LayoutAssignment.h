@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <memory>
 #include <string>
 
 namespace mlir::loom::dist {
@@ -41,9 +42,29 @@ struct LayoutAssignmentOptions {
 LogicalResult assignLayouts(ModuleOp module,
                             const LayoutAssignmentOptions &options);
 
+/// A strategy file and a parallel config, read: the spec they give, or
+/// why they could not be read.
+struct LoadedShardingSpec {
+  /// Empty when they were read.
+  std::string error;
+  ShardingSpec spec;
+};
+
 /// Reads a strategy file and a parallel config (inline JSON when it starts
-/// with `{`, else a file path) into `spec`; either may be empty. Returns an
-/// error message, or an empty string.
+/// with `{`, else a file path); either may be empty. The passes of one
+/// compile name them by their option text, and each distinct pair of inputs
+/// (by its bytes) is parsed once per process and shared
+/// (loom/Support/ParseCache.h).
+std::shared_ptr<const LoadedShardingSpec>
+getShardingSpec(const std::string &strategyFile,
+                const std::string &parallelConfig);
+
+/// How many strategy-file / parallel-config pairs `getShardingSpec` has
+/// parsed in this process (not answered from its cache); for tests.
+size_t getNumShardingSpecParses();
+
+/// `getShardingSpec`'s spec, copied into `spec` (left as it is on an
+/// error). Returns the error message, or an empty string.
 std::string loadShardingSpec(const std::string &strategyFile,
                              const std::string &parallelConfig,
                              ShardingSpec &spec);

@@ -189,6 +189,7 @@ def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
     first `layers mod stages` stages take one layer more). No-op for one
     stage. See docs/Pipeline.md.
   }];
+  let dependentDialects = ["::mlir::loom::dist::DistDialect"];
   let options = [
     Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
            "Function to assign">,
