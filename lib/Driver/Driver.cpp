@@ -492,7 +492,7 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
   if (failed(staged))
     return failure();
   dist::ReportSinks sinks{options.reportStream, options.planJsonText};
-  bool reports = options.report || options.planJsonText;
+  bool reports = options.report || options.planJson || options.planJsonText;
 
   buildImportPipeline(pm);
   if (options.compileTo >= Phase::Autodiff)
@@ -504,6 +504,7 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
     dist::ExportPlanPassOptions exportPlan;
     exportPlan.cluster = *options.cluster;
     exportPlan.report = options.report;
+    exportPlan.planJson = options.planJson.value_or("");
     exportPlan.lowerCopy = true;
     exportPlan.strategyFile = options.strategy.value_or("");
     exportPlan.parallelConfig = getParallelConfigOption(options);
