@@ -45,7 +45,6 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -390,6 +389,7 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
 template <typename T>
 constexpr bool isAppliedPassOptions =
     std::is_same_v<T, AutodiffPassOptions> ||
+    std::is_same_v<T, SliceMicroBatchesPassOptions> ||
     std::is_same_v<T, dist::SearchStrategyPassOptions> ||
     std::is_same_v<T, dist::AssignStagesPassOptions> ||
     std::is_same_v<T, dist::PartitionPipelineOptions>;
@@ -429,13 +429,13 @@ static void applyTableOptions(const CompileOptions &options,
 #undef PASS
 }
 
-/// The autodiff pass options the flags give (the optimizer, its
-/// hyperparameters, the micro-batches).
+/// The autodiff pass options the flags give (the optimizer and its
+/// hyperparameters).
 static AutodiffPassOptions getAutodiffOptions(const CompileOptions &options) {
   AutodiffPassOptions autodiff;
   applyTableOptions(options, autodiff);
-  // The effective value, so that --dump-pass-pipeline and the step rebuilt
-  // after the search show it: torch.optim's default unless given.
+  // The effective value, so that --dump-pass-pipeline shows it:
+  // torch.optim's default unless given.
   if (!options.weightDecay)
     autodiff.weightDecay = getDefaultWeightDecay(autodiff.optimizer);
   return autodiff;
@@ -453,10 +453,21 @@ static std::string getParallelConfigOption(const CompileOptions &options) {
   return config;
 }
 
+/// The micro-batches the autodiff phase splits the step into: the count the
+/// flags or the parallel config fix (one the search chooses splits it in the
+/// sharding phase).
+static SliceMicroBatchesPassOptions
+getSlicingOptions(const CompileOptions &options) {
+  SliceMicroBatchesPassOptions slicing;
+  applyTableOptions(options, slicing);
+  return slicing;
+}
+
 /// The options of `dist-search-strategy` the flags give. Its follow-ups
 /// (DESIGN.md §4): before a partition without pipelines the limit is fitted
-/// by the liveness of the per-rank program; when the search may pipeline
-/// the step, it rebuilds the step for the micro-batches it chooses.
+/// by the liveness of the per-rank program; with `--pipeline-stages`, a plan
+/// that pipelines the step splits it into the micro-batches the search
+/// chose (loom-slice-micro-batches, run by the search pass).
 static dist::SearchStrategyPassOptions
 getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
   dist::SearchStrategyPassOptions search;
@@ -469,25 +480,6 @@ getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
   // (docs/Pipeline.md); the others are checked by liveness first.
   bool pipelined = options.pipelineStages && *options.pipelineStages != 1;
   search.fitLiveness = options.compileTo >= Phase::Partition && !pipelined;
-  if (!search.fitLiveness) {
-    // The autodiff options, as loom-autodiff reads them, so that the step
-    // can be built again for the plan's micro-batches. Written here with
-    // every digit (%.17g): MLIR prints double pass options with seven.
-    AutodiffPassOptions autodiff = getAutodiffOptions(staged);
-    auto exact = [](double value) {
-      std::string text;
-      llvm::raw_string_ostream(text) << llvm::format("%.17g", value);
-      return text;
-    };
-    search.rebuildStep =
-        llvm::formatv("optimizer={0} lr={1} beta1={2} beta2={3} eps={4} "
-                      "weight-decay={5} momentum={6} clip-norm={7}",
-                      autodiff.optimizer, exact(autodiff.lr),
-                      exact(autodiff.beta1), exact(autodiff.beta2),
-                      exact(autodiff.eps), exact(autodiff.weightDecay),
-                      exact(autodiff.momentum), exact(autodiff.clipNorm))
-            .str();
-  }
   return search;
 }
 
@@ -504,7 +496,8 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
 
   buildImportPipeline(pm);
   if (options.compileTo >= Phase::Autodiff)
-    buildAutodiffPipeline(pm, getAutodiffOptions(*staged));
+    buildAutodiffPipeline(pm, getAutodiffOptions(*staged),
+                          getSlicingOptions(*staged));
   // The search runs whenever a cluster is given; with every strategy fixed
   // by the user it only prices them.
   if (options.compileTo >= Phase::Sharding && options.cluster) {

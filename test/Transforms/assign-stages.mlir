@@ -1,5 +1,5 @@
-// RUN: loom-opt %s -loom-autodiff='micro-batches=2 optimizer=sgd' -dist-assign-stages='stages=2' 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-// RUN: loom-opt %s -loom-autodiff='micro-batches=2 optimizer=sgd' -dist-assign-stages='stages=2' 2>/dev/null | FileCheck %s
+// RUN: loom-opt %s -loom-autodiff='optimizer=sgd' -loom-slice-micro-batches='micro-batches=2' -dist-assign-stages='stages=2' 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: loom-opt %s -loom-autodiff='optimizer=sgd' -loom-slice-micro-batches='micro-batches=2' -dist-assign-stages='stages=2' 2>/dev/null | FileCheck %s
 // RUN: not loom-opt %s -loom-autodiff -dist-assign-stages='stages=3' 2>&1 >/dev/null | FileCheck %s --check-prefix=TOO-MANY
 // RUN: not loom-opt %s -loom-autodiff -dist-assign-stages='stages=2 stage-layers=1,2' 2>&1 >/dev/null | FileCheck %s --check-prefix=BAD-SPLIT
 // RUN: not loom-opt %s -loom-autodiff -dist-assign-stages='stages=2 schedule=zigzag' 2>&1 >/dev/null | FileCheck %s --check-prefix=BAD-SCHEDULE

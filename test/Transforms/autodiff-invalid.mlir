@@ -1,4 +1,4 @@
-// RUN: loom-opt %s -split-input-file -verify-diagnostics -loom-autodiff=micro-batches=3
+// RUN: loom-opt %s -split-input-file -verify-diagnostics -loom-autodiff
 
 // Backward ops have no VJP: Loom does not differentiate twice.
 func.func @forward(%w: tensor<3xf64> {loom.param = #loom.param<"w", init = zeros, decay = true>},
@@ -9,12 +9,3 @@ func.func @forward(%w: tensor<3xf64> {loom.param = #loom.param<"w", init = zeros
   return %l : tensor<f64>
 }
 
-// -----
-
-// expected-error @+1 {{does not split into 3 micro-batches}}
-func.func @forward(%w: tensor<3xf64> {loom.param = #loom.param<"w", init = zeros, decay = true>},
-                   %x: tensor<4x3xf64> {loom.name = "x"}) -> tensor<f64> {
-  %y = loom.mul %x, %w : (tensor<4x3xf64>, tensor<3xf64>) -> tensor<4x3xf64>
-  %l = loom.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<4x3xf64>) -> tensor<f64>
-  return %l : tensor<f64>
-}

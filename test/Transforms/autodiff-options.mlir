@@ -1,12 +1,22 @@
 // RUN: loom-opt %s -loom-autodiff='clip-norm=1.0' -loom-verify-train-step 2>/dev/null | FileCheck %s --check-prefix=CLIP
 // RUN: loom-opt %s -loom-autodiff-pipeline='micro-batches=2 optimizer=sgd momentum=0.9' 2>/dev/null | FileCheck %s --check-prefix=MICRO
 // RUN: loom-opt %s -loom-autodiff 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: loom-opt %s -loom-autodiff-pipeline='micro-batches=2' -dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE-MICRO
+// RUN: loom-opt %s -loom-autodiff-pipeline -dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE-ONE
 
 // RUN: loom-opt %s -loom-autodiff='optimizer=sgd' 2>&1 | FileCheck %s --check-prefix=SGD-DEFAULT
 // RUN: loom-opt %s -loom-autodiff='optimizer=sgd weight-decay=0.1' 2>/dev/null | FileCheck %s --check-prefix=SGD-WD
 // RUN: not loom-opt %s -loom-autodiff='weight-decay=-0.5' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
-// REMARK: remark: built @train_step from @forward: 2 parameters (1 with weight decay 0.01), optimizer adamw, 1 micro-batch(es), no clipping
+// REMARK: remark: built @train_step from @forward: 2 parameters (1 with weight decay 0.01), optimizer adamw, no clipping
+
+// The phase pipeline splits the step into micro-batches only when the count
+// is more than one.
+// PIPELINE-MICRO: loom-autodiff{
+// PIPELINE-MICRO-NEXT: loom-slice-micro-batches{micro-batches=2},
+// PIPELINE-MICRO-NEXT: loom-verify-train-step
+// PIPELINE-ONE: loom-autodiff{
+// PIPELINE-ONE-NEXT: loom-verify-train-step
 
 // weight-decay left at -1 is the optimizer's torch.optim default: 0 for SGD
 // (0.01 for AdamW, checked by CLIP below); a value given applies as given.
@@ -38,7 +48,8 @@
 // CLIP: loom.adamw_update {{.*}}weight_decay = 0.000000e+00 : f64}
 // CLIP: loom.add %[[STEP]], %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
 
-// Micro-batches: the batch is sliced along dim 0 (every slice up front),
+// Micro-batches (the phase pipeline's loom-slice-micro-batches): the batch
+// is sliced along dim 0 (every slice up front),
 // the forward runs per slice, the gradients add up and the losses average
 // (the loss is no mean cross-entropy). Ops carry their micro-batch and, in
 // a backward, `loom.backward`.

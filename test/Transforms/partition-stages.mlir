@@ -1,5 +1,5 @@
-// RUN: loom-opt %s -loom-autodiff='micro-batches=2 optimizer=sgd' -dist-assign-stages='stages=2 schedule=1f1b' -loom-partition-pipeline='mesh=dp=1' 2>/dev/null | FileCheck %s --check-prefixes=CHECK,ONE-F-ONE-B
-// RUN: loom-opt %s -loom-autodiff='micro-batches=2 optimizer=sgd' -dist-assign-stages='stages=2 schedule=gpipe' -loom-partition-pipeline='mesh=dp=1' 2>/dev/null | FileCheck %s --check-prefixes=CHECK,GPIPE
+// RUN: loom-opt %s -loom-autodiff='optimizer=sgd' -loom-slice-micro-batches='micro-batches=2' -dist-assign-stages='stages=2 schedule=1f1b' -loom-partition-pipeline='mesh=dp=1' 2>/dev/null | FileCheck %s --check-prefixes=CHECK,ONE-F-ONE-B
+// RUN: loom-opt %s -loom-autodiff='optimizer=sgd' -loom-slice-micro-batches='micro-batches=2' -dist-assign-stages='stages=2 schedule=gpipe' -loom-partition-pipeline='mesh=dp=1' 2>/dev/null | FileCheck %s --check-prefixes=CHECK,GPIPE
 
 // The pipeline axis becomes the mesh's major axis; stage 0 owns the tied
 // weight (it updates it) and sends it to stage 1 at the start; activations

@@ -1,5 +1,5 @@
-// RUN: loom-opt %s -loom-autodiff='optimizer=none micro-batches=2' -loom-recompute 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-// RUN: loom-opt %s -loom-autodiff='optimizer=none micro-batches=2' -loom-recompute 2>/dev/null | FileCheck %s
+// RUN: loom-opt %s -loom-autodiff='optimizer=none' -loom-slice-micro-batches='micro-batches=2' -loom-recompute 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: loom-opt %s -loom-autodiff='optimizer=none' -loom-slice-micro-batches='micro-batches=2' -loom-recompute 2>/dev/null | FileCheck %s
 
 // With two micro-batches each forward clone is its own layer instance: each
 // is recomputed before its own micro-batch's backward, from its own slice.

@@ -191,7 +191,8 @@ def test_bad_pipeline_options(tmp_path, flags, message):
 @pytest.mark.parametrize("stages", ["0", "2"])
 def test_searched_pipeline_equals_single_device(model, stages):
     """`--pipeline-stages 0` lets the search choose the stages and the
-    micro-batches (autodiff runs again with the chosen count); a fixed count
+    micro-batches (the search splits the step into the chosen count with
+    loom-slice-micro-batches); a fixed count
     lets it choose the layers per stage. Either way the step is the
     single-device step, and `--timeline` draws the predicted schedule."""
     import json

@@ -34,8 +34,10 @@
 //    (its strategy, its cost and the runner-up's given its neighbours).
 // 5. Follow-ups the options ask for (end of file): `fit-liveness` runs
 //    steps 1-4 on copies, partitions them and measures their liveness to
-//    fit the memory limit; `rebuild-step` rebuilds @train_step for the
-//    micro-batches a pipelined plan chose and searches it again.
+//    fit the memory limit; otherwise, when a pipelined plan chose another
+//    micro-batch count than @train_step's one, loom-slice-micro-batches
+//    splits the step as it was before the search into that count, and it
+//    is searched again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +59,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -69,7 +72,6 @@ using ::mlir::loom::kClusterAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kMemoryAttrName;
 using ::mlir::loom::kMemoryFitAttrName;
-using ::mlir::loom::kMicroBatchAttrName;
 using ::mlir::loom::kPlanAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
@@ -159,10 +161,16 @@ private:
   void explainNodes(const Plan &plan);
   /// `fit-liveness`: the search under a limit fitted by liveness.
   LogicalResult searchFittingLiveness();
-  /// `rebuild-step`: the step rebuilt for the plan's micro-batches.
-  LogicalResult rebuildForMicroBatches();
+  /// The step `unsplit` (@train_step before the search) split into the
+  /// plan's micro-batches and searched again, when they differ from the
+  /// step's.
+  LogicalResult splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit);
   /// A fresh search pass with these options, the follow-ups off.
   std::unique_ptr<SearchStrategyPass> cloneSearch() const;
+
+  /// Whether the step may be split for the plan's micro-batches (off in
+  /// the searches the follow-ups run themselves).
+  bool splitStep = true;
 };
 } // namespace
 
@@ -289,6 +297,19 @@ LogicalResult SearchStrategyPass::search() {
   int64_t fixedMicro = microBatches > 0 ? int64_t(microBatches)
                        : sharding.microBatches > 1 ? sharding.microBatches
                                                    : 0;
+  // A step split into micro-batches already (loom-slice-micro-batches) is
+  // priced as it is: it cannot be split again.
+  if (int64_t split = getMicroBatchCount(func);
+      split > 1 && fixedStages != 1) {
+    if (fixedMicro > 0 && fixedMicro != split) {
+      func.emitError() << "micro-batches = " << fixedMicro << " disagrees "
+                       << "with @" << func.getSymName()
+                       << ", which is split into " << split
+                       << " micro-batches already";
+      return failure();
+    }
+    fixedMicro = split;
+  }
   SmallVector<MeshOp> meshOps(module.getOps<MeshOp>());
   if (meshOps.size() > 1) {
     meshOps[1].emitOpError() << "is a second mesh; the search expects one";
@@ -875,13 +896,23 @@ LogicalResult SearchStrategyPass::search() {
 }
 
 //===----------------------------------------------------------------------===//
-// Follow-ups: fitting the limit by liveness, rebuilding for micro-batches
+// Follow-ups: fitting the limit by liveness, splitting into micro-batches
 //===----------------------------------------------------------------------===//
 
 void SearchStrategyPass::runOnOperation() {
+  // A pipelined plan may split the step into micro-batches: keep the
+  // one-micro-batch step as it is before the search writes its strategies
+  // (which the search again would take as the user's). Not under
+  // `fit-liveness`: its trials measured the step as it is.
+  OwningOpRef<func::FuncOp> unsplit;
+  auto step = getOperation().lookupSymbol<func::FuncOp>("train_step");
+  if (splitStep && !fitLiveness && pipelineStages != 1 && step &&
+      !step.isExternal() && getStepCounterIndex(step) &&
+      getMicroBatchCount(step) == 1)
+    unsplit = step.clone();
   if (fitLiveness ? failed(searchFittingLiveness()) : failed(search()))
     return signalPassFailure();
-  if (!rebuildStep.empty() && failed(rebuildForMicroBatches()))
+  if (unsplit && failed(splitForMicroBatches(std::move(unsplit))))
     return signalPassFailure();
 }
 
@@ -889,7 +920,7 @@ std::unique_ptr<SearchStrategyPass> SearchStrategyPass::cloneSearch() const {
   auto pass = std::make_unique<SearchStrategyPass>();
   pass->copyOptionValuesFrom(this);
   pass->fitLiveness = false;
-  pass->rebuildStep = "";
+  pass->splitStep = false;
   return pass;
 }
 
@@ -1000,23 +1031,13 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
   return success();
 }
 
-/// The number of micro-batches @train_step was built with: autodiff tags
-/// each op of a micro-batch with `loom.micro_batch` when there are several.
-static int64_t getStepMicroBatches(func::FuncOp step) {
-  int64_t count = 1;
-  step.walk([&](Operation *op) {
-    if (auto m = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName))
-      count = std::max(count, m.getInt() + 1);
-  });
-  return count;
-}
-
-/// A plan that pipelines the step prices M micro-batches; when the step was
-/// built with another count, it is built again from @forward with M (the
-/// autodiff options `rebuild-step` gives) and searched again under the
-/// chosen stages and micro-batches, so that every op of the new step has
-/// its strategy.
-LogicalResult SearchStrategyPass::rebuildForMicroBatches() {
+/// A plan that pipelines the step prices M micro-batches; when the step has
+/// another count (one: the search chose M), the step as it was before the
+/// search (`unsplit`) takes its place, loom-slice-micro-batches splits it
+/// into M, and it is searched again under the chosen stages and
+/// micro-batches, so that every op of the new step has its strategy.
+LogicalResult
+SearchStrategyPass::splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit) {
   ModuleOp module = getOperation();
   FailureOr<std::optional<PipelineInfo>> plan = getPipelineInfo(module);
   if (failed(plan))
@@ -1024,23 +1045,16 @@ LogicalResult SearchStrategyPass::rebuildForMicroBatches() {
   if (!*plan || (*plan)->stages <= 1)
     return success();
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  if (!step)
-    return success();
   int64_t micro = (*plan)->microBatches;
-  if (micro == getStepMicroBatches(step))
+  if (micro == getMicroBatchCount(step))
     return success();
+  module.getBody()->getOperations().insert(step->getIterator(),
+                                           unsplit.release());
   step.erase();
   OpPassManager pm(ModuleOp::getOperationName());
-  std::unique_ptr<Pass> autodiff = createAutodiffPass();
-  auto reportOption = [&](const Twine &message) {
-    return module.emitError() << "dist-search-strategy: rebuild-step: "
-                              << message;
-  };
-  if (failed(autodiff->initializeOptions(rebuildStep, reportOption)) ||
-      failed(autodiff->initializeOptions(
-          "micro-batches=" + std::to_string(micro), reportOption)))
-    return failure();
-  pm.addPass(std::move(autodiff));
+  SliceMicroBatchesPassOptions slicing;
+  slicing.microBatches = micro;
+  pm.addPass(createSliceMicroBatchesPass(slicing));
   pm.addPass(createVerifyTrainStepPass());
   std::unique_ptr<SearchStrategyPass> search = cloneSearch();
   search->pipelineStages = (*plan)->stages;

@@ -10,18 +10,21 @@
 //   1. classify `@forward`'s arguments: `#loom.param` arguments are trained,
 //      the others are the batch; lay out the signature
 //      (params..., states..., step, batch...);
-//   2. per micro-batch, slice the batch along dim 0 and clone `@forward`'s
-//      body, tagging each clone with `loom.fwd = <op index in @forward>`;
-//   3. reverse mode over the clone: seed d(loss) = 1 / micro-batches, visit
+//   2. clone `@forward`'s body onto the arguments, tagging each op with
+//      `loom.fwd = <op index in @forward>`;
+//   3. reverse mode over the clone (ReverseMode.h): seed d(loss) = 1, visit
 //      the ops backwards, call each active op's VJP on its result gradients
-//      and sum the gradients of values with several uses (parameters
-//      accumulate across micro-batches the same way); ops a VJP builds get
-//      the forward op's `loom.fwd`;
-//   4. average the micro-batch losses; clip the gradients by their global
-//      L2 norm (optional);
+//      and sum the gradients of values with several uses; a parameter's
+//      gradient is kept in parts, one per forward op that reads it; ops a
+//      VJP builds get the forward op's `loom.fwd`;
+//   4. sum each parameter's parts; clip the gradients by their global L2
+//      norm (optional);
 //   5. build one optimizer update per parameter and `step + 1`, return
 //      everything with `loom.name` result attributes;
 //   6. erase ops whose results are unused.
+//
+// The step is built for one micro-batch; loom-slice-micro-batches splits it
+// into more (gradient accumulation, pipelines).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,22 +32,19 @@
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Loom/IR/Vjp.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/ReverseMode.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
-#include <map>
 
-using ::mlir::loom::kBackwardAttrName;
 using ::mlir::loom::kFwdAttrName;
-using ::mlir::loom::kMicroBatchAttrName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
 
@@ -61,166 +61,12 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
-
-/// Tags every op after `after` (or from the start of `block`) that has no
-/// `loom.fwd` yet with `id`.
-void tagOpsAfter(Block &block, Operation *after, int64_t id) {
-  auto it = after ? std::next(after->getIterator()) : block.begin();
-  Builder builder(block.getParent()->getContext());
-  for (Operation &op : llvm::make_range(it, block.end()))
-    if (!op.hasAttr(kFwdAttrName))
-      op.setAttr(kFwdAttrName, builder.getI64IntegerAttr(id));
-}
-
-/// Marks every op after `after` (or from the start of `block`) as part of
-/// micro-batch `m` (`loom.micro_batch`), and of its backward when
-/// `backward` (`loom.backward`): the pipeline's scheduler groups ops into
-/// units by these (docs/Pipeline.md). Operand-free ops (constants) belong
-/// to no unit.
-void tagMicroBatch(Block &block, Operation *after, int64_t m, bool backward) {
-  auto it = after ? std::next(after->getIterator()) : block.begin();
-  Builder builder(block.getParent()->getContext());
-  for (Operation &op : llvm::make_range(it, block.end())) {
-    if (op.getNumOperands() == 0)
-      continue;
-    op.setAttr(kMicroBatchAttrName, builder.getI64IntegerAttr(m));
-    if (backward)
-      op.setAttr(kBackwardAttrName, builder.getUnitAttr());
-  }
-}
-
-/// Re-derives the result types of `op` after its operands were replaced by
-/// micro-batch slices: by type inference where the op has it, by the
-/// operand's shape for casts, and by scaling dim 0 for reshapes (which keep
-/// the batch dim leading, as every model builder's reshapes do).
-LogicalResult retypeForMicroBatch(Operation *op) {
-  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
-    SmallVector<Type> types;
-    if (failed(infer.inferReturnTypes(
-            op->getContext(), op->getLoc(), op->getOperands(),
-            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
-            op->getRegions(), types)))
-      return failure();
-    for (auto [result, type] : llvm::zip(op->getResults(), types))
-      result.setType(type);
-    return success();
-  }
-  if (auto castOp = dyn_cast<CastOp>(op)) {
-    auto in = cast<RankedTensorType>(castOp.getInput().getType());
-    castOp.getResult().setType(RankedTensorType::get(
-        in.getShape(), castOp.getResult().getType().getElementType()));
-    return success();
-  }
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    auto in = cast<RankedTensorType>(reshape.getInput().getType());
-    auto out = cast<RankedTensorType>(reshape.getResult().getType());
-    if (in.getNumElements() == out.getNumElements())
-      return success();
-    SmallVector<int64_t> shape(out.getShape());
-    if (shape.empty() || (shape[0] * in.getNumElements()) % out.getNumElements())
-      return op->emitOpError("cannot split this reshape into micro-batches");
-    shape[0] = shape[0] * in.getNumElements() / out.getNumElements();
-    reshape.getResult().setType(
-        RankedTensorType::get(shape, out.getElementType()));
-    return success();
-  }
-  return success();
-}
-
 struct AutodiffPass : public loom::impl::AutodiffPassBase<AutodiffPass> {
   using Base::Base;
 
   void runOnOperation() override;
-
-private:
-  /// Adds `grad` to the gradient of `value`, building the sum with `id`.
-  /// A parameter's gradient is accumulated per forward op that reads it
-  /// (across micro-batches too) and the parts are summed once, after the
-  /// last micro-batch: a tied embedding's head part then stays with the
-  /// head (its pipeline stage) until that one final sum.
-  void accumulate(OpBuilder &builder, Location loc, Value value, Value grad,
-                  int64_t id) {
-    auto &slot = isa<BlockArgument>(value) ? paramParts[value][id]
-                                           : grads[value];
-    if (!slot) {
-      slot = grad;
-      return;
-    }
-    Operation *sum = AddOp::create(builder, loc, slot, grad);
-    sum->setAttr(kFwdAttrName, builder.getI64IntegerAttr(id));
-    slot = sum->getResult(0);
-  }
-
-  /// The gradient of parameter `param` (null if none reaches it): its parts
-  /// summed in forward order, the sums attributed to `owner`.
-  Value getParamGrad(OpBuilder &builder, Location loc, Value param,
-                     int64_t owner) {
-    auto it = paramParts.find(param);
-    if (it == paramParts.end())
-      return Value();
-    Value total;
-    for (auto &[id, part] : it->second) {
-      if (!total) {
-        total = part;
-        continue;
-      }
-      Operation *sum = AddOp::create(builder, loc, total, part);
-      sum->setAttr(kFwdAttrName, builder.getI64IntegerAttr(owner));
-      total = sum->getResult(0);
-    }
-    return total;
-  }
-
-  /// Reverse mode over the ops of one clone (in forward order), from `loss`.
-  LogicalResult backward(OpBuilder &builder, ArrayRef<Operation *> ops,
-                         Value loss, Value seed,
-                         const llvm::DenseSet<Value> &params);
-
-  llvm::DenseMap<Value, Value> grads;
-  /// Per parameter, its gradient's parts by the `loom.fwd` id of the
-  /// forward op they differentiate, in id order.
-  llvm::DenseMap<Value, std::map<int64_t, Value>> paramParts;
 };
-
 } // namespace
-
-LogicalResult AutodiffPass::backward(OpBuilder &builder,
-                                     ArrayRef<Operation *> ops, Value loss,
-                                     Value seed,
-                                     const llvm::DenseSet<Value> &params) {
-  // Active values depend on a parameter; only their gradients are needed.
-  llvm::DenseSet<Value> active(params.begin(), params.end());
-  for (Operation *op : ops)
-    if (llvm::any_of(op->getOperands(),
-                     [&](Value v) { return active.contains(v); }))
-      active.insert(op->result_begin(), op->result_end());
-
-  grads[loss] = seed;
-  Block &block = *builder.getInsertionBlock();
-  for (Operation *op : llvm::reverse(ops)) {
-    if (!llvm::any_of(op->getOperands(),
-                      [&](Value v) { return active.contains(v); }))
-      continue;
-    SmallVector<Value> resultGrads;
-    for (Value result : op->getResults())
-      resultGrads.push_back(grads.lookup(result));
-    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
-      continue;
-    auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
-    if (!differentiable)
-      return op->emitOpError("has no VJP, but a gradient flows through it");
-    int64_t id = cast<IntegerAttr>(op->getAttr(kFwdAttrName)).getInt();
-    Operation *last = block.empty() ? nullptr : &block.back();
-    SmallVector<Value> operandGrads;
-    if (failed(differentiable.buildVjp(builder, resultGrads, operandGrads)))
-      return failure();
-    tagOpsAfter(block, last, id);
-    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
-      if (grad && active.contains(operand))
-        accumulate(builder, op->getLoc(), operand, grad, id);
-  }
-  return success();
-}
 
 /// `value` as printf's %g writes it (`0.01`, `0`, `1e-05`).
 static std::string formatShortest(double value) {
@@ -259,10 +105,6 @@ void AutodiffPass::runOnOperation() {
     module.emitError("loom-autodiff: weight-decay must be finite and >= 0 "
                      "(or -1, the optimizer's default), got ")
         << weightDecay.getValue();
-    return signalPassFailure();
-  }
-  if (microBatches < 1) {
-    module.emitError("loom-autodiff: micro-batches must be >= 1");
     return signalPassFailure();
   }
   // A non-finite hyper-parameter becomes a constant of the step and turns
@@ -372,139 +214,32 @@ void AutodiffPass::runOnOperation() {
   Type lossType = ret.getOperand(0).getType();
   Type lossElement = cast<RankedTensorType>(lossType).getElementType();
 
-  // 2. The micro-batches' slices of the batch, all up front: the global
-  // token count below needs every micro-batch's labels before the first
-  // backward.
-  // Every batch argument splits into the micro-batches (so their count is
-  // at most the batch size) before anything is sized by that count.
-  if (microBatches > 1) {
-    if (batchArgs.empty()) {
-      forward.emitError("loom-autodiff: ")
-          << static_cast<int64_t>(microBatches)
-          << " micro-batches need a batch argument to split, and @"
-          << entryName << " has none";
-      return signalPassFailure();
-    }
-    for (auto [k, i] : llvm::enumerate(batchArgs)) {
-      auto type =
-          cast<RankedTensorType>(entry->getArgument(batchStart + k).getType());
-      if (type.getRank() == 0 || type.getShape()[0] % microBatches != 0) {
-        forward.emitError("loom-autodiff: batch argument #")
-            << i << " of type " << type << " does not split into "
-            << static_cast<int64_t>(microBatches)
-            << " micro-batches along dim 0";
-        return signalPassFailure();
-      }
-    }
+  // 2. The forward, on the batch arguments themselves (one micro-batch:
+  // loom-slice-micro-batches splits the step into more).
+  IRMapping mapping;
+  for (auto [k, i] : llvm::enumerate(paramArgs))
+    mapping.map(forward.getArgument(i), params[k]);
+  for (auto [k, i] : llvm::enumerate(batchArgs))
+    mapping.map(forward.getArgument(i), entry->getArgument(batchStart + k));
+  SmallVector<Operation *> clones;
+  for (Operation &op : body.without_terminator()) {
+    Operation *clone = builder.clone(op, mapping);
+    clone->setAttr(kFwdAttrName, b.getI64IntegerAttr(ids.lookup(&op)));
+    clones.push_back(clone);
   }
-  SmallVector<SmallVector<Value>> batchSlices(microBatches);
-  for (int64_t m = 0; m < microBatches; ++m) {
-    Operation *before = entry->empty() ? nullptr : &entry->back();
-    for (auto [k, i] : llvm::enumerate(batchArgs)) {
-      Value arg = entry->getArgument(batchStart + k);
-      if (microBatches > 1) {
-        auto type = cast<RankedTensorType>(arg.getType());
-        int64_t rows = type.getShape()[0] / microBatches;
-        SmallVector<int64_t> starts(type.getRank(), 0),
-            limits(type.getShape()), strides(type.getRank(), 1);
-        starts[0] = m * rows;
-        limits[0] = (m + 1) * rows;
-        Operation *slice = SliceOp::create(builder, loc, arg, starts, limits,
-                                           strides);
-        // The split belongs to the first op that reads the input.
-        int64_t owner = lossId;
-        for (Operation &op : body.without_terminator())
-          if (llvm::is_contained(op.getOperands(), forward.getArgument(i))) {
-            owner = ids.lookup(&op);
-            break;
-          }
-        arg = tagged(slice, owner);
-      }
-      batchSlices[m].push_back(arg);
-    }
-    tagMicroBatch(*entry, before, m, /*backward=*/false);
-  }
+  Value loss = mapping.lookupOrDefault(ret.getOperand(0));
 
-  // With micro-batches, a mean cross-entropy loss is normalized by the
-  // labelled positions of the whole batch, not per micro-batch: each
-  // micro-batch sums its losses, the seed of every backward is 1 / count,
-  // so the step equals the full-batch step whatever labels are ignored
-  // (Megatron's per-token loss). Other losses are averaged over the
-  // micro-batches.
-  auto lossOp = ret.getOperand(0).getDefiningOp<CrossEntropyOp>();
-  Value inverseCount;
-  if (microBatches > 1 && lossOp && !lossOp.getSum() && !lossOp.getOffset()) {
-    auto labelsArg = dyn_cast<BlockArgument>(lossOp.getLabels());
-    auto batchPos =
-        labelsArg ? llvm::find(batchArgs, labelsArg.getArgNumber())
-                  : batchArgs.end();
-    if (batchPos != batchArgs.end()) {
-      size_t k = batchPos - batchArgs.begin();
-      Value count;
-      for (int64_t m = 0; m < microBatches; ++m) {
-        Value part = tagged(
-            LabelCountOp::create(builder, loc, lossType, batchSlices[m][k],
-                                 lossOp.getIgnoreIndexAttr()),
-            lossId);
-        count = count ? tagged(AddOp::create(builder, loc, count, part), lossId)
-                      : part;
-      }
-      inverseCount = tagged(
-          DivOp::create(builder, loc, buildSplat(builder, loc, lossElement, 1.0),
-                        count),
-          lossId);
-    }
-  }
+  // 3. Reverse mode, seeded with d(loss) = 1.
+  ReverseMode reverse(paramSet);
+  if (failed(reverse.backward(builder, clones, loss,
+                              buildSplat(builder, loc, lossElement, 1.0))))
+    return signalPassFailure();
 
-  // 3. Forward and backward per micro-batch.
-  SmallVector<Value> losses;
-  for (int64_t m = 0; m < microBatches; ++m) {
-    IRMapping mapping;
-    for (auto [k, i] : llvm::enumerate(paramArgs))
-      mapping.map(forward.getArgument(i), params[k]);
-    for (auto [k, i] : llvm::enumerate(batchArgs))
-      mapping.map(forward.getArgument(i), batchSlices[m][k]);
-    Operation *before = entry->empty() ? nullptr : &entry->back();
-    SmallVector<Operation *> clones;
-    for (Operation &op : body.without_terminator()) {
-      Operation *clone = builder.clone(op, mapping);
-      if (microBatches > 1 && failed(retypeForMicroBatch(clone)))
-        return signalPassFailure();
-      clone->setAttr(kFwdAttrName, b.getI64IntegerAttr(ids.lookup(&op)));
-      clones.push_back(clone);
-    }
-    Value loss = mapping.lookupOrDefault(ret.getOperand(0));
-    if (inverseCount)
-      cast<CrossEntropyOp>(loss.getDefiningOp()).setSum(true);
-    losses.push_back(loss);
-    if (microBatches > 1)
-      tagMicroBatch(*entry, before, m, /*backward=*/false);
-    before = entry->empty() ? nullptr : &entry->back();
-    Value seed = inverseCount
-                     ? inverseCount
-                     : buildSplat(builder, loc, lossElement,
-                                  1.0 / static_cast<double>(microBatches));
-    if (failed(backward(builder, clones, loss, seed, paramSet)))
-      return signalPassFailure();
-    if (microBatches > 1)
-      tagMicroBatch(*entry, before, m, /*backward=*/true);
-  }
-
-  // 4. The loss (summed and divided by the count, or the mean of the
-  // micro-batches' losses), then clipping.
-  Value loss = losses.front();
-  for (Value other : llvm::drop_begin(losses))
-    loss = tagged(AddOp::create(builder, loc, loss, other), lossId);
-  if (inverseCount)
-    loss = tagged(MulOp::create(builder, loc, loss, inverseCount), lossId);
-  else if (microBatches > 1)
-    loss = tagged(ScaleOp::create(builder, loc, loss,
-                                  llvm::APFloat(1.0 / microBatches)),
-                  lossId);
-
+  // 4. Each parameter's gradient, then clipping.
   SmallVector<Value> paramGrads;
   for (auto [k, param] : llvm::enumerate(params))
-    paramGrads.push_back(getParamGrad(builder, loc, param, owners[k]));
+    paramGrads.push_back(
+        reverse.buildParamGrad(builder, loc, param, owners[k]));
   if (clipNorm > 0.0) {
     // clip_grad_norm_: norm = sqrt(sum of squares of every gradient),
     // coef = max_norm / (norm + 1e-6), grads *= min(coef, 1), the min
@@ -635,17 +370,17 @@ void AutodiffPass::runOnOperation() {
   trainStep.setAllResultAttrs(resultAttrs);
 
   // 6. Dead ops (forward values no gradient needed, unused VJP pieces).
+  [[maybe_unused]] int64_t erased = 0;
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
-    if (isOpTriviallyDead(&op))
+    if (isOpTriviallyDead(&op)) {
       op.erase();
-  grads.clear();
-  paramParts.clear();
+      ++erased;
+    }
 
   mlir::emitRemark(forward.getLoc(), "built @train_step from @")
       << entryName << ": " << params.size() << " parameters (" << decayed
       << " with weight decay " << formatShortest(decayRate)
       << "), optimizer " << optimizer << ", "
-      << static_cast<int64_t>(microBatches) << " micro-batch(es), "
       << (clipNorm > 0.0 ? "clipped to global norm " : "no clipping")
       << (clipNorm > 0.0 ? std::to_string(clipNorm.getValue()) : std::string());
   LLVM_DEBUG(llvm::dbgs() << "loom-autodiff: erased " << erased

@@ -23,16 +23,22 @@ void mlir::loom::buildImportPipeline(OpPassManager &pm) {
   pm.addPass(createVerifyImportPass());
 }
 
-void mlir::loom::buildAutodiffPipeline(OpPassManager &pm,
-                                       const AutodiffPassOptions &options) {
+void mlir::loom::buildAutodiffPipeline(
+    OpPassManager &pm, const AutodiffPassOptions &options,
+    const SliceMicroBatchesPassOptions &slicing) {
   // Reverse mode and the optimizer in one pass (the forward op ids it
   // records must survive), then the contract the search relies on.
   pm.addPass(createAutodiffPass(options));
+  // A micro-batch count the user fixed splits the step now (gradient
+  // accumulation, a fixed pipeline); one the search chooses, later.
+  if (slicing.microBatches != 1)
+    pm.addPass(createSliceMicroBatchesPass(slicing));
   pm.addPass(createVerifyTrainStepPass());
 }
 
 namespace {
-/// The options of `loom-autodiff-pipeline`, those of `loom-autodiff`.
+/// The options of `loom-autodiff-pipeline`: those of `loom-autodiff` and
+/// `loom-slice-micro-batches`.
 struct AutodiffPipelineOptions
     : public PassPipelineOptions<AutodiffPipelineOptions> {
   Option<std::string> optimizer{*this, "optimizer",
@@ -69,7 +75,8 @@ void mlir::loom::registerLoomPipelines() {
         passOptions.weightDecay = options.weightDecay;
         passOptions.momentum = options.momentum;
         passOptions.clipNorm = options.clipNorm;
-        passOptions.microBatches = options.microBatches;
-        buildAutodiffPipeline(pm, passOptions);
+        SliceMicroBatchesPassOptions slicing;
+        slicing.microBatches = options.microBatches;
+        buildAutodiffPipeline(pm, passOptions, slicing);
       });
 }

@@ -35,8 +35,14 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
     (`pipeline-stages`), the outer loop also runs over pp x dp x tp and
     micro-batch counts; a stage-assignment DP splits the layers into
     stages under the memory limit and a plan with S > 1 stages writes the
-    module attribute `dist.pipeline` (docs/Pipeline.md). `dist-insert-reshards`
-    then keeps those strategies and makes followers follow.
+    module attribute `dist.pipeline` (docs/Pipeline.md). When that plan
+    chose another micro-batch count than the one-micro-batch `@train_step`
+    `loom-autodiff` built, the step as it was before the search is split by
+    `loom-slice-micro-batches` and searched again under the chosen stages
+    and count (not under `fit-liveness`, whose trials measured the step as
+    it is); a step split already is priced with its own count.
+    `dist-insert-reshards` then keeps those strategies and makes followers
+    follow.
     See docs/Search.md.
   }];
   let dependentDialects = ["::mlir::loom::dist::DistDialect"];
@@ -77,11 +83,6 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "yields (the partition pipeline run on a copy) and search again "
            "under a scaled limit while it does not fit, a few rounds at "
            "most; records the rounds in `dist.memory_fit`">,
-    Option<"rebuildStep", "rebuild-step", "std::string", /*default=*/"\"\"",
-           "Options of `loom-autodiff` that built @train_step: when the "
-           "plan pipelines the step with another micro-batch count, the step "
-           "is built again from @forward with that count and searched "
-           "under the chosen stages (empty: the step is kept)">,
   ];
 }
 

@@ -17,6 +17,8 @@
 #include "loom/Dialect/ExactDouble.h"
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
+
 namespace mlir {
 class OpPassManager;
 namespace loom {
@@ -33,14 +35,24 @@ namespace loom {
 /// test/python/test_optimizer_defaults.py reads them from torch.optim.
 double getDefaultWeightDecay(llvm::StringRef optimizer);
 
+/// The number of micro-batches `step` is split into: one more than the
+/// largest `loom.micro_batch` of its ops, 1 when none has one.
+int64_t getMicroBatchCount(func::FuncOp step);
+
+/// The index of `step`'s step counter, the rank-0 i64 argument named
+/// `step` that every step loom-autodiff builds has (none: not such a step).
+std::optional<unsigned> getStepCounterIndex(func::FuncOp step);
+
 /// Builds the import phase: checks a freshly imported module against the
 /// contract the later phases rely on.
 void buildImportPipeline(OpPassManager &pm);
 
-/// The autodiff phase: loom-autodiff with `options`, then
+/// The autodiff phase: loom-autodiff with `options`, then, unless `slicing`
+/// asks for one micro-batch, loom-slice-micro-batches, then
 /// loom-verify-train-step.
 void buildAutodiffPipeline(OpPassManager &pm,
-                           const AutodiffPassOptions &options = {});
+                           const AutodiffPassOptions &options = {},
+                           const SliceMicroBatchesPassOptions &slicing = {});
 
 /// Registers `loom-import-pipeline` with the global pass registry.
 void registerLoomPipelines();

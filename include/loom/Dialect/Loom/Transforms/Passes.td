@@ -44,20 +44,20 @@ def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
     @train_step(params..., states..., step, batch...)
         -> (loss, new params..., new states..., step + 1)
     ```
-    1. clone `@forward`'s body once per micro-batch (batch arguments sliced
-       along dim 0 when `micro-batches` > 1), tagging every cloned op with
-       `loom.fwd = <index of the op in @forward>`;
-    2. run reverse mode over each straight-line clone, seeding the loss with
-       `1 / micro-batches`, calling each op's `DifferentiableOpInterface`
-       VJP and summing the gradients of values used several times (tied
-       weights, residuals, parameters across micro-batches); every op a VJP
-       builds carries its forward op's `loom.fwd`;
+    1. clone `@forward`'s body onto the step's arguments, tagging every
+       cloned op with `loom.fwd = <index of the op in @forward>`;
+    2. run reverse mode over the straight-line clone, seeding the loss with
+       1, calling each op's `DifferentiableOpInterface` VJP and summing the
+       gradients of values used several times (tied weights, residuals);
+       every op a VJP builds carries its forward op's `loom.fwd`;
     3. optionally clip all gradients together by their global L2 norm as
        `torch.nn.utils.clip_grad_norm_`;
     4. update each parameter with `loom.adamw_update` (weight decay only
        where its `#loom.param` sets `decay`) or `loom.sgd_update`, tagged
        with the `loom.fwd` of the first forward op that uses the parameter;
     5. remove dead ops.
+    The step processes the whole batch as one micro-batch;
+    `loom-slice-micro-batches` splits it into several.
     Names: parameters keep `#loom.param`; states are `loom.name`d
     `<param>.exp_avg`, `<param>.exp_avg_sq` (AdamW) or
     `<param>.momentum_buffer` (SGD with momentum); the step counter is a
@@ -85,6 +85,50 @@ def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
            "SGD momentum (0: no momentum buffer)">,
     Option<"clipNorm", "clip-norm", "::mlir::loom::ExactDouble", /*default=*/"0.0",
            "Clip the global L2 norm of the gradients to this (0: off)">,
+  ];
+}
+
+def SliceMicroBatchesPass
+    : Pass<"loom-slice-micro-batches", "::mlir::ModuleOp"> {
+  let summary = "Split @train_step into micro-batches (gradient accumulation)";
+  let description = [{
+    Turns the one-micro-batch `@train_step` that `loom-autodiff` builds into
+    the step of `micro-batches` micro-batches, computing the same update
+    (up to rounding): the autodiff phase runs it when the user fixes the
+    count, `dist-search-strategy` when a pipelined plan chooses one.
+    1. find the step's three parts: the forward (the ops up to the loss's),
+       the tail (from the last op that defines a part of a parameter's
+       gradient on: the sums of each parameter's parts, the clipping, the
+       optimizer updates, `step + 1`) and the backward between them. Each
+       parameter's gradient is found from the tail (the `grad` operand of
+       its update, or its `<param>.grad` result, under the clipping's
+       factor) as the sum of as many parts as reverse mode gives it;
+    2. slice every batch argument (those after `step`) along dim 0 into
+       equal micro-batches, tagged with the `loom.fwd` of the first forward
+       op that reads it;
+    3. when the loss is a mean `loom.cross_entropy` of a batch argument's
+       labels, count the labelled positions of the whole batch
+       (`loom.label_count` per micro-batch, summed) and normalize every
+       micro-batch's summed loss by that count (Megatron's per-token loss),
+       so that the step equals the whole batch's whatever labels are
+       ignored; other losses are averaged over the micro-batches;
+    4. per micro-batch, clone the forward onto the slices and re-derive its
+       result types, then rebuild the backward by reverse mode from the
+       ops' VJPs (which build shapes and constants from the micro-batch's
+       types), seeded with `1 / count` or `1 / micro-batches`; each
+       parameter's gradient parts accumulate across the micro-batches. The
+       forward ops are tagged `loom.micro_batch = m`, the backward ops also
+       `loom.backward` (the pipeline's scheduling units);
+    5. the loss of the step: the micro-batches' losses summed and
+       normalized;
+    6. clone the tail onto the accumulated parts and the new loss, erase
+       the one-micro-batch step's ops, and remove dead ops.
+    Fails unless every batch argument splits evenly; `micro-batches` equal
+    to the step's count leaves it as it is, and a step split already into
+    another count is an error. See docs/Autodiff.md.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
            "Split the batch along dim 0 into this many micro-batches">,
   ];

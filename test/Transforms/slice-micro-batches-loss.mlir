@@ -1,4 +1,4 @@
-// RUN: loom-opt %s -loom-autodiff='micro-batches=2 optimizer=sgd' -loom-verify-train-step 2>/dev/null | FileCheck %s
+// RUN: loom-opt %s -loom-autodiff='optimizer=sgd' -loom-slice-micro-batches='micro-batches=2' -loom-verify-train-step 2>/dev/null | FileCheck %s
 
 // With micro-batches a mean cross-entropy is normalized by the labelled
 // positions of the whole batch: every micro-batch's labels are counted up
