@@ -25,6 +25,8 @@
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Runtime/Host/Elementwise.h"
 #include "loom/Runtime/Host/Shape.h"
 #include "loom/Support/InputLimits.h"
 
@@ -502,6 +504,15 @@ static bool isGroupCollective(Operation *op) {
       op);
 }
 
+bool isRoundedToLowPrecision(Value result) {
+  Type element = getElementTypeOrSelf(result.getType());
+  if (!element.isBF16() && !element.isF16())
+    return false;
+  Operation *op = result.getDefiningOp();
+  return op && isa_and_nonnull<LoomDialect>(op->getDialect()) &&
+         !isa<CastOp, ReshapeOp>(op);
+}
+
 /// The value of an `arith.constant` in the run's storage.
 static std::optional<std::string>
 constantValue(arith::ConstantOp op, StorageKind floatKind, HostTensor &out) {
@@ -668,6 +679,22 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
              "` has no interpreter kernel yet";
     if (auto error = (*kernel)(op, ctx))
       return at(r, op) + *error;
+    // A bf16 or f16 result: computed in the run's float type, then rounded
+    // once to its own.
+    for (Value result : op->getResults()) {
+      if (!isRoundedToLowPrecision(result))
+        continue;
+      // A fresh tensor: only loom.reshape shares its operand's storage.
+      HostTensor out = ctx.get(result);
+      host::CastTarget target = getElementTypeOrSelf(result.getType()).isBF16()
+                                    ? host::CastTarget::BF16
+                                    : host::CastTarget::F16;
+      dispatchFloat(out.getKind(), [&](auto zero) {
+        using T = decltype(zero);
+        host::roundToPrecision<T>(out.mutableData<T>(), out.getNumElements(),
+                                  target);
+      });
+    }
     ++state.pc;
     return std::nullopt;
   }

@@ -197,6 +197,16 @@ void cast(const From *in, int64_t count, CastTarget target, To *out) {
   }
 }
 
+template <typename T>
+void roundToPrecision(T *data, int64_t count, CastTarget target) {
+  if (target == CastTarget::BF16)
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = static_cast<T>(roundToBF16(static_cast<float>(data[i])));
+  else if (target == CastTarget::F16)
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = static_cast<T>(roundToF16(static_cast<float>(data[i])));
+}
+
 #define LOOM_INSTANTIATE_ARITH(T)                                              \
   template std::optional<std::string> binary<T>(                               \
       BinaryKind, const T *, const Shape &, const T *, const Shape &, T *,     \
@@ -210,6 +220,8 @@ template void unary<float>(UnaryKind, const float *, int64_t, float *);
 template void unary<double>(UnaryKind, const double *, int64_t, double *);
 template void scale<float>(const float *, int64_t, double, float *);
 template void scale<double>(const double *, int64_t, double, double *);
+template void roundToPrecision<float>(float *, int64_t, CastTarget);
+template void roundToPrecision<double>(double *, int64_t, CastTarget);
 
 #define LOOM_INSTANTIATE_CAST(From)                                            \
   template void cast<From, float>(const From *, int64_t, CastTarget, float *); \

@@ -713,8 +713,18 @@ LogicalResult RankEmitter::emitTargetOp(Operation *op) {
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist")
     return emitDistOp(op);
-  if (dialect == "loom")
-    return emitLoomOp(op);
+  if (dialect == "loom") {
+    if (failed(emitLoomOp(op)))
+      return failure();
+    // As the interpreter: a bf16 or f16 result is computed in T, then
+    // rounded once to its own type.
+    for (Value result : op->getResults())
+      if (interp::isRoundedToLowPrecision(result))
+        call("host::roundToPrecision<T>(" + data(result) + ", " +
+             std::to_string(numElements(result)) + ", host::CastTarget::" +
+             castTarget(getElementTypeOrSelf(result.getType())) + ")");
+    return success();
+  }
   return op->emitError() << "no host emission for '" << op->getName() << "'";
 }
 

@@ -64,6 +64,17 @@ enum class CastTarget { F64, F32, BF16, F16, I64, I32, I1 };
 template <typename From, typename To>
 void cast(const From *in, int64_t count, CastTarget target, To *out);
 
+/// Rounds `count` elements in place to the precision of `target` when it is
+/// bf16 or f16 (to nearest, ties to even, as `loom.cast`); other targets
+/// leave them unchanged. This is the low-precision result rule: an op whose
+/// result element type is bf16 or f16 computes as its f32 form does (the
+/// kernel above, accumulating in double and storing `T`), then its result
+/// elements go through this once (docs/MixedPrecision.md). The interpreter
+/// and emitted host programs both call it, so they agree bit for bit.
+/// Instantiated for float and double.
+template <typename T>
+void roundToPrecision(T *data, int64_t count, CastTarget target);
+
 } // namespace loom::runtime::host
 
 #endif // LOOM_RUNTIME_HOST_ELEMENTWISE_H

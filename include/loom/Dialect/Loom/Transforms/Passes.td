@@ -35,6 +35,65 @@ def VerifyImportPass : Pass<"loom-verify-import", "::mlir::ModuleOp"> {
   ];
 }
 
+def MixedPrecisionPass : Pass<"loom-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Cast @forward to a mixed-precision policy (fp32 master weights)";
+  let description = [{
+    Rewrites the loss function `@forward` so that it computes in a low
+    element type where `torch.autocast` does and in f32 where autocast
+    keeps f32, with the parameters left f32 (master weights). It runs
+    before `loom-autodiff`: the backward then follows through the casts'
+    VJPs (a cast's gradient is the gradient cast back), so the parameters'
+    gradients reach the optimizer in f32 and the optimizer stays f32.
+
+    `precision` is `f32` (the default: the pass changes nothing),
+    `bf16-mixed` (low type bf16) or `fp16-mixed` (low type f16; loss
+    scaling is not built yet).
+
+    1. every float argument of `@forward` must be f32 (the master type);
+    2. walk `@forward` in order; each op's kind has one rule in the policy
+       table (`lookupPrecisionRule`, lib/Dialect/Loom/Transforms/
+       MixedPrecision.cpp; docs/MixedPrecision.md lists it):
+       - `low` (matmul, attention, embedding): f32 float operands are cast
+         to the low type;
+       - `f32` (layer_norm, rms_norm, softmax, log_softmax, cross_entropy,
+         reduce_sum, reduce_mean, exp, log, rsqrt): low-type operands are
+         cast to f32;
+       - `follow` (elementwise arithmetic and activations, dropout, rope,
+         reduce_max, shape ops): if any float operand has the low type,
+         the f32 ones are cast to it (the low type wins, so a bias or a
+         position table meets its activation in the low type, as inside
+         autocast's `linear`); otherwise nothing changes;
+       - `as-written` (cast, arith.constant): unchanged;
+       - backward and optimizer ops are an error: they belong to the
+         training step that `loom-autodiff` builds afterwards;
+       an op with no rule is an error naming it;
+    3. each cast is built once per (value, type), right before the first
+       op that needs it, and reused by every later one (a tied embedding
+       table is cast once for the lookup and the head);
+    4. after its operands change, an op's result types are inferred again
+       (InferTypeOpInterface; a reshape keeps its shape and takes its
+       operand's element type);
+    5. a returned value whose type changed is cast back to the function's
+       result type, so the signature of `@forward` is unchanged.
+
+    Numerics of the low type (both runtimes): an op whose result is bf16 or
+    f16 computes as the f32 op does and rounds each result element to the
+    low type, to nearest, ties to even. See docs/MixedPrecision.md.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"forward\"",
+           "Name of the function that computes the loss">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "Precision policy: f32 (no change), bf16-mixed or fp16-mixed">,
+  ];
+  let statistics = [
+    Statistic<"numCasts", "casts", "Casts inserted">,
+    Statistic<"numLowOps", "low-ops", "Ops computing in the low type">,
+    Statistic<"numF32Ops", "f32-ops", "Ops whose low-type operands were cast to f32">,
+  ];
+}
+
 def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
   let summary = "Build @train_step: forward, reverse-mode backward, update";
   let description = [{
