@@ -509,8 +509,27 @@ bool isRoundedToLowPrecision(Value result) {
   if (!element.isBF16() && !element.isF16())
     return false;
   Operation *op = result.getDefiningOp();
-  return op && isa_and_nonnull<LoomDialect>(op->getDialect()) &&
+  if (!op)
+    return false;
+  // Collectives move rounded elements, except the sums.
+  if (auto reduce = dyn_cast<dist::AllReduceOp>(op))
+    return reduce.getKind() == dist::ReductionKind::Sum;
+  if (isa<dist::ReduceScatterOp>(op))
+    return true;
+  return isa_and_nonnull<LoomDialect>(op->getDialect()) &&
          !isa<CastOp, ReshapeOp>(op);
+}
+
+/// Rounds the float elements of `tensor` in place to `element` (bf16 or
+/// f16), the low-precision result rule.
+static void roundInPlace(HostTensor &tensor, Type element) {
+  host::CastTarget target =
+      element.isBF16() ? host::CastTarget::BF16 : host::CastTarget::F16;
+  dispatchFloat(tensor.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    host::roundToPrecision<T>(tensor.mutableData<T>(), tensor.getNumElements(),
+                              target);
+  });
 }
 
 /// The value of an `arith.constant` in the run's storage.
@@ -680,20 +699,13 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
     if (auto error = (*kernel)(op, ctx))
       return at(r, op) + *error;
     // A bf16 or f16 result: computed in the run's float type, then rounded
-    // once to its own.
+    // once to its own. The tensor is fresh: only loom.reshape, which is not
+    // rounded, shares its operand's storage.
     for (Value result : op->getResults()) {
       if (!isRoundedToLowPrecision(result))
         continue;
-      // A fresh tensor: only loom.reshape shares its operand's storage.
       HostTensor out = ctx.get(result);
-      host::CastTarget target = getElementTypeOrSelf(result.getType()).isBF16()
-                                    ? host::CastTarget::BF16
-                                    : host::CastTarget::F16;
-      dispatchFloat(out.getKind(), [&](auto zero) {
-        using T = decltype(zero);
-        host::roundToPrecision<T>(out.mutableData<T>(), out.getNumElements(),
-                                  target);
-      });
+      roundInPlace(out, getElementTypeOrSelf(result.getType()));
     }
     ++state.pc;
     return std::nullopt;
@@ -737,6 +749,11 @@ Execution::runCollective(Operation *op, const std::vector<int64_t> &group) {
   } else if (auto broadcast = dyn_cast<dist::BroadcastOp>(op)) {
     outputs.assign(n, inputs[static_cast<int64_t>(broadcast.getRoot())]);
   }
+  // A sum of bf16 or f16 blocks: added in the run's float type, then
+  // rounded once to its own (as loom ops are).
+  if (isRoundedToLowPrecision(op->getResult(0)))
+    for (HostTensor &out : outputs)
+      roundInPlace(out, getElementTypeOrSelf(op->getResult(0).getType()));
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   Shape expected(type.getShape().begin(), type.getShape().end());
   for (int64_t i = 0; i < n; ++i) {

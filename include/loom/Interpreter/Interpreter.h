@@ -124,12 +124,14 @@ private:
   std::vector<int64_t> peakInFlight;
 };
 
-/// Whether the elements of `result`, a result of a `loom` op, are rounded to
-/// its element type after the op's kernel computed them: the result is bf16
-/// or f16 (held widened in the run's float storage) and the op computes
-/// values, unlike `loom.cast` (which rounds itself) and `loom.reshape`
-/// (which shares its operand's rounded elements). The interpreter and the
-/// host emitter both follow it (docs/MixedPrecision.md, "Rounding").
+/// Whether the elements of op result `result` are rounded to its element
+/// type after the op computed them: the result is bf16 or f16 (held widened
+/// in the run's float storage) and the op computes new values: a `loom` op
+/// other than `loom.cast` (which rounds itself) and `loom.reshape` (which
+/// shares its operand's rounded elements), or a summing collective
+/// (`dist.all_reduce sum`, `dist.reduce_scatter`); other collectives move
+/// rounded elements. The interpreter and the host emitter both follow it
+/// (docs/MixedPrecision.md, "Rounding").
 bool isRoundedToLowPrecision(Value result);
 
 /// Describes `op` for messages: "`loom.matmul` at model.mlir:12:8".

@@ -711,10 +711,8 @@ LogicalResult RankEmitter::emitTargetOp(Operation *op) {
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
-  if (dialect == "dist")
-    return emitDistOp(op);
-  if (dialect == "loom") {
-    if (failed(emitLoomOp(op)))
+  if (dialect == "dist" || dialect == "loom") {
+    if (failed(dialect == "dist" ? emitDistOp(op) : emitLoomOp(op)))
       return failure();
     // As the interpreter: a bf16 or f16 result is computed in T, then
     // rounded once to its own type.
