@@ -2,6 +2,12 @@
 // RUN: loom-opt %s -split-input-file -loom-mixed-precision=precision=fp16-mixed | FileCheck %s --check-prefix=FP16
 // RUN: loom-opt %s -split-input-file -loom-mixed-precision=precision=f32 | FileCheck %s --check-prefix=F32
 // RUN: loom-opt %s -split-input-file -loom-mixed-precision | FileCheck %s --check-prefix=F32
+// RUN: loom-opt %s -split-input-file -loom-mixed-precision=precision=bf16-mixed -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// A remark per function counts what the policy did.
+// REMARK: remark: precision bf16-mixed: 8 casts, 7 ops in the low type, 4 ops cast up to f32
+// REMARK: remark: precision bf16-mixed: 5 casts, 5 ops in the low type, 0 ops cast up to f32
+// REMARK: remark: precision bf16-mixed: 3 casts, 1 ops in the low type, 1 ops cast up to f32
 
 // Every rule of the policy in one block: the embedding and the matmuls
 // compute in bf16 (low); rms_norm, softmax, exp and cross_entropy in f32

@@ -76,6 +76,7 @@ def MixedPrecisionPass : Pass<"loom-mixed-precision", "::mlir::ModuleOp"> {
     5. a returned value whose type changed is cast back to the function's
        result type, so the signature of `@forward` is unchanged.
 
+    A remark on `@forward` counts the casts and the ops in each type.
     Numerics of the low type (both runtimes): an op whose result is bf16 or
     f16 computes as the f32 op does and rounds each result element to the
     low type, to nearest, ties to even. See docs/MixedPrecision.md.
@@ -86,11 +87,6 @@ def MixedPrecisionPass : Pass<"loom-mixed-precision", "::mlir::ModuleOp"> {
            "Name of the function that computes the loss">,
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
            "Precision policy: f32 (no change), bf16-mixed or fp16-mixed">,
-  ];
-  let statistics = [
-    Statistic<"numCasts", "casts", "Casts inserted">,
-    Statistic<"numLowOps", "low-ops", "Ops computing in the low type">,
-    Statistic<"numF32Ops", "f32-ops", "Ops whose low-type operands were cast to f32">,
   ];
 }
 
