@@ -259,10 +259,20 @@ LogicalResult RankEmitter::emitTargetOp(Operation *op) {
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
-  if (dialect == "dist")
-    return emitDistOp(op);
-  if (dialect == "loom")
-    return emitLoomOp(op);
+  if (dialect == "dist" || dialect == "loom") {
+    if (failed(dialect == "dist" ? emitDistOp(op) : emitLoomOp(op)))
+      return failure();
+    // As the interpreter: a bf16 or f16 result is computed in T, then
+    // rounded once to its own type (the cast kernel, in place).
+    for (Value result : op->getResults())
+      if (interp::isRoundedToLowPrecision(result))
+        call("cuda::cast<T, T>(stream, " + name(result) + ", " +
+             std::to_string(numElements(result)) + ", cuda::CastTarget::" +
+             (getElementTypeOrSelf(result.getType()).isBF16() ? "BF16"
+                                                              : "F16") +
+             ", " + name(result) + ")");
+    return success();
+  }
   return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
 }
 
