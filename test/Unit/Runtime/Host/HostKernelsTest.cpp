@@ -87,6 +87,27 @@ TEST(HostElementwise, CastsAsLoomCastSpecifies) {
   EXPECT_EQ(ints[1], -1);
 }
 
+TEST(HostElementwise, RoundsLowPrecisionResultsToNearestEven) {
+  // bf16 keeps 8 significant bits: between 1 and 1 + 2^-7 the tie
+  // 1 + 2^-8 goes to the even 1, 1 + 3 * 2^-8 to the even 1 + 2^-6; f16
+  // keeps 11 (ulp 2^-10 at 1), and 65520 is past its largest finite value.
+  std::vector<float> f = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, -1.0f - 0x1p-9f,
+                          1.0f + 0x1p-11f, 65520.0f};
+  std::vector<float> bf = f;
+  roundToPrecision<float>(bf.data(), 5, CastTarget::BF16);
+  EXPECT_EQ(bf[0], 1.0f);
+  EXPECT_EQ(bf[1], 1.0f + 0x1p-6f);
+  EXPECT_EQ(bf[2], -1.0f);
+  std::vector<double> half(f.begin(), f.end());
+  roundToPrecision<double>(half.data(), 5, CastTarget::F16);
+  EXPECT_EQ(half[3], 1.0); // the tie 1 + 2^-11 goes to the even 1
+  EXPECT_TRUE(std::isinf(half[4]));
+  // Other targets leave the elements as they are.
+  std::vector<float> same = f;
+  roundToPrecision<float>(same.data(), 5, CastTarget::F32);
+  EXPECT_EQ(same, f);
+}
+
 TEST(HostReduction, ReducesAnySubsetOfDims) {
   std::vector<double> in = iota(24), sum(4), max(4), mean(4);
   reduce<double>(ReduceKind::Sum, in.data(), {2, 4, 3}, {0, 2}, sum.data());
