@@ -165,6 +165,11 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
 #include "loom/Driver/CompileOptions.def"
 
   // Values the autodiff phase would refuse, named by their flags.
+  std::string precision = options.precision.value_or("f32");
+  if (precision != "f32" && precision != "bf16-mixed" &&
+      precision != "fp16-mixed")
+    error() << "--precision: expected f32, bf16-mixed or fp16-mixed, found '"
+            << precision << "'";
   std::string optimizer = options.optimizer.value_or("adamw");
   if (optimizer != "adamw" && optimizer != "sgd")
     error() << "--optimizer: expected adamw or sgd, found '" << optimizer
@@ -388,6 +393,7 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
 /// a PASS column naming another struct would never be applied.
 template <typename T>
 constexpr bool isAppliedPassOptions =
+    std::is_same_v<T, MixedPrecisionPassOptions> ||
     std::is_same_v<T, AutodiffPassOptions> ||
     std::is_same_v<T, SliceMicroBatchesPassOptions> ||
     std::is_same_v<T, dist::SearchStrategyPassOptions> ||
@@ -495,9 +501,12 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
   bool reports = options.report || options.planJson || options.planJsonText;
 
   buildImportPipeline(pm);
-  if (options.compileTo >= Phase::Autodiff)
+  if (options.compileTo >= Phase::Autodiff) {
+    MixedPrecisionPassOptions precision;
+    applyTableOptions(*staged, precision);
     buildAutodiffPipeline(pm, getAutodiffOptions(*staged),
-                          getSlicingOptions(*staged));
+                          getSlicingOptions(*staged), precision);
+  }
   // The search runs whenever a cluster is given; with every strategy fixed
   // by the user it only prices them.
   if (options.compileTo >= Phase::Sharding && options.cluster) {

@@ -25,7 +25,12 @@ void mlir::loom::buildImportPipeline(OpPassManager &pm) {
 
 void mlir::loom::buildAutodiffPipeline(
     OpPassManager &pm, const AutodiffPassOptions &options,
-    const SliceMicroBatchesPassOptions &slicing) {
+    const SliceMicroBatchesPassOptions &slicing,
+    const MixedPrecisionPassOptions &precision) {
+  // The precision policy's casts go into @forward, so the backward follows
+  // them (docs/MixedPrecision.md).
+  if (precision.precision != "f32")
+    pm.addPass(createMixedPrecisionPass(precision));
   // Reverse mode and the optimizer in one pass (the forward op ids it
   // records must survive), then the contract the search relies on.
   pm.addPass(createAutodiffPass(options));
@@ -54,6 +59,10 @@ struct AutodiffPipelineOptions
   Option<ExactDouble> momentum{*this, "momentum", llvm::cl::init(0.0)};
   Option<ExactDouble> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
   Option<int64_t> microBatches{*this, "micro-batches", llvm::cl::init(1)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("f32, bf16-mixed or fp16-mixed (docs/MixedPrecision.md)"),
+      llvm::cl::init("f32")};
 };
 } // namespace
 
@@ -77,6 +86,8 @@ void mlir::loom::registerLoomPipelines() {
         passOptions.clipNorm = options.clipNorm;
         SliceMicroBatchesPassOptions slicing;
         slicing.microBatches = options.microBatches;
-        buildAutodiffPipeline(pm, passOptions, slicing);
+        MixedPrecisionPassOptions precision;
+        precision.precision = options.precision;
+        buildAutodiffPipeline(pm, passOptions, slicing, precision);
       });
 }

@@ -47,12 +47,13 @@ std::optional<unsigned> getStepCounterIndex(func::FuncOp step);
 /// contract the later phases rely on.
 void buildImportPipeline(OpPassManager &pm);
 
-/// The autodiff phase: loom-autodiff with `options`, then, unless `slicing`
-/// asks for one micro-batch, loom-slice-micro-batches, then
-/// loom-verify-train-step.
+/// The autodiff phase: loom-mixed-precision unless `precision` asks for
+/// f32, loom-autodiff with `options`, then, unless `slicing` asks for one
+/// micro-batch, loom-slice-micro-batches, then loom-verify-train-step.
 void buildAutodiffPipeline(OpPassManager &pm,
                            const AutodiffPassOptions &options = {},
-                           const SliceMicroBatchesPassOptions &slicing = {});
+                           const SliceMicroBatchesPassOptions &slicing = {},
+                           const MixedPrecisionPassOptions &precision = {});
 
 /// Registers `loom-import-pipeline` with the global pass registry.
 void registerLoomPipelines();
