@@ -517,7 +517,9 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
     exportPlan.lowerCopy = true;
     exportPlan.strategyFile = options.strategy.value_or("");
     exportPlan.parallelConfig = getParallelConfigOption(options);
-    bool exportHere = options.compileTo == Phase::Sharding && reports;
+    // Stopping before the partition phase, the plan comes from a lowered
+    // copy here (the partition phase exports its own).
+    bool exportHere = options.compileTo < Phase::Partition && reports;
     dist::buildShardingPipeline(pm, getSearchOptions(options, *staged),
                                 exportHere ? &exportPlan : nullptr, sinks);
   }

@@ -20,6 +20,7 @@
 #include "BenchCommands.h"
 #include "loom/Dialect/AttributeNames.h"
 
+#include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -158,31 +159,24 @@ int mlir::loom::bench::runSearchBench() {
                  << "\n";
   // The pipeline, when the search chose one: stages, micro-batches, the
   // schedule, the stage layers, the bubble and the fullest stage's memory.
-  if (auto pipeline = (*module)->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
-    auto integer = [&](StringRef key) {
-      auto value = pipeline.getAs<IntegerAttr>(key);
-      return value ? value.getInt() : int64_t(0);
-    };
-    llvm::outs() << "pipeline: pp=" << integer("stages")
-                 << " micro_batches=" << integer("micro_batches")
+  if (auto pipeline =
+          (*module)->getAttrOfType<dist::PipelineAttr>(kPipelineAttrName)) {
+    llvm::outs() << "pipeline: pp=" << pipeline.getStages()
+                 << " micro_batches=" << pipeline.getMicroBatches()
                  << " schedule="
-                 << pipeline.getAs<StringAttr>("schedule").getValue()
+                 << ::loom::pipeline::getScheduleKindName(
+                        pipeline.getSchedule())
                  << " stage_layers=";
-    if (auto layers = pipeline.getAs<ArrayAttr>("stage_layers"))
-      for (auto [index, range] : llvm::enumerate(layers)) {
-        auto bounds = cast<ArrayAttr>(range);
-        llvm::outs() << (index ? "," : "") << "["
-                     << cast<IntegerAttr>(bounds[0]).getInt() << ","
-                     << cast<IntegerAttr>(bounds[1]).getInt() << ")";
-      }
+    for (auto [index, range] : llvm::enumerate(pipeline.getStageLayers()))
+      llvm::outs() << (index ? "," : "") << "[" << range.first << ","
+                   << range.end << ")";
     llvm::outs() << "\n";
-    if (auto predicted = pipeline.getAs<DictionaryAttr>("predicted")) {
-      double step = predicted.getAs<FloatAttr>("step_time_s").getValueAsDouble();
-      double bubble = predicted.getAs<FloatAttr>("bubble_s").getValueAsDouble();
+    if (dist::PipelinePredictionAttr predicted = pipeline.getPredicted()) {
+      double step = predicted.getStepTime();
+      double bubble = predicted.getBubble();
       double memory = 0;
-      if (auto stages = predicted.getAs<ArrayAttr>("stage_memory_bytes"))
-        for (Attribute bytes : stages)
-          memory = std::max(memory, double(cast<IntegerAttr>(bytes).getInt()));
+      for (int64_t bytes : predicted.getStageMemoryBytes().asArrayRef())
+        memory = std::max(memory, double(bytes));
       llvm::outs() << "bubble_percent: "
                    << llvm::format("%.1f", step > 0 ? 100 * bubble / step : 0.0)
                    << "\n";
