@@ -138,6 +138,34 @@ LogicalResult retypeForMicroBatch(Operation *op) {
   return success();
 }
 
+/// A slice names absolute indices, so on a micro-batch one along the batch
+/// dim must take from the micro-batch's rows what it took from the batch's:
+/// it must take every `stride`-th row of the whole batch (which every
+/// micro-batch then splits evenly), and its limit becomes the micro-batch's
+/// row count. `original` is the op `clone` was cloned from.
+LogicalResult rescaleBatchSlice(SliceOp original, SliceOp clone) {
+  auto batchType = cast<RankedTensorType>(original.getInput().getType());
+  auto microType = cast<RankedTensorType>(clone.getInput().getType());
+  if (batchType.getRank() == 0 ||
+      batchType.getDimSize(0) == microType.getDimSize(0))
+    return success();
+  int64_t rows = microType.getDimSize(0);
+  ArrayRef<int64_t> starts = clone.getStarts(), limits = clone.getLimits(),
+                    strides = clone.getStrides();
+  if (starts[0] != 0 || limits[0] != batchType.getDimSize(0) ||
+      rows % strides[0] != 0)
+    return clone.emitOpError("cannot split this slice into micro-batches: "
+                             "it takes rows [")
+           << starts[0] << ", " << limits[0] << ") step " << strides[0]
+           << " of the batch's " << batchType.getDimSize(0)
+           << ", which are not the same rows of every micro-batch of "
+           << rows;
+  SmallVector<int64_t> microLimits(limits);
+  microLimits[0] = rows;
+  clone.setLimits(microLimits);
+  return success();
+}
+
 /// Whether `factor` is the clipping's `min(coef, 1)` (possibly cast), which
 /// loom-autodiff writes `1 - relu(1 - max_norm / (sqrt(sum) + eps))`.
 bool isClipFactor(Value factor) {
@@ -326,6 +354,9 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
     SmallVector<Operation *> clones;
     for (Operation *op : forwardOps) {
       Operation *clone = builder.clone(*op, mapping);
+      if (auto slice = dyn_cast<SliceOp>(clone))
+        if (failed(rescaleBatchSlice(cast<SliceOp>(op), slice)))
+          return failure();
       if (failed(retypeForMicroBatch(clone)))
         return failure();
       clones.push_back(clone);
