@@ -28,6 +28,7 @@
 #include "loom/Dialect/Loom/Transforms/MixedPrecision.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/ResultTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -150,17 +151,11 @@ static bool isFloatTensor(Value value) {
 /// InferTypeOpInterface state their result type (cast, label_count), except
 /// reshape, whose written shape stays and whose element type follows.
 static LogicalResult retype(Operation *op) {
-  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
-    SmallVector<Type> types;
-    if (failed(infer.inferReturnTypes(
-            op->getContext(), op->getLoc(), op->getOperands(),
-            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
-            op->getRegions(), types)))
-      return failure();
-    for (auto [result, type] : llvm::zip(op->getResults(), types))
-      result.setType(type);
+  FailureOr<bool> inferred = reinferResultTypes(op);
+  if (failed(inferred))
+    return failure();
+  if (*inferred)
     return success();
-  }
   if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     auto out = cast<RankedTensorType>(reshape.getResult().getType());
     reshape.getResult().setType(

@@ -41,6 +41,7 @@
 #include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Dialect/Loom/IR/Vjp.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/ResultTypes.h"
 #include "loom/Dialect/Loom/Transforms/ReverseMode.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -104,17 +105,11 @@ void tagMicroBatch(Block &block, Operation *after, int64_t m, bool backward) {
 /// operand's shape for casts, and by scaling dim 0 for reshapes (which keep
 /// the batch dim leading, as every model builder's reshapes do).
 LogicalResult retypeForMicroBatch(Operation *op) {
-  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
-    SmallVector<Type> types;
-    if (failed(infer.inferReturnTypes(
-            op->getContext(), op->getLoc(), op->getOperands(),
-            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
-            op->getRegions(), types)))
-      return failure();
-    for (auto [result, type] : llvm::zip(op->getResults(), types))
-      result.setType(type);
+  FailureOr<bool> inferred = reinferResultTypes(op);
+  if (failed(inferred))
+    return failure();
+  if (*inferred)
     return success();
-  }
   if (auto castOp = dyn_cast<CastOp>(op)) {
     auto in = cast<RankedTensorType>(castOp.getInput().getType());
     castOp.getResult().setType(RankedTensorType::get(
