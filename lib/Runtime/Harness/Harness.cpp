@@ -36,6 +36,13 @@
 
 namespace loom::runtime::harness {
 
+int64_t ProgramSpec::numRanks() const {
+  int64_t n = 1;
+  for (const auto &axis : mesh)
+    n *= axis.second;
+  return n;
+}
+
 int64_t ProgramSpec::stageOf(int64_t rank) const {
   if (pipelineAxis.empty())
     return -1;
@@ -65,7 +72,7 @@ InFlightCounter &pipelineInFlight() {
 }
 
 void reportInFlight(const ProgramSpec &spec, int rank) {
-  int64_t numRanks = static_cast<int64_t>(spec.argumentPlacements.size());
+  int64_t numRanks = spec.numRanks();
   int64_t mine[2] = {spec.stageOf(rank), pipelineInFlight().max};
   std::vector<int64_t> all(rank == 0 ? 2 * numRanks : 0);
   MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0,
@@ -317,8 +324,9 @@ template <typename E> bool sameValues(const E *a, const E *b, int64_t n) {
 /// (the interpreter's rules: replicas must agree, partial blocks add up in
 /// rank order). Collective over MPI_COMM_WORLD.
 template <typename T>
-Status assemble(const ProgramSpec &spec, size_t index, Buffer<T> &local,
-                int rank, int worldSize, Buffer<T> &global) {
+Status assemble(const ProgramSpec &spec, const Placements &placements,
+                size_t index, Buffer<T> &local, int rank, int worldSize,
+                Buffer<T> &global) {
   const TensorSpec &result = spec.results[index];
   Status status = Status::success();
   dispatchElement<T>(result, [&](auto zero) {
@@ -340,7 +348,7 @@ Status assemble(const ProgramSpec &spec, size_t index, Buffer<T> &local,
     std::vector<E> &out = elementsOf<T, E>(global);
     out.assign(numElements(result.globalShape), E(0));
     for (int r = 0; r < worldSize; ++r) {
-      const Placement &placement = spec.resultPlacements[r][index];
+      Placement placement = placements.result(r, index);
       const E *mine = all.data() + r * n;
       // Another pipeline stage's result: this rank left it untouched.
       if (placement.canonicalRank < 0)
@@ -408,8 +416,12 @@ template <typename T>
 std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
                                mpi::Communicator &comm, StepFn<T> step) {
   int rank = static_cast<int>(comm.getRank());
-  int worldSize = static_cast<int>(spec.argumentPlacements.size());
+  int worldSize = static_cast<int>(spec.numRanks());
   size_t numArgs = spec.arguments.size();
+  Placements placements;
+  if (Status status = Placements::create(spec, comm.getMesh(), placements);
+      !status)
+    return status.message();
 
   // Every rank reads the files: they are small next to what a step moves,
   // and nobody waits for a rank that reads.
@@ -449,8 +461,7 @@ std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
     else if (auto error =
                  initialize(spec.arguments[i], i, options.seed, global))
       return error;
-    cutBlock(spec.arguments[i], spec.argumentPlacements[rank][i], global,
-             args[i]);
+    cutBlock(spec.arguments[i], placements.argument(rank, i), global, args[i]);
   }
 
   std::vector<Buffer<T>> results(spec.results.size());
@@ -472,8 +483,8 @@ std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
       break;
     for (auto [result, arg] : spec.carried) {
       Buffer<T> global;
-      Status assembled =
-          assemble(spec, result, results[result], rank, worldSize, global);
+      Status assembled = assemble(spec, placements, result, results[result],
+                                  rank, worldSize, global);
       if (!assembled.ok())
         comm.abort(assembled);
       const TensorSpec &argSpec = spec.arguments[arg];
@@ -484,14 +495,15 @@ std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
         MPI_Bcast(data.data(), static_cast<int>(data.size()), mpiType<E>(), 0,
                   MPI_COMM_WORLD);
       });
-      cutBlock(argSpec, spec.argumentPlacements[rank][arg], global, args[arg]);
+      cutBlock(argSpec, placements.argument(rank, arg), global, args[arg]);
     }
   }
 
   io::TensorMap outputs;
   for (size_t i = 0; i < results.size(); ++i) {
     Buffer<T> global;
-    Status assembled = assemble(spec, i, results[i], rank, worldSize, global);
+    Status assembled =
+        assemble(spec, placements, i, results[i], rank, worldSize, global);
     if (!assembled.ok())
       comm.abort(assembled);
     if (rank != 0)
@@ -515,8 +527,7 @@ std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
 } // namespace
 
 int runMain(int argc, char **argv, const ProgramSpec &spec,
-            const std::vector<StepFn<float>> &f32Steps,
-            const std::vector<StepFn<double>> &f64Steps) {
+            StepFn<float> f32Step, StepFn<double> f64Step) {
   std::string program = argv[0];
   program = program.substr(program.find_last_of('/') + 1);
   keepFreedMemoryResident();
@@ -534,7 +545,7 @@ int runMain(int argc, char **argv, const ProgramSpec &spec,
   Options options;
   if (auto error = parseOptions(argc, argv, options))
     return fail(*error);
-  if ((options.f32 ? f32Steps.empty() : f64Steps.empty()))
+  if (options.f32 ? !f32Step : !f64Step)
     return fail(std::string("this program was built without its ") +
                 (options.f32 ? "f32" : "f64") +
                 " step functions (LOOM_STEP_DTYPES); run it with --dtype " +
@@ -554,9 +565,8 @@ int runMain(int argc, char **argv, const ProgramSpec &spec,
     return fail(status.message());
 
   std::optional<std::string> error =
-      options.f32
-          ? run<float>(spec, options, *comm, f32Steps[comm->getRank()])
-          : run<double>(spec, options, *comm, f64Steps[comm->getRank()]);
+      options.f32 ? run<float>(spec, options, *comm, f32Step)
+                  : run<double>(spec, options, *comm, f64Step);
   comm.reset();
   if (error)
     return fail(*error);

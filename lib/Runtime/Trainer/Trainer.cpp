@@ -722,8 +722,7 @@ std::string layoutsJson(const Program &program) {
 } // namespace
 
 int runTrainer(int argc, char **argv, const ProgramSpec &spec,
-               const std::vector<StepFn<float>> &f32Steps,
-               const std::vector<StepFn<double>> &f64Steps) {
+               StepFn<float> f32Step, StepFn<double> f64Step) {
   std::string name = argv[0];
   name = name.substr(name.find_last_of('/') + 1);
   MPI_Init(&argc, &argv);
@@ -746,7 +745,7 @@ int runTrainer(int argc, char **argv, const ProgramSpec &spec,
   std::vector<std::string> args(argv + 1, argv + argc);
   if (auto error = parseTrainOptions(args, options))
     return fail(*error);
-  if ((options.f32 ? f32Steps.empty() : f64Steps.empty()))
+  if (options.f32 ? !f32Step : !f64Step)
     return fail(std::string("this program was built without its ") +
                 (options.f32 ? "f32" : "f64") +
                 " step functions (LOOM_STEP_DTYPES); run it with --dtype " +
@@ -777,8 +776,8 @@ int runTrainer(int argc, char **argv, const ProgramSpec &spec,
     return fail(status.message());
 
   std::optional<Failure> failure =
-      options.f32 ? train<float>(program, options, *comm, f32Steps[rank])
-                  : train<double>(program, options, *comm, f64Steps[rank]);
+      options.f32 ? train<float>(program, options, *comm, f32Step)
+                  : train<double>(program, options, *comm, f64Step);
   std::fflush(stdout);
   comm.reset();
   if (failure)

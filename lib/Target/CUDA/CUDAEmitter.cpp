@@ -1,4 +1,4 @@
-//===- CUDAEmitter.cpp - Per-rank CUDA C++ from a partitioned step --------===//
+//===- CUDAEmitter.cpp - One SPMD CUDA program from a partitioned step ----===//
 //
 // Part of the Loom project.
 //
@@ -6,26 +6,28 @@
 //
 // 1. Read the entry, its mesh and its layouts (emit::readEntry, shared with
 //    the host emitter).
-// 2. For each rank, print one step function with the harness's signature:
-//    take the process's cuda::Session (device, stream, cuBLAS, NCCL), open a
-//    cuda::Workspace, upload the arguments (a carried one only when the
-//    session holds no resident copy the caller allows), then walk the entry's
-//    block and print one statement group per op (RankEmitter): a comment with
-//    the op, the device buffers of its results, and the CUDA kernel launch,
-//    cuBLAS GEMM or NCCL Communicator call for it. Index scalars fold to this
-//    rank's constants (emit::RankEmitterBase). At the return, wait for the
+// 2. Print the one step function every rank runs, with the harness's
+//    signature: take the process's cuda::Session (device, stream, cuBLAS,
+//    NCCL), open a cuda::Workspace, upload the arguments (a carried one only
+//    when the session holds no resident copy the caller allows), then walk
+//    the entry's block and print one statement group per op (StepEmitter): a
+//    comment with the op, the device buffers of its results, and the CUDA
+//    kernel launch, cuBLAS GEMM or NCCL Communicator call for it. Index
+//    scalars, peers and block offsets are run-time expressions of the rank's
+//    mesh coordinates (emit::StepEmitterBase). At the return, wait for the
 //    step, turn a recorded data error into a Status naming its op, copy the
 //    other results to the host, hand the carried results to the session as
 //    the next step's resident arguments, and copy those to the host only
 //    when the caller needs them (harness::StepContext).
-//    In a pipelined program (docs/Pipeline.md) a rank emits only its own
-//    stage's ops and leaves other stages' results untouched. NCCL has no
-//    tags and matches by order, so the emission first pairs every receive
-//    with a send of its tag (matchPointToPoint; an unpaired send or receive
-//    is an error) and gives each rank the table of the messages its peers
-//    send it, in each sender's program order; the step hands the table to
-//    the communicator (nccl::Communicator::beginStep), which delivers by
-//    tag.
+//    In a pipelined program (docs/Pipeline.md) each stage's ops run in an
+//    `if (loomStage == k)` region and a rank leaves other stages' results
+//    untouched. NCCL has no tags and matches by order, so the emission first
+//    pairs every receive with a send of its tag (matchPointToPoint, on one
+//    rank per distinct role: an unpaired send or receive is an error) and
+//    prints the program's sends once (nccl::SendSite); from them each rank
+//    computes at run time the messages its peers send it, in each sender's
+//    program order (nccl::incomingMessages), and hands that table to the
+//    communicator (nccl::Communicator::beginStep), which delivers by tag.
 // 3. Print the ProgramSpec and step tables (shared), main.cpp and the
 //    CMakeLists.txt that builds with nvcc.
 //
@@ -52,6 +54,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <set>
 
 namespace mlir::loom {
 
@@ -87,23 +90,11 @@ LogicalResult checkHeadDims(Operation *op, Value query, Value value) {
   return success();
 }
 
-/// A message another rank sends to the emitted rank during the step.
-struct IncomingMessage {
-  int64_t peer;
-  int64_t tag;
-  int64_t count;
-  /// int64_t elements, else the step's float type T.
-  bool isInteger;
-};
-
-/// Prints the step function of one rank.
-class RankEmitter : public emit::RankEmitterBase {
+/// Prints the step function every rank runs.
+class StepEmitter : public emit::StepEmitterBase {
 public:
-  /// `incoming`: what the other ranks send this one, each sender's messages
-  /// in its program order.
-  RankEmitter(const EntryInfo &entry, int64_t rank, AsmState &asmState,
-              raw_ostream &os, const std::vector<IncomingMessage> &incoming)
-      : RankEmitterBase(entry, rank, asmState, os, kCUDA), incoming(incoming) {}
+  StepEmitter(const EntryInfo &entry, AsmState &asmState, raw_ostream &out)
+      : StepEmitterBase(entry, asmState, out, kCUDA) {}
 
   LogicalResult emit();
 
@@ -113,10 +104,18 @@ private:
     return isIntegerStorage(value.getType()) ? "int64_t" : "T";
   }
   std::string optional(Value value) { return value ? name(value) : "nullptr"; }
-  /// Declares the zeroed device buffer of a result.
+  /// Declares the zeroed device buffer of a result (in a stage's region:
+  /// declared null before it, allocated where the stage runs the op).
   void allocate(Value result) {
-    os << "  " << elementType(result) << " *" << name(result) << " = ws.alloc<"
-       << elementType(result) << ">(" << numElements(result) << ");\n";
+    std::string type = elementType(result);
+    std::string alloc =
+        "ws.alloc<" + type + ">(" + std::to_string(numElements(result)) + ")";
+    if (inStageRegion()) {
+      declare(type + " *" + name(result) + " = nullptr;");
+      os << "  " << name(result) << " = " << alloc << ";\n";
+      return;
+    }
+    os << "  " << type << " *" << name(result) << " = " << alloc << ";\n";
   }
   /// A call returning a Status (NCCL, the embedding gradients).
   void checked(Operation *op, const std::string &call) {
@@ -132,6 +131,12 @@ private:
   }
   /// Another name for the same device buffer.
   void alias(Value result, Value operand) {
+    if (inStageRegion()) {
+      declare("const " + elementType(result) + " *" + name(result) +
+              " = nullptr;");
+      os << "  " << name(result) << " = " << name(operand) << ";\n";
+      return;
+    }
     os << "  const " << elementType(result) << " *" << name(result) << " = "
        << name(operand) << ";\n";
   }
@@ -142,12 +147,13 @@ private:
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
 
-  /// Prints the step's message table and its beginStep call.
+  /// Prints the program's sends and the beginStep call with this rank's
+  /// table computed from them.
   void emitIncoming();
 
-  const std::vector<IncomingMessage> &incoming;
-  /// The carried arguments this rank keeps on the device: argument index ->
-  /// the result carried into it (those whose result this rank computes).
+  /// The carried arguments kept on the device: argument index -> the result
+  /// carried into it. In a pipelined program only the stage that computes
+  /// the result keeps it (resultCondition).
   std::map<size_t, size_t> residentArgs;
   /// Constants emitted so far: the next one's id in the session.
   size_t numConstants = 0;
@@ -155,25 +161,38 @@ private:
   std::vector<std::string> ops;
 };
 
-void RankEmitter::emitIncoming() {
-  if (incoming.empty()) {
-    os << "  LOOM_CHECK(nccl.beginStep(nullptr, 0), \"rank " << rank
-       << ": the step's messages\");\n";
+void StepEmitter::emitIncoming() {
+  std::vector<Operation *> sends;
+  for (Operation &op : func::FuncOp(entry.func).getBody().front())
+    if (isa<dist::SendOp>(op))
+      sends.push_back(&op);
+  if (sends.empty()) {
+    os << "  LOOM_CHECK(nccl.beginStep(nullptr, 0), \"the step's messages\");\n";
     return;
   }
   // NCCL matches by order: the communicator receives each sender's messages
-  // in the sender's order and delivers them by tag.
-  os << "  // What the other ranks send this one, each in its program order.\n"
-     << "  static const nccl::Message kIncoming[] = {";
-  for (const IncomingMessage &m : incoming)
-    os << "\n      nccl::Message::of<" << (m.isInteger ? "int64_t" : "T")
-       << ">(" << m.peer << ", " << m.tag << ", " << m.count << "),";
+  // in the sender's order and delivers them by tag. Each rank finds its
+  // senders among the program's sends.
+  os << "  // The program's sends: {stage, axis, to, tag, count, integer}.\n"
+     << "  static const nccl::SendSite kSends[] = {";
+  for (Operation *op : sends) {
+    auto send = cast<dist::SendOp>(op);
+    auto type = cast<RankedTensorType>(send.getInput().getType());
+    os << "\n      {" << entry.stageOfOp(op) << ", "
+       << *entry.mesh->findAxis(send.getAxis().str()) << ", " << send.getTo()
+       << ", " << send.getTag() << ", " << type.getNumElements() << ", "
+       << boolLiteral(isIntegerStorage(type)) << "},";
+  }
   os << "\n  };\n"
-     << "  LOOM_CHECK(nccl.beginStep(kIncoming, " << incoming.size()
-     << "), \"rank " << rank << ": the step's messages\");\n";
+     << "  const std::vector<nccl::Message> incoming =\n"
+     << "      nccl::incomingMessages<T>(comm.getMesh(), loomRank, "
+     << (entry.numStages ? static_cast<int64_t>(entry.pipelineAxisIndex) : -1)
+     << ", kSends, " << sends.size() << ");\n"
+     << "  LOOM_CHECK(nccl.beginStep(incoming.data(), incoming.size()),\n"
+     << "             \"the step's messages\");\n";
 }
 
-LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
+LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
   if (failed(checkTensorType(op, op.getType(), "the constant")))
     return failure();
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
@@ -192,38 +211,42 @@ LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
       elements.push_back("int64_t(" + std::to_string(i.getSExtValue()) + ")");
   Value result = op.getResult();
   std::string type = elementType(result);
-  os << "  const std::vector<" << type << "> " << name(result) << "_host";
+  std::string host = "const std::vector<" + type + "> " + name(result) + "_host";
   if (dense.isSplat())
-    os << "(" << numElements(result) << ", " << elements.front() << ");\n";
+    host += "(" + std::to_string(numElements(result)) + ", " +
+            elements.front() + ");";
   else
-    os << " = {" << llvm::join(elements, ", ") << "};\n";
-  os << "  const " << type << " *" << name(result)
-     << " = session.constant(&stepKey, " << numConstants++ << ", ws, "
-     << name(result) << "_host);\n";
+    host += " = {" + llvm::join(elements, ", ") + "};";
+  declare(host);
+  declare("const " + type + " *" + name(result) +
+          " = session.constant(&stepKey, " + std::to_string(numConstants++) +
+          ", ws, " + name(result) + "_host);");
   return success();
 }
 
-LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
+LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
   os << "  static const char *const kOps[] = {";
   for (const std::string &op : ops)
     os << "\n      " << stringLiteral(op) << ",";
   os << (ops.empty() ? "nullptr};\n" : "\n  };\n");
   os << "  if (Status status = session.finish(kOps, " << ops.size()
      << "); !status)\n"
-     << "    return status;\n";
+     << "    return Status::failure(\"rank \" + std::to_string(loomRank) + "
+        "\": \" +\n"
+     << "                           status.message());\n";
+  // A result computed on one stage only: on the others the caller's buffer
+  // stays as it was.
+  auto guard = [&](unsigned i) {
+    std::string condition = resultCondition(i);
+    return condition.empty() ? condition : "if (" + condition + ") ";
+  };
   auto download = [&](unsigned i, Value v, StringRef indent) {
-    os << indent << "ws.download(results[" << i << "]."
+    os << indent << guard(i) << "ws.download(results[" << i << "]."
        << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ", " << name(v)
        << ", " << numElements(v) << ");\n";
   };
   std::vector<unsigned> carried;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    // Another stage computes it: the caller's buffer stays as it was.
-    if (!computesResult(i)) {
-      os << "  // results[" << i << "] (`" << entry.results[i].name
-         << "`) is computed on stage " << entry.results[i].stage << "\n";
-      continue;
-    }
     size_t index = i;
     bool isCarried = llvm::any_of(
         residentArgs, [&](const auto &pair) { return pair.second == index; });
@@ -235,16 +258,32 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
   if (!carried.empty()) {
     os << "  // The carried results become the next step's arguments on the\n"
        << "  // device; the host reads them only when the caller asks (a\n"
-       << "  // checkpoint, the last step).\n"
-       << "  session.keepResident(&stepKey, ws, {\n";
-    for (auto [arg, result] : residentArgs) {
+       << "  // checkpoint, the last step).\n";
+    bool staged = llvm::any_of(residentArgs, [&](const auto &pair) {
+      return !resultCondition(pair.second).empty();
+    });
+    auto entryText = [&](size_t arg, size_t result) {
       Value v = ret.getOperand(result);
-      os << "      {" << arg << ", " << name(v) << ", " << numElements(v)
-         << " * int64_t(sizeof(" << elementType(v) << "))}, // "
-         << entry.args[arg].name << "\n";
+      return "{" + std::to_string(arg) + ", " + name(v) + ", " +
+             std::to_string(numElements(v)) + " * int64_t(sizeof(" +
+             elementType(v) + "))}";
+    };
+    if (!staged) {
+      os << "  session.keepResident(&stepKey, ws, {\n";
+      for (auto [arg, result] : residentArgs)
+        os << "      " << entryText(arg, result) << ", // "
+           << entry.args[arg].name << "\n";
+      os << "  });\n";
+    } else {
+      // Each stage keeps the results it computes.
+      os << "  std::vector<cuda::Session::Carried> loomCarried;\n";
+      for (auto [arg, result] : residentArgs)
+        os << "  " << guard(result) << "loomCarried.push_back("
+           << entryText(arg, result) << "); // " << entry.args[arg].name
+           << "\n";
+      os << "  session.keepResident(&stepKey, ws, loomCarried);\n";
     }
-    os << "  });\n"
-       << "  if (context.hostNeedsCarried) {\n";
+    os << "  if (context.hostNeedsCarried) {\n";
     for (unsigned i : carried)
       download(i, ret.getOperand(i), "    ");
     os << "  }\n";
@@ -253,7 +292,7 @@ LogicalResult RankEmitter::emitReturn(func::ReturnOp ret) {
   return success();
 }
 
-LogicalResult RankEmitter::emitTargetOp(Operation *op) {
+LogicalResult StepEmitter::emitTargetOp(Operation *op) {
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return emitReturn(ret);
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
@@ -276,7 +315,7 @@ LogicalResult RankEmitter::emitTargetOp(Operation *op) {
   return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
 }
 
-LogicalResult RankEmitter::emitDistOp(Operation *op) {
+LogicalResult StepEmitter::emitDistOp(Operation *op) {
   auto collective = [&](Operation *c, const std::string &method,
                         const std::string &attrs) {
     Value in = c->getOperand(0), out = c->getResult(0);
@@ -329,23 +368,22 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
         return collective(o, "broadcast", std::to_string(o.getRoot()) + ", ");
       })
       .Case([&](dist::SendOp send) -> LogicalResult {
-        FailureOr<int64_t> to =
+        FailureOr<std::string> to =
             peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
         if (failed(to))
           return failure();
-        if (*to == rank) {
-          os << "  // a send to this rank itself: nothing to do\n";
-          return success();
-        }
-        // Queued, not posted: the communicator posts it with the next
-        // receive, collective or the step's end (no rendezvous deadlock).
+        // A send to this rank itself does nothing. Queued, not posted: the
+        // communicator posts it with the next receive, collective or the
+        // step's end (no rendezvous deadlock).
+        os << "  if (const int64_t to = " << *to << "; to != loomRank) {\n  ";
         checked(send, "nccl.send(" + name(send.getInput()) + ", " +
-                          shape(send.getInput()) + ", " + std::to_string(*to) +
-                          ", " + std::to_string(send.getTag()) + ")");
+                          shape(send.getInput()) + ", to, " +
+                          std::to_string(send.getTag()) + ")");
+        os << "  }\n";
         return success();
       })
       .Case([&](dist::RecvOp recv) -> LogicalResult {
-        FailureOr<int64_t> from =
+        FailureOr<std::string> from =
             peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
         if (failed(from))
           return failure();
@@ -353,14 +391,13 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
                                    "the result")))
           return failure();
         allocate(recv.getResult());
-        if (*from == rank) {
-          os << "  // a receive from this rank itself yields zeros\n";
-          return success();
-        }
+        // A receive from this rank itself yields zeros.
+        os << "  if (const int64_t from = " << *from
+           << "; from != loomRank) {\n  ";
         checked(recv, "nccl.recv(" + name(recv.getResult()) + ", " +
-                          shape(recv.getResult()) + ", " +
-                          std::to_string(*from) + ", " +
+                          shape(recv.getResult()) + ", from, " +
                           std::to_string(recv.getTag()) + ")");
+        os << "  }\n";
         return success();
       })
       .Default([&](Operation *other) {
@@ -398,7 +435,7 @@ std::string castTarget(Type type) {
   return "";
 }
 
-LogicalResult RankEmitter::emitLoomOp(Operation *op) {
+LogicalResult StepEmitter::emitLoomOp(Operation *op) {
   for (Value v : op->getOperands())
     if (!isScalar(v) && failed(checkTensorType(op, v.getType(), "an operand")))
       return failure();
@@ -637,12 +674,13 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
       .Case([&](DropoutOp o) -> LogicalResult {
         // The host kernel's mask, bit for bit (Support/Philox.h), from the
         // step's run seed and RNG step.
-        Shape global, offset;
-        if (failed(globalBlock(o, global, offset)))
+        Shape global;
+        FailureOr<std::string> offset = globalBlock(o, global);
+        if (failed(offset))
           return failure();
         allocate(o.getResult());
         call("cuda::dropout<T>(stream, " + name(o.getInput()) + ", " +
-             shapeLiteral(global) + ", " + shapeLiteral(offset) + ", " +
+             shapeLiteral(global) + ", " + *offset + ", " +
              shape(o.getInput()) + ", " +
              doubleLiteral(o.getRateAttr().getValueAsDouble()) + ", " +
              std::to_string(o.getSeedAttr().getInt()) +
@@ -664,11 +702,11 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         std::string common = name(o.getTable()) + ", " + shape(o.getTable()) +
                              ", " + name(o.getIds()) + ", " + shape(o.getIds());
         if (Value offset = o.getOffset()) {
-          FailureOr<int64_t> first = scalar(o, offset);
+          FailureOr<std::string> first = scalar(o, offset);
           if (failed(first))
             return failure();
-          call("cuda::embeddingBlock<T>(stream, " + common + ", " +
-               std::to_string(*first) + ", " + name(o.getResult()) + ")");
+          call("cuda::embeddingBlock<T>(stream, " + common + ", " + *first +
+               ", " + name(o.getResult()) + ")");
           return success();
         }
         call("cuda::embedding<T>(stream, " + common + ", " +
@@ -681,11 +719,11 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         std::string common = name(o.getDy()) + ", " + shape(o.getDy()) + ", " +
                              name(o.getIds()) + ", " + shape(o.getIds());
         if (Value offset = o.getOffset()) {
-          FailureOr<int64_t> first = scalar(o, offset);
+          FailureOr<std::string> first = scalar(o, offset);
           if (failed(first))
             return failure();
           checked(o, "cuda::embeddingGradBlock<T>(stream, " + common + ", " +
-                         std::to_string(*first) + ", " + std::to_string(rows) +
+                         *first + ", " + std::to_string(rows) +
                          ", " + name(o.getResult()) + ")");
           return success();
         }
@@ -815,24 +853,16 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
       });
 }
 
-LogicalResult RankEmitter::emit() {
+LogicalResult StepEmitter::emit() {
   func::FuncOp func = entry.func;
-  os << "/// Rank " << rank;
-  if (entry.mesh) {
-    std::vector<int64_t> coordinates = entry.mesh->getCoordinates(rank);
-    os << " of mesh @" << entry.meshName << ": coordinates (";
-    for (size_t a = 0; a < coordinates.size(); ++a)
-      os << (a ? ", " : "") << entry.mesh->getAxis(a).name << " "
-         << coordinates[a];
-    os << ")";
-  }
-  os << ".\n"
-     << "template <typename T>\n"
-     << "Status loom_" << func.getSymName() << "_rank" << rank
+  emitStepComment();
+  os << "template <typename T>\n"
+     << "Status loom_" << func.getSymName()
      << "(mpi::Communicator &comm, const StepContext &context,\n"
      << "    const std::vector<Buffer<T>> &args, std::vector<Buffer<T>> "
-        "&results) {\n"
-     << "  cuda::Session &session = cuda::Session::get(comm);\n"
+        "&results) {\n";
+  emitRankVariables();
+  os << "  cuda::Session &session = cuda::Session::get(comm);\n"
      << "  cudaStream_t stream = session.getStream();\n"
      << "  cublasHandle_t blas = session.getBlas();\n"
      << "  nccl::Communicator &nccl = session.getNccl();\n"
@@ -842,8 +872,7 @@ LogicalResult RankEmitter::emit() {
      << "  cuda::Workspace ws(stream);\n";
   emitIncoming();
   for (auto [result, arg] : emit::carriedPairs(entry))
-    if (computesResult(result))
-      residentArgs[arg] = result;
+    residentArgs[arg] = result;
   // `stepKey`'s address names this function (each precision's is its
   // own) to the session, which keeps its resident state and constants.
   os << "  // What the session keeps for this step function (its f32 and f64\n"
@@ -859,21 +888,32 @@ LogicalResult RankEmitter::emit() {
     Value value = func.getArgument(i);
     std::string host = "args[" + std::to_string(i) + "]." +
                        (arg.isInteger ? "ints" : "floats");
+    std::string upload = "ws.upload(" + host + ")";
     os << "  const " << elementType(value) << " *" << name(value) << " = ";
-    if (residentArgs.count(i))
-      os << "session.carriedArgument(&stepKey, " << i
-         << ", context.carriedAreLastResults, ws,\n      " << host << ", "
-         << numElements(value) << ");";
-    else
-      os << "ws.upload(" << host << ");";
+    auto resident = residentArgs.find(i);
+    if (resident == residentArgs.end()) {
+      os << upload << ";";
+    } else {
+      std::string carried = "session.carriedArgument(&stepKey, " +
+                            std::to_string(i) +
+                            ", context.carriedAreLastResults, ws,\n      " +
+                            host + ", " + std::to_string(numElements(value)) +
+                            ")";
+      // In a pipelined program only the stage that computes the carried
+      // result keeps a copy of it.
+      if (std::string condition = resultCondition(resident->second);
+          !condition.empty())
+        os << condition << "\n      ? " << carried << "\n      : " << upload
+           << ";";
+      else
+        os << carried << ";";
+    }
     os << " // " << arg.name << "\n";
   }
-  for (Operation &op : func.getBody().front()) {
-    os << "\n";
-    if (failed(emitOp(&op)))
-      return failure();
-  }
+  if (failed(emitBody()))
+    return failure();
   os << "}\n\n";
+  flush();
   return success();
 }
 
@@ -899,6 +939,7 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/CUDA/Workspace.h"
 #include "loom/Runtime/Harness/Harness.h"
 #include "loom/Runtime/NCCL/Communicator.h"
+#include "loom/Runtime/NCCL/Incoming.h"
 
 #include <cstdint>
 #include <optional>
@@ -912,12 +953,14 @@ namespace io = loom::runtime::io;
 namespace mpi = loom::runtime::mpi;
 namespace nccl = loom::runtime::nccl;
 
-/// Returns a failed collective's or kernel's Status, naming the op.
+/// Returns a failed collective's or kernel's Status, naming the rank
+/// (`loomRank`, the step's) and the op.
 #define LOOM_CHECK(call, what)                                                 \
   do {                                                                         \
     Status status_ = (call);                                                   \
     if (!status_.ok())                                                         \
-      return Status::failure(std::string(what) + ": " + status_.message());   \
+      return Status::failure("rank " + std::to_string(loomRank) + ": " +      \
+                             std::string(what) + ": " + status_.message());   \
   } while (false)
 
 namespace {
@@ -947,18 +990,18 @@ using namespace loom::runtime;
 
 // Defined in train_step.cu.
 const harness::ProgramSpec &loomProgramSpec();
-const std::vector<harness::StepFn<float>> &loomStepsF32();
-const std::vector<harness::StepFn<double>> &loomStepsF64();
+harness::StepFn<float> loomStepF32();
+harness::StepFn<double> loomStepF64();
 
 int main(int argc, char **argv) {
   // The CUDA steps have the host steps' signature (host buffers in and out),
   // so the trainer and the harness drive them exactly as they drive the
   // host program's.
   if (trainer::isTrainingCommandLine(argc, argv))
-    return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepsF32(),
-                               loomStepsF64());
-  return harness::runMain(argc, argv, loomProgramSpec(), loomStepsF32(),
-                          loomStepsF64());
+    return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepF32(),
+                               loomStepF64());
+  return harness::runMain(argc, argv, loomProgramSpec(), loomStepF32(),
+                          loomStepF64());
 }
 )cpp";
 }
@@ -967,8 +1010,8 @@ std::string cmakeSource(const CUDAEmitOptions &options) {
   std::string text =
       R"cmake(#===- CMakeLists.txt - Emitted by loom-translate --emit-cuda ---------------===#
 #
-# Builds the per-rank CUDA program against Loom's runtime libraries (a Loom
-# build configured with LOOM_ENABLE_CUDA):
+# Builds the CUDA program (one for every rank) against Loom's runtime
+# libraries (a Loom build configured with LOOM_ENABLE_CUDA):
 #   cmake -G Ninja -S . -B build -DLOOM_SOURCE_DIR=<loom checkout> \
 #         -DLOOM_BUILD_DIR=<loom build tree> [-DCMAKE_CUDA_ARCHITECTURES=90a]
 #   cmake --build build
@@ -1112,21 +1155,56 @@ static std::pair<int64_t, bool> payloadOf(Value value) {
   return {type.getNumElements(), isIntegerStorage(type)};
 }
 
+/// The ranks whose coordinates are 0 on every axis that neither carries a
+/// send/recv nor is the pipeline axis. What a rank sends and receives
+/// depends only on its coordinates on those axes (its stage, and peers that
+/// differ from it on one such axis), and a sender and its receiver share
+/// all other coordinates; so every pairing in the mesh is a copy of a
+/// pairing among these ranks, and checking them checks all. They number
+/// the product of those axes' sizes (the stages, for a pipeline), not the
+/// mesh's rank count.
+static std::vector<int64_t> pointToPointRanks(const EntryInfo &entry) {
+  std::set<size_t> axes;
+  if (entry.numStages)
+    axes.insert(entry.pipelineAxisIndex);
+  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
+    std::optional<size_t> axis;
+    if (auto send = dyn_cast<dist::SendOp>(op))
+      axis = entry.mesh->findAxis(send.getAxis().str());
+    else if (auto recv = dyn_cast<dist::RecvOp>(op))
+      axis = entry.mesh->findAxis(recv.getAxis().str());
+    if (axis)
+      axes.insert(*axis);
+  }
+  std::vector<int64_t> ranks;
+  std::vector<int64_t> coordinates(entry.mesh->getNumAxes(), 0);
+  // Counts through the chosen axes' coordinates, the last fastest.
+  while (true) {
+    ranks.push_back(entry.mesh->getRank(coordinates));
+    auto axis = axes.rbegin();
+    for (; axis != axes.rend(); ++axis) {
+      if (++coordinates[*axis] < entry.mesh->getAxis(*axis).size)
+        break;
+      coordinates[*axis] = 0;
+    }
+    if (axis == axes.rend())
+      return ranks;
+  }
+}
+
 /// NCCL has no tags: a recv takes the peer's next send. Pairs, for every
-/// two ranks (a, b), each recv of b from a with the first unpaired send of
-/// a to b that has its tag (as MPI matches), checks that the pair agrees on
-/// the payload and that nothing is left unpaired (on a GPU either side
-/// would wait forever), and fills `incoming[b]` with a's sends to b in a's
-/// program order, for every a in rank order.
-static LogicalResult
-matchPointToPoint(const EntryInfo &entry,
-                  std::vector<std::vector<IncomingMessage>> &incoming) {
-  incoming.assign(entry.numRanks, {});
+/// two ranks (a, b) among pointToPointRanks, each recv of b from a with the
+/// first unpaired send of a to b that has its tag (as MPI matches), and
+/// checks that the pair agrees on the payload and that nothing is left
+/// unpaired (on a GPU either side would wait forever). Each rank's table of
+/// the messages it receives is computed at run time
+/// (nccl::incomingMessages).
+static LogicalResult matchPointToPoint(const EntryInfo &entry) {
   if (!entry.mesh)
     return success();
   using Transfer = std::pair<int64_t, Operation *>; // (tag, op)
   std::map<std::pair<int64_t, int64_t>, std::vector<Transfer>> sends, recvs;
-  for (int64_t r = 0; r < entry.numRanks; ++r) {
+  for (int64_t r : pointToPointRanks(entry)) {
     int64_t stage = entry.stageOf(r);
     for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
       auto tagged = op.getAttrOfType<IntegerAttr>(emit::kStageAttrName);
@@ -1179,8 +1257,6 @@ matchPointToPoint(const EntryInfo &entry,
                << "on rank " << from << " sends tag " << sent[k].first
                << " to rank " << to << ", which no dist.recv on rank " << to
                << " takes: NCCL would block the sender forever";
-      auto [count, integer] = payloadOf(sent[k].second->getOperand(0));
-      incoming[to].push_back({from, sent[k].first, count, integer});
     }
   }
   // Receives from a rank that sends this one nothing at all.
@@ -1199,8 +1275,7 @@ LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
   EntryInfo entry;
   if (failed(emit::readEntry(module, options.entry, kCUDA, entry)))
     return failure();
-  std::vector<std::vector<IncomingMessage>> incoming;
-  if (failed(matchPointToPoint(entry, incoming)))
+  if (failed(matchPointToPoint(entry)))
     return failure();
 
   std::string step;
@@ -1208,13 +1283,14 @@ LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
   os << "//===- train_step.cu - Emitted by loom-translate --emit-cuda "
         "--------------===//\n"
      << "//\n"
-     << "// Per-rank CUDA code of @" << entry.func.getSymName();
+     << "// CUDA code of @" << entry.func.getSymName();
   if (entry.mesh)
     os << " over mesh @" << entry.meshName << " " << entry.mesh->toString()
        << " (" << entry.numRanks << " ranks)";
-  os << ": one function per rank,\n"
-     << "// each op as the CUDA kernel, cuBLAS GEMM or NCCL collective of "
-        "the runtime\n"
+  os << ": one step function that\n"
+     << "// every rank runs with its mesh coordinates, each op as the CUDA "
+        "kernel,\n"
+     << "// cuBLAS GEMM or NCCL collective of the runtime\n"
      << "// (loom/Runtime/CUDA, loom/Runtime/NCCL), after the op in a "
         "comment.\n"
      << "// Generated; do not edit.\n"
@@ -1225,11 +1301,9 @@ LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
 
   AsmState asmState(entry.func, OpPrintingFlags().enableDebugInfo(
                                     true, /*prettyForm=*/false));
-  for (int64_t r = 0; r < entry.numRanks; ++r) {
-    RankEmitter rankEmitter(entry, r, asmState, os, incoming[r]);
-    if (failed(rankEmitter.emit()))
-      return failure();
-  }
+  StepEmitter stepEmitter(entry, asmState, os);
+  if (failed(stepEmitter.emit()))
+    return failure();
   os << "} // namespace\n\n";
   if (failed(emit::emitProgramSpec(entry, os)))
     return failure();

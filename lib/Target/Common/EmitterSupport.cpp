@@ -4,9 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reading the entry is the interpreter's `prepare` done once at compile time:
-// every layout becomes global shapes, block offsets, partial holders and
-// canonical replicas, which emitProgramSpec prints for the harness.
+// Reading the entry is the part of the interpreter's `prepare` that does not
+// depend on the rank: every layout becomes a global shape, which
+// emitProgramSpec prints for the harness with the layout itself; block
+// offsets, partial holders and canonical replicas are the harness's, per
+// rank at run time (loom/Runtime/Harness/Placements.h). The step walks the
+// ops once for every rank: the rank's scalars, peers and stage are C++
+// expressions of its mesh coordinates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -317,7 +321,25 @@ int64_t EntryInfo::stageOf(int64_t rank) const {
 // One rank
 //===----------------------------------------------------------------------===//
 
-std::string RankEmitterBase::name(Value value) {
+int64_t EntryInfo::stageOfOp(Operation *op) const {
+  if (!numStages)
+    return -1;
+  auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName);
+  return stage ? stage.getInt() : -1;
+}
+
+std::vector<std::pair<size_t, size_t>> carriedPairs(const EntryInfo &entry) {
+  // Loop-carried: a result named like an argument of its kind and shape.
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (auto [ri, result] : llvm::enumerate(entry.results))
+    for (auto [ai, arg] : llvm::enumerate(entry.args))
+      if (result.name == arg.name && result.isInteger == arg.isInteger &&
+          result.globalShape == arg.globalShape)
+        pairs.push_back({ri, ai});
+  return pairs;
+}
+
+std::string StepEmitterBase::name(Value value) {
   auto it = names.find(value);
   if (it != names.end())
     return it->second;
@@ -337,15 +359,35 @@ std::string RankEmitterBase::name(Value value) {
   return result;
 }
 
-LogicalResult RankEmitterBase::globalBlock(Operation *op, Shape &globalShape,
-                                           Shape &blockOffset) {
+void StepEmitterBase::emitStepComment() {
+  os << "/// The step of every rank";
+  if (entry.mesh)
+    os << " of mesh @" << entry.meshName << " " << entry.mesh->toString();
+  os << ".\n";
+}
+
+void StepEmitterBase::emitRankVariables() {
+  os << "  // Every rank runs this function: what differs between ranks is\n"
+     << "  // computed from the rank's mesh coordinates.\n"
+     << "  const int64_t loomRank = comm.getRank();\n"
+     << "  const std::vector<int64_t> &loomCoords = comm.getCoordinates();\n"
+     << "  (void)loomRank;\n"
+     << "  (void)loomCoords;\n";
+  if (entry.numStages)
+    os << "  // This rank's pipeline stage: its coordinate on "
+       << stringLiteral(entry.pipelineAxis) << ".\n"
+       << "  const int64_t loomStage = loomCoords[" << entry.pipelineAxisIndex
+       << "];\n";
+}
+
+FailureOr<std::string> StepEmitterBase::globalBlock(Operation *op,
+                                                    Shape &globalShape) {
   Shape block = shapeOf(op->getOperand(0));
   globalShape = block;
-  blockOffset.assign(block.size(), 0);
   if (entry.numRanks == 1)
-    return success();
-  // The mask is drawn by global index, so the block's place in the global
-  // tensor is a constant of this rank.
+    return shapeLiteral(Shape(block.size(), 0));
+  // The mask is drawn by global index, so the kernel needs the block's place
+  // in the global tensor: computed from the layout on the rank's mesh.
   auto attr = op->getAttrOfType<dist::LayoutAttr>(interp::kLayoutAttrName);
   if (!attr)
     return op->emitError() << "dropout in an SPMD program needs the layout of "
@@ -358,174 +400,231 @@ LogicalResult RankEmitterBase::globalBlock(Operation *op, Shape &globalShape,
                            << " does not fit the input of rank "
                            << block.size();
   globalShape = layout->getGlobalShape(*entry.mesh, block);
-  auto at = layout->getBlockOffset(*entry.mesh, globalShape, rank);
+  // Rank 0's block checks the layout against the shape once, here.
+  auto at = layout->getBlockOffset(*entry.mesh, globalShape, 0);
   if (!at)
     return op->emitError() << "`dist.layout`: " << at.error();
-  blockOffset = *at;
-  return success();
+  std::string offset = name(op->getResult(0)) + "_offset";
+  os << "  Shape " << offset << ";\n"
+     << "  LOOM_CHECK(blockOffset(comm.getMesh(), loomRank, "
+     << stringLiteral(layout->toString()) << ", "
+     << shapeLiteral(globalShape) << ", " << offset << "), "
+     << stringLiteral(describe(op)) << ");\n";
+  return offset;
 }
 
-Shape RankEmitterBase::shapeOf(Value value) {
+Shape StepEmitterBase::shapeOf(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   return Shape(type.getShape().begin(), type.getShape().end());
 }
 
-int64_t RankEmitterBase::numElements(Value value) {
+int64_t StepEmitterBase::numElements(Value value) {
   int64_t n = 1;
   for (int64_t d : shapeOf(value))
     n *= d;
   return n;
 }
 
-FailureOr<int64_t> RankEmitterBase::scalar(Operation *user, Value value) {
-  auto it = scalars.find(value);
-  if (it == scalars.end())
+FailureOr<std::string> StepEmitterBase::scalar(Operation *user, Value value) {
+  if (!scalars.contains(value))
     return user->emitError() << "the " << emitter.target
-                             << " emitter folds index scalars from "
+                             << " emitter computes index scalars from "
                                 "`dist.axis_index`, `arith.constant`, "
                                 "`arith.addi` and `arith.muli` only";
-  return it->second;
+  return name(value);
 }
 
-std::string RankEmitterBase::axes(Operation *op) {
+std::string StepEmitterBase::axes(Operation *op) {
   return axesLiteral(axisList(op));
 }
 
-std::vector<std::string> RankEmitterBase::axisList(Operation *op) {
+std::vector<std::string> StepEmitterBase::axisList(Operation *op) {
   return axisNames(op->getAttrOfType<ArrayAttr>("axes"));
 }
 
-FailureOr<int64_t> RankEmitterBase::peer(Operation *op, StringRef axis,
-                                         int64_t coordinate) {
-  std::optional<size_t> index = entry.mesh->findAxis(axis.str());
+FailureOr<std::string> StepEmitterBase::peer(Operation *op, StringRef axis,
+                                             int64_t coordinate) {
+  std::optional<size_t> index =
+      entry.mesh ? entry.mesh->findAxis(axis.str()) : std::nullopt;
   if (!index)
     return op->emitError() << "axis `" << axis << "` is not an axis of mesh @"
                            << entry.meshName;
-  std::vector<int64_t> coordinates = entry.mesh->getCoordinates(rank);
-  coordinates[*index] = coordinate;
-  return entry.mesh->getRank(coordinates);
+  int64_t size = entry.mesh->getAxis(*index).size;
+  if (coordinate < 0 || coordinate >= size)
+    return op->emitError() << "coordinate " << coordinate
+                           << " is not on axis `" << axis << "` (size " << size
+                           << ")";
+  return "comm.getMesh().getPeer(loomRank, " + std::to_string(*index) + ", " +
+         std::to_string(coordinate) + ")";
 }
 
-std::string RankEmitterBase::describe(Operation *op) {
-  return "rank " + std::to_string(rank) + ": " + interp::describeOp(op);
+std::string StepEmitterBase::describe(Operation *op) {
+  return interp::describeOp(op);
 }
 
-void RankEmitterBase::groupComment(Operation *collective) {
-  std::vector<int64_t> members =
-      entry.mesh->getGroup(rank, axisList(collective));
-  std::string s;
-  for (int64_t m : members)
-    s += (s.empty() ? "" : ", ") + std::to_string(m);
-  os << "  // group over " << axes(collective) << ": ranks {" << s
-     << "}, this rank is member "
-     << entry.mesh->getGroupIndex(rank, axisList(collective)) << "\n";
+void StepEmitterBase::groupComment(Operation *collective) {
+  os << "  // group over " << axes(collective)
+     << ": the ranks that differ from this one only on those axes\n";
 }
 
-void RankEmitterBase::defineScalar(Value value, int64_t v) {
-  scalars[value] = v;
-  os << "  const int64_t " << name(value) << " = " << v << ";\n";
+void StepEmitterBase::defineScalar(Value value, const std::string &expression) {
+  scalars.insert(value);
+  declare("const int64_t " + name(value) + " = " + expression + ";");
 }
 
-bool RankEmitterBase::runsOp(Operation *op) const {
-  if (!entry.numStages)
-    return true;
-  auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName);
-  return !stage || stage.getInt() == entry.stageOf(rank);
+void StepEmitterBase::declare(const Twine &text) {
+  if (inStageRegion())
+    declarations += "  " + text.str() + "\n";
+  else
+    os << "  " << text << "\n";
 }
 
-std::vector<std::pair<size_t, size_t>> carriedPairs(const EntryInfo &entry) {
-  // Loop-carried: a result named like an argument of its kind and shape.
-  std::vector<std::pair<size_t, size_t>> pairs;
-  for (auto [ri, result] : llvm::enumerate(entry.results))
-    for (auto [ai, arg] : llvm::enumerate(entry.args))
-      if (result.name == arg.name && result.isInteger == arg.isInteger &&
-          result.globalShape == arg.globalShape)
-        pairs.push_back({ri, ai});
-  return pairs;
-}
-
-bool RankEmitterBase::computesResult(unsigned index) const {
+std::string StepEmitterBase::resultCondition(unsigned index) const {
   int64_t stage = entry.results[index].stage;
-  return stage < 0 || stage == entry.stageOf(rank);
+  if (stage < 0)
+    return "";
+  return "loomStage == " + std::to_string(stage);
 }
 
-void RankEmitterBase::flushSkipped() {
-  if (!skipped)
+void StepEmitterBase::flush() {
+  if (inStageRegion())
     return;
-  os << "  // skipped: " << skipped << " op" << (skipped == 1 ? "" : "s")
-     << " of stage " << skippedStage << " (this rank runs stage "
-     << entry.stageOf(rank) << ")\n\n";
-  skipped = 0;
+  out << text;
+  text.clear();
 }
 
-void RankEmitterBase::findMicroBatchBounds() {
+void StepEmitterBase::closeRegion() {
+  if (!inStageRegion())
+    return;
+  // The region's values are declared before it, so that later regions of
+  // the same stage and the return see them; its statements run on the
+  // stage's ranks only.
+  out << declarations << "  if (loomStage == " << regionStage << ") {\n";
+  for (StringRef line : llvm::split(StringRef(text).rtrim('\n'), '\n'))
+    out << (line.empty() ? "" : "  ") << line << "\n";
+  out << "  }\n";
+  text.clear();
+  declarations.clear();
+  regionStage = -1;
+}
+
+void StepEmitterBase::findMicroBatchBounds() {
   boundsFound = true;
   if (!entry.numStages)
     return;
-  // Per micro-batch: the first forward op, the last backward op, and the
-  // last forward op (the end when this stage has no backward op of it).
-  // A micro-batch enters with its first forward op that computes
-  // activations (dist::getActivationOps, the interpreter's rule).
-  std::map<int64_t, Operation *> first, lastFwd, lastBwd;
+  // Per stage and micro-batch: the first forward op, the last backward op,
+  // and the last forward op (the end when the stage has no backward op of
+  // it). A micro-batch enters with its first forward op that computes
+  // activations (dist::getActivationOps, the interpreter's rule). An op
+  // without a stage runs on every stage.
+  using Key = std::pair<int64_t, int64_t>; // (stage, micro-batch)
+  std::map<Key, Operation *> first, lastFwd, lastBwd;
   auto func = func::FuncOp(entry.func);
   llvm::DenseSet<Operation *> activationOps =
       dist::getActivationOps(func.getBody().front(), [&](unsigned i) {
         return static_cast<bool>(func.getArgAttr(i, kInputAttrName));
       });
   for (Operation &op : func.getBody().front()) {
-    bool computesActivations = activationOps.contains(&op);
     auto mb = op.getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
-    if (!mb || !runsOp(&op))
+    if (!mb)
       continue;
     int64_t m = mb.getInt();
-    if (op.hasAttr(kBackwardAttrName)) {
-      lastBwd[m] = &op;
-      continue;
+    int64_t tagged = entry.stageOfOp(&op);
+    for (int64_t stage = tagged < 0 ? 0 : tagged;
+         stage < (tagged < 0 ? entry.numStages : tagged + 1); ++stage) {
+      Key key{stage, m};
+      if (op.hasAttr(kBackwardAttrName)) {
+        lastBwd[key] = &op;
+        continue;
+      }
+      if (activationOps.contains(&op))
+        first.emplace(key, &op);
+      lastFwd[key] = &op;
     }
-    if (computesActivations)
-      first.emplace(m, &op);
-    lastFwd[m] = &op;
   }
-  for (auto [m, op] : first) {
-    firstForward[op] = m;
-    auto bwd = lastBwd.find(m);
-    lastBackward[bwd != lastBwd.end() ? bwd->second : lastFwd[m]] = m;
+  for (auto [key, op] : first) {
+    firstForward[op].push_back(key);
+    auto bwd = lastBwd.find(key);
+    lastBackward[bwd != lastBwd.end() ? bwd->second : lastFwd[key]].push_back(
+        key);
   }
 }
 
-LogicalResult RankEmitterBase::emitOp(Operation *op) {
-  if (!runsOp(op)) {
-    int64_t stage = op->getAttrOfType<IntegerAttr>(kStageAttrName).getInt();
-    if (skipped && stage != skippedStage)
-      flushSkipped();
-    skippedStage = stage;
-    ++skipped;
+LogicalResult StepEmitterBase::checkStageOperands(Operation *op,
+                                                  int64_t stage) {
+  if (!entry.numStages || isa<func::ReturnOp>(op))
     return success();
+  // A value of stage t exists on stage t's ranks only: every other rank
+  // skips its region. (The return writes a stage's results on that stage.)
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    int64_t defined = def ? entry.stageOfOp(def) : -1;
+    if (defined < 0 || defined == stage)
+      continue;
+    if (stage < 0)
+      return op->emitOpError()
+             << "has no `" << kStageAttrName << "` but uses a value of stage "
+             << defined << "; it would run on every stage";
+    return op->emitOpError()
+           << "on stage " << stage << " uses a value of stage " << defined
+           << "; stages exchange values through dist.send/dist.recv";
   }
-  flushSkipped();
+  return success();
+}
+
+void StepEmitterBase::inFlightCall(Operation *op, StringRef call,
+                                   int64_t stage, int64_t m) {
+  os << "  ";
+  if (entry.stageOfOp(op) != stage)
+    os << "if (loomStage == " << stage << ") ";
+  os << "loom::runtime::harness::pipelineInFlight()." << call << "(" << m
+     << ");\n";
+}
+
+LogicalResult StepEmitterBase::emitBody() {
+  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
+    if (failed(emitOp(&op)))
+      return failure();
+  }
+  closeRegion();
+  flush();
+  return success();
+}
+
+LogicalResult StepEmitterBase::emitOp(Operation *op) {
   if (!boundsFound)
     findMicroBatchBounds();
-  if (failed(emitRunOp(op)))
+  int64_t stage = entry.stageOfOp(op);
+  if (failed(checkStageOperands(op, stage)))
+    return failure();
+  if (stage != regionStage) {
+    closeRegion();
+    flush();
+    regionStage = stage;
+  }
+  os << "\n";
+  if (failed(emitOpStatements(op)))
     return failure();
   // After the op's statements: its micro-batch's activations are freed
   // once its last backward op ran.
   if (auto it = lastBackward.find(op); it != lastBackward.end())
-    os << "  loom::runtime::harness::pipelineInFlight().end(" << it->second
-       << ");\n";
+    for (auto [s, m] : it->second)
+      inFlightCall(op, "end", s, m);
+  flush();
   return success();
 }
 
-LogicalResult RankEmitterBase::emitRunOp(Operation *op) {
+LogicalResult StepEmitterBase::emitOpStatements(Operation *op) {
   // The op it came from, with its location.
-  std::string text;
-  llvm::raw_string_ostream ts(text);
+  std::string printed;
+  llvm::raw_string_ostream ts(printed);
   op->print(ts, asmState);
-  for (StringRef line : llvm::split(StringRef(text), '\n'))
+  for (StringRef line : llvm::split(StringRef(printed), '\n'))
     os << "  // " << line << "\n";
-  // A micro-batch is in flight from its first forward op on this stage.
+  // A micro-batch is in flight from its first forward op on a stage.
   if (auto it = firstForward.find(op); it != firstForward.end())
-    os << "  loom::runtime::harness::pipelineInFlight().begin(" << it->second
-       << ");\n";
+    for (auto [s, m] : it->second)
+      inFlightCall(op, "begin", s, m);
 
   if (auto constant = dyn_cast<arith::ConstantOp>(op);
       constant && constant.getType().isIntOrIndex()) {
@@ -533,16 +632,17 @@ LogicalResult RankEmitterBase::emitRunOp(Operation *op) {
     if (!attr || constant.getType().isInteger(1))
       return op->emitError()
              << "no " << emitter.target << " emission for this scalar constant";
-    defineScalar(constant.getResult(), attr.getValue().getSExtValue());
+    defineScalar(constant.getResult(),
+                 std::to_string(attr.getValue().getSExtValue()));
     return success();
   }
   if (isa<arith::AddIOp, arith::MulIOp>(op)) {
-    FailureOr<int64_t> lhs = scalar(op, op->getOperand(0));
-    FailureOr<int64_t> rhs = scalar(op, op->getOperand(1));
+    FailureOr<std::string> lhs = scalar(op, op->getOperand(0));
+    FailureOr<std::string> rhs = scalar(op, op->getOperand(1));
     if (failed(lhs) || failed(rhs))
       return failure();
     defineScalar(op->getResult(0),
-                 isa<arith::AddIOp>(op) ? *lhs + *rhs : *lhs * *rhs);
+                 *lhs + (isa<arith::AddIOp>(op) ? " + " : " * ") + *rhs);
     return success();
   }
   if (auto index = dyn_cast<dist::AxisIndexOp>(op)) {
@@ -551,7 +651,7 @@ LogicalResult RankEmitterBase::emitRunOp(Operation *op) {
     if (!axis)
       return index.emitError()
              << "axis `" << index.getAxis() << "` is not an axis of the mesh";
-    defineScalar(index.getResult(), entry.mesh->getCoordinates(rank)[*axis]);
+    defineScalar(index.getResult(), "loomCoords[" + std::to_string(*axis) + "]");
     return success();
   }
   return emitTargetOp(op);
@@ -602,8 +702,8 @@ std::string initLiteral(func::FuncOp func, unsigned index, std::string &args) {
 
 LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
   func::FuncOp func = entry.func;
-  os << "/// The mesh, the arguments and results, and each rank's blocks of "
-        "them.\n"
+  os << "/// The mesh and the arguments and results with their layouts, from "
+        "which\n/// the harness computes each rank's blocks.\n"
      << "const ProgramSpec &loomProgramSpec() {\n"
      << "  static const ProgramSpec spec = [] {\n"
      << "    ProgramSpec s;\n"
@@ -640,61 +740,6 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
     tensorSpec(t, "Init::None", "{0.0, 0.0}");
   os << "    };\n";
 
-  // Placements, [rank][tensor]: block offsets, partial holders, replicas.
-  const Mesh *mesh = entry.mesh ? &*entry.mesh : nullptr;
-  auto offsetOf = [&](const TensorInfo &t, int64_t r) -> FailureOr<Shape> {
-    if (!mesh)
-      return Shape(t.localShape.size(), 0);
-    auto offset = t.layout.getBlockOffset(*mesh, t.globalShape, r);
-    if (!offset)
-      return func.emitError() << "`" << t.name << "`: " << offset.error();
-    return *offset;
-  };
-  os << "    s.argumentPlacements = {\n";
-  for (int64_t r = 0; r < entry.numRanks; ++r) {
-    os << "        {";
-    for (auto [i, t] : llvm::enumerate(entry.args)) {
-      FailureOr<Shape> offset = offsetOf(t, r);
-      if (failed(offset))
-        return failure();
-      // A pending sum: the first member of each partial group holds it.
-      bool holds =
-          !mesh || mesh->getGroupIndex(r, t.layout.getPartialAxes()) == 0;
-      os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", "
-         << boolLiteral(holds) << ", 0}";
-    }
-    os << "}, // rank " << r << "\n";
-  }
-  os << "    };\n    s.resultPlacements = {\n";
-  for (int64_t r = 0; r < entry.numRanks; ++r) {
-    os << "        {";
-    for (auto [i, t] : llvm::enumerate(entry.results)) {
-      FailureOr<Shape> offset = offsetOf(t, r);
-      if (failed(offset))
-        return failure();
-      bool canonical = true;
-      int64_t canonicalRank = r;
-      if (t.stage >= 0 && entry.stageOf(r) != t.stage) {
-        // Computed on another stage: this rank's block is not part of it.
-        os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", false, -1}";
-        continue;
-      }
-      if (mesh) {
-        // Axes the layout does not use hold replicas (within its stage).
-        std::vector<std::string> replicated;
-        for (const Mesh::Axis &axis : mesh->getAxes())
-          if (!t.layout.uses(axis.name) &&
-              !(t.stage >= 0 && axis.name == entry.pipelineAxis))
-            replicated.push_back(axis.name);
-        canonical = mesh->getGroupIndex(r, replicated) == 0;
-        canonicalRank = mesh->getGroup(r, replicated).front();
-      }
-      os << (i ? ", " : "") << "{" << shapeLiteral(*offset) << ", "
-         << boolLiteral(canonical) << ", " << canonicalRank << "}";
-    }
-    os << "}, // rank " << r << "\n";
-  }
-  os << "    };\n";
   os << "    s.carried = {";
   bool first = true;
   for (auto [ri, ai] : carriedPairs(entry)) {
@@ -710,17 +755,16 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
   for (StringRef type : {"float", "double"}) {
     StringRef suffix = type == "float" ? "F32" : "F64";
     // A build may leave one precision out (LOOM_STEP_DTYPES in the emitted
-    // CMakeLists.txt): its table is then empty and the harness says so.
-    os << "/// The step function of each rank, computing in " << type
-       << " (empty when built with LOOM_STEP_NO_" << suffix << ").\n"
-       << "const std::vector<StepFn<" << type << ">> &loomSteps" << suffix
-       << "() {\n"
-       << "  static const std::vector<StepFn<" << type << ">> steps = {\n"
-       << "#ifndef LOOM_STEP_NO_" << suffix << "\n";
-    for (int64_t r = 0; r < entry.numRanks; ++r)
-      os << "      &loom_" << func.getSymName() << "_rank" << r << "<" << type
-         << ">,\n";
-    os << "#endif\n  };\n  return steps;\n}\n\n";
+    // CMakeLists.txt): its step is then null and the harness says so.
+    os << "/// The step every rank runs, computing in " << type
+       << " (null when built with LOOM_STEP_NO_" << suffix << ").\n"
+       << "StepFn<" << type << "> loomStep" << suffix << "() {\n"
+       << "#ifndef LOOM_STEP_NO_" << suffix << "\n"
+       << "  return &loom_" << func.getSymName() << "<" << type << ">;\n"
+       << "#else\n"
+       << "  return nullptr;\n"
+       << "#endif\n"
+       << "}\n\n";
   }
   return success();
 }

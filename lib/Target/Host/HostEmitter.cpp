@@ -1,26 +1,26 @@
-//===- HostEmitter.cpp - Per-rank C++ from a partitioned step -------------===//
+//===- HostEmitter.cpp - One SPMD C++ program from a partitioned step -----===//
 //
 // Part of the Loom project.
 //
 //===----------------------------------------------------------------------===//
 //
 // 1. Find the entry and its mesh; read every argument's and result's layout
-//    and derive global shapes, each rank's block offsets, partial holders and
-//    canonical replicas (the interpreter's `prepare` and `run`, done once at
-//    compile time; emit::readEntry, shared with --emit-cuda in
+//    and global shape (emit::readEntry, shared with --emit-cuda in
 //    Target/Common/EmitterSupport.h).
-// 2. For each rank, walk the entry's single block in order and print one
-//    C++ statement group per op (OpEmitter): a comment with the op, the
-//    result buffers, then the host kernel or Communicator call the
-//    interpreter makes for that op. Scalars (`dist.axis_index`, index
-//    constants and arithmetic) are folded to this rank's constants
-//    (emit::RankEmitterBase).
-//    In a pipelined program (docs/Pipeline.md) a rank emits only its own
-//    stage's ops, passes each send/recv's `tag` to the communicator (MPI
-//    matches a receive by peer and tag) and leaves other stages' results
-//    untouched.
-// 3. Print the ProgramSpec the harness needs, the step function tables,
-//    main.cpp and CMakeLists.txt.
+// 2. Walk the entry's single block in order and print one C++ statement
+//    group per op into the one step function every rank runs (StepEmitter):
+//    a comment with the op, the result buffers, then the host kernel or
+//    Communicator call the interpreter makes for that op. Scalars
+//    (`dist.axis_index`, index constants and arithmetic), send/recv peers
+//    and dropout's block offsets are computed at run time from the rank's
+//    mesh coordinates (emit::StepEmitterBase).
+//    In a pipelined program (docs/Pipeline.md) each stage's ops run in an
+//    `if (loomStage == k)` region, each send/recv passes its `tag` to the
+//    communicator (MPI matches a receive by peer and tag), and a rank
+//    leaves other stages' results untouched.
+// 3. Print the ProgramSpec the harness needs (layouts; the harness computes
+//    each rank's blocks), the step accessors, main.cpp and CMakeLists.txt.
+// Nothing printed depends on the rank count but the mesh's axis sizes.
 //
 // Any op without a pattern stops the emission with an error at the op; the
 // translation then writes nothing.
@@ -73,15 +73,14 @@ LogicalResult checkTensorType(Operation *op, Type type, const Twine &what) {
 }
 
 //===----------------------------------------------------------------------===//
-// One rank's step function
+// The step function
 //===----------------------------------------------------------------------===//
 
-/// Prints the statements of one rank.
-class RankEmitter : public emit::RankEmitterBase {
+/// Prints the step function every rank runs.
+class StepEmitter : public emit::StepEmitterBase {
 public:
-  RankEmitter(const EntryInfo &entry, int64_t rank, AsmState &asmState,
-              raw_ostream &os)
-      : RankEmitterBase(entry, rank, asmState, os, kHost) {}
+  StepEmitter(const EntryInfo &entry, AsmState &asmState, raw_ostream &out)
+      : StepEmitterBase(entry, asmState, out, kHost) {}
 
   LogicalResult emit();
 
@@ -94,9 +93,17 @@ private:
   std::string optionalData(Value value) {
     return value ? data(value) : "nullptr";
   }
-  /// Declares the zero-filled buffer of a result.
+  /// Declares the zero-filled buffer of a result (in a stage's region:
+  /// declared empty before it, filled where the stage runs the op).
   void allocate(Value result) {
-    os << "  std::vector<" << elementType(result) << "> " << name(result) << "("
+    std::string type = elementType(result);
+    if (inStageRegion()) {
+      declare("std::vector<" + type + "> " + name(result) + ";");
+      os << "  " << name(result) << ".assign(" << numElements(result) << ", "
+         << type << "(0));\n";
+      return;
+    }
+    os << "  std::vector<" << type << "> " << name(result) << "("
        << numElements(result) << ");\n";
   }
   /// A call whose host::Status or Communicator Status is checked.
@@ -113,8 +120,8 @@ private:
   /// Names `value` as another name for the same elements (reshape and
   /// other ops that only look at their operand).
   void alias(Value result, Value operand) {
-    os << "  const std::vector<" << elementType(result) << "> &" << name(result)
-       << " = " << name(operand) << ";\n";
+    declare("const std::vector<" + elementType(result) + "> &" + name(result) +
+            " = " + name(operand) + ";");
   }
 
   LogicalResult emitTargetOp(Operation *op) override;
@@ -123,7 +130,7 @@ private:
   LogicalResult emitConstant(arith::ConstantOp op);
 };
 
-LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
+LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
   Type type = op.getType();
   Attribute value = op.getValue();
   if (failed(checkTensorType(op, type, "the constant")))
@@ -143,15 +150,18 @@ LogicalResult RankEmitter::emitConstant(arith::ConstantOp op) {
     for (const APInt &i : dense.getValues<APInt>())
       elements.push_back("int64_t(" + std::to_string(i.getSExtValue()) + ")");
   Value result = op.getResult();
-  os << "  const std::vector<" << elementType(result) << "> " << name(result);
+  std::string text =
+      "const std::vector<" + elementType(result) + "> " + name(result);
   if (dense.isSplat())
-    os << "(" << numElements(result) << ", " << elements.front() << ");\n";
+    text += "(" + std::to_string(numElements(result)) + ", " +
+            elements.front() + ");";
   else
-    os << " = {" << llvm::join(elements, ", ") << "};\n";
+    text += " = {" + llvm::join(elements, ", ") + "};";
+  declare(text);
   return success();
 }
 
-LogicalResult RankEmitter::emitDistOp(Operation *op) {
+LogicalResult StepEmitter::emitDistOp(Operation *op) {
   auto unary = [&](Operation *collective, const std::string &method,
                    const std::string &attrs) {
     Value in = collective->getOperand(0), out = collective->getResult(0);
@@ -212,23 +222,21 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
         return success();
       })
       .Case([&](dist::SendOp send) -> LogicalResult {
-        FailureOr<int64_t> to =
+        FailureOr<std::string> to =
             peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
         if (failed(to))
           return failure();
-        if (*to == rank) {
-          // Every rank runs one instruction stream: a send to oneself does
-          // nothing, as in the interpreter.
-          os << "  // a send to this rank itself: nothing to do\n";
-          return success();
-        }
+        // Every rank runs one instruction stream: a send to oneself does
+        // nothing, as in the interpreter.
+        os << "  if (const int64_t to = " << *to << "; to != loomRank) {\n  ";
         checked(send, "comm.send(" + data(send.getInput()) + ", " +
-                          shape(send.getInput()) + ", " + std::to_string(*to) +
-                          ", " + std::to_string(send.getTag()) + ")");
+                          shape(send.getInput()) + ", to, " +
+                          std::to_string(send.getTag()) + ")");
+        os << "  }\n";
         return success();
       })
       .Case([&](dist::RecvOp recv) -> LogicalResult {
-        FailureOr<int64_t> from =
+        FailureOr<std::string> from =
             peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
         if (failed(from))
           return failure();
@@ -236,14 +244,13 @@ LogicalResult RankEmitter::emitDistOp(Operation *op) {
                                    "the result")))
           return failure();
         allocate(recv.getResult());
-        if (*from == rank) {
-          os << "  // a receive from this rank itself yields zeros\n";
-          return success();
-        }
+        // A receive from this rank itself yields zeros.
+        os << "  if (const int64_t from = " << *from
+           << "; from != loomRank) {\n  ";
         checked(recv, "comm.recv(" + data(recv.getResult()) + ", " +
-                          shape(recv.getResult()) + ", " +
-                          std::to_string(*from) + ", " +
+                          shape(recv.getResult()) + ", from, " +
                           std::to_string(recv.getTag()) + ")");
+        os << "  }\n";
         return success();
       })
       .Default([&](Operation *other) {
@@ -282,7 +289,7 @@ std::string castTarget(Type type) {
   return "";
 }
 
-LogicalResult RankEmitter::emitLoomOp(Operation *op) {
+LogicalResult StepEmitter::emitLoomOp(Operation *op) {
   // Every loom value is a tensor the runtime holds.
   for (Value v : op->getOperands())
     if (!isScalar(v) && failed(checkTensorType(op, v.getType(), "an operand")))
@@ -527,11 +534,11 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         std::string common = data(o.getTable()) + ", " + shape(o.getTable()) +
                              ", " + data(o.getIds()) + ", " + shape(o.getIds());
         if (Value offset = o.getOffset()) {
-          FailureOr<int64_t> first = scalar(o, offset);
+          FailureOr<std::string> first = scalar(o, offset);
           if (failed(first))
             return failure();
           checked(o, "host::embeddingBlock<T>(" + common + ", " +
-                         std::to_string(*first) + ", " + data(o.getResult()) +
+                         *first + ", " + data(o.getResult()) +
                          ")");
           return success();
         }
@@ -545,11 +552,11 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         std::string common = data(o.getDy()) + ", " + shape(o.getDy()) + ", " +
                              data(o.getIds()) + ", " + shape(o.getIds());
         if (Value offset = o.getOffset()) {
-          FailureOr<int64_t> first = scalar(o, offset);
+          FailureOr<std::string> first = scalar(o, offset);
           if (failed(first))
             return failure();
           checked(o, "host::embeddingGradBlock<T>(" + common + ", " +
-                         std::to_string(*first) + ", " + std::to_string(rows) +
+                         *first + ", " + std::to_string(rows) +
                          ", " + data(o.getResult()) + ")");
           return success();
         }
@@ -674,12 +681,13 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
         return success();
       })
       .Case([&](DropoutOp o) -> LogicalResult {
-        Shape block = shapeOf(o.getInput()), global, offset;
-        if (failed(globalBlock(o, global, offset)))
+        Shape block = shapeOf(o.getInput()), global;
+        FailureOr<std::string> offset = globalBlock(o, global);
+        if (failed(offset))
           return failure();
         allocate(o.getResult());
         call("host::dropout<T>(" + data(o.getInput()) + ", " +
-             shapeLiteral(global) + ", " + shapeLiteral(offset) + ", " +
+             shapeLiteral(global) + ", " + *offset + ", " +
              shapeLiteral(block) + ", " +
              doubleLiteral(o.getRateAttr().getValueAsDouble()) + ", " +
              std::to_string(o.getSeedAttr().getInt()) +
@@ -692,16 +700,15 @@ LogicalResult RankEmitter::emitLoomOp(Operation *op) {
       });
 }
 
-LogicalResult RankEmitter::emitTargetOp(Operation *op) {
+LogicalResult StepEmitter::emitTargetOp(Operation *op) {
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-      // Another stage computes it: the caller's buffer stays as it was.
-      if (!computesResult(i)) {
-        os << "  // results[" << i << "] (`" << entry.results[i].name
-           << "`) is computed on stage " << entry.results[i].stage << "\n";
-        continue;
-      }
-      os << "  results[" << i << "]."
+      // Computed on one stage: on the others the caller's buffer stays as
+      // it was.
+      os << "  ";
+      if (std::string condition = resultCondition(i); !condition.empty())
+        os << "if (" << condition << ") ";
+      os << "results[" << i << "]."
          << (isIntegerStorage(v.getType()) ? "ints" : "floats") << " = "
          << name(v) << ";\n";
     }
@@ -726,37 +733,27 @@ LogicalResult RankEmitter::emitTargetOp(Operation *op) {
   return op->emitError() << "no host emission for '" << op->getName() << "'";
 }
 
-LogicalResult RankEmitter::emit() {
+LogicalResult StepEmitter::emit() {
   func::FuncOp func = entry.func;
-  os << "/// Rank " << rank;
-  if (entry.mesh) {
-    std::vector<int64_t> coordinates = entry.mesh->getCoordinates(rank);
-    os << " of mesh @" << entry.meshName << ": coordinates (";
-    for (size_t a = 0; a < coordinates.size(); ++a)
-      os << (a ? ", " : "") << entry.mesh->getAxis(a).name << " "
-         << coordinates[a];
-    os << ")";
-  }
-  os << ".\n";
+  emitStepComment();
   os << "template <typename T>\n"
-     << "Status loom_" << func.getSymName() << "_rank" << rank
+     << "Status loom_" << func.getSymName()
      << "(mpi::Communicator &comm, const StepContext &context,\n"
      << "    const std::vector<Buffer<T>> &args, std::vector<Buffer<T>> "
         "&results) {\n";
   os << "  (void)comm;\n"
      << "  (void)context;\n";
+  emitRankVariables();
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
     Value value = func.getArgument(i);
     os << "  const std::vector<" << elementType(value) << "> &" << name(value)
        << " = args[" << i << "]." << (arg.isInteger ? "ints" : "floats")
        << "; // " << arg.name << "\n";
   }
-  for (Operation &op : func.getBody().front()) {
-    os << "\n";
-    if (failed(emitOp(&op)))
-      return failure();
-  }
+  if (failed(emitBody()))
+    return failure();
   os << "}\n\n";
+  flush();
   return success();
 }
 
@@ -799,12 +796,14 @@ namespace host = loom::runtime::host;
 namespace io = loom::runtime::io;
 namespace mpi = loom::runtime::mpi;
 
-/// Returns a failed kernel's or collective's Status, naming the op.
+/// Returns a failed kernel's or collective's Status, naming the rank
+/// (`loomRank`, the step's) and the op.
 #define LOOM_CHECK(call, what)                                                 \
   do {                                                                         \
     Status status_ = (call);                                                   \
     if (!status_.ok())                                                         \
-      return Status::failure(std::string(what) + ": " + status_.message());   \
+      return Status::failure("rank " + std::to_string(loomRank) + ": " +      \
+                             std::string(what) + ": " + status_.message());   \
   } while (false)
 
 /// The same for the kernels that return an optional error message.
@@ -812,7 +811,8 @@ namespace mpi = loom::runtime::mpi;
   do {                                                                         \
     std::optional<std::string> message_ = (call);                              \
     if (message_)                                                              \
-      return Status::failure(std::string(what) + ": " + *message_);           \
+      return Status::failure("rank " + std::to_string(loomRank) + ": " +      \
+                             std::string(what) + ": " + *message_);           \
   } while (false)
 
 namespace {
@@ -840,15 +840,15 @@ using namespace loom::runtime;
 
 // Defined in train_step.cpp.
 const harness::ProgramSpec &loomProgramSpec();
-const std::vector<harness::StepFn<float>> &loomStepsF32();
-const std::vector<harness::StepFn<double>> &loomStepsF64();
+harness::StepFn<float> loomStepF32();
+harness::StepFn<double> loomStepF64();
 
 int main(int argc, char **argv) {
   if (trainer::isTrainingCommandLine(argc, argv))
-    return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepsF32(),
-                               loomStepsF64());
-  return harness::runMain(argc, argv, loomProgramSpec(), loomStepsF32(),
-                          loomStepsF64());
+    return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepF32(),
+                               loomStepF64());
+  return harness::runMain(argc, argv, loomProgramSpec(), loomStepF32(),
+                          loomStepF64());
 }
 )cpp";
 }
@@ -856,7 +856,8 @@ int main(int argc, char **argv) {
 std::string cmakeSource() {
   return R"cmake(#===- CMakeLists.txt - Emitted by loom-translate --emit-host ---------------===#
 #
-# Builds the per-rank host program against Loom's runtime libraries:
+# Builds the host program (one for every rank) against Loom's runtime
+# libraries:
 #   cmake -G Ninja -S . -B build -DLOOM_SOURCE_DIR=<loom checkout> \
 #         -DLOOM_BUILD_DIR=<loom build tree>
 #   cmake --build build
@@ -872,7 +873,7 @@ project(loom_emitted_step C CXX)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 if(NOT CMAKE_BUILD_TYPE)
-  # The step is one long function per rank: -O1 compiles it quickly and the
+  # The step is one long function: -O1 compiles it quickly and the
   # time goes into the runtime's kernels, which are built optimized
   # (`loomc --emit host` asks for -O2 with -DCMAKE_BUILD_TYPE=Release
   # -DCMAKE_CXX_FLAGS_RELEASE=-O2).
@@ -941,14 +942,16 @@ LogicalResult emitHostProgram(ModuleOp module, const HostEmitOptions &options,
   os << "//===- train_step.cpp - Emitted by loom-translate --emit-host "
         "-------------===//\n"
      << "//\n"
-     << "// Per-rank host code of @" << entry.func.getSymName();
+     << "// Host code of @" << entry.func.getSymName();
   if (entry.mesh)
     os << " over mesh @" << entry.meshName << " " << entry.mesh->toString()
        << " (" << entry.numRanks << " ranks)";
-  os << ": one function per rank,\n"
-     << "// each op as the host kernel or collective the interpreter runs for "
-        "it,\n"
-     << "// after the op in a comment. Generated; do not edit.\n"
+  os << ": one step function that\n"
+     << "// every rank runs with its mesh coordinates, each op as the host "
+        "kernel or\n"
+     << "// collective the interpreter runs for it, after the op in a "
+        "comment.\n"
+     << "// Generated; do not edit.\n"
      << "//\n"
      << "//===------------------------------------------------------------"
         "----------===//\n"
@@ -957,11 +960,9 @@ LogicalResult emitHostProgram(ModuleOp module, const HostEmitOptions &options,
   // SSA names as the comments print them.
   AsmState asmState(entry.func, OpPrintingFlags().enableDebugInfo(
                                     true, /*prettyForm=*/false));
-  for (int64_t r = 0; r < entry.numRanks; ++r) {
-    RankEmitter rankEmitter(entry, r, asmState, os);
-    if (failed(rankEmitter.emit()))
-      return failure();
-  }
+  StepEmitter stepEmitter(entry, asmState, os);
+  if (failed(stepEmitter.emit()))
+    return failure();
   if (failed(emitSpec(entry, os)))
     return failure();
 

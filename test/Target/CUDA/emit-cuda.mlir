@@ -1,10 +1,11 @@
 // RUN: loom-translate --emit-cuda %s --split-input-file | FileCheck %s
 
-// Each rank gets its own step function with the host steps' signature: it
-// takes the process's CUDA session, uploads the arguments into its
-// workspace (none is carried here), and turns every op (after its comment) into a kernel launch,
-// a cuBLAS GEMM or an NCCL call, with the collective's group spelled out and
-// `dist.axis_index` and the block offset folded to the rank's constants.
+// Every rank runs one step function with the host steps' signature: it
+// reads the rank's mesh coordinates from the communicator, takes the
+// process's CUDA session, uploads the arguments into its workspace (none is
+// carried here), and turns every op (after its comment) into a kernel
+// launch, a cuBLAS GEMM or an NCCL call; `dist.axis_index` and the block
+// offset are run-time expressions of the coordinates.
 
 dist.mesh @m shape [2, 2] axes ["dp", "tp"]
 func.func @train_step(
@@ -26,8 +27,10 @@ func.func @train_step(
 
 // CHECK: #include "loom/Runtime/CUDA/Session.h"
 // CHECK: #include "loom/Runtime/NCCL/Communicator.h"
-// CHECK-LABEL: /// Rank 0 of mesh @m: coordinates (dp 0, tp 0).
-// CHECK: Status loom_train_step_rank0(mpi::Communicator &comm
+// CHECK-LABEL: /// The step of every rank of mesh @m {dp:2, tp:2}.
+// CHECK-NEXT: template <typename T>
+// CHECK-NEXT: Status loom_train_step(mpi::Communicator &comm
+// CHECK: const int64_t loomRank = comm.getRank();
 // CHECK: cuda::Session &session = cuda::Session::get(comm);
 // CHECK: nccl::Communicator &nccl = session.getNccl();
 // CHECK: cuda::Workspace ws(stream);
@@ -37,27 +40,31 @@ func.func @train_step(
 // CHECK-NEXT: T *v[[Y]] = ws.alloc<T>(8);
 // CHECK-NEXT: cuda::matmul<T>(blas, arg0, {2, 8}, arg1, {8, 4}, false, false, v[[Y]]);
 // CHECK: // %[[G:[0-9]+]] = dist.all_gather %[[Y]] on @m axes ["tp"] dim 1
-// CHECK-NEXT: // group over {"tp"}: ranks {0, 1}, this rank is member 0
+// CHECK-NEXT: // group over {"tp"}: the ranks that differ from this one only on those axes
 // CHECK-NEXT: T *v[[G]] = ws.alloc<T>(16);
-// CHECK-NEXT: LOOM_CHECK(nccl.allGather(v[[Y]], {2, 4}, {"tp"}, 1, v[[G]]), "rank 0: `dist.all_gather` at
+// CHECK-NEXT: LOOM_CHECK(nccl.allGather(v[[Y]], {2, 4}, {"tp"}, 1, v[[G]]), "`dist.all_gather` at
+// CHECK: const int64_t v[[I:[0-9]+]] = loomCoords[1];
 // CHECK: const int64_t v_c16 = 16;
-// CHECK: cuda::embeddingBlock<T>(stream, arg2, {16, 8}, arg3, {3}, 0, v{{[0-9]+}});
+// CHECK: const int64_t v[[OFF:[0-9]+]] = v[[I]] * v_c16;
+// CHECK: cuda::embeddingBlock<T>(stream, arg2, {16, 8}, arg3, {3}, v[[OFF]], v{{[0-9]+}});
 // CHECK: nccl.allReduce(v{{[0-9]+}}, {3, 8}, {"tp"}, nccl::ReduceKind::Sum, v{{[0-9]+}})
 // CHECK: if (Status status = session.finish(kOps, 0); !status)
+// CHECK-NEXT: return Status::failure("rank " + std::to_string(loomRank) + ": " +
 // CHECK: ws.download(results[0].floats, v[[G]], 16);
 // CHECK-NEXT: ws.download(results[1].floats, v{{[0-9]+}}, 24);
 // CHECK-NOT: keepResident
 // CHECK-NEXT: return Status::success();
 
-// CHECK-LABEL: /// Rank 3 of mesh @m: coordinates (dp 1, tp 1).
-// CHECK: // group over {"tp"}: ranks {2, 3}, this rank is member 1
-// CHECK: cuda::embeddingBlock<T>(stream, arg2, {16, 8}, arg3, {3}, 16,
+// CHECK-NEXT: }
+// CHECK-NOT: Status loom_
 
 // The harness's spec is the host emitter's (shared code).
 // CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
 // CHECK: s.mesh = {{[{][{]}}"dp", 2}, {"tp", 2}};
 // CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}, "{{\[\[}}], [\"tp\"]]"},
-// CHECK: &loom_train_step_rank3<double>,
+// CHECK-NOT: Placements
+// CHECK: StepFn<double> loomStepF64() {
+// CHECK: return &loom_train_step<double>;
 
 // -----
 
@@ -81,7 +88,7 @@ func.func @train_step(%x: tensor<2x3xf64>, %ids: tensor<4xi64>,
   return %y, %e, %l, %p : tensor<6xf64>, tensor<4x3xf64>, tensor<f64>, tensor<2x3xf64>
 }
 
-// CHECK-LABEL: /// Rank 0.
+// CHECK-LABEL: /// The step of every rank.
 // CHECK: const T *v0 = arg0;
 // CHECK: const std::vector<T> v_cst_host(6, static_cast<T>(2.5));
 // CHECK-NEXT: const T *v_cst = session.constant(&stepKey, 0, ws, v_cst_host);
@@ -90,18 +97,18 @@ func.func @train_step(%x: tensor<2x3xf64>, %ids: tensor<4xi64>,
 // CHECK: cuda::crossEntropyLocal<T>(stream, arg0, {2, 3}, arg3, -100, nullptr, false, v3, session.errors(2));
 // CHECK: cuda::adamwUpdate<T, int64_t>(stream, arg0, arg4, arg5, arg6, {2, 3}, arg7, 0.001,
 // CHECK: static const char *const kOps[] = {
-// CHECK-NEXT: "rank 0: `loom.embedding` at
-// CHECK-NEXT: "rank 0: `loom.cross_entropy` at
+// CHECK-NEXT: "`loom.embedding` at
+// CHECK-NEXT: "`loom.cross_entropy` at
 // CHECK-NEXT: };
 // CHECK-NEXT: if (Status status = session.finish(kOps, 2); !status)
-// CHECK-NOT: loom_train_step_rank1
+// CHECK-NOT: Status loom_
 // CHECK: s.mesh = {};
 
 // -----
 
-// A dropout draws by global index: each rank passes its block's place in
-// the global tensor (from the op's layout) and the step's run seed and RNG
-// step, so the device mask equals the host's.
+// A dropout draws by global index: each rank computes its block's place in
+// the global tensor from the op's layout at run time and passes it with the
+// step's run seed and RNG step, so the device mask equals the host's.
 
 dist.mesh @m shape [2] axes ["tp"]
 func.func @train_step(
@@ -112,11 +119,11 @@ func.func @train_step(
 }
 
 // CHECK: #include "loom/Runtime/CUDA/Random.h"
-// CHECK-LABEL: /// Rank 0 of mesh @m: coordinates (tp 0).
-// CHECK: Status loom_train_step_rank0(mpi::Communicator &comm, const StepContext &context,
-// CHECK: cuda::dropout<T>(stream, arg0, {4, 6}, {0, 0}, {4, 3}, 0.5, 17, context.seed, context.step, v0);
-// CHECK-LABEL: /// Rank 1 of mesh @m: coordinates (tp 1).
-// CHECK: cuda::dropout<T>(stream, arg0, {4, 6}, {0, 3}, {4, 3}, 0.5, 17, context.seed, context.step, v0);
+// CHECK-LABEL: /// The step of every rank of mesh @m {tp:2}.
+// CHECK: Status loom_train_step(mpi::Communicator &comm, const StepContext &context,
+// CHECK: Shape v0_offset;
+// CHECK-NEXT: LOOM_CHECK(blockOffset(comm.getMesh(), loomRank, "{{\[\[}}], [\"tp\"]]", {4, 6}, v0_offset), "`loom.dropout` at
+// CHECK: cuda::dropout<T>(stream, arg0, {4, 6}, v0_offset, {4, 3}, 0.5, 17, context.seed, context.step, v0);
 
 // -----
 
@@ -147,7 +154,7 @@ func.func @train_step(
   return %l, %w2, %m2, %frozen, %s2 : tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>
 }
 
-// CHECK-LABEL: /// Rank 0.
+// CHECK-LABEL: /// The step of every rank.
 // CHECK: static char stepKey;
 // CHECK: const T *arg0 = session.carriedArgument(&stepKey, 0, context.carriedAreLastResults, ws,
 // CHECK-NEXT: args[0].floats, 4); // w
@@ -160,7 +167,8 @@ func.func @train_step(
 // CHECK-NEXT: args[4].ints, 1); // step
 // CHECK: const int64_t *v_cst = session.constant(&stepKey, 0, ws, v_cst_host);
 // CHECK: if (Status status = session.finish(kOps, 0); !status)
-// CHECK-NEXT: return status;
+// CHECK-NEXT: return Status::failure("rank " + std::to_string(loomRank) + ": " +
+// CHECK-NEXT: status.message());
 // CHECK-NEXT: ws.download(results[0].floats, v[[L:[0-9]+]], 1);
 // CHECK-NEXT: // The carried results become
 // CHECK: session.keepResident(&stepKey, ws, {

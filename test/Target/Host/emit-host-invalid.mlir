@@ -83,3 +83,31 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// Each stage's ops run in its own region of the one step function: a value
+// of stage 0 does not exist on stage 1's ranks, so stage 1 (or an op on
+// every stage) cannot read it without a dist.send/dist.recv.
+
+module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
+  dist.mesh @m shape [2] axes ["pp"]
+  func.func @train_step(%x: tensor<4xf32> {dist.layout = #dist.layout<@m, [[]]>}) -> tensor<4xf32> {
+    %y = loom.neg %x {dist.stage = 0 : i64} : tensor<4xf32>
+    // expected-error @below {{'loom.neg' op on stage 1 uses a value of stage 0; stages exchange values through dist.send/dist.recv}}
+    %z = loom.neg %y {dist.stage = 1 : i64} : tensor<4xf32>
+    return %z : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
+  dist.mesh @m shape [2] axes ["pp"]
+  func.func @train_step(%x: tensor<4xf32> {dist.layout = #dist.layout<@m, [[]]>}) -> tensor<4xf32> {
+    %y = loom.neg %x {dist.stage = 0 : i64} : tensor<4xf32>
+    // expected-error @below {{'loom.neg' op has no `dist.stage` but uses a value of stage 0; it would run on every stage}}
+    %z = loom.neg %y : tensor<4xf32>
+    return %z : tensor<4xf32>
+  }
+}

@@ -1,10 +1,11 @@
 // RUN: loom-translate --emit-host %s --split-input-file | FileCheck %s
 
-// Each rank gets its own function: the mesh coordinates in its comment,
-// `dist.axis_index` and the index arithmetic of a block offset folded to
-// the rank's constants, every op after its comment (with its location), a
-// kernel call per loom op and a Communicator call per collective, with the
-// group of the collective spelled out.
+// One function for every rank: the rank and its mesh coordinates are read
+// from the communicator, `dist.axis_index` and the index arithmetic of a
+// block offset are run-time expressions of them, every op comes after its
+// comment (with its location), a kernel call per loom op and a Communicator
+// call per collective (its comment names the group's axes). Nothing is
+// printed per rank.
 
 dist.mesh @m shape [2, 2] axes ["dp", "tp"]
 func.func @train_step(
@@ -24,53 +25,54 @@ func.func @train_step(
   return %g, %s : tensor<2x8xf32>, tensor<3x8xf32>
 }
 
-// CHECK-LABEL: /// Rank 0 of mesh @m: coordinates (dp 0, tp 0).
-// CHECK: Status loom_train_step_rank0(mpi::Communicator &comm
+// CHECK-LABEL: /// The step of every rank of mesh @m {dp:2, tp:2}.
+// CHECK-NEXT: template <typename T>
+// CHECK-NEXT: Status loom_train_step(mpi::Communicator &comm
+// CHECK: const int64_t loomRank = comm.getRank();
+// CHECK-NEXT: const std::vector<int64_t> &loomCoords = comm.getCoordinates();
 // CHECK: const std::vector<T> &arg0 = args[0].floats; // arg0
 // CHECK: const std::vector<int64_t> &arg3 = args[3].ints; // arg3
 // CHECK: // %[[Y:[0-9]+]] = loom.matmul %arg0, %arg1 : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("model.py":12:3)
 // CHECK-NEXT: std::vector<T> v[[Y]](8);
 // CHECK-NEXT: host::matmul<T>(arg0.data(), {2, 8}, arg1.data(), {8, 4}, false, false, v[[Y]].data());
 // CHECK: // %[[G:[0-9]+]] = dist.all_gather %[[Y]] on @m axes ["tp"] dim 1
-// CHECK-NEXT: // group over {"tp"}: ranks {0, 1}, this rank is member 0
+// CHECK-NEXT: // group over {"tp"}: the ranks that differ from this one only on those axes
 // CHECK-NEXT: std::vector<T> v[[G]](16);
-// CHECK-NEXT: LOOM_CHECK(comm.allGather(v[[Y]].data(), {2, 4}, {"tp"}, 1, v[[G]].data()), "rank 0: `dist.all_gather` at
-// CHECK: const int64_t v[[I:[0-9]+]] = 0;
+// CHECK-NEXT: LOOM_CHECK(comm.allGather(v[[Y]].data(), {2, 4}, {"tp"}, 1, v[[G]].data()), "`dist.all_gather` at
+// The coordinate on "tp" (axis 1) times the block's rows.
+// CHECK: const int64_t v[[I:[0-9]+]] = loomCoords[1];
 // CHECK: const int64_t v_c16 = 16;
-// CHECK: const int64_t v[[OFF:[0-9]+]] = 0;
-// CHECK: LOOM_CHECK(host::embeddingBlock<T>(arg2.data(), {16, 8}, arg3.data(), {3}, 0, v{{[0-9]+}}.data()), "rank 0: `loom.embedding` at
+// CHECK: const int64_t v[[OFF:[0-9]+]] = v[[I]] * v_c16;
+// CHECK: LOOM_CHECK(host::embeddingBlock<T>(arg2.data(), {16, 8}, arg3.data(), {3}, v[[OFF]], v{{[0-9]+}}.data()), "`loom.embedding` at
 // CHECK: comm.allReduce(v{{[0-9]+}}.data(), {3, 8}, {"tp"}, mpi::ReduceKind::Sum, v{{[0-9]+}}.data())
 // CHECK: results[0].floats = v[[G]];
 // CHECK-NEXT: results[1].floats = v{{[0-9]+}};
 // CHECK-NEXT: return Status::success();
+// CHECK-NEXT: }
+// CHECK-NOT: Status loom_
+// A failed call names the rank at run time.
+// CHECK-NOT: "rank
 
-// CHECK-LABEL: /// Rank 3 of mesh @m: coordinates (dp 1, tp 1).
-// CHECK: // group over {"tp"}: ranks {2, 3}, this rank is member 1
-// CHECK: const int64_t v{{[0-9]+}} = 1;
-// CHECK: const int64_t v{{[0-9]+}} = 16;
-// CHECK: host::embeddingBlock<T>(arg2.data(), {16, 8}, arg3.data(), {3}, 16,
-
-// The spec gives the harness every tensor's global shape, layout and each
-// rank's block: x is split over dp (rows 0 and 2), w over tp (columns 0 and
-// 4).
+// The spec gives the harness every tensor's global shape and layout, from
+// which it computes each rank's block (harness::Placements): no per-rank
+// table.
 // CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
 // CHECK: s.mesh = {{[{][{]}}"dp", 2}, {"tp", 2}};
 // CHECK: {"arg0", false, io::DType::F32, {4, 8}, {2, 8}, Init::None, {0.0, 0.0}, "{{\[\[}}\"dp\"], []]"},
 // CHECK: {"arg1", false, io::DType::F32, {8, 8}, {8, 4}, Init::None, {0.0, 0.0}, "{{\[\[}}], [\"tp\"]]"},
 // CHECK: {"arg2", false, io::DType::F32, {32, 8}, {16, 8}, Init::None, {0.0, 0.0}, "{{\[\[}}\"tp\"], []]"},
 // CHECK: {"arg3", true, io::DType::I64, {3}, {3},
-// CHECK: s.argumentPlacements = {
-// CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0}, true, 0}}, // rank 0
-// CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 4}, true, 0}, {{[{][{]}}16, 0}, true, 0}, {{[{][{]}}0}, true, 0}}, // rank 1
-// CHECK-NEXT: {{[{][{][{]}}2, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}, {{[{][{]}}0}, true, 0}}, // rank 2
-// The replicated second result is taken from the canonical replica, rank 0.
-// CHECK: s.resultPlacements = {
-// CHECK-NEXT: {{[{][{][{]}}0, 0}, true, 0}, {{[{][{]}}0, 0}, true, 0}}, // rank 0
-// CHECK-NEXT: {{[{][{][{]}}0, 0}, false, 0}, {{[{][{]}}0, 0}, false, 0}}, // rank 1
+// CHECK-NOT: Placements
+// CHECK: s.carried = {};
 // A build may leave a precision out (LOOM_STEP_DTYPES).
-// CHECK: #ifndef LOOM_STEP_NO_F64
-// CHECK: &loom_train_step_rank3<double>,
+// CHECK: StepFn<float> loomStepF32() {
+// CHECK-NEXT: #ifndef LOOM_STEP_NO_F32
+// CHECK-NEXT: return &loom_train_step<float>;
+// CHECK-NEXT: #else
+// CHECK-NEXT: return nullptr;
 // CHECK-NEXT: #endif
+// CHECK: StepFn<double> loomStepF64() {
+// CHECK: return &loom_train_step<double>;
 
 // -----
 
@@ -84,18 +86,19 @@ func.func @forward(%x: tensor<2x3xf64>) -> tensor<6xf64> {
   return %y : tensor<6xf64>
 }
 
-// CHECK-LABEL: /// Rank 0.
+// CHECK-LABEL: /// The step of every rank.
 // CHECK: const std::vector<T> &v0 = arg0;
 // CHECK: const std::vector<T> v_cst(6, static_cast<T>(2.5));
 // CHECK: LOOM_CHECK_MESSAGE(host::binary<T>(host::BinaryKind::Mul, v0.data(), {6}, v_cst.data(), {6}, v1.data(), {6}),
-// CHECK-NOT: loom_forward_rank1
+// CHECK-NOT: Status loom_
 // CHECK: s.mesh = {};
 
 // -----
 
-// A dropout draws by global index: each rank passes its block's place in
-// the global tensor (from the op's layout) and the step's run seed and RNG
-// step (StepContext), as the interpreter's kernel does.
+// A dropout draws by global index: each rank computes its block's place in
+// the global tensor from the op's layout at run time (harness::blockOffset)
+// and passes it with the step's run seed and RNG step (StepContext), as the
+// interpreter's kernel does.
 
 dist.mesh @m shape [2] axes ["tp"]
 func.func @train_step(
@@ -105,8 +108,8 @@ func.func @train_step(
   return %y : tensor<4x3xf32>
 }
 
-// CHECK-LABEL: /// Rank 0 of mesh @m: coordinates (tp 0).
-// CHECK: Status loom_train_step_rank0(mpi::Communicator &comm, const StepContext &context,
-// CHECK: host::dropout<T>(arg0.data(), {4, 6}, {0, 0}, {4, 3}, 0.5, 17, context.seed, context.step, v0.data());
-// CHECK-LABEL: /// Rank 1 of mesh @m: coordinates (tp 1).
-// CHECK: host::dropout<T>(arg0.data(), {4, 6}, {0, 3}, {4, 3}, 0.5, 17, context.seed, context.step, v0.data());
+// CHECK-LABEL: /// The step of every rank of mesh @m {tp:2}.
+// CHECK: Status loom_train_step(mpi::Communicator &comm, const StepContext &context,
+// CHECK: Shape v0_offset;
+// CHECK-NEXT: LOOM_CHECK(blockOffset(comm.getMesh(), loomRank, "{{\[\[}}], [\"tp\"]]", {4, 6}, v0_offset), "`loom.dropout` at
+// CHECK: host::dropout<T>(arg0.data(), {4, 6}, v0_offset, {4, 3}, 0.5, 17, context.seed, context.step, v0.data());

@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The `main` of the per-rank host programs that `loom-translate --emit-host`
-// writes. The emitted code holds one step function per rank and a
-// ProgramSpec: the mesh, and for every argument and result its name, element
-// kind, global and local shape, and each rank's block offset, all computed by
-// the compiler from the `dist.layout` attributes. The harness does what
+// The `main` of the host programs that `loom-translate --emit-host` writes.
+// The emitted code holds one step function, which every rank runs with its
+// own mesh coordinates, and a ProgramSpec: the mesh, and for every argument
+// and result its name, element kind, global and local shape and layout, as
+// the compiler read them from the `dist.layout` attributes; each rank's
+// block is computed from the layout at run time (Placements.h). The harness does what
 // `loom-run` does around the interpreter, on real MPI ranks:
 //
 //   1. reads the global inputs (safetensors or .npy, `--inputs`, by argument
@@ -32,6 +33,7 @@
 #ifndef LOOM_RUNTIME_HARNESS_HARNESS_H
 #define LOOM_RUNTIME_HARNESS_HARNESS_H
 
+#include "loom/Runtime/Harness/Placements.h"
 #include "loom/Runtime/Host/Status.h"
 #include "loom/Runtime/IO/TensorFile.h"
 #include "loom/Runtime/MPI/Communicator.h"
@@ -75,20 +77,6 @@ struct TensorSpec {
   int64_t stage = -1;
 };
 
-/// Where one rank's block of a tensor lies.
-struct Placement {
-  /// The block's first index in the global tensor.
-  Shape offset;
-  /// Arguments: whether this rank holds the value (false: a non-first member
-  /// of a partial group, which starts from zeros). Results: whether it is
-  /// the canonical replica (coordinate 0 on the axes the layout does not
-  /// use), whose block is added in.
-  bool holds = true;
-  /// Results: the canonical replica this rank's block must equal; -1 when
-  /// this rank does not compute the result (another pipeline stage's).
-  int64_t canonicalRank = 0;
-};
-
 /// Everything the harness needs to know about the emitted program.
 struct ProgramSpec {
   /// The entry function, for messages.
@@ -96,8 +84,6 @@ struct ProgramSpec {
   /// The mesh, axis names and sizes in order.
   std::vector<std::pair<std::string, int64_t>> mesh;
   std::vector<TensorSpec> arguments, results;
-  /// Indexed [rank][argument] and [rank][result].
-  std::vector<std::vector<Placement>> argumentPlacements, resultPlacements;
   /// (result, argument) pairs that `--steps` feeds back.
   std::vector<std::pair<size_t, size_t>> carried;
   /// Pipelined programs: the pipeline axis (a name in `mesh`) and its size;
@@ -105,6 +91,8 @@ struct ProgramSpec {
   std::string pipelineAxis;
   int64_t numStages = 0;
 
+  /// The number of ranks: the product of the mesh's axis sizes.
+  int64_t numRanks() const;
   /// The pipeline stage of `rank` (its coordinate on the pipeline axis), or
   /// -1 when the program is not pipelined.
   int64_t stageOf(int64_t rank) const;
@@ -176,8 +164,10 @@ struct StepContext {
   bool hostNeedsCarried = true;
 };
 
-/// One rank's step: reads `args` (one per argument, local blocks) and
-/// writes `results`, sized by the caller.
+/// The step of every rank: reads `args` (one per argument, this rank's
+/// blocks) and writes `results`, sized by the caller. It reads the rank's
+/// mesh coordinates off `comm` (docs/Codegen.md, "One program for every
+/// rank").
 template <typename T>
 using StepFn = Status (*)(mpi::Communicator &comm, const StepContext &context,
                           const std::vector<Buffer<T>> &args,
@@ -186,11 +176,11 @@ using StepFn = Status (*)(mpi::Communicator &comm, const StepContext &context,
 /// Runs the program: parses the command line (--inputs F (repeatable),
 /// --outputs F, --dtype f64|f32, --seed S, --steps N, --verify-calls,
 /// --report-pipeline),
-/// initializes MPI, runs this rank's step function (`f64Steps[rank]` or
-/// `f32Steps[rank]`) and finalizes MPI. Returns main's exit status.
+/// initializes MPI, runs the step (`f64Step` or `f32Step`; null when the
+/// program was built without that precision) on this rank and finalizes
+/// MPI. Returns main's exit status.
 int runMain(int argc, char **argv, const ProgramSpec &spec,
-            const std::vector<StepFn<float>> &f32Steps,
-            const std::vector<StepFn<double>> &f64Steps);
+            StepFn<float> f32Step, StepFn<double> f64Step);
 
 } // namespace loom::runtime::harness
 

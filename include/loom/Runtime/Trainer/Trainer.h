@@ -55,11 +55,12 @@
 namespace loom::runtime::trainer {
 
 /// Runs the training executable: initializes MPI, parses the flags
-/// (TrainOptions.h), trains this rank with `f32Steps[rank]` or
-/// `f64Steps[rank]`, and finalizes MPI. Returns main's exit status.
+/// (TrainOptions.h), trains this rank with `f32Step` or `f64Step` (the one
+/// step every rank runs; null when the program was built without that
+/// precision), and finalizes MPI. Returns main's exit status.
 int runTrainer(int argc, char **argv, const harness::ProgramSpec &spec,
-               const std::vector<harness::StepFn<float>> &f32Steps,
-               const std::vector<harness::StepFn<double>> &f64Steps);
+               harness::StepFn<float> f32Step,
+               harness::StepFn<double> f64Step);
 
 } // namespace loom::runtime::trainer
 

@@ -1,25 +1,28 @@
-//===- EmitterSupport.h - What the per-rank emitters share ------*- C++ -*-===//
+//===- EmitterSupport.h - What the step emitters share ----------*- C++ -*-===//
 //
 // Part of the Loom project.
 //
 //===----------------------------------------------------------------------===//
 //
 // The host (`--emit-host`) and CUDA (`--emit-cuda`) emitters turn the same
-// partitioned step into per-rank programs that run under the same harness
-// (loom/Runtime/Harness/Harness.h); they differ only in how an op becomes a
-// call. This file holds everything else, so that both read the entry, fold
-// this rank's scalars, name values and describe the program to the harness
-// identically:
+// partitioned step into one SPMD program, run by every rank of the mesh
+// under the same harness (loom/Runtime/Harness/Harness.h); they differ only
+// in how an op becomes a call. This file holds everything else, so that both
+// read the entry, compute the rank's scalars, name values and describe the
+// program to the harness identically:
 //   - C++ literals of shapes, doubles, strings and axis lists;
 //   - the entry function and its mesh, arguments and results (readEntry);
-//   - RankEmitterBase, the walk over one rank's ops with value names, the
-//     op comment before each statement group, and index scalars
-//     (`dist.axis_index`, `arith.constant`/`addi`/`muli`) folded to this
-//     rank's constants;
-//   - the ProgramSpec and step tables the harness needs (emitProgramSpec);
-//   - pipelined programs (docs/Pipeline.md, "the contract"): a rank emits
-//     only the ops of its own stage (`dist.stage`), leaves the results of
+//   - StepEmitterBase, the walk over the ops with value names, the op
+//     comment before each statement group, and index scalars
+//     (`dist.axis_index`, `arith.constant`/`addi`/`muli`) as run-time
+//     expressions of the rank's mesh coordinates;
+//   - the ProgramSpec and step functions the harness needs
+//     (emitProgramSpec): layouts, not per-rank tables;
+//   - pipelined programs (docs/Pipeline.md, "the contract"): each stage's
+//     ops run in `if (loomStage == k)` regions, a rank leaves the results of
 //     other stages untouched, and counts its in-flight micro-batches.
+// Nothing emitted, and no emission time, grows with the rank count
+// (docs/Codegen.md, "One program for every rank").
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -100,6 +104,9 @@ struct EntryInfo {
 
   /// The stage of `rank` (-1 when not pipelined).
   int64_t stageOf(int64_t rank) const;
+  /// The `dist.stage` of `op` in a pipelined program, else -1 (the op runs
+  /// on every rank).
+  int64_t stageOfOp(Operation *op) const;
 };
 
 /// How an emitter words its errors: its name ("host", "CUDA") and the flag
@@ -132,36 +139,52 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
 std::vector<std::pair<size_t, size_t>> carriedPairs(const EntryInfo &entry);
 
 //===----------------------------------------------------------------------===//
-// One rank
+// The step every rank runs
 //===----------------------------------------------------------------------===//
 
-/// The parts of a rank's emission that do not depend on the target. A
+/// The parts of the step's emission that do not depend on the target. A
 /// subclass prints the statements of each op (emitTargetOp) and the function
-/// around them.
-class RankEmitterBase {
+/// around them. The step is one function for every rank of the mesh: what
+/// differs between ranks is computed at run time from the rank's mesh
+/// coordinates (`loomRank`, `loomCoords` and, in a pipelined program,
+/// `loomStage`, which emitRankVariables declares), never folded per rank,
+/// so that the program's size does not grow with the rank count.
+class StepEmitterBase {
 public:
-  RankEmitterBase(const EntryInfo &entry, int64_t rank, AsmState &asmState,
-                  raw_ostream &os, const EmitterName &emitter)
-      : entry(entry), rank(rank), asmState(asmState), os(os), emitter(emitter) {
-  }
-  virtual ~RankEmitterBase() = default;
+  StepEmitterBase(const EntryInfo &entry, AsmState &asmState, raw_ostream &out,
+                  const EmitterName &emitter)
+      : entry(entry), asmState(asmState), out(out), emitter(emitter) {}
+  virtual ~StepEmitterBase() = default;
 
 protected:
-  /// Prints the op as a comment, folds it when it is an index scalar, and
-  /// otherwise hands it to emitTargetOp. Ops of another pipeline stage are
-  /// skipped (one comment per run of them), and the first forward op and
-  /// the last backward op of a micro-batch on this stage are bracketed by
+  /// The doc comment of the step function: the mesh it runs on.
+  void emitStepComment();
+  /// Declares `loomRank` and `loomCoords` (from the step's `comm`) and, in a
+  /// pipelined program, `loomStage`, the rank's coordinate on the pipeline
+  /// axis.
+  void emitRankVariables();
+  /// Emits every op of the entry's block (emitOp), then writes what is left
+  /// to the output.
+  LogicalResult emitBody();
+  /// Prints the op as a comment, then its statements: an index scalar as a
+  /// run-time expression of the rank's coordinates, anything else through
+  /// emitTargetOp. In a pipelined program the consecutive ops of one stage
+  /// (`dist.stage`) go into one `if (loomStage == k) { ... }` region, whose
+  /// declarations (declare) are printed before it, and the first forward op
+  /// and the last backward op of a micro-batch on a stage are bracketed by
   /// the in-flight counter's `pipelineInFlight().begin/end` calls.
   LogicalResult emitOp(Operation *op);
-  /// Prints the comment of the run of skipped ops before the next
-  /// statement (emitOp calls it; a subclass calls it before the code it
-  /// prints after the last op).
-  void flushSkipped();
-  /// Whether this rank computes result `index` of the entry (false: a
-  /// result of another stage, which the step leaves untouched).
-  bool computesResult(unsigned index) const;
-  /// Whether this rank runs `op` (its `dist.stage`, if any, is this rank's).
-  bool runsOp(Operation *op) const;
+  /// Writes the statements printed so far (to `os`) to the output.
+  void flush();
+  /// Whether the statements now printed go into a stage's region.
+  bool inStageRegion() const { return regionStage >= 0; }
+  /// Prints `text` (a declaration statement, without indentation or
+  /// newline) so that the rest of the function sees it: before the current
+  /// stage region, else in place.
+  void declare(const Twine &text);
+  /// The C++ condition under which a rank computes result `index` of the
+  /// entry (`loomStage == k`), or "" when every rank does.
+  std::string resultCondition(unsigned index) const;
   /// The target's statements of `op` (not an index scalar).
   virtual LogicalResult emitTargetOp(Operation *op) = 0;
 
@@ -171,49 +194,65 @@ protected:
   Shape shapeOf(Value value);
   std::string shape(Value value) { return shapeLiteral(shapeOf(value)); }
   int64_t numElements(Value value);
-  /// The value of a scalar folded for this rank.
-  FailureOr<int64_t> scalar(Operation *user, Value value);
+  /// The C++ expression of an index scalar (its name); an error at `user`
+  /// when `value` is not one the emitter computes.
+  FailureOr<std::string> scalar(Operation *user, Value value);
   bool isScalar(Value value) const { return scalars.count(value) != 0; }
   /// The `axes` attribute of a collective, as a literal and as names.
   std::string axes(Operation *op);
   std::vector<std::string> axisList(Operation *op);
-  /// The peer of a send/recv: the rank at `coordinate` on `axis`, this
-  /// rank's coordinates elsewhere.
-  FailureOr<int64_t> peer(Operation *op, StringRef axis, int64_t coordinate);
-  /// "rank R: <the op, as the interpreter describes it>".
+  /// The peer of a send/recv, as a C++ expression: the rank at
+  /// `coordinate` on `axis`, this rank's coordinates elsewhere.
+  FailureOr<std::string> peer(Operation *op, StringRef axis,
+                              int64_t coordinate);
+  /// The op as the interpreter describes it; the step's LOOM_CHECK prefixes
+  /// the failing rank at run time.
   std::string describe(Operation *op);
-  /// A comment naming the group of a collective and this rank's place in it.
+  /// A comment naming the axes of a collective's group.
   void groupComment(Operation *collective);
-  /// Records `value` as the scalar constant `v` and declares it.
-  void defineScalar(Value value, int64_t v);
+  /// Records `value` as the index scalar `expression` and declares it.
+  void defineScalar(Value value, const std::string &expression);
   /// Where this rank's block of `op`'s first operand lies in the global
   /// tensor, for kernels keyed by the global index (dropout): the whole
-  /// tensor on one rank; in an SPMD program read from the op's
-  /// `dist.layout` attribute, which it must carry (an error at the op).
-  LogicalResult globalBlock(Operation *op, Shape &globalShape,
-                            Shape &blockOffset);
+  /// tensor on one rank; in an SPMD program the block offset is computed at
+  /// run time from the op's `dist.layout` attribute, which it must carry
+  /// (an error at the op). Prints that computation and returns the offset's
+  /// C++ expression.
+  FailureOr<std::string> globalBlock(Operation *op, Shape &globalShape);
 
   const EntryInfo &entry;
-  int64_t rank;
   AsmState &asmState;
-  raw_ostream &os;
+  /// The file; the subclass prints to `os`, which flush() moves there.
+  raw_ostream &out;
+  std::string text;
+  llvm::raw_string_ostream os{text};
   EmitterName emitter;
 
 private:
-  /// emitOp for an op this rank runs.
-  LogicalResult emitRunOp(Operation *op);
-  /// Finds this rank's first forward and last backward op of each
+  /// The op's statements, comment and in-flight calls included.
+  LogicalResult emitOpStatements(Operation *op);
+  /// Checks that `op` (of `stage`, -1: every stage) reads no value that
+  /// another stage's region computes.
+  LogicalResult checkStageOperands(Operation *op, int64_t stage);
+  /// Writes the open stage region (its declarations, then its guarded
+  /// statements) to the output and closes it.
+  void closeRegion();
+  /// Finds each stage's first forward and last backward op of each
   /// micro-batch (once, on the first emitOp).
   void findMicroBatchBounds();
+  /// Prints the in-flight `call` (begin or end) of micro-batch `m` on
+  /// `stage`, guarded unless the op runs on that stage only.
+  void inFlightCall(Operation *op, StringRef call, int64_t stage, int64_t m);
 
   llvm::DenseMap<Value, std::string> names;
-  llvm::DenseMap<Value, int64_t> scalars;
-  /// The run of skipped ops not yet commented on.
-  int64_t skipped = 0;
-  int64_t skippedStage = -1;
-  /// Micro-batch bounds on this rank: op -> micro-batch.
+  llvm::DenseSet<Value> scalars;
+  /// The stage of the open region (-1: none) and its declarations.
+  int64_t regionStage = -1;
+  std::string declarations;
+  /// Micro-batch bounds: op -> (stage, micro-batch) pairs.
   bool boundsFound = false;
-  llvm::DenseMap<Operation *, int64_t> firstForward, lastBackward;
+  llvm::DenseMap<Operation *, std::vector<std::pair<int64_t, int64_t>>>
+      firstForward, lastBackward;
 };
 
 /// Checks the pipeline attributes of a pipelined entry's ops: `dist.stage`
@@ -226,9 +265,11 @@ LogicalResult verifyPipelineOps(const EntryInfo &entry,
 // The program around the step functions
 //===----------------------------------------------------------------------===//
 
-/// Prints `loomProgramSpec()` (mesh, arguments, results, each rank's blocks
-/// and the loop-carried pairs) and the step tables `loomStepsF32()` and
-/// `loomStepsF64()`, which list `loom_<entry>_rank<r><T>` for every rank.
+/// Prints `loomProgramSpec()` (mesh, arguments and results with their
+/// layouts, the loop-carried pairs: nothing per rank, the harness computes
+/// each rank's blocks from the layouts) and `loomStepF32()` and
+/// `loomStepF64()`, which return `loom_<entry><T>` (null when the build
+/// leaves that precision out).
 LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os);
 
 /// Writes an emitted program: with an empty `dir`, the first file to `os`;
