@@ -35,16 +35,16 @@ std::vector<Message> incomingMessages(const DeviceMesh &mesh, int64_t rank,
         continue; // this rank itself
       std::vector<int64_t> sender = coordinates;
       sender[axis] = c;
-      if (site.stage >= 0 && sender[static_cast<size_t>(pipelineAxis)] != site.stage)
+      if (site.stage >= 0 &&
+          sender[static_cast<size_t>(pipelineAxis)] != site.stage)
         continue;
       messages.push_back({mesh.getRank(sender), site.tag, site.count,
                           site.isInteger ? ncclTypeOf<int64_t>() : floatType});
     }
   }
-  std::stable_sort(messages.begin(), messages.end(),
-                   [](const Message &a, const Message &b) {
-                     return a.peer < b.peer;
-                   });
+  std::stable_sort(
+      messages.begin(), messages.end(),
+      [](const Message &a, const Message &b) { return a.peer < b.peer; });
   return messages;
 }
 

@@ -167,7 +167,8 @@ void StepEmitter::emitIncoming() {
     if (isa<dist::SendOp>(op))
       sends.push_back(&op);
   if (sends.empty()) {
-    os << "  LOOM_CHECK(nccl.beginStep(nullptr, 0), \"the step's messages\");\n";
+    os << "  LOOM_CHECK(nccl.beginStep(nullptr, 0), \"the step's "
+          "messages\");\n";
     return;
   }
   // NCCL matches by order: the communicator receives each sender's messages
@@ -211,7 +212,8 @@ LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
       elements.push_back("int64_t(" + std::to_string(i.getSExtValue()) + ")");
   Value result = op.getResult();
   std::string type = elementType(result);
-  std::string host = "const std::vector<" + type + "> " + name(result) + "_host";
+  std::string host =
+      "const std::vector<" + type + "> " + name(result) + "_host";
   if (dense.isSplat())
     host += "(" + std::to_string(numElements(result)) + ", " +
             elements.front() + ");";
@@ -723,8 +725,8 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
           if (failed(first))
             return failure();
           checked(o, "cuda::embeddingGradBlock<T>(stream, " + common + ", " +
-                         *first + ", " + std::to_string(rows) +
-                         ", " + name(o.getResult()) + ")");
+                         *first + ", " + std::to_string(rows) + ", " +
+                         name(o.getResult()) + ")");
           return success();
         }
         checked(o, "cuda::embeddingGrad<T>(stream, " + common + ", " +
@@ -894,11 +896,10 @@ LogicalResult StepEmitter::emit() {
     if (resident == residentArgs.end()) {
       os << upload << ";";
     } else {
-      std::string carried = "session.carriedArgument(&stepKey, " +
-                            std::to_string(i) +
-                            ", context.carriedAreLastResults, ws,\n      " +
-                            host + ", " + std::to_string(numElements(value)) +
-                            ")";
+      std::string carried =
+          "session.carriedArgument(&stepKey, " + std::to_string(i) +
+          ", context.carriedAreLastResults, ws,\n      " + host + ", " +
+          std::to_string(numElements(value)) + ")";
       // In a pipelined program only the stage that computes the carried
       // result keeps a copy of it.
       if (std::string condition = resultCondition(resident->second);

@@ -407,9 +407,8 @@ FailureOr<std::string> StepEmitterBase::globalBlock(Operation *op,
   std::string offset = name(op->getResult(0)) + "_offset";
   os << "  Shape " << offset << ";\n"
      << "  LOOM_CHECK(blockOffset(comm.getMesh(), loomRank, "
-     << stringLiteral(layout->toString()) << ", "
-     << shapeLiteral(globalShape) << ", " << offset << "), "
-     << stringLiteral(describe(op)) << ");\n";
+     << stringLiteral(layout->toString()) << ", " << shapeLiteral(globalShape)
+     << ", " << offset << "), " << stringLiteral(describe(op)) << ");\n";
   return offset;
 }
 
@@ -451,9 +450,8 @@ FailureOr<std::string> StepEmitterBase::peer(Operation *op, StringRef axis,
                            << entry.meshName;
   int64_t size = entry.mesh->getAxis(*index).size;
   if (coordinate < 0 || coordinate >= size)
-    return op->emitError() << "coordinate " << coordinate
-                           << " is not on axis `" << axis << "` (size " << size
-                           << ")";
+    return op->emitError() << "coordinate " << coordinate << " is not on axis `"
+                           << axis << "` (size " << size << ")";
   return "comm.getMesh().getPeer(loomRank, " + std::to_string(*index) + ", " +
          std::to_string(coordinate) + ")";
 }
@@ -572,8 +570,8 @@ LogicalResult StepEmitterBase::checkStageOperands(Operation *op,
   return success();
 }
 
-void StepEmitterBase::inFlightCall(Operation *op, StringRef call,
-                                   int64_t stage, int64_t m) {
+void StepEmitterBase::inFlightCall(Operation *op, StringRef call, int64_t stage,
+                                   int64_t m) {
   os << "  ";
   if (entry.stageOfOp(op) != stage)
     os << "if (loomStage == " << stage << ") ";
@@ -651,7 +649,8 @@ LogicalResult StepEmitterBase::emitOpStatements(Operation *op) {
     if (!axis)
       return index.emitError()
              << "axis `" << index.getAxis() << "` is not an axis of the mesh";
-    defineScalar(index.getResult(), "loomCoords[" + std::to_string(*axis) + "]");
+    defineScalar(index.getResult(),
+                 "loomCoords[" + std::to_string(*axis) + "]");
     return success();
   }
   return emitTargetOp(op);

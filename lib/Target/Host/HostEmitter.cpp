@@ -537,9 +537,8 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
           FailureOr<std::string> first = scalar(o, offset);
           if (failed(first))
             return failure();
-          checked(o, "host::embeddingBlock<T>(" + common + ", " +
-                         *first + ", " + data(o.getResult()) +
-                         ")");
+          checked(o, "host::embeddingBlock<T>(" + common + ", " + *first +
+                         ", " + data(o.getResult()) + ")");
           return success();
         }
         checked(o, "host::embedding<T>(" + common + ", " + data(o.getResult()) +
@@ -555,9 +554,9 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
           FailureOr<std::string> first = scalar(o, offset);
           if (failed(first))
             return failure();
-          checked(o, "host::embeddingGradBlock<T>(" + common + ", " +
-                         *first + ", " + std::to_string(rows) +
-                         ", " + data(o.getResult()) + ")");
+          checked(o, "host::embeddingGradBlock<T>(" + common + ", " + *first +
+                         ", " + std::to_string(rows) + ", " +
+                         data(o.getResult()) + ")");
           return success();
         }
         checked(o, "host::embeddingGrad<T>(" + common + ", " +

@@ -9,8 +9,8 @@
 // own mesh coordinates, and a ProgramSpec: the mesh, and for every argument
 // and result its name, element kind, global and local shape and layout, as
 // the compiler read them from the `dist.layout` attributes; each rank's
-// block is computed from the layout at run time (Placements.h). The harness does what
-// `loom-run` does around the interpreter, on real MPI ranks:
+// block is computed from the layout at run time (Placements.h). The harness
+// does what `loom-run` does around the interpreter, on real MPI ranks:
 //
 //   1. reads the global inputs (safetensors or .npy, `--inputs`, by argument
 //      name) or initializes an argument without data (its parameter

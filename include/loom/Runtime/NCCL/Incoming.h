@@ -1,4 +1,4 @@
-//===- Incoming.h - A rank's beginStep() table from the sends -*- C++ -*-===//
+//===- Incoming.h - A rank's beginStep() table from the sends ---*- C++ -*-===//
 //
 // Part of the Loom project.
 //

@@ -59,8 +59,7 @@ namespace loom::runtime::trainer {
 /// step every rank runs; null when the program was built without that
 /// precision), and finalizes MPI. Returns main's exit status.
 int runTrainer(int argc, char **argv, const harness::ProgramSpec &spec,
-               harness::StepFn<float> f32Step,
-               harness::StepFn<double> f64Step);
+               harness::StepFn<float> f32Step, harness::StepFn<double> f64Step);
 
 } // namespace loom::runtime::trainer
 

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/Runtime/Harness/Harness.h"
 #include "loom/Runtime/Harness/Placements.h"
+#include "loom/Runtime/Harness/Harness.h"
 
 #include "gtest/gtest.h"
 

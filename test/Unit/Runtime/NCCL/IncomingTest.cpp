@@ -39,8 +39,8 @@ referenceTables(const mpi::DeviceMesh &mesh, int64_t pipelineAxis,
       int64_t to = mesh.getPeer(r, static_cast<size_t>(site.axis), site.to);
       if (to == r)
         continue;
-      sent[{r, to}].push_back({r, site.tag, site.count,
-                               site.isInteger ? ncclInt64 : ncclFloat32});
+      sent[{r, to}].push_back(
+          {r, site.tag, site.count, site.isInteger ? ncclInt64 : ncclFloat32});
     }
   }
   std::vector<std::vector<Message>> tables(n);
@@ -98,10 +98,10 @@ TEST(IncomingTest, UnstagedSendsToOneCoordinateAndToOneself) {
   std::vector<SendSite> sites = {{-1, 1, 0, 7, 8, false},
                                  {-1, 0, 1, 5, 2, true}};
   expectTablesMatch(mesh, -1, sites);
-  EXPECT_EQ(nccl::incomingMessages<double>(mesh, 0, -1, sites.data(),
-                                           sites.size())
-                .size(),
-            3u);
+  EXPECT_EQ(
+      nccl::incomingMessages<double>(mesh, 0, -1, sites.data(), sites.size())
+          .size(),
+      3u);
 }
 
 } // namespace
