@@ -550,10 +550,25 @@ void StepEmitterBase::findMicroBatchBounds() {
 
 LogicalResult StepEmitterBase::checkStageOperands(Operation *op,
                                                   int64_t stage) {
-  if (!entry.numStages || isa<func::ReturnOp>(op))
+  if (!entry.numStages)
     return success();
   // A value of stage t exists on stage t's ranks only: every other rank
-  // skips its region. (The return writes a stage's results on that stage.)
+  // skips its region. The return writes a result on the stage it names
+  // (`dist.stage` of the result), which must be the one computing it.
+  if (isa<func::ReturnOp>(op)) {
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      Operation *def = operand.getDefiningOp();
+      int64_t defined = def ? entry.stageOfOp(def) : -1;
+      if (defined >= 0 && entry.results[i].stage != defined)
+        return op->emitOpError()
+               << "returns as result #" << i << " a value of stage " << defined
+               << ", but the result's `" << kStageAttrName << "` is "
+               << (entry.results[i].stage < 0
+                       ? std::string("missing")
+                       : std::to_string(entry.results[i].stage));
+    }
+    return success();
+  }
   for (Value operand : op->getOperands()) {
     Operation *def = operand.getDefiningOp();
     int64_t defined = def ? entry.stageOfOp(def) : -1;

@@ -111,3 +111,17 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
     return %z : tensor<4xf32>
   }
 }
+
+// -----
+
+// A result computed on one stage is written by that stage only, so it must
+// name it.
+
+module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
+  dist.mesh @m shape [2] axes ["pp"]
+  func.func @train_step(%x: tensor<4xf32> {dist.layout = #dist.layout<@m, [[]]>}) -> tensor<4xf32> {
+    %y = loom.neg %x {dist.stage = 1 : i64} : tensor<4xf32>
+    // expected-error @below {{'func.return' op returns as result #0 a value of stage 1, but the result's `dist.stage` is missing}}
+    return %y : tensor<4xf32>
+  }
+}
