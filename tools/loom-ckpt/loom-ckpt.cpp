@@ -123,6 +123,9 @@ static int runInspect() {
     os << "  " << name << ": " << io::dtypeName(tensor.dtype) << " "
        << formatShape(tensor.shape) << " layout " << tensor.layout
        << (tensor.stage >= 0 ? " stage " + std::to_string(tensor.stage) : "")
+       << (tensor.fileShape.empty()
+               ? ""
+               : " file shape " + formatShape(tensor.fileShape))
        << "\n";
   os << "files: " << manifest.files.size() << "\n";
   int damaged = 0;
@@ -154,6 +157,8 @@ static int runMerge() {
   if (Status status = io::readGlobalCheckpoint(inputPath, manifest, global);
       !status)
     return fail(status.message());
+  // The merged file holds every tensor in its ecosystem's shape.
+  io::applyFileShapes(manifest, global);
   if (auto error = io::writeSafeTensors(
           outputPath, global,
           {{"loom.step", std::to_string(manifest.step)},
@@ -303,10 +308,16 @@ planTensors(const io::TensorMap &global, io::CheckpointManifest &manifest,
       layouts[name] = value.get<std::string>();
     }
   }
+  // A resharded checkpoint keeps each tensor's file shape.
+  std::map<std::string, std::vector<int64_t>> fileShapes;
+  for (const auto &[name, tensor] : manifest.tensors)
+    fileShapes[name] = tensor.fileShape;
   manifest.tensors.clear();
   for (const auto &[name, value] : global) {
     io::CheckpointTensor tensor;
     tensor.shape = value.shape;
+    if (auto it = fileShapes.find(name); it != fileShapes.end())
+      tensor.fileShape = it->second;
     tensor.dtype = value.dtype;
     auto it = layouts.find(name);
     layout::BlockLayout parsed =
