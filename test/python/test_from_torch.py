@@ -1155,7 +1155,7 @@ def test_llama_rope_in_model_precision_is_loom_rope():
 def test_gpt_megatron_tensor_parallel():
     """Megatron on the imported nanoGPT: 4 all-reduces per layer, as on
     `loom-model gpt2` (whose c_attn, in the same row order, the graph holds
-    as a [3, H, H] view). Fails today: per
+    as a [3, 1, H, H] view). Fails today: per
     layer 4 all-to-alls, 4 all-reduces and 2 reduce-scatters."""
     per_depth = []
     for layers in (1, 2):

@@ -32,7 +32,7 @@ inline constexpr llvm::StringLiteral kNameAttrName = "loom.name";
 /// The shape a tensor has in its ecosystem's files (a state dict, a
 /// checkpoint) where the IR holds it as a row-major view of another shape:
 /// GPT-2's fused `c_attn.weight` is [3H, H] in nanoGPT's files and
-/// [3, H, H] in the IR, so that tensor parallelism can split q, k and v
+/// [3, 1, H, H] in the IR, so that tensor parallelism can split q, k and v
 /// each over heads (docs/Models.md). Same elements in the same order; tools
 /// that read or write files by name convert between the two shapes.
 inline constexpr llvm::StringLiteral kFileShapeAttrName = "loom.file_shape";

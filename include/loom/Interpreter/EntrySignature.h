@@ -44,7 +44,7 @@ std::string getResultName(func::FuncOp func, unsigned index);
 
 /// The shape argument / result `index` has in tensor files when the IR
 /// holds it as a row-major view of that shape (`loom.file_shape`, e.g.
-/// GPT-2's `c_attn.weight`: [3H, H] in files, [3, H, H] in the IR), or
+/// GPT-2's `c_attn.weight`: [3H, H] in files, [3, 1, H, H] in the IR), or
 /// nullopt. Readers accept a file tensor of either shape; writers give it
 /// the file shape.
 std::optional<Shape> getArgumentFileShape(func::FuncOp func, unsigned index);

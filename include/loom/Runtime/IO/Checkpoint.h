@@ -66,7 +66,7 @@ struct CheckpointTensor {
   int64_t stage = -1;
   /// The shape the tensor has in its ecosystem's files when the program
   /// holds it as a row-major view of another shape (GPT-2's `c_attn`:
-  /// [3H, H] here, [3, H, H] in `shape`); empty when it is `shape`. Same
+  /// [3H, H] here, [3, 1, H, H] in `shape`); empty when it is `shape`. Same
   /// elements in the same order: a merged file gives the tensor this shape
   /// (manifest field `file_shape`, absent when empty).
   std::vector<int64_t> fileShape;
