@@ -277,13 +277,18 @@ LoomStatus *loomSessionInterpret(LoomSession *session,
     io::TensorData data;
     data.dtype = *dtype;
     data.shape.assign(input.shape, input.shape + input.rank);
+    // A view of its file shape reads the file's row-major data as is.
+    std::optional<Shape> fileShape = getArgumentFileShape(entry, index);
+    if (fileShape && data.shape == *fileShape)
+      data.shape = interpreter.getArgumentShape(index);
     if (data.shape != interpreter.getArgumentShape(index))
       return makeStatus(
           LOOM_STATUS_INVALID_ARGUMENT,
           what + " has shape " + HostTensor::formatShape(data.shape) +
               ", but argument #" + llvm::Twine(index) +
               " expects the global shape " +
-              HostTensor::formatShape(interpreter.getArgumentShape(index)));
+              HostTensor::formatShape(
+                  fileShape ? *fileShape : interpreter.getArgumentShape(index)));
     size_t bytes = size_t(data.numElements()) * loomDTypeGetSize(input.dtype);
     if (bytes && !input.data)
       return makeStatus(LOOM_STATUS_INVALID_ARGUMENT,
@@ -319,6 +324,8 @@ LoomStatus *loomSessionInterpret(LoomSession *session,
   auto list = std::make_unique<LoomTensorList>();
   for (unsigned i = 0; i < results.size(); ++i) {
     io::TensorData data = tensorToFile(results[i], entry.getResultTypes()[i]);
+    if (std::optional<Shape> fileShape = getResultFileShape(entry, i))
+      data.shape = *fileShape;
     std::optional<LoomDType> dtype = fromFileDType(data.dtype);
     if (!dtype)
       return makeStatus(LOOM_STATUS_INTERNAL,

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+using ::mlir::loom::kFileShapeAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kParamAttrName;
 
@@ -41,6 +42,22 @@ std::string getResultName(func::FuncOp func, unsigned index) {
       return "loss";
   }
   return "result" + std::to_string(index);
+}
+
+static std::optional<Shape> toShape(DenseI64ArrayAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return Shape(attr.asArrayRef().begin(), attr.asArrayRef().end());
+}
+
+std::optional<Shape> getArgumentFileShape(func::FuncOp func, unsigned index) {
+  return toShape(
+      func.getArgAttrOfType<DenseI64ArrayAttr>(index, kFileShapeAttrName));
+}
+
+std::optional<Shape> getResultFileShape(func::FuncOp func, unsigned index) {
+  return toShape(
+      func.getResultAttrOfType<DenseI64ArrayAttr>(index, kFileShapeAttrName));
 }
 
 std::optional<std::string> initializeArgument(func::FuncOp func, unsigned index,

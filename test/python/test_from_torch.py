@@ -1154,7 +1154,8 @@ def test_llama_rope_in_model_precision_is_loom_rope():
                    "(docs/Frontends.md, 'Not done yet')")
 def test_gpt_megatron_tensor_parallel():
     """Megatron on the imported nanoGPT: 4 all-reduces per layer, as on
-    `loom-model gpt2` (whose c_attn is head-major). Fails today: per
+    `loom-model gpt2` (whose c_attn, in the same row order, the graph holds
+    as a [3, 1, H, H] view). Fails today: per
     layer 4 all-to-alls, 4 all-reduces and 2 reduce-scatters."""
     per_depth = []
     for layers in (1, 2):

@@ -498,11 +498,10 @@ def gpt2_reference(w, ids, labels, layers, heads):
 
     for i in range(layers):
         p = f"transformer.h.{i}"
-        # loom's c_attn rows are head-major: [heads, (q, k, v), head_size].
+        # nanoGPT's c_attn: rows of q, then k, then v.
         qkv = linear(ln(x, p + ".ln_1"), p + ".attn.c_attn")
-        q, k, v = qkv.view(b, s, heads, 3 * (hidden // heads)).split(
-            hidden // heads, -1)
-        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        q, k, v = (t.reshape(b, s, heads, hidden // heads).transpose(1, 2)
+                   for t in qkv.split(hidden, -1))
         a = attention_ref(q, k, v, None, True, None)
         a = a.transpose(1, 2).reshape(b, s, hidden)
         x = x + linear(a, p + ".attn.c_proj")

@@ -75,6 +75,14 @@ BF16 = torch.bfloat16
 F32 = torch.float32
 ULP = 2.0 ** -7  # bf16's spacing relative to a value in [1, 2)
 GRAD_TOL = ULP
+# GPT-2's fused c_attn runs as three [H]-wide f32 products (q, k, v; one
+# [3H]-wide product in PyTorch). Same terms, but OpenBLAS picks another
+# kernel for the narrower shape and sums them in another order, off in the
+# last f32 bit (f32 step: loss 7.8e-8, gradients 1.8e-6 relative); the bf16
+# rounding of the products turns a few of those into one-ulp flips, which
+# the first step's gradients carry (1.4e-2 measured). Llama's products have
+# PyTorch's shapes and stay within one ulp.
+GRAD_ULPS = {"gpt2": 2, "llama": 1}
 LOSS_TOL = ULP / 4
 CURVE_TOL = 2 * ULP
 # The f32 program against PyTorch's f32 model: f32 rounding only.
@@ -231,8 +239,8 @@ def pointwise(fn, c, x):
 
 
 def gpt2_mixed(w, ids, labels, layers, heads, low):
-    """GPT-2 (nanoGPT's blocks, tanh GELU, tied head; c_attn rows in
-    Loom's head-major order as in test_loom_run_torch.gpt2_reference) with
+    """GPT-2 (nanoGPT's blocks, tanh GELU, tied head; c_attn rows q, k, v
+    as in test_loom_run_torch.gpt2_reference) with
     f32 parameters `w`, computing in `low` by the policy."""
     c = Casts(low)
     b, s = ids.shape
@@ -257,9 +265,8 @@ def gpt2_mixed(w, ids, labels, layers, heads, low):
         for i in range(layers):
             p = f"transformer.h.{i}"
             qkv = linear(ln(x, p + ".ln_1"), p + ".attn.c_attn")
-            q, k, v = qkv.view(b, s, heads, 3 * (hidden // heads)).split(
-                hidden // heads, -1)
-            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+            q, k, v = (t.reshape(b, s, heads, hidden // heads).transpose(1, 2)
+                       for t in qkv.split(hidden, -1))
             a = attention(c, q, k, v)
             a = a.transpose(1, 2).reshape(b, s, hidden)
             x = x + linear(a, p + ".attn.c_proj")
@@ -426,7 +433,8 @@ def test_first_step(tmp_path, model):
           f"{max(far.values()):.2e}")
     assert mixed_loss <= LOSS_TOL
     for name, err in mixed.items():
-        assert err <= GRAD_TOL, f"{name}: relative error {err:.3e}"
+        assert err <= GRAD_TOL * GRAD_ULPS[model], \
+            f"{name}: relative error {err:.3e}"
     assert f32_loss <= F32_TOL
     for name, err in f32.items():
         assert err <= F32_TOL, f"{name}: relative error {err:.3e} (f32)"

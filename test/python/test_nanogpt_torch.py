@@ -13,11 +13,11 @@ each configuration
 - the forward loss of `loom-run` on the state_dict's weights equals the
   reference's `F.cross_entropy` in f64 to 1e-10 (relative).
 
-The loader (`loom_inputs`) is what a checkpoint converter does for Loom:
-it drops the mask buffers and the tied `lm_head.weight`, and permutes
-`c_attn`'s rows from nanoGPT's q, k, v blocks into Loom's head-major order
-(docs/Models.md, "Fused QKV row order": a known deviation of Loom's layout,
-converted here in the test's loader). Labels use nanoGPT's ignore index -1
+The loader (`loom_inputs`) only drops the mask buffers and the tied
+`lm_head.weight` (nanoGPT's state_dict lists both keys for one tensor):
+every tensor goes to Loom as the state_dict holds it, `c_attn` in nanoGPT's
+q, k, v row order and [3H, H] shape included (docs/Models.md, "Fused QKV
+projection"). Labels use nanoGPT's ignore index -1
 where Loom's graph uses -100. nanoGPT's MLP uses the exact (erf) GELU, so
 Loom builds with `--gelu none`; the tanh form is Hugging Face's `gelu_new`.
 Skipped when PyTorch is not installed.
@@ -169,9 +169,8 @@ def nanogpt(config, seed):
 
 def loom_inputs(state_dict, config):
     """The checkpoint as Loom's parameters: no mask buffers, no tied
-    lm_head, c_attn rows head-major."""
+    lm_head; every tensor as it is."""
     out = {}
-    d = config.n_embd // config.n_head
     for name, w in state_dict.items():
         if name.endswith(".attn.bias"):  # the causal-mask buffer
             continue
@@ -179,20 +178,21 @@ def loom_inputs(state_dict, config):
             assert w.data_ptr() == \
                 state_dict["transformer.wte.weight"].data_ptr()
             continue
-        if ".attn.c_attn." in name:
-            # [3 (q, k, v), heads, D, ...] -> [heads, 3, D, ...].
-            w = w.reshape(3, config.n_head, d, *w.shape[1:]).transpose(
-                0, 1).reshape(w.shape)
         out[name] = w.detach().clone()
     return out
 
 
 def declared_parameters(ir):
-    """`{name: shape}` of the `#loom.param` arguments of @forward."""
+    """`{name: shape}` of the `#loom.param` arguments of @forward, in the
+    shape tensor files give them: `loom.file_shape` where the IR holds a
+    row-major view, else the IR type's."""
     found = {}
-    for m in re.finditer(r'tensor<((?:\d+x)+)f64> \{loom\.param = '
+    for m in re.finditer(r'tensor<((?:\d+x)+)f64> \{(?:loom\.file_shape = '
+                         r'array<i64: ([\d, ]+)>, )?loom\.param = '
                          r'#loom\.param<"([^"]+)"', ir):
-        found[m.group(2)] = tuple(int(x) for x in m.group(1).split("x")[:-1])
+        shape = (m.group(2).split(", ") if m.group(2)
+                 else m.group(1).split("x")[:-1])
+        found[m.group(3)] = tuple(int(x) for x in shape)
     return found
 
 
@@ -237,29 +237,40 @@ def test_nanogpt_forward_loss(tmp_path, variant):
     ref.close(out["loss"], loss, RTOL)
 
 
-def test_head_major_loader_matters(tmp_path):
-    """Without the loader's permutation the loss differs: the comparison
-    above sees c_attn's layout."""
+def test_c_attn_row_order_matters(tmp_path):
+    """The comparison above sees c_attn's row order: the same weights with
+    the rows of each head's q, k and v grouped together (Megatron-LM's
+    head-major order, which Loom used before) give another loss."""
     config = GPTConfig(block_size=8, vocab_size=31, n_layer=1, n_head=4,
                        n_embd=16, bias=True)
     model = nanogpt(config, seed=70)
     ir = ref.model_ir(tmp_path, "gpt2", "--layers", "1", "--hidden", "16",
                       "--heads", "4", "--vocab", "31", "--seq", "8",
                       "--batch", "2", "--gelu", "none")
-    inputs = {k: v.detach().clone() for k, v in model.state_dict().items()
-              if not k.endswith(".attn.bias") and k != "lm_head.weight"}
     ids, labels = ref.batch(31, 2, 8, seed=71)
-    out = ref.run(tmp_path, ir, {**inputs, "input_ids": ids,
-                                 "labels": labels}, entry="forward")
     with torch.no_grad():
         loss = model(ids, labels.masked_fill(labels == -100, -1))
+    inputs = loom_inputs(model.state_dict(), config)
+    out = ref.run(tmp_path, ir, {**inputs, "input_ids": ids,
+                                 "labels": labels}, entry="forward")
+    ref.close(out["loss"], loss, RTOL)
+    d = config.n_embd // config.n_head
+    for name in list(inputs):
+        if ".attn.c_attn." in name:
+            w = inputs[name]
+            # [3 (q, k, v), heads, D, ...] -> [heads, 3, D, ...].
+            inputs[name] = w.reshape(3, config.n_head, d, *w.shape[1:]) \
+                .transpose(0, 1).reshape(w.shape)
+    out = ref.run(tmp_path, ir, {**inputs, "input_ids": ids,
+                                 "labels": labels}, entry="forward")
     assert abs(float(out["loss"]) - float(loss)) > 1e-6 * abs(float(loss))
 
 
 @pytest.mark.parametrize("variant", ["nobias-tied", "nobias-untied"])
 def test_nanogpt_gradients_without_bias(tmp_path, variant):
     """The bias-free LayerNorm (normalize, then times the weight) trains:
-    `optimizer=none`'s gradients equal torch.autograd's, in Loom's layout."""
+    `optimizer=none`'s gradients equal torch.autograd's, each in the
+    state_dict's shape (c_attn's [3H, H] included)."""
     import test_autodiff_torch as steps
     opts = CONFIGS[variant]
     config = GPTConfig(block_size=8, vocab_size=29, n_layer=2, n_head=2,

@@ -105,6 +105,50 @@ def test_search_beats_hand_written_config(tmp_path, dp, tp):
             <= fixed["predicted"]["step_time_s"] * (1 + 1e-9))
 
 
+def test_search_finds_megatron_for_nanogpt_layout(tmp_path):
+    """The search alone (no parallel config) on GPT-2, whose c_attn holds
+    nanoGPT's q, k, v rows, finds Megatron tensor parallelism: on 16 A100s
+    it picks dp=8 x tp=2 with c_attn's weight split on its output features
+    (dim 2 of the [3, 1, H, H] view: the heads of q, k and v alike) and
+    c_proj's on its input features; on that mesh one layer adds exactly the
+    collectives it added when c_attn was stored head-major (measured with
+    the previous builder: 10 reduce-scatters and 10 all-gathers over tp,
+    the Megatron sequence-parallel pairs, and the 12 gradients' all-reduces
+    over dp), so an extra all-gather fails the test."""
+    import test_partition
+    deep = gpt(tmp_path, "gpt", *GPT_MEDIUM)
+    plan = sharding(tmp_path, deep, "--cluster", "dgx-a100-80g",
+                    "--devices", 16)
+    axes = {a["name"]: a["size"] for a in plan["mesh"]["axes"]}
+    assert axes == {"dp": 8, "tp": 2}
+    layouts = {a["name"]: a.get("layout", {}).get("dims")
+               for a in plan["arguments"]}
+    for i in range(2):
+        p = f"transformer.h.{i}"
+        assert layouts[p + ".attn.c_attn.weight"] == [[], [], ["tp"], []]
+        assert layouts[p + ".attn.c_attn.bias"] == [[], [], [], ["tp"]]
+        assert layouts[p + ".attn.c_proj.weight"] == [[], ["tp"]]
+        assert layouts[p + ".mlp.c_fc.weight"] == [["tp"], []]
+        assert layouts[p + ".mlp.c_proj.weight"] == [[], ["tp"]]
+
+    flags = GPT_MEDIUM.copy()
+    flags[flags.index("--layers") + 1] = "1"
+    shallow = gpt(tmp_path, "shallow", *flags)
+    counts = []
+    for name, model in (("deep", deep), ("shallow", shallow)):
+        out = tmp_path / f"{name}.mlir"
+        tool("loomc", model, "--compile-to=partition", "--cluster",
+             "dgx-a100-80g", "--mesh", "dp=8,tp=2", *optimizer_flags(False),
+             "-o", out)
+        counts.append(test_partition.collectives(out.read_text()))
+    per_layer = {k: counts[0].get(k, 0) - counts[1].get(k, 0)
+                 for k in set(counts[0]) | set(counts[1])
+                 if counts[0].get(k, 0) != counts[1].get(k, 0)}
+    assert per_layer == {("reduce_scatter", '"tp"'): 10,
+                         ("all_gather", '"tp"'): 10,
+                         ("all_reduce", '"dp"'): 12}
+
+
 def test_report(tmp_path):
     model_path = gpt(tmp_path, "gpt", *GPT_MEDIUM)
     result = tool("loomc", model_path, "--compile-to=sharding", "--cluster",

@@ -9,6 +9,8 @@
 // loom-ckpt split FILE.safetensors --mesh dp=2,tp=2 --layouts L.json -o DIR
 // loom-ckpt reshard DIR --mesh dp=2 --layouts L.json -o DIR2
 // loom-ckpt reshard DIR --to-plan PLAN.json -o DIR2
+// loom-ckpt merge DIR --format loom|nanogpt|hf -o FILE.safetensors
+// loom-ckpt convert --from loom|nanogpt|hf --to loom|nanogpt|hf IN -o OUT
 //
 // Per-rank checkpoints (include/loom/Runtime/IO/Checkpoint.h):
 //   - inspect: the manifest (step, mesh, data position, RNG, each tensor's
@@ -20,6 +22,9 @@
 //   - split: the inverse, a checkpoint at step --step (default 0) from one
 //     global file, for a plan given as a mesh and a layout per tensor;
 //   - reshard: merge then split, keeping step, data position and RNG state.
+//   - convert: GPT-2's weights from one file layout to another (Loom's,
+//     nanoGPT's, Hugging Face's; GPT2Formats.h), checked against the model
+//     they describe; `merge --format` writes the merged weights so.
 // L.json maps tensor names to layouts (`{"w": "[[\"dp\"], []]"}`); tensors
 // it does not name are replicated. PLAN.json is what `loomc --plan-json`
 // writes (docs/Partitioning.md, "Plan JSON"): its mesh is the target mesh
@@ -29,6 +34,8 @@
 // data) are listed and skipped.
 //
 //===----------------------------------------------------------------------===//
+
+#include "GPT2Formats.h"
 
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/SafeTensors.h"
@@ -43,6 +50,7 @@
 
 using namespace loom::runtime;
 namespace cl = llvm::cl;
+namespace ckpt = loom::ckpt;
 using loom::runtime::host::Status;
 using json = nlohmann::json;
 
@@ -54,16 +62,33 @@ static cl::SubCommand splitCommand("split", "cut a global safetensors file "
                                             "into a checkpoint");
 static cl::SubCommand reshardCommand("reshard",
                                      "re-cut a checkpoint for another plan");
+static cl::SubCommand convertCommand(
+    "convert", "GPT-2 weights between Loom's, nanoGPT's and Hugging Face's "
+               "file layouts");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<input>"),
                                       cl::Required, cl::sub(inspectCommand),
                                       cl::sub(mergeCommand),
                                       cl::sub(splitCommand),
-                                      cl::sub(reshardCommand));
+                                      cl::sub(reshardCommand),
+                                      cl::sub(convertCommand));
 static cl::opt<std::string>
     outputPath("o", cl::desc("output file or directory"),
                cl::value_desc("path"), cl::Required, cl::sub(mergeCommand),
-               cl::sub(splitCommand), cl::sub(reshardCommand));
+               cl::sub(splitCommand), cl::sub(reshardCommand),
+               cl::sub(convertCommand));
+static cl::opt<std::string>
+    fromFormat("from", cl::desc("the input's layout: loom, nanogpt or hf"),
+               cl::value_desc("format"), cl::Required,
+               cl::sub(convertCommand));
+static cl::opt<std::string>
+    toFormat("to", cl::desc("the output's layout: loom, nanogpt or hf"),
+             cl::value_desc("format"), cl::Required, cl::sub(convertCommand));
+static cl::opt<std::string> mergeFormat(
+    "format",
+    cl::desc("the merged file's layout: loom (every tensor, default), or "
+             "GPT-2's weights alone as nanogpt or hf"),
+    cl::value_desc("format"), cl::init("loom"), cl::sub(mergeCommand));
 static cl::opt<std::string> meshText("mesh",
                                      cl::desc("target mesh, e.g. dp=2,tp=2"),
                                      cl::sub(splitCommand),
@@ -123,6 +148,9 @@ static int runInspect() {
     os << "  " << name << ": " << io::dtypeName(tensor.dtype) << " "
        << formatShape(tensor.shape) << " layout " << tensor.layout
        << (tensor.stage >= 0 ? " stage " + std::to_string(tensor.stage) : "")
+       << (tensor.fileShape.empty()
+               ? ""
+               : " file shape " + formatShape(tensor.fileShape))
        << "\n";
   os << "files: " << manifest.files.size() << "\n";
   int damaged = 0;
@@ -154,6 +182,21 @@ static int runMerge() {
   if (Status status = io::readGlobalCheckpoint(inputPath, manifest, global);
       !status)
     return fail(status.message());
+  // The merged file holds every tensor in its ecosystem's shape.
+  io::applyFileShapes(manifest, global);
+  std::optional<ckpt::GPT2Format> format =
+      ckpt::parseGPT2Format(mergeFormat);
+  if (!format)
+    return fail("--format: expected loom, nanogpt or hf, found `" +
+                mergeFormat + "`");
+  if (*format != ckpt::GPT2Format::Loom) {
+    io::TensorMap params;
+    int skipped = 0;
+    if (auto error = ckpt::toLoomParameters(
+            global, ckpt::GPT2Format::Loom, params, skipped))
+      return fail("checkpoint `" + inputPath + "`: " + *error);
+    global = ckpt::fromLoomParameters(params, *format);
+  }
   if (auto error = io::writeSafeTensors(
           outputPath, global,
           {{"loom.step", std::to_string(manifest.step)},
@@ -303,10 +346,16 @@ planTensors(const io::TensorMap &global, io::CheckpointManifest &manifest,
       layouts[name] = value.get<std::string>();
     }
   }
+  // A resharded checkpoint keeps each tensor's file shape.
+  std::map<std::string, std::vector<int64_t>> fileShapes;
+  for (const auto &[name, tensor] : manifest.tensors)
+    fileShapes[name] = tensor.fileShape;
   manifest.tensors.clear();
   for (const auto &[name, value] : global) {
     io::CheckpointTensor tensor;
     tensor.shape = value.shape;
+    if (auto it = fileShapes.find(name); it != fileShapes.end())
+      tensor.fileShape = it->second;
     tensor.dtype = value.dtype;
     auto it = layouts.find(name);
     layout::BlockLayout parsed =
@@ -385,6 +434,31 @@ static int runReshard() {
   return writeForPlan(std::move(manifest), global);
 }
 
+static int runConvert() {
+  std::optional<ckpt::GPT2Format> from = ckpt::parseGPT2Format(fromFormat);
+  std::optional<ckpt::GPT2Format> to = ckpt::parseGPT2Format(toFormat);
+  if (!from)
+    return fail("--from: expected loom, nanogpt or hf, found `" + fromFormat +
+                "`");
+  if (!to)
+    return fail("--to: expected loom, nanogpt or hf, found `" + toFormat +
+                "`");
+  io::TensorMap input;
+  if (auto error = io::readSafeTensors(inputPath, input))
+    return fail(*error);
+  io::TensorMap params;
+  int skipped = 0;
+  if (auto error = ckpt::toLoomParameters(input, *from, params, skipped))
+    return fail("`" + inputPath + "` (" + fromFormat + "): " + *error);
+  io::TensorMap output = ckpt::fromLoomParameters(params, *to);
+  if (auto error = io::writeSafeTensors(outputPath, output))
+    return fail(*error);
+  llvm::outs() << "converted " << params.size() << " GPT-2 weights from "
+               << fromFormat << " to " << toFormat << " (" << skipped
+               << " other tensors left out) into " << outputPath << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // --help lists the subcommands and their flags, not the options LLVM's
@@ -402,6 +476,8 @@ int main(int argc, char **argv) {
     return runSplit();
   if (reshardCommand)
     return runReshard();
-  return fail("name a command: inspect, merge, split or reshard (see "
+  if (convertCommand)
+    return runConvert();
+  return fail("name a command: inspect, merge, split, reshard or convert (see "
               "loom-ckpt --help)");
 }

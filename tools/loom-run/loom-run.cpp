@@ -302,11 +302,16 @@ static int runFile(const std::string &path) {
       std::string what = "`" + file + "`: tensor `" + name + "`";
       if (given[i])
         return fail(what + " is given twice");
+      // A view of its file shape reads the file's row-major data as is.
+      std::optional<Shape> fileShape = getArgumentFileShape(entry, i);
+      if (fileShape && data.shape == *fileShape)
+        data.shape = interpreter.getArgumentShape(i);
       if (data.shape != interpreter.getArgumentShape(i))
         return fail(what + " has shape " + formatShape(data.shape) +
                     ", but argument #" + std::to_string(i) +
                     " expects the global shape " +
-                    formatShape(interpreter.getArgumentShape(i)));
+                    formatShape(fileShape ? *fileShape
+                                          : interpreter.getArgumentShape(i)));
       HostTensor tensor;
       if (auto error = tensorFromFile(data, entry.getArgumentTypes()[i],
                                       options.floatKind, what, tensor))
@@ -337,6 +342,8 @@ static int runFile(const std::string &path) {
   for (unsigned i = 0; i < results.size(); ++i) {
     std::string name = getResultName(entry, i);
     io::TensorData data = tensorToFile(results[i], entry.getResultTypes()[i]);
+    if (std::optional<Shape> fileShape = getResultFileShape(entry, i))
+      data.shape = *fileShape;
     printSummary(name, data);
     if (!outputs.emplace(name, std::move(data)).second)
       return fail("results of @" + entryName + " share the name `" + name +

@@ -29,6 +29,13 @@ inline constexpr llvm::StringLiteral kParamAttrName = "loom.param";
 inline constexpr llvm::StringLiteral kInputAttrName = "loom.input";
 /// The ecosystem name of a @train_step argument or result.
 inline constexpr llvm::StringLiteral kNameAttrName = "loom.name";
+/// The shape a tensor has in its ecosystem's files (a state dict, a
+/// checkpoint) where the IR holds it as a row-major view of another shape:
+/// GPT-2's fused `c_attn.weight` is [3H, H] in nanoGPT's files and
+/// [3, 1, H, H] in the IR, so that tensor parallelism can split q, k and v
+/// each over heads (docs/Models.md). Same elements in the same order; tools
+/// that read or write files by name convert between the two shapes.
+inline constexpr llvm::StringLiteral kFileShapeAttrName = "loom.file_shape";
 /// The index of the @forward op a @train_step op computes, differentiates
 /// or updates the parameters of (set by autodiff).
 inline constexpr llvm::StringLiteral kFwdAttrName = "loom.fwd";

@@ -42,6 +42,14 @@ std::string getArgumentName(func::FuncOp func, unsigned index);
 /// The name of result `index` (see the file comment).
 std::string getResultName(func::FuncOp func, unsigned index);
 
+/// The shape argument / result `index` has in tensor files when the IR
+/// holds it as a row-major view of that shape (`loom.file_shape`, e.g.
+/// GPT-2's `c_attn.weight`: [3H, H] in files, [3, 1, H, H] in the IR), or
+/// nullopt. Readers accept a file tensor of either shape; writers give it
+/// the file shape.
+std::optional<Shape> getArgumentFileShape(func::FuncOp func, unsigned index);
+std::optional<Shape> getResultFileShape(func::FuncOp func, unsigned index);
+
 /// Builds the initial global value of argument `index`, which has no data
 /// in the inputs: its `#loom.param` initializer, zeros for an argument with
 /// a `loom.name` (an optimizer state starts at zero), otherwise an error

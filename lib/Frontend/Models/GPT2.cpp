@@ -18,11 +18,14 @@
 // every row of wpe in order and `wpe(pos)` is wpe itself: it is added whole
 // (broadcast over the batch) rather than looked up.
 //
-// The fused `c_attn` projection's output rows are *head-major*, as
-// Megatron-LM stores them: row `(h * 3 + j) * head_size + d` is element d of
-// head h of q (j = 0), k (1) or v (2). nanoGPT's order is q, k, v blocks of
-// `hidden` rows each; converting a Hugging Face checkpoint permutes the rows
-// of `c_attn.weight` and `c_attn.bias` (docs/Models.md).
+// The fused `c_attn` projection is nanoGPT's: its [3H, H] weight and [3H]
+// bias hold the rows of q, then k, then v, each head after head. The graph
+// holds them as row-major views [3, 1, H, H] and [3, 1, 1, H]
+// (`loom.file_shape` keeps the file shapes), so q, k and v are a dim of
+// their own and the heads lead the output features of each: a
+// tensor-parallel plan splits dim 2 of the weight, i.e. the heads of q, k
+// and v alike, as a plain block layout (docs/Models.md, "Fused QKV
+// projection").
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,44 @@
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::models;
+
+/// nanoGPT's `q, k, v = c_attn(x).split(n_embd, dim=2)`, each viewed as
+/// [B, heads, S, D], on the [3, 1, H, H] view of the weight. One batched
+/// matmul applies the three [H, H] matrices to x [B, S, H]: the unit dim
+/// lets the activations' batch dim broadcast against the weight's q/k/v dim
+/// (matmul broadcasts numpy-style), so the product is [3, B, S, H] and the
+/// batch and sequence dims of x pass through as they are (data and sequence
+/// splits with them). The bias, viewed [3, 1, 1, H], adds to it. A split
+/// of dim 0 then gives q, k and v.
+static SmallVector<Value, 3> fusedQkv(GraphBuilder &g, Value x,
+                                      const std::string &prefix,
+                                      int64_t heads,
+                                      InitializerAttr weightInit,
+                                      InitializerAttr biasInit) {
+  OpBuilder &b = g.getBuilder();
+  Location loc = g.getLoc();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
+  int64_t batch = shape[0], seq = shape[1], hidden = shape[2];
+  int64_t headSize = hidden / heads;
+  Value weight = g.addParameter(prefix + ".weight", {3, 1, hidden, hidden},
+                                weightInit,
+                                /*fileShape=*/{3 * hidden, hidden});
+  Value qkv = MatmulOp::create(b, loc, x, weight, /*transpose_lhs=*/false,
+                               /*transpose_rhs=*/true);
+  if (biasInit)
+    qkv = g.add(qkv, g.addParameter(prefix + ".bias", {3, 1, 1, hidden},
+                                    biasInit, /*fileShape=*/{3 * hidden}));
+  auto parts = SplitOp::create(b, loc, qkv, /*axis=*/0,
+                               ArrayRef<int64_t>{1, 1, 1});
+  SmallVector<Value, 3> perHead;
+  for (Value part : parts.getResults()) {
+    Value view = ReshapeOp::create(
+        b, loc, g.getFloatType({batch, seq, heads, headSize}), part);
+    perHead.push_back(TransposeOp::create(b, loc, view,
+                                          ArrayRef<int64_t>{0, 2, 1, 3}));
+  }
+  return perHead;
+}
 
 OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
                                                     MLIRContext &context) {
@@ -69,25 +110,11 @@ OwningOpRef<ModuleOp> mlir::loom::models::buildGPT2(const ModelConfig &c,
 
     g.setScope(block + ".attn");
     Value h = g.layerNorm(x, block + ".ln_1", c.normEps, c.bias);
-    Value qkv = g.linearLayer(h, block + ".attn.c_attn", hidden, 3 * hidden,
-                              weightInit, biasInit);
-    // Head-major fused QKV (Megatron's order, see the file comment): the
-    // heads dim comes out of the projection whole, so splitting the heads
-    // over devices needs no gather before the q/k/v split.
-    int64_t headSize = hidden / c.heads;
-    Value perHead = ReshapeOp::create(
-        b, g.getLoc(), g.getFloatType({batch, seq, c.heads, 3 * headSize}),
-        qkv);
-    auto split = SplitOp::create(b, g.getLoc(), perHead, /*axis=*/3,
-                                 ArrayRef<int64_t>{headSize, headSize,
-                                                   headSize});
-    auto toHeads = [&](Value t) -> Value {
-      return TransposeOp::create(b, g.getLoc(), t,
-                                 ArrayRef<int64_t>{0, 2, 1, 3});
-    };
+    SmallVector<Value, 3> qkv = fusedQkv(g, h, block + ".attn.c_attn",
+                                         c.heads, weightInit, biasInit);
     Value attn = AttentionOp::create(
-        b, g.getLoc(), toHeads(split.getResult(0)), toHeads(split.getResult(1)),
-        toHeads(split.getResult(2)), /*mask=*/Value(), /*causal=*/true,
+        b, g.getLoc(), qkv[0], qkv[1], qkv[2],
+        /*mask=*/Value(), /*causal=*/true,
         /*scale=*/FloatAttr());
     Value y = g.mergeHeads(attn);
     y = g.linearLayer(y, block + ".attn.c_proj", hidden, hidden, residualInit,

@@ -98,13 +98,18 @@ InitializerAttr GraphBuilder::ones() {
 
 Value GraphBuilder::addParameter(const llvm::Twine &name,
                                  ArrayRef<int64_t> shape,
-                                 InitializerAttr init) {
+                                 InitializerAttr init,
+                                 ArrayRef<int64_t> fileShape) {
+  ArrayRef<int64_t> ecosystemShape = fileShape.empty() ? shape : fileShape;
   auto attr = ParamAttr::get(getContext(), name.str(), init,
-                             /*decay=*/shape.size() >= 2);
+                             /*decay=*/ecosystemShape.size() >= 2);
   unsigned index = numParameters++;
-  argAttrs.insert(
-      argAttrs.begin() + index,
-      builder.getDictionaryAttr(builder.getNamedAttr(kParamAttrName, attr)));
+  SmallVector<NamedAttribute, 2> attrs{
+      builder.getNamedAttr(kParamAttrName, attr)};
+  if (!fileShape.empty())
+    attrs.push_back(builder.getNamedAttr(
+        kFileShapeAttrName, builder.getDenseI64ArrayAttr(fileShape)));
+  argAttrs.insert(argAttrs.begin() + index, builder.getDictionaryAttr(attrs));
   return body->insertArgument(
       index, getFloatType(shape),
       NameLoc::get(builder.getStringAttr(attr.getName())));

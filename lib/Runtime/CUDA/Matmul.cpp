@@ -18,6 +18,7 @@
 
 #include "loom/Runtime/CUDA/Matmul.h"
 #include "loom/Runtime/CUDA/Check.h"
+#include "loom/Runtime/Support/MatmulRows.h"
 
 #include <cuda_runtime_api.h>
 #include <library_types.h>
@@ -74,6 +75,12 @@ template <typename T>
 void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
             const T *rhs, const Shape &rhsShape, bool transposeLhs,
             bool transposeRhs, T *out) {
+  // Batch dims the right operand is shared along fold into M (one taller
+  // product per remaining batch instead of one per batch).
+  Shape lhsRows = lhsShape, rhsRows = rhsShape;
+  if (foldSharedBatchDimsIntoRows(lhsRows, rhsRows, transposeLhs))
+    return matmul(handle, lhs, lhsRows, rhs, rhsRows, transposeLhs, transposeRhs,
+                  out);
   MatrixView l = viewOf(lhsShape), r = viewOf(rhsShape);
   int64_t m = transposeLhs ? l.cols : l.rows;
   int64_t k = transposeLhs ? l.rows : l.cols;

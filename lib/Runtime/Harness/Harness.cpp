@@ -404,7 +404,8 @@ io::TensorData toFile(const TensorSpec &spec, const Buffer<T> &global) {
                                       global.ints);
   io::TensorData data;
   data.dtype = std::is_same_v<T, float> ? io::DType::F32 : io::DType::F64;
-  data.shape = spec.globalShape;
+  // A row-major view of its ecosystem's shape is written in that shape.
+  data.shape = spec.fileShape.empty() ? spec.globalShape : spec.fileShape;
   const auto *bytes = reinterpret_cast<const uint8_t *>(global.floats.data());
   data.bytes.assign(bytes, bytes + global.floats.size() * sizeof(T));
   return data;
@@ -441,11 +442,16 @@ std::optional<std::string> run(const ProgramSpec &spec, const Options &options,
       size_t i = it->second;
       if (given[i])
         return what + " is given twice";
+      // A view of its file shape reads the file's row-major data as is.
+      const Shape &fileShape = spec.arguments[i].fileShape;
+      if (!fileShape.empty() && data.shape == fileShape)
+        data.shape = spec.arguments[i].globalShape;
       if (data.shape != spec.arguments[i].globalShape)
         return what + " has shape " + formatShape(data.shape) +
                ", but argument #" + std::to_string(i) +
                " expects the global shape " +
-               formatShape(spec.arguments[i].globalShape);
+               formatShape(fileShape.empty() ? spec.arguments[i].globalShape
+                                             : fileShape);
       Buffer<T> buffer;
       if (auto error = fromFile(data, spec.arguments[i], what, buffer))
         return error;

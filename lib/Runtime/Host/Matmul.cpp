@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Host/Matmul.h"
+#include "loom/Runtime/Support/MatmulRows.h"
 
 #include <cblas.h>
 
@@ -64,6 +65,11 @@ template <typename T>
 void matmul(const T *lhs, const Shape &lhsShape, const T *rhs,
             const Shape &rhsShape, bool transposeLhs, bool transposeRhs,
             T *out) {
+  // Batch dims the right operand is shared along fold into M (one taller
+  // product per remaining batch instead of one per batch).
+  Shape lhsRows = lhsShape, rhsRows = rhsShape;
+  if (foldSharedBatchDimsIntoRows(lhsRows, rhsRows, transposeLhs))
+    return matmul(lhs, lhsRows, rhs, rhsRows, transposeLhs, transposeRhs, out);
   MatrixView l = viewOf(lhsShape), r = viewOf(rhsShape);
   int64_t m = transposeLhs ? l.cols : l.rows;
   int64_t k = transposeLhs ? l.rows : l.cols;

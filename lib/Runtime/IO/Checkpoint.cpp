@@ -220,6 +220,8 @@ static ordered_json manifestToJson(const CheckpointManifest &manifest) {
                      {"layout", tensor.layout}};
     if (tensor.stage >= 0)
       tensors[name]["stage"] = tensor.stage;
+    if (!tensor.fileShape.empty())
+      tensors[name]["file_shape"] = tensor.fileShape;
   }
   ordered_json files = ordered_json::array();
   for (size_t rank = 0; rank < manifest.files.size(); ++rank)
@@ -249,6 +251,24 @@ namespace {
 /// Typed access to the manifest's JSON that reports the path of a missing or
 /// mistyped field (LLVM builds without exceptions: nlohmann's throwing
 /// getters must never see a wrong type).
+/// Whether two shapes hold the same number of elements (false when either
+/// count overflows int64).
+static bool sameElementCount(const std::vector<int64_t> &a,
+                             const std::vector<int64_t> &b) {
+  auto count = [](const std::vector<int64_t> &shape) {
+    std::optional<int64_t> n = 1;
+    for (int64_t size : shape) {
+      int64_t product;
+      if (!n || __builtin_mul_overflow(*n, size, &product))
+        return std::optional<int64_t>();
+      n = product;
+    }
+    return n;
+  };
+  std::optional<int64_t> na = count(a), nb = count(b);
+  return na && nb && *na == *nb;
+}
+
 class ManifestReader {
 public:
   explicit ManifestReader(std::string path) : path(std::move(path)) {}
@@ -315,6 +335,8 @@ public:
       return fail(std::string("field `") + where + key + "` must be an array");
     return out != nullptr;
   }
+  /// True while no field has failed.
+  bool ok() const { return error.empty(); }
   bool fail(const std::string &why) {
     if (error.empty())
       error = why;
@@ -424,6 +446,26 @@ static Status manifestFromJson(const std::string &path, const json &root,
           break;
         }
         tensor.shape.push_back(*size);
+      }
+      if (entry.contains("file_shape")) {
+        const json *fileDims = nullptr;
+        if (!r.getArray(entry, "file_shape", where.c_str(), fileDims))
+          break;
+        for (const json &dim : *fileDims) {
+          std::optional<int64_t> size = loom::support::getInt64(dim);
+          if (!size || *size < 0) {
+            r.fail("field `" + where +
+                   "file_shape` must hold non-negative integers below 2^63");
+            break;
+          }
+          tensor.fileShape.push_back(*size);
+        }
+        // A view holds the same elements: the counts must agree.
+        if (r.ok() && !sameElementCount(tensor.fileShape, tensor.shape))
+          r.fail("tensor `" + name + "`: `file_shape` " +
+                 mpi::formatShape(tensor.fileShape) +
+                 " does not hold as many elements as `shape` " +
+                 mpi::formatShape(tensor.shape));
       }
       std::optional<DType> parsed = parseDType(dtype);
       if (!parsed) {
@@ -751,6 +793,14 @@ Status readGlobalCheckpoint(const std::string &dir,
   if (Status status = assembleGlobalTensors(manifest, perRank, global); !status)
     return Status::failure("checkpoint `" + dir + "`: " + status.message());
   return Status::success();
+}
+
+void applyFileShapes(const CheckpointManifest &manifest, TensorMap &global) {
+  for (auto &[name, value] : global) {
+    auto it = manifest.tensors.find(name);
+    if (it != manifest.tensors.end() && !it->second.fileShape.empty())
+      value.shape = it->second.fileShape;
+  }
 }
 
 } // namespace loom::runtime::io

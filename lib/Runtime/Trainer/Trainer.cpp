@@ -387,6 +387,7 @@ std::optional<Failure> writeCheckpoint(const Program &program,
       const TensorSpec &arg = spec.arguments[i];
       io::CheckpointTensor tensor;
       tensor.shape = arg.globalShape;
+      tensor.fileShape = arg.fileShape;
       tensor.dtype = stateDType<T>(arg);
       tensor.layout = program.argLayouts[i].toString();
       tensor.stage = arg.stage;

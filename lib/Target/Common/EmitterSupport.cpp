@@ -244,6 +244,7 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
                               func.getArgumentTypes()[i], entry,
                               "argument #" + Twine(i), emitter, info)))
       return failure();
+    info.fileShape = interp::getArgumentFileShape(func, i).value_or(Shape());
     entry.args.push_back(std::move(info));
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -254,6 +255,7 @@ LogicalResult readEntry(ModuleOp module, StringRef entryName,
                               func.getResultTypes()[i], entry,
                               "result #" + Twine(i), emitter, info)))
       return failure();
+    info.fileShape = interp::getResultFileShape(func, i).value_or(Shape());
     if (failed(
             readStage(func.getResultAttrOfType<IntegerAttr>(i, kStageAttrName),
                       "result #" + Twine(i), info.stage)))
@@ -738,9 +740,12 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
        << shapeLiteral(t.globalShape) << ", " << shapeLiteral(t.localShape)
        << ", " << init << ", " << initArgs << ", "
        << stringLiteral(t.layout.toString());
-    // Only pipelined programs name stages (TensorSpec::stage).
-    if (entry.numStages)
+    // Only pipelined programs name stages (TensorSpec::stage), and only
+    // views name a file shape (TensorSpec::fileShape, after the stage).
+    if (entry.numStages || !t.fileShape.empty())
       os << ", " << t.stage;
+    if (!t.fileShape.empty())
+      os << ", " << shapeLiteral(t.fileShape);
     os << "},\n";
   };
   os << "    s.arguments = {\n";

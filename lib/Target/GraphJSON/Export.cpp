@@ -325,7 +325,9 @@ FailureOr<ojson> Exporter::run() {
     for (NamedAttribute attr : func.getArgAttrDict(index)
                                    ? func.getArgAttrDict(index).getValue()
                                    : ArrayRef<NamedAttribute>())
-      if (attr.getName() != kParamAttrName && attr.getName() != kInputAttrName)
+      if (attr.getName() != kParamAttrName &&
+          attr.getName() != kInputAttrName &&
+          attr.getName() != kFileShapeAttrName)
         return func.emitError()
                << "cannot express argument attribute `"
                << attr.getName().getValue() << "` of argument #" << index
@@ -360,6 +362,9 @@ FailureOr<ojson> Exporter::run() {
       entry["name"] = param.getName().str();
       entry["init"] = std::move(initJson);
       entry["decay"] = param.getDecay();
+      if (auto fileShape = func.getArgAttrOfType<DenseI64ArrayAttr>(
+              index, kFileShapeAttrName))
+        entry["file_shape"] = fileShape.asArrayRef().vec();
       parameters.push_back(std::move(entry));
     } else if (auto input = func.getArgAttrOfType<InputRoleAttr>(
                    index, kInputAttrName)) {

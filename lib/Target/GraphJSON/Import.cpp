@@ -190,7 +190,7 @@ private:
   std::vector<std::string> tensorNames;
   llvm::StringMap<size_t> tensorIndex;
   /// The argument attributes, by tensor index.
-  llvm::DenseMap<size_t, Attribute> paramAttrs, inputAttrs;
+  llvm::DenseMap<size_t, Attribute> paramAttrs, inputAttrs, fileShapeAttrs;
   llvm::DenseMap<std::pair<OperationName, StringAttr>, AttrKindInfo> kinds;
 };
 } // namespace
@@ -456,7 +456,8 @@ LogicalResult Importer::markArguments(const json &parameters,
     std::string path = join("parameters", i);
     const json &entry = parameters[i];
     if (failed(expectObject(entry, path)) ||
-        failed(checkKeys(entry, path, {"tensor", "name", "init", "decay"})))
+        failed(checkKeys(entry, path,
+                         {"tensor", "name", "init", "decay", "file_shape"})))
       return failure();
     const json *tensorJson = getKey(entry, "tensor", path);
     const json *name = tensorJson ? getKey(entry, "name", path) : nullptr;
@@ -503,6 +504,34 @@ LogicalResult Importer::markArguments(const json &parameters,
     if (!param)
       return failure();
     paramAttrs[*tensor - tensors.data()] = param;
+    // Optional: the parameter's shape in its ecosystem's files when the
+    // graph holds it as a row-major view (`loom.file_shape`).
+    if (entry.contains("file_shape")) {
+      const json *fileShape = &entry["file_shape"];
+      std::string shapePath = join(path, "file_shape");
+      if (failed(expectArray(*fileShape, shapePath)))
+        return failure();
+      SmallVector<int64_t> dims;
+      int64_t count = 1;
+      for (size_t d = 0; d < fileShape->size(); ++d) {
+        FailureOr<int64_t> dim = getInt((*fileShape)[d], join(shapePath, d));
+        if (failed(dim))
+          return failure();
+        if (*dim < 0 || llvm::MulOverflow(count, *dim, count))
+          return error(join(shapePath, d))
+                 << "expected a dim size >= 0 (at most 2^63 - 1 elements in "
+                    "all), found "
+                 << *dim;
+        dims.push_back(*dim);
+      }
+      if (count != (*tensor)->type.getNumElements())
+        return error(shapePath)
+               << "expected a shape of " << (*tensor)->type.getNumElements()
+               << " elements (a view of " << (*tensor)->type << "), found "
+               << count;
+      fileShapeAttrs[*tensor - tensors.data()] =
+          DenseI64ArrayAttr::get(context, dims);
+    }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string path = join("inputs", i);
@@ -1086,6 +1115,8 @@ OwningOpRef<ModuleOp> Importer::run(StringRef text) {
                                   UnknownLoc::get(context)));
     if (Attribute param = paramAttrs.lookup(tensorIdx))
       func.setArgAttr(argIndex, kParamAttrName, param);
+    if (Attribute fileShape = fileShapeAttrs.lookup(tensorIdx))
+      func.setArgAttr(argIndex, kFileShapeAttrName, fileShape);
     if (Attribute input = inputAttrs.lookup(tensorIdx))
       func.setArgAttr(argIndex, kInputAttrName, input);
   }

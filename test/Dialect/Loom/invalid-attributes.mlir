@@ -59,10 +59,42 @@ func.func @input_wrong_kind(%x: tensor<8xi64> {loom.input = "labels"}) {
 
 // -----
 
-// Only the three argument attributes exist.
-// expected-error @+1 {{unknown loom argument attribute `loom.weight`, expected `loom.param`, `loom.input` or `loom.name`}}
+// Only the four argument attributes exist.
+// expected-error @+1 {{unknown loom argument attribute `loom.weight`, expected `loom.param`, `loom.input`, `loom.name` or `loom.file_shape`}}
 func.func @unknown(%x: tensor<8xf32> {loom.weight = true}) {
   return
+}
+
+// -----
+
+// A file shape is a row-major view of the tensor: as many elements.
+// expected-error @+1 {{`loom.file_shape` of argument #0 holds 12 elements, the tensor 8 ('tensor<2x4xf32>')}}
+func.func @file_shape_count(%x: tensor<2x4xf32> {loom.file_shape = array<i64: 12>}) {
+  return
+}
+
+// -----
+
+// A file shape is an array of sizes.
+// expected-error @+1 {{`loom.file_shape` expects an array<i64: ...>, got [8]}}
+func.func @file_shape_kind(%x: tensor<8xf32> {loom.file_shape = [8]}) {
+  return
+}
+
+// -----
+
+// So on results (a gradient or an updated parameter of a viewed tensor).
+// expected-error @+1 {{`loom.file_shape` of result #0 holds 6 elements, the tensor 8 ('tensor<8xf32>')}}
+func.func @file_shape_result(%x: tensor<8xf32>) -> (tensor<8xf32> {loom.file_shape = array<i64: 2, 3>}) {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+// Results carry names and file shapes only.
+// expected-error @+1 {{unknown loom result attribute `loom.param`, expected `loom.name` or `loom.file_shape`}}
+func.func @unknown_result(%x: tensor<8xf32>) -> (tensor<8xf32> {loom.param = 1}) {
+  return %x : tensor<8xf32>
 }
 
 // -----

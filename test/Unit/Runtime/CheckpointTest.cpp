@@ -166,6 +166,54 @@ TEST(Checkpoint, MergedFileIsAPlainSafetensorsFile) {
   EXPECT_EQ(back.at("h.0.mlp.w").bytes, sample.global.at("h.0.mlp.w").bytes);
 }
 
+TEST(Checkpoint, FileShapesSurviveTheManifestAndShapeTheMergedFile) {
+  // GPT-2's fused c_attn: the program holds [3, 4, 4] split over tp on dim
+  // 1 (the heads of q, k and v), nanoGPT's files hold [12, 4].
+  Sample sample = makeSample();
+  TensorData qkv = ramp(DType::F32, {3, 4, 4}, 0.75);
+  sample.manifest.tensors["h.0.attn.c_attn.weight"] = {
+      qkv.shape, qkv.dtype, "[[], [\"tp\"], []]", -1, {12, 4}};
+  sample.global["h.0.attn.c_attn.weight"] = qkv;
+  std::string dir = writeSample("file-shape", sample);
+  CheckpointManifest manifest;
+  TensorMap global;
+  ASSERT_TRUE(readGlobalCheckpoint(dir, manifest, global).ok());
+  const CheckpointTensor &tensor = manifest.tensors.at("h.0.attn.c_attn.weight");
+  EXPECT_EQ(tensor.shape, (std::vector<int64_t>{3, 4, 4}));
+  EXPECT_EQ(tensor.fileShape, (std::vector<int64_t>{12, 4}));
+  EXPECT_TRUE(manifest.tensors.at("wte").fileShape.empty());
+
+  // Rank 1 = (dp 0, tp 1) holds rows 2..3 of each of q, k and v: rows 2-3,
+  // 6-7 and 10-11 of the [12, 4] file, and nothing else.
+  TensorMap blocks;
+  ASSERT_TRUE(readCheckpointShard(dir, manifest, 1, blocks).ok());
+  const TensorData &block = blocks.at("h.0.attn.c_attn.weight");
+  ASSERT_EQ(block.shape, (std::vector<int64_t>{3, 2, 4}));
+  std::vector<double> all = qkv.toDoubles(), mine = block.toDoubles();
+  for (int64_t j = 0; j < 3; ++j)
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t c = 0; c < 4; ++c)
+        EXPECT_EQ(mine[(j * 2 + r) * 4 + c], all[(j * 4 + 2 + r) * 4 + c]);
+
+  applyFileShapes(manifest, global);
+  EXPECT_EQ(global.at("h.0.attn.c_attn.weight").shape,
+            (std::vector<int64_t>{12, 4}));
+  EXPECT_EQ(global.at("h.0.attn.c_attn.weight").bytes, qkv.bytes);
+  EXPECT_EQ(global.at("wte").shape, (std::vector<int64_t>{8, 4}));
+
+  // A file shape of another element count is refused by name.
+  std::string path = dir + "/manifest.json";
+  std::string text = slurp(path);
+  size_t at = text.find("\"file_shape\": [\n        12,");
+  ASSERT_NE(at, std::string::npos) << text;
+  overwrite(path, text.substr(0, at) + "\"file_shape\": [\n        13," +
+                      text.substr(at + 27));
+  EXPECT_EQ(readCheckpointManifest(dir, manifest).message(),
+            "checkpoint manifest `" + path +
+                "`: tensor `h.0.attn.c_attn.weight`: `file_shape` [13, 4] "
+                "does not hold as many elements as `shape` [3, 4, 4]");
+}
+
 TEST(Checkpoint, FlippedByteIsAChecksumMismatch) {
   Sample sample = makeSample();
   std::string dir = writeSample("flipped", sample);

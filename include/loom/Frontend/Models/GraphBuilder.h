@@ -63,8 +63,12 @@ public:
   /// applies to tensors of rank >= 2 (matrices, embedding tables), never to
   /// biases and norm weights: the grouping nanoGPT, Hugging Face's Trainer
   /// and the MindSpore seed all make (see docs/Models.md).
+  ///
+  /// A non-empty `fileShape` is the shape the ecosystem's files give the
+  /// tensor when the graph holds it as a row-major view of another shape
+  /// (`loom.file_shape`); weight decay then follows the file's rank.
   Value addParameter(const llvm::Twine &name, ArrayRef<int64_t> shape,
-                     InitializerAttr init);
+                     InitializerAttr init, ArrayRef<int64_t> fileShape = {});
 
   /// Adds an i64 data input of `role` after every parameter.
   Value addInput(InputRole role, ArrayRef<int64_t> shape);

@@ -75,6 +75,10 @@ struct TensorSpec {
   /// the program is not pipelined. A rank of another stage never reads the
   /// argument, and its step leaves the result as the caller passed it.
   int64_t stage = -1;
+  /// The shape its ecosystem's files give it when the program holds it as a
+  /// row-major view of that shape (`loom.file_shape`); empty otherwise.
+  /// Checkpoint manifests record it so that merged files use it.
+  Shape fileShape;
 };
 
 /// Everything the harness needs to know about the emitted program.

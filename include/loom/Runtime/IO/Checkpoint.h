@@ -56,6 +56,7 @@ uint32_t crc32c(const void *data, size_t size, uint32_t crc = 0);
 
 /// One tensor of the model state as the single-device program sees it.
 struct CheckpointTensor {
+  /// The global shape the layout cuts (the program's).
   std::vector<int64_t> shape;
   DType dtype = DType::F32;
   /// How it is spread over the mesh (BlockLayout spelling).
@@ -63,6 +64,12 @@ struct CheckpointTensor {
   /// Pipelined runs: the stage that owns it; only the ranks of that stage
   /// hold its blocks (-1: every rank; manifest field `stage`, absent then).
   int64_t stage = -1;
+  /// The shape the tensor has in its ecosystem's files when the program
+  /// holds it as a row-major view of another shape (GPT-2's `c_attn`:
+  /// [3H, H] here, [3, 1, H, H] in `shape`); empty when it is `shape`. Same
+  /// elements in the same order: a merged file gives the tensor this shape
+  /// (manifest field `file_shape`, absent when empty).
+  std::vector<int64_t> fileShape;
 };
 
 /// One rank's file as recorded in the manifest.
@@ -171,6 +178,11 @@ Status writeCheckpoint(const std::string &dir, CheckpointManifest manifest,
 /// tensors (what `loom-ckpt merge` writes).
 Status readGlobalCheckpoint(const std::string &dir,
                             CheckpointManifest &manifest, TensorMap &global);
+
+/// Gives each global tensor whose manifest entry has a `fileShape` that
+/// shape (a row-major view: the data stays as it is), so that a merged
+/// file holds every tensor as its ecosystem's files do.
+void applyFileShapes(const CheckpointManifest &manifest, TensorMap &global);
 
 } // namespace loom::runtime::io
 

@@ -80,6 +80,9 @@ struct TensorInfo {
   /// The pipeline stage that computes (results) or owns (arguments) it; -1
   /// on every stage (not pipelined, data inputs, untagged results).
   int64_t stage = -1;
+  /// Its `loom.file_shape` (the ecosystem's shape of a row-major view),
+  /// empty when it has none; checkpoints record it for merged files.
+  Shape fileShape;
 };
 
 /// Attributes of the pipelined program (docs/Pipeline.md).

@@ -281,10 +281,13 @@ LogicalResult FixedStrategyResolver::applyEntry(Operation *op, const OpEntry &en
         return failure();
       continue;
     }
-    // The feature (kept) or contraction (summed) dim of a linear's weight.
+    // The feature (kept) or contraction (summed) dim of a linear's weight:
+    // the last dim of that kind, since a weight's batch dims come before
+    // its matrix (GPT-2's fused c_attn [3, 1, out, in] keeps its q/k/v
+    // dim 0 whole and splits the output features, dim 2).
     bool wantReduction = split.kind == ParamSplit::Kind::Contraction;
     std::optional<int64_t> found;
-    for (int64_t dim = 0; dim < rank && !found; ++dim) {
+    for (int64_t dim = rank - 1; dim >= 0 && !found; --dim) {
       ArrayRef<int64_t> dimFactors =
           rule.getOperandDimFactors(matchedOperand, dim);
       if (dimFactors.size() == 1 &&

@@ -616,6 +616,39 @@ void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
         }))
       return; // The user split a factor over a pending axis.
 
+  // The partial candidates below count the reduction their results will
+  // need; the best strategy reduced its operands and may have split the
+  // results over a pending axis instead (a reduce-scatter), which the
+  // results' users then gather back. For an op that sums over a dim (its
+  // result smaller than its operand) count that gather too, so a
+  // reduce-scatter of the large operand plus a gather of the small result
+  // is not preferred to one all-reduce of the small result (the sum over
+  // q, k and v of GPT-2's fused projection's input gradients).
+  bool sums = !rule.getFactorsOfKind(FactorKind::Reduction).empty();
+  ValueOrError<OpLayouts> bestLayouts =
+      sums ? deriveOpLayouts(rule, *mesh, best.factors, best.partial)
+           : ValueOrError<OpLayouts>::failure("not a sum");
+  if (bestLayouts) {
+    for (auto [result, layout] :
+         llvm::zip_equal(op->getResults(), bestLayouts->results)) {
+      bool splitOverPending = llvm::any_of(
+          layout.getDims(), [&](const Layout::AxisList &axes) {
+            return llvm::any_of(axes, [&](const std::string &axis) {
+              return llvm::is_contained(*common, axis);
+            });
+          });
+      if (!splitOverPending)
+        continue;
+      std::vector<Layout::AxisList> dims = layout.getDims();
+      for (Layout::AxisList &axes : dims)
+        llvm::erase_if(axes, [&](const std::string &axis) {
+          return llvm::is_contained(*common, axis);
+        });
+      if (ValueOrError<Layout> gathered = Layout::get(*mesh, dims))
+        bestCost += reshardCost(result, layout, *gathered);
+    }
+  }
+
   for (const FactorAxes &candidate : raw) {
     FactorAxes withoutPartial = candidate;
     for (Layout::AxisList &axes : withoutPartial)

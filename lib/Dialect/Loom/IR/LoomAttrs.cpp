@@ -23,6 +23,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -208,16 +209,86 @@ static bool isIdRole(InputRole role) {
          role == InputRole::Positions || role == InputRole::DecoderInputIds;
 }
 
+/// Checks `loom.file_shape` on a value of `type` (argument or result
+/// `what`): a shape of as many elements as the tensor, so that the file's
+/// row-major data is the tensor's. With a `dist.layout` (`laidOut`) the
+/// value may be a partitioned program's local block, which the count of
+/// the global file shape does not describe: only the sizes are checked.
+static LogicalResult verifyFileShape(Operation *op, Attribute value,
+                                     Type type, const llvm::Twine &what,
+                                     bool laidOut) {
+  auto shape = dyn_cast<DenseI64ArrayAttr>(value);
+  if (!shape)
+    return op->emitError("`")
+           << kFileShapeAttrName << "` expects an array<i64: ...>, got "
+           << value;
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType || !tensorType.hasStaticShape())
+    return op->emitError("`") << kFileShapeAttrName << "` expects " << what
+                              << " to be a statically shaped tensor, got "
+                              << type;
+  std::optional<int64_t> count = 1;
+  for (int64_t size : shape.asArrayRef())
+    count = size < 0 || !count ? std::nullopt : llvm::checkedMul(*count, size);
+  if (!count || (!laidOut && *count != tensorType.getNumElements()))
+    return op->emitError("`")
+           << kFileShapeAttrName << "` of " << what << " holds "
+           << (count ? std::to_string(*count) : std::string("an invalid count of"))
+           << " elements, the tensor " << tensorType.getNumElements() << " ("
+           << type << ")";
+  return success();
+}
+
+LogicalResult LoomDialect::verifyRegionResultAttribute(
+    Operation *op, unsigned regionIndex, unsigned resultIndex,
+    NamedAttribute attribute) {
+  StringRef attrName = attribute.getName().strref();
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (attrName == kFileShapeAttrName) {
+    if (!func)
+      return op->emitError("`")
+             << attrName << "` is only valid on func.func results";
+    return verifyFileShape(op, attribute.getValue(),
+                           func.getResultTypes()[resultIndex],
+                           "result #" + llvm::Twine(resultIndex),
+                           func.getResultAttr(resultIndex, kLayoutAttrName) !=
+                               nullptr);
+  }
+  if (attrName == kNameAttrName) {
+    auto name = dyn_cast<StringAttr>(attribute.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitError("`loom.name` expects a non-empty string, got ")
+             << attribute.getValue();
+    return success();
+  }
+  return op->emitError("unknown loom result attribute `")
+         << attrName << "`, expected `" << kNameAttrName << "` or `"
+         << kFileShapeAttrName << "`";
+}
+
 LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attribute) {
   StringRef attrName = attribute.getName().strref();
   if (attrName != kParamAttrName && attrName != kInputAttrName &&
-      attrName != kNameAttrName)
+      attrName != kNameAttrName && attrName != kFileShapeAttrName)
     return op->emitError("unknown loom argument attribute `")
            << attrName << "`, expected `" << kParamAttrName << "`, `"
-           << kInputAttrName << "` or `" << kNameAttrName << "`";
+           << kInputAttrName << "`, `" << kNameAttrName << "` or `"
+           << kFileShapeAttrName << "`";
+
+  if (attrName == kFileShapeAttrName) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func || regionIndex != 0)
+      return op->emitError("`")
+             << attrName << "` is only valid on func.func arguments";
+    return verifyFileShape(op, attribute.getValue(),
+                           func.getArgumentTypes()[argIndex],
+                           "argument #" + llvm::Twine(argIndex),
+                           func.getArgAttr(argIndex, kLayoutAttrName) !=
+                               nullptr);
+  }
 
   // `loom.name` names an argument that is neither a parameter nor a data
   // input (an optimizer state such as `h.0.attn.weight.exp_avg`), so that

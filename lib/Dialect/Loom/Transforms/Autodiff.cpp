@@ -45,6 +45,7 @@
 #include <cmath>
 
 using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kFileShapeAttrName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
 
@@ -155,11 +156,23 @@ void AutodiffPass::runOnOperation() {
     paramNames.push_back(
         cast<ParamAttr>(forward.getArgAttr(i, kParamAttrName)).getName().str());
   }
+  // A parameter held as a view of its file shape (`loom.file_shape`) keeps
+  // that shape in files for everything derived from it: its optimizer
+  // states, its gradient and its updated value.
+  SmallVector<Attribute> fileShapes;
+  for (unsigned i : paramArgs)
+    fileShapes.push_back(forward.getArgAttr(i, kFileShapeAttrName));
+  auto named = [&](StringRef name, Attribute fileShape) {
+    SmallVector<NamedAttribute, 2> attrs{
+        b.getNamedAttr(kNameAttrName, b.getStringAttr(name))};
+    if (fileShape)
+      attrs.push_back(b.getNamedAttr(kFileShapeAttrName, fileShape));
+    return b.getDictionaryAttr(attrs);
+  };
   for (auto [k, i] : llvm::enumerate(paramArgs))
     for (const std::string &suffix : stateSuffixes) {
       argTypes.push_back(forward.getArgumentTypes()[i]);
-      argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          kNameAttrName, b.getStringAttr(paramNames[k] + suffix))));
+      argAttrs.push_back(named(paramNames[k] + suffix, fileShapes[k]));
     }
   unsigned stepIndex = argTypes.size();
   argTypes.push_back(stepType);
@@ -353,17 +366,14 @@ void AutodiffPass::runOnOperation() {
   func::ReturnOp::create(builder, loc, results);
 
   SmallVector<Attribute> resultAttrs;
-  auto named = [&](StringRef name) {
-    return b.getDictionaryAttr(
-        b.getNamedAttr(kNameAttrName, b.getStringAttr(name)));
-  };
-  resultAttrs.push_back(named("loss"));
-  for (const std::string &name : paramNames)
-    resultAttrs.push_back(named(gradsOnly ? name + ".grad" : name));
-  for (const std::string &name : paramNames)
+  resultAttrs.push_back(named("loss", Attribute()));
+  for (auto [k, name] : llvm::enumerate(paramNames))
+    resultAttrs.push_back(
+        named(gradsOnly ? name + ".grad" : name, fileShapes[k]));
+  for (auto [k, name] : llvm::enumerate(paramNames))
     for (const std::string &suffix : stateSuffixes)
-      resultAttrs.push_back(named(name + suffix));
-  resultAttrs.push_back(named("step"));
+      resultAttrs.push_back(named(name + suffix, fileShapes[k]));
+  resultAttrs.push_back(named("step", Attribute()));
   SmallVector<Type> resultTypes = llvm::to_vector(ValueRange(results).getTypes());
   trainStep.setType(b.getFunctionType(argTypes, resultTypes));
   trainStep.setAllArgAttrs(argAttrs);

@@ -14,6 +14,7 @@
 #include "loom/Runtime/Host/Matmul.h"
 #include "loom/Runtime/Host/Reduction.h"
 #include "loom/Runtime/Host/Shape.h"
+#include "loom/Runtime/Support/MatmulRows.h"
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,41 @@ TEST(HostMatmul, MatchesNaiveLoopsWithBroadcastAndTransposes) {
         }
   EXPECT_FALSE(matmulResultShape({2, 3}, {4, 5}, false, false));
   EXPECT_FALSE(matmulResultShape({2, 2, 3}, {3, 3, 5}, false, false));
+}
+
+TEST(HostMatmul, SharedWeightBatchDimsFoldIntoRows) {
+  // GPT-2's fused q/k/v projection: x [2, 3, 4] times the weight viewed
+  // [3, 1, 5, 4] (transposed) is [3, 2, 3, 5]. The weight is shared along
+  // the activations' batch dim, which folds into the rows: lhs [6, 4], rhs
+  // [3, 5, 4], three products of 6 rows.
+  Shape lhsShape = {2, 3, 4}, rhsShape = {3, 1, 5, 4};
+  Shape lhsRows = lhsShape, rhsRows = rhsShape;
+  ASSERT_TRUE(foldSharedBatchDimsIntoRows(lhsRows, rhsRows, false));
+  EXPECT_EQ(lhsRows, (Shape{6, 4}));
+  EXPECT_EQ(rhsRows, (Shape{3, 5, 4}));
+  // Nothing folds when the weight differs along the dim, or lhs is
+  // transposed.
+  Shape l = {2, 3, 4}, r = {3, 2, 5, 4};
+  EXPECT_FALSE(foldSharedBatchDimsIntoRows(l, r, false));
+  l = lhsShape, r = rhsShape;
+  EXPECT_FALSE(foldSharedBatchDimsIntoRows(l, r, true));
+
+  auto outShape = matmulResultShape(lhsShape, rhsShape, false, true);
+  ASSERT_TRUE(outShape);
+  EXPECT_EQ(*outShape, (Shape{3, 2, 3, 5}));
+  std::vector<double> lhs = iota(24), rhs = iota(60, 0.5),
+                      out(numElements(*outShape));
+  matmul<double>(lhs.data(), lhsShape, rhs.data(), rhsShape, false, true,
+                 out.data());
+  for (int j = 0; j < 3; ++j)
+    for (int b = 0; b < 2; ++b)
+      for (int m = 0; m < 3; ++m)
+        for (int n = 0; n < 5; ++n) {
+          double sum = 0;
+          for (int k = 0; k < 4; ++k)
+            sum += lhs[(b * 3 + m) * 4 + k] * rhs[(j * 5 + n) * 4 + k];
+          EXPECT_NEAR(out[((j * 2 + b) * 3 + m) * 5 + n], sum, 1e-12);
+        }
 }
 
 TEST(HostElementwise, BroadcastsAndReportsIntegerDivisionByZero) {

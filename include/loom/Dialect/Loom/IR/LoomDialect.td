@@ -34,9 +34,11 @@ def Loom_Dialect : Dialect {
   }];
 
   // Attributes live in LoomAttrs.td; LoomAttrs.cpp registers them and checks
-  // the `loom.param` / `loom.input` function-argument attributes.
+  // the `loom.param` / `loom.input` / `loom.name` / `loom.file_shape`
+  // function-argument and result attributes.
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
   }];

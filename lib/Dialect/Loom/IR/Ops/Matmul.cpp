@@ -143,22 +143,39 @@ LogicalResult MatmulOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                                      /*transpose_rhs=*/true)
                   : MatmulOp::create(builder, loc, dy, rhs, /*transpose_lhs=*/false,
                                      /*transpose_rhs=*/!tr);
-  // A rank-2 weight applied to a batch of activations (a linear layer):
-  // fold the batch dims into M first, so that the weight gradient is one
-  // product summed inside the matmul instead of a batch of products summed
-  // by a reduce_sum afterwards.
+  // A weight applied to a batch of activations (a linear layer): fold the
+  // activations' batch dims into M first, so that the weight gradient is
+  // one product summed inside the matmul instead of a batch of products
+  // summed by a reduce_sum afterwards. The weight may have batch dims of its
+  // own, leading the activations' (GPT-2's fused q/k/v weight
+  // [3, 1, out, in] on [B, S, in] activations, result [3, B, S, out]): the
+  // fold applies when every weight batch dim facing an activation batch dim
+  // is 1 or absent, and the gradient [R.., N, K] is viewed back as the
+  // weight.
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   auto dyType = cast<RankedTensorType>(dy.getType());
+  int64_t lhsBatchRank = lhsType.getRank() - 2;
+  int64_t rhsBatchRank = rhsType.getRank() - 2;
+  bool foldable = lhsBatchRank > 0 && !tl;
+  for (int64_t i = 0; foldable && i < lhsBatchRank; ++i) {
+    int64_t rhsDim = rhsBatchRank - lhsBatchRank + i;
+    foldable = rhsDim < 0 || rhsType.getShape()[rhsDim] == 1;
+  }
   Value lhsForRhs = lhs, dyForRhs = dy;
-  if (rhsType.getRank() == 2 && lhsType.getRank() > 2 && !tl) {
+  if (foldable) {
     int64_t k = lhsType.getShape().back(), n = dyType.getShape().back();
     int64_t rows = lhsType.getNumElements() / k;
+    // The weight's own batch dims, R.., lead dy: [R.., L.., M, N].
+    SmallVector<int64_t> dyShape(
+        rhsType.getShape().take_front(std::max<int64_t>(
+            rhsBatchRank - lhsBatchRank, 0)));
+    dyShape.append({rows, n});
     lhsForRhs = ReshapeOp::create(
         builder, loc, RankedTensorType::get({rows, k}, lhsType.getElementType()),
         lhs);
     dyForRhs = ReshapeOp::create(
-        builder, loc, RankedTensorType::get({rows, n}, dyType.getElementType()),
+        builder, loc, RankedTensorType::get(dyShape, dyType.getElementType()),
         dy);
   }
   Value dRhs = tr ? MatmulOp::create(builder, loc, dyForRhs, lhsForRhs,
@@ -166,6 +183,9 @@ LogicalResult MatmulOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
                   : MatmulOp::create(builder, loc, lhsForRhs, dyForRhs,
                                      /*transpose_lhs=*/!tl,
                                      /*transpose_rhs=*/false);
+  if (foldable && cast<RankedTensorType>(dRhs.getType()).getShape() !=
+                      rhsType.getShape())
+    dRhs = ReshapeOp::create(builder, loc, rhsType, dRhs);
   operandGrads[0] =
       sumToShape(builder, loc, dLhs, cast<RankedTensorType>(lhs.getType()));
   operandGrads[1] =
