@@ -1,0 +1,222 @@
+//===- Fusions.cpp - Attention and GELU recognised in translated ONNX -----===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// ONNX spells attention and GELU as primitive nodes. These rewrites find
+// them in the translator's op list and replace the op that produces the
+// pattern's result; the ops left unused are dropped with everything else
+// the loss does not use. What does not match stays primitive (and correct).
+//
+// 1. Exact GELU: `0.5 * x * (1 + erf(x / sqrt(2)))` (the factors in either
+//    order, `x * (1/sqrt(2))` for the division) becomes `loom.gelu`. Loom
+//    has no erf op, so an erf outside this pattern is reported.
+// 2. Attention, as the PyTorch frontend matches it (docs/Frontends.md, "How
+//    attention is matched"): a product `p @ v` of rank-4 tensors with
+//        p  = softmax(s, axis = 3)
+//        s  = s' + M   (M a constant)  |  s'
+//        s' = t * c  |  c * t  |  t / c  |  t      (c a scalar constant)
+//        t  = q @ k^T                  (MatMul folded k's transpose)
+//    becomes one `loom.attention q, k, v`. M is `causal` when it is the
+//    causal triangle (0 on and below the diagonal, -inf or <= -1e30 above,
+//    for every broadcast copy), else the additive `mask` operand. The scale
+//    is left to the op's default when it is 1/sqrt(D).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Translator.h"
+
+#include <cmath>
+
+using namespace mlir::loom::onnx_import;
+
+namespace {
+
+class Fuser {
+public:
+  explicit Fuser(Translator &tr) : tr(tr) {
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      for (int x : tr.ops[i].operands)
+        if (x >= 0)
+          users[x].push_back(i);
+  }
+
+  void run() {
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "erf")
+        fuseGelu(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "matmul")
+        fuseAttention(i);
+  }
+
+private:
+  /// The value of a constant all of whose elements are equal.
+  std::optional<double> splat(int x) {
+    LoomOp *p = tr.producer(x);
+    if (!p || p->op != "constant" || p->value->numElements() == 0)
+      return std::nullopt;
+    double first = p->value->at(0);
+    for (int64_t k = 1; k < p->value->numElements(); ++k)
+      if (p->value->at(k) != first)
+        return std::nullopt;
+    return first;
+  }
+
+  static bool near(double a, double b) {
+    return std::fabs(a - b) <= 1e-6 * std::fabs(b);
+  }
+
+  /// For a binary op `x op c` (either order for commutative ops): x and c.
+  bool splitScalar(const LoomOp &op, int &x, double &c, bool commutative) {
+    if (op.operands.size() != 2)
+      return false;
+    if (std::optional<double> v = splat(op.operands[1])) {
+      x = op.operands[0];
+      c = *v;
+      return true;
+    }
+    if (commutative)
+      if (std::optional<double> v = splat(op.operands[0])) {
+        x = op.operands[1];
+        c = *v;
+        return true;
+      }
+    return false;
+  }
+
+  /// The only user of `x` with mnemonic `op`, if `x` has exactly one user.
+  LoomOp *soleUser(int x, const char *op) {
+    auto it = users.find(x);
+    if (it == users.end() || it->second.size() != 1)
+      return nullptr;
+    LoomOp &user = tr.ops[it->second[0]];
+    return user.op == op ? &user : nullptr;
+  }
+
+  void fuseGelu(size_t erfIndex) {
+    LoomOp &erf = tr.ops[erfIndex];
+    LoomOp *scaled = tr.producer(erf.operands[0]);
+    int x;
+    double c;
+    if (!scaled ||
+        !((scaled->op == "div" && splitScalar(*scaled, x, c, false) &&
+           near(c, std::sqrt(2.0))) ||
+          (scaled->op == "mul" && splitScalar(*scaled, x, c, true) &&
+           near(c, 1 / std::sqrt(2.0)))))
+      return;
+    LoomOp *onePlus = soleUser(erf.results[0], "add");
+    int other;
+    if (!onePlus || !splitScalar(*onePlus, other, c, true) || c != 1.0)
+      return;
+    LoomOp *product = soleUser(onePlus->results[0], "mul");
+    if (!product)
+      return;
+    int factor = product->operands[0] == onePlus->results[0]
+                     ? product->operands[1]
+                     : product->operands[0];
+    LoomOp *result = nullptr;
+    if (factor == x) {
+      // x * (1 + erf) then * 0.5.
+      result = soleUser(product->results[0], "mul");
+      if (!result || !splitScalar(*result, other, c, true) || c != 0.5)
+        return;
+    } else {
+      // (x * 0.5) * (1 + erf).
+      LoomOp *half = tr.producer(factor);
+      if (!half || half->op != "mul" || !splitScalar(*half, other, c, true) ||
+          c != 0.5 || other != x)
+        return;
+      result = product;
+    }
+    result->op = "gelu";
+    result->operands = {x};
+    result->attributes = nlohmann::json::object();
+  }
+
+  void fuseAttention(size_t index) {
+    const LoomOp &pv = tr.ops[index];
+    if (!pv.attributes.empty())
+      return;
+    int p = pv.operands[0], v = pv.operands[1];
+    if (tr.values[p].shape.size() != 4 || tr.values[v].shape.size() != 4)
+      return;
+    LoomOp *softmax = tr.producer(p);
+    if (!softmax || softmax->op != "softmax" ||
+        softmax->attributes["axis"].get<int64_t>() != 3)
+      return;
+    int s = softmax->operands[0];
+    const ConstTensor *mask = nullptr;
+    int maskValue = -1; // the constant, defined before the scores
+    if (LoomOp *add = tr.producer(s); add && add->op == "add")
+      for (int k = 0; k < 2; ++k)
+        if (LoomOp *m = tr.producer(add->operands[k]);
+            m && m->op == "constant" && m->value->shape.size() <= 4) {
+          mask = m->value;
+          maskValue = add->operands[k];
+          s = add->operands[1 - k];
+          break;
+        }
+    double scale = 1.0;
+    if (LoomOp *op = tr.producer(s); op && (op->op == "mul" || op->op == "div")) {
+      int t;
+      double c;
+      if (splitScalar(*op, t, c, op->op == "mul")) {
+        scale = op->op == "mul" ? c : 1.0 / c;
+        s = t;
+      }
+    }
+    LoomOp *qk = tr.producer(s);
+    if (!qk || qk->op != "matmul" || !qk->attributes.value("transpose_rhs", false) ||
+        qk->attributes.value("transpose_lhs", false))
+      return;
+    int q = qk->operands[0], k = qk->operands[1];
+    const Shape &qs = tr.values[q].shape, &ks = tr.values[k].shape,
+                &vs = tr.values[v].shape;
+    if (qs.size() != 4 || ks.size() != 4 || qs[0] != ks[0] || ks[0] != vs[0] ||
+        ks[1] != vs[1] || ks[1] == 0 || qs[1] % ks[1] || ks[2] != vs[2] ||
+        qs[3] != ks[3])
+      return;
+    int64_t sq = qs[2], skv = ks[2];
+    nlohmann::json attrs = nlohmann::json::object();
+    std::vector<int> operands = {q, k, v};
+    if (mask) {
+      if (isCausal(*mask, sq, skv))
+        attrs["causal"] = true;
+      else
+        operands.push_back(maskValue);
+    }
+    double standard = 1.0 / std::sqrt(double(qs[3]));
+    if (std::fabs(scale - standard) > 1e-15 * standard)
+      attrs["scale"] = scale;
+    LoomOp &attention = tr.ops[index];
+    attention.op = "attention";
+    attention.operands = operands;
+    attention.attributes = attrs;
+  }
+
+  /// Whether `m`, broadcast to [..., sq, skv], is the causal triangle.
+  static bool isCausal(const ConstTensor &m, int64_t sq, int64_t skv) {
+    size_t r = m.shape.size();
+    if (sq != skv || r < 2 || m.shape[r - 2] != sq || m.shape[r - 1] != skv)
+      return false;
+    for (int64_t e = 0; e < m.numElements(); ++e) {
+      int64_t j = e % skv, i = (e / skv) % sq;
+      double value = m.at(e);
+      bool masked = value <= -1e30;
+      if (j <= i ? value != 0.0 : !masked)
+        return false;
+    }
+    return true;
+  }
+
+  Translator &tr;
+  std::map<int, std::vector<size_t>> users;
+};
+
+} // namespace
+
+void mlir::loom::onnx_import::fusePatterns(Translator &translator) {
+  Fuser(translator).run();
+}

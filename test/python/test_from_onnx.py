@@ -1,0 +1,224 @@
+"""`loomc model.onnx`: nanoGPT's GPT through `torch.onnx.export`.
+
+The model is test_from_torch.py's nanoGPT (written there the ordinary
+PyTorch way: fused `c_attn` split into q, k, v, the `tril` buffer,
+`masked_fill`, softmax, GELU, `lm_head` tied to `wte`, `F.cross_entropy(...,
+ignore_index=-1)`), exported here with `torch.onnx.export` (Debian's torch
+1.13 exports without the `onnx` package) at opsets 14-17, in eval and in
+training mode, and compiled by `loomc` / `loom-translate --import-onnx`. In
+f64:
+
+- the parameters are the ones `named_parameters()` lists, under their names
+  (the tied lm_head once, as wte), and the attention of every layer is one
+  causal `loom.attention` (no softmax left);
+- the forward loss equals PyTorch's to 1e-10 (relative);
+- one AdamW step (`loomc --optimizer adamw`, nanoGPT's decay groups) gives
+  the loss and weights `torch.optim.AdamW` gives, to 1e-9, on one device and
+  on a plan the search picks for 4 host devices (`--cluster host --devices
+  4`, run on 4 simulated ranks).
+
+Bad input (an unsupported operator, a truncated file, an initializer whose
+shape disagrees with its use, a dynamic shape) is refused with every problem
+named, a non-zero exit and no output file. Skipped without PyTorch.
+"""
+
+import os
+import pathlib
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import loom
+
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed for this Python; the test "
+    "exports PyTorch modules to ONNX")
+nn = torch.nn
+F = torch.nn.functional
+
+from test_from_torch import (CONFIGS, FWD_RTOL, LR, STEP_RTOL,  # noqa: E402
+                             close, gpt, torch_adamw_step, weights)
+import onnx_writer  # noqa: E402
+
+TOOLS = pathlib.Path(os.environ.get("LOOM_TOOLS_DIR") or pathlib.Path(
+    __file__).resolve().parents[2] / "build" / "bin")
+
+
+def tool(name, *args, check=True):
+    result = subprocess.run([str(TOOLS / name), *map(str, args)],
+                            capture_output=True, text=True)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def have_onnx():
+    probe = tool("loom-translate", "--help", check=False).stdout
+    return "--import-onnx" in probe
+
+
+def export(model, idx, targets, path, opset=17, training=False, **kwargs):
+    mode = (torch.onnx.TrainingMode.TRAINING if training
+            else torch.onnx.TrainingMode.EVAL)
+    # do_constant_folding=False keeps the weights' names: folding would
+    # replace Transpose(W) by an unnamed transposed copy (and untie tied
+    # weights).
+    torch.onnx.export(model, (idx, targets), str(path), opset_version=opset,
+                      input_names=["idx", "targets"],
+                      output_names=["logits", "loss"], training=mode,
+                      do_constant_folding=False, **kwargs)
+    return path
+
+
+def data(idx, targets):
+    return {"input_ids": idx.numpy(), "labels": targets.numpy()}
+
+
+pytestmark = pytest.mark.skipif(
+    not (TOOLS / "loomc").exists(), reason="the Loom tools are not built")
+
+VARIANTS = [("bias-tied", 17, False), ("nobias-untied", 14, True),
+            ("bias-untied-tanh", 16, False), ("nobias-tied", 15, True)]
+
+
+@pytest.mark.parametrize("variant,opset,training", VARIANTS)
+def test_gpt_forward_loss(tmp_path, variant, opset, training):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    model, idx, targets = gpt(seed=len(variant), **CONFIGS[variant])
+    path = export(model, idx, targets, tmp_path / "gpt.onnx", opset, training)
+    ir = tmp_path / "gpt.mlir"
+    tool("loom-translate", "--import-onnx", path, "-o", ir)
+    text = ir.read_text()
+
+    # Parameters under their names, the tied one once.
+    names = re.findall(r'#loom\.param<"([^"]+)"', text)
+    assert sorted(names) == sorted(n for n, _ in model.named_parameters())
+    # One causal attention per layer, the default scale; no softmax left.
+    attention = re.findall(r"loom\.attention .*", text)
+    assert len(attention) == model.config.n_layer, text
+    assert all("{causal}" in a for a in attention), attention
+    assert "loom.softmax" not in text
+    assert "loom.cross_entropy" in text
+
+    out = loom.run(ir, {**weights(model), **data(idx, targets)},
+                   entry="forward")
+    with torch.no_grad():
+        _, loss = model(idx, targets)
+    close(out["loss"], loss, FWD_RTOL)
+
+
+@pytest.mark.parametrize("variant,opset", [("bias-tied", 17),
+                                           ("nobias-untied", 14)])
+def test_gpt_adamw_step_single_and_4_ranks(tmp_path, variant, opset):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    model, idx, targets = gpt(seed=11, **CONFIGS[variant])
+    path = export(model, idx, targets, tmp_path / "gpt.onnx", opset)
+    start = weights(model)
+    inputs = {**start, **data(idx, targets)}
+    loss, expected = torch_adamw_step(model, idx, targets)
+
+    single = tmp_path / "single.mlir"
+    tool("loomc", path, "--compile-to", "autodiff", "--optimizer", "adamw",
+         "--lr", LR, "-o", single)
+    out = loom.run(single, inputs, entry="train_step")
+    close(out["loss"], loss, STEP_RTOL)
+    for name, w in expected.items():
+        close(out[name], w, STEP_RTOL)
+        # The step moved every weight (the comparison is not vacuous).
+        assert np.max(np.abs(out[name] - start[name])) > 1e-4
+
+    parallel = tmp_path / "parallel.mlir"
+    tool("loomc", path, "--compile-to", "partition", "--cluster", "host",
+         "--devices", 4, "--optimizer", "adamw", "--lr", LR, "-o", parallel)
+    assert "dist." in parallel.read_text()
+    out = loom.run(parallel, inputs, entry="train_step", ranks=4)
+    close(out["loss"], loss, STEP_RTOL)
+    for name, w in expected.items():
+        close(out[name], w, STEP_RTOL)
+
+
+#===----------------------------------------------------------------------===#
+# Bad input
+#===----------------------------------------------------------------------===#
+
+
+def refused(tmp_path, path, *patterns):
+    """loomc and loom-translate exit non-zero, print every pattern, and
+    write no output file."""
+    for command in (["loomc", path, "--compile-to", "import"],
+                    ["loom-translate", "--import-onnx", path]):
+        out = tmp_path / "out.mlir"
+        result = tool(*command, "-o", out, check=False)
+        assert result.returncode != 0
+        assert not out.exists()
+        for pattern in patterns:
+            assert re.search(pattern, result.stderr), result.stderr
+        assert "Assertion" not in result.stderr
+        assert "Stack dump" not in result.stderr
+
+
+class Unsupported(nn.Module):
+    """Two ops Loom has no mapping for (cumsum, sort) and one it has."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(11, 8)
+        self.head = nn.Linear(8, 11)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx)
+        x = torch.cumsum(x, dim=1)
+        x = torch.sort(x, dim=-1).values
+        return F.cross_entropy(self.head(x).view(-1, 11), targets.view(-1))
+
+
+def test_unsupported_operators_are_all_listed(tmp_path):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    idx = torch.randint(0, 11, (2, 4))
+    path = tmp_path / "unsupported.onnx"
+    torch.onnx.export(Unsupported().double(), (idx, idx), str(path),
+                      opset_version=17, do_constant_folding=False)
+    refused(tmp_path, path, r"2 problem\(s\) prevent importing",
+            r"node '/CumSum' \(CumSum\): unsupported operator",
+            r"node '/TopK' \(TopK\): unsupported operator")
+
+
+def test_truncated_and_garbage_files(tmp_path):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    model, idx, targets = gpt(seed=1, n_layer=1)
+    whole = export(model, idx, targets, tmp_path / "gpt.onnx").read_bytes()
+    for cut in (len(whole) // 3, len(whole) - 7):
+        path = tmp_path / "truncated.onnx"
+        path.write_bytes(whole[:cut])
+        refused(tmp_path, path, r"truncated\.onnx: not a valid ONNX model")
+    path = tmp_path / "garbage.onnx"
+    path.write_bytes(b"\x00\xff garbage " * 50)
+    refused(tmp_path, path, r"garbage\.onnx: not a valid ONNX model")
+
+
+def test_initializer_shape_disagrees_with_its_use(tmp_path):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    path = tmp_path / "mismatch.onnx"
+    path.write_bytes(onnx_writer.tiny_lm(dim=4, ln_dim=5))
+    refused(tmp_path, path, r"node '/ln/LayerNormalization' "
+            r"\(LayerNormalization\): scale has shape \[5\], expected \[4\]")
+    path.write_bytes(onnx_writer.tiny_lm(wte_dims=(11, 5)))
+    refused(tmp_path, path, r"initializer: tensor 'wte' declares 55 "
+            r"element\(s\) \(shape \[11, 5\]\) but its data holds 352 byte")
+
+
+def test_dynamic_shapes_are_refused(tmp_path):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    model, idx, targets = gpt(seed=2, n_layer=1)
+    path = export(model, idx, targets, tmp_path / "dynamic.onnx",
+                  dynamic_axes={"idx": {0: "batch"}, "targets": {0: "batch"}})
+    refused(tmp_path, path, r"graph input 'idx' has a dynamic shape "
+            r"\[\?, 8\]: Loom graphs have static shapes")
