@@ -9,8 +9,10 @@ training mode, and compiled by `loomc` / `loom-translate --import-onnx`. In
 f64:
 
 - the parameters are the ones `named_parameters()` lists, under their names
-  (the tied lm_head once, as wte), and the attention of every layer is one
-  causal `loom.attention` (no softmax left);
+  (the tied lm_head once, as wte), the attention of every layer is one
+  causal `loom.attention` (no softmax left), every LayerNorm one
+  `loom.layer_norm` (also when opsets < 17 decompose it), exact GELU one
+  `loom.gelu`;
 - the forward loss equals PyTorch's to 1e-10 (relative);
 - one AdamW step (`loomc --optimizer adamw`, nanoGPT's decay groups) gives
   the loss and weights `torch.optim.AdamW` gives, to 1e-9, on one device and
@@ -102,6 +104,13 @@ def test_gpt_forward_loss(tmp_path, variant, opset, training):
     assert all("{causal}" in a for a in attention), attention
     assert "loom.softmax" not in text
     assert "loom.cross_entropy" in text
+    # Every LayerNorm is one layer_norm, also where opsets < 17 spell it
+    # out (ReduceMean, Sub, Pow, Sqrt, Div); exact GELU is one gelu.
+    n_layer = model.config.n_layer
+    assert text.count("loom.layer_norm ") == 2 * n_layer + 1, text
+    assert "loom.reduce_mean" not in text
+    if model.config.gelu == "none":
+        assert text.count("loom.gelu ") == n_layer, text
 
     out = loom.run(ir, {**weights(model), **data(idx, targets)},
                    entry="forward")

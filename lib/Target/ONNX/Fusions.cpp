@@ -12,7 +12,10 @@
 // 1. Exact GELU: `0.5 * x * (1 + erf(x / sqrt(2)))` (the factors in either
 //    order, `x * (1/sqrt(2))` for the division) becomes `loom.gelu`. Loom
 //    has no erf op, so an erf outside this pattern is reported.
-// 2. Attention, as the PyTorch frontend matches it (docs/Frontends.md, "How
+// 2. LayerNorm as opsets < 17 spell it: `(x - mean(x)) / sqrt(mean((x -
+//    mean(x))^2) + eps)` over the last dim (then `* gamma + beta`) becomes
+//    `loom.layer_norm` (with gamma and beta when both follow).
+// 3. Attention, as the PyTorch frontend matches it (docs/Frontends.md, "How
 //    attention is matched"): a product `p @ v` of rank-4 tensors with
 //        p  = softmax(s, axis = 3)
 //        s  = s' + M   (M a constant)  |  s'
@@ -46,6 +49,9 @@ public:
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "erf")
         fuseGelu(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "div")
+        fuseLayerNorm(i);
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "matmul")
         fuseAttention(i);
@@ -133,6 +139,69 @@ private:
     result->op = "gelu";
     result->operands = {x};
     result->attributes = nlohmann::json::object();
+  }
+
+  /// `reduce_mean(x)` over the last dim, keeping it: x, else -1.
+  int lastDimMean(int value) {
+    LoomOp *op = tr.producer(value);
+    if (!op || op->op != "reduce_mean" ||
+        !op->attributes.value("keepdims", false))
+      return -1;
+    int x = op->operands[0];
+    std::vector<int64_t> axes =
+        op->attributes["axes"].get<std::vector<int64_t>>();
+    if (axes != std::vector<int64_t>{int64_t(tr.values[x].shape.size()) - 1})
+      return -1;
+    return x;
+  }
+
+  void fuseLayerNorm(size_t index) {
+    const LoomOp &div = tr.ops[index];
+    int d = div.operands[0];
+    LoomOp *sqrt = tr.producer(div.operands[1]);
+    LoomOp *sub = tr.producer(d);
+    if (!sqrt || sqrt->op != "sqrt" || !sub || sub->op != "sub")
+      return;
+    int x = sub->operands[0];
+    if (lastDimMean(sub->operands[1]) != x)
+      return;
+    LoomOp *plusEps = tr.producer(sqrt->operands[0]);
+    int var;
+    double eps;
+    if (!plusEps || plusEps->op != "add" ||
+        !splitScalar(*plusEps, var, eps, true) || eps <= 0)
+      return;
+    int squared = lastDimMean(var);
+    LoomOp *square = squared < 0 ? nullptr : tr.producer(squared);
+    if (!square || square->op != "mul" || square->operands[0] != d ||
+        square->operands[1] != d)
+      return;
+    const LoomValue &xv = tr.values[x];
+    Shape param = {xv.shape.back()};
+    auto isParam = [&](int v) { return tr.values[v].shape == param; };
+    // x_hat * gamma + beta: one layer_norm with both (Loom's layer_norm takes
+    // them together).
+    LoomOp *scaled = soleUser(div.results[0], "mul");
+    if (scaled) {
+      int gamma = scaled->operands[0] == div.results[0] ? scaled->operands[1]
+                                                         : scaled->operands[0];
+      LoomOp *shifted = soleUser(scaled->results[0], "add");
+      if (shifted && isParam(gamma)) {
+        int beta = shifted->operands[0] == scaled->results[0]
+                       ? shifted->operands[1]
+                       : shifted->operands[0];
+        if (isParam(beta)) {
+          shifted->op = "layer_norm";
+          shifted->operands = {x, gamma, beta};
+          shifted->attributes = {{"eps", eps}};
+          return;
+        }
+      }
+    }
+    LoomOp &norm = tr.ops[index];
+    norm.op = "layer_norm";
+    norm.operands = {x, -1, -1};
+    norm.attributes = {{"eps", eps}};
   }
 
   void fuseAttention(size_t index) {
