@@ -24,6 +24,7 @@ shape disagrees with its use, a dynamic shape) is refused with every problem
 named, a non-zero exit and no output file. Skipped without PyTorch.
 """
 
+import math
 import os
 import pathlib
 import re
@@ -231,3 +232,78 @@ def test_dynamic_shapes_are_refused(tmp_path):
                   dynamic_axes={"idx": {0: "batch"}, "targets": {0: "batch"}})
     refused(tmp_path, path, r"graph input 'idx' has a dynamic shape "
             r"\[\?, 8\]: Loom graphs have static shapes")
+
+
+#===----------------------------------------------------------------------===#
+# Masks other than the causal triangle
+#===----------------------------------------------------------------------===#
+
+
+class MaskedLM(nn.Module):
+    """One attention layer with a banded mask buffer (each query sees itself
+    and the `band - 1` keys before it), filled with -inf (`loom.attention`
+    with the mask operand) or with a finite -1e4 (no select in Loom: it
+    stays primitive, `x * keep + fill`)."""
+
+    def __init__(self, fill, vocab=13, dim=8, heads=2, block=8, band=3):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.heads, self.fill = heads, fill
+        i = torch.arange(block)
+        band_mask = (i[None, :] <= i[:, None]) & (i[:, None] - i[None, :]
+                                                  < band)
+        self.register_buffer("band", band_mask.view(1, 1, block, block))
+
+    def forward(self, idx, targets):
+        B, T = idx.size()
+        x = self.wte(idx)
+        q, k, v = self.qkv(x).split(x.size(-1), dim=2)
+        q, k, v = (t.view(B, T, self.heads, -1).transpose(1, 2)
+                   for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
+        att = att.masked_fill(~self.band[:, :, :T, :T], self.fill)
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(B, T, -1)
+        logits = self.head(x + self.proj(y))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)),
+                               targets.view(-1))
+
+
+@pytest.mark.parametrize("fill", [float("-inf"), -1e4])
+def test_banded_mask_forward_and_step(tmp_path, fill):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    torch.manual_seed(4)
+    model = MaskedLM(fill).double()
+    idx = torch.randint(0, 13, (2, 6))
+    targets = torch.randint(0, 13, (2, 6))
+    path = tmp_path / "masked.onnx"
+    torch.onnx.export(model, (idx, targets), str(path), opset_version=17,
+                      input_names=["idx", "targets"],
+                      do_constant_folding=False)
+    ir = tmp_path / "masked.mlir"
+    tool("loom-translate", "--import-onnx", path, "-o", ir)
+    text = ir.read_text()
+    if fill == float("-inf"):
+        # Not the causal triangle: the band is the mask operand.
+        attention = re.findall(r"loom\.attention .*", text)
+        assert len(attention) == 1 and "causal" not in attention[0]
+        assert attention[0].count("%") == 4, attention
+    else:
+        assert "loom.attention" not in text and "loom.softmax" in text
+    inputs = {**weights(model), **data(idx, targets)}
+    with torch.no_grad():
+        expected = model(idx, targets)
+    close(loom.run(ir, inputs, entry="forward")["loss"], expected, FWD_RTOL)
+
+    # One SGD step's weights (gradients through the mask path).
+    step = tmp_path / "step.mlir"
+    tool("loomc", path, "--compile-to", "autodiff", "--optimizer", "sgd",
+         "--lr", LR, "-o", step)
+    out = loom.run(step, inputs, entry="train_step")
+    model(idx, targets).backward()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            close(out[name], p - LR * p.grad, STEP_RTOL)
