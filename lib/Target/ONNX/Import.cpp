@@ -36,7 +36,7 @@ static bool translate(StringRef bytes, StringRef fileName, MLIRContext *context,
   Location loc = UnknownLoc::get(context);
   onnx_import::Model model;
   std::string error;
-  if (!onnx_import::readModel(bytes.str(), model, error)) {
+  if (!onnx_import::readModel(bytes.data(), bytes.size(), model, error)) {
     emitError(loc) << fileName << ": " << error;
     return false;
   }

@@ -247,11 +247,11 @@ static bool convertNode(const pb::NodeProto &proto, Node &out,
   return true;
 }
 
-bool mlir::loom::onnx_import::readModel(const std::string &bytes, Model &model,
-                                        std::string &error) {
+bool mlir::loom::onnx_import::readModel(const char *data, size_t size,
+                                        Model &model, std::string &error) {
   pb::ModelProto proto;
-  if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
-      !proto.ParseFromArray(bytes.data(), int(bytes.size()))) {
+  if (size > size_t(std::numeric_limits<int>::max()) ||
+      !proto.ParseFromArray(data, int(size))) {
     error = "not a valid ONNX model: the protobuf does not parse (a "
             "truncated or corrupt file, or not ONNX)";
     return false;

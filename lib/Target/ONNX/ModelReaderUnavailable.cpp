@@ -16,7 +16,7 @@ using namespace mlir::loom::onnx_import;
 
 bool mlir::loom::onnx_import::haveOnnxSupport() { return false; }
 
-bool mlir::loom::onnx_import::readModel(const std::string &, Model &,
+bool mlir::loom::onnx_import::readModel(const char *, size_t, Model &,
                                         std::string &error) {
   error = "this build of Loom has no ONNX support: libonnx-dev and "
           "libprotobuf-dev were not found when it was configured (install "

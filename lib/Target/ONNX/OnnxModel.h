@@ -16,6 +16,7 @@
 #ifndef LOOM_LIB_TARGET_ONNX_ONNXMODEL_H
 #define LOOM_LIB_TARGET_ONNX_ONNXMODEL_H
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -97,7 +98,8 @@ struct Model {
 /// file name) saying what is wrong: not a model (truncated, garbage), data
 /// kept in external files, an element type Loom lacks, data that disagrees
 /// with its declared shape, subgraphs.
-bool readModel(const std::string &bytes, Model &model, std::string &error);
+bool readModel(const char *data, size_t size, Model &model,
+               std::string &error);
 
 /// Whether this build reads ONNX (libonnx-dev was found at configure time).
 bool haveOnnxSupport();
