@@ -24,6 +24,23 @@ using namespace mlir::loom::onnx_import;
 using Inputs = std::vector<const ConstTensor *>;
 using Outputs = std::vector<ConstTensor>;
 
+/// Folded constants are held in memory as doubles: a result beyond this
+/// many elements (512 MiB) is refused rather than exhausting memory.
+static constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
+
+std::string mlir::loom::onnx_import::checkFoldedSize(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return "negative dim in shape " + shapeText(shape);
+    if (d > 0 && n > kMaxFoldedElements / d)
+      return "the constant it computes (shape " + shapeText(shape) +
+             ") is too large to fold (more than 2^26 elements)";
+    n *= d;
+  }
+  return "";
+}
+
 static ConstTensor makeTensor(Shape shape, DType dtype) {
   ConstTensor t;
   t.shape = std::move(shape);
@@ -73,6 +90,8 @@ static std::string elementwise(const Inputs &in, Outputs &out, DType dtype,
     if (!broadcastShapes(shape, in[k]->shape, shape))
       return "operand shapes " + shapeText(in[0]->shape) + " and " +
              shapeText(in[k]->shape) + " do not broadcast";
+  if (std::string why = checkFoldedSize(shape); !why.empty())
+    return why;
   ConstTensor r = makeTensor(shape, dtype);
   std::vector<double> args(in.size());
   for (int64_t i = 0; i < r.numElements(); ++i) {
@@ -193,6 +212,8 @@ static std::string gather(const ConstTensor &data, const ConstTensor &indices,
   Shape shape(data.shape.begin(), data.shape.begin() + axis);
   shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
   shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+  if (std::string why = checkFoldedSize(shape); !why.empty())
+    return why;
   ConstTensor r = makeTensor(shape, data.dtype);
   int64_t outer = 1, inner = 1, n = data.shape[axis];
   for (int64_t d = 0; d < axis; ++d)
@@ -218,6 +239,11 @@ static std::string gather(const ConstTensor &data, const ConstTensor &indices,
 static std::string transposeData(const ConstTensor &x,
                                  const std::vector<int64_t> &perm,
                                  Outputs &out) {
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t d = 0; d < sorted.size(); ++d)
+    if (sorted.size() != x.shape.size() || sorted[d] != int64_t(d))
+      return std::string("perm is not a permutation of the input's dims");
   Shape shape;
   for (int64_t p : perm)
     shape.push_back(x.shape[p]);
@@ -245,7 +271,8 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     auto binary = [](std::function<double(double, double)> fn,
                      bool compare = false) {
       return [fn, compare](const Node &, const Inputs &in, Outputs &out) {
-        return elementwise(in, out, compare ? DType::I1 : in[0]->dtype,
+        return elementwise({in[0], in[1]}, out,
+                           compare ? DType::I1 : in[0]->dtype,
                            [&](const std::vector<double> &a) {
                              return fn(a[0], a[1]);
                            });
@@ -256,7 +283,7 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     f["Mul"] = binary([](double a, double b) { return a * b; });
     f["Div"] = [](const Node &, const Inputs &in, Outputs &out) {
       bool integer = !isFloat(in[0]->dtype);
-      return elementwise(in, out, in[0]->dtype,
+      return elementwise({in[0], in[1]}, out, in[0]->dtype,
                          [&](const std::vector<double> &a) {
                            return integer ? std::trunc(a[0] / a[1])
                                           : a[0] / a[1];
@@ -286,7 +313,7 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     };
     f["Dropout"] = f["Identity"];
     f["Where"] = [](const Node &, const Inputs &in, Outputs &out) {
-      return elementwise(in, out, in[1]->dtype,
+      return elementwise({in[0], in[1], in[2]}, out, in[1]->dtype,
                          [](const std::vector<double> &a) {
                            return a[0] ? a[1] : a[2];
                          });
@@ -336,9 +363,10 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
           a && a->kind == Attribute::Tensor)
         fill = a->t;
       Shape shape = intsOf(*in[0]);
-      for (int64_t d : shape)
-        if (d < 0)
-          return std::string("negative dim in the shape");
+      if (std::string why = checkFoldedSize(shape); !why.empty())
+        return why;
+      if (fill.numElements() != 1)
+        return std::string("the value attribute must hold one element");
       ConstTensor r = makeTensor(shape, fill.dtype);
       for (int64_t i = 0; i < r.numElements(); ++i)
         setElement(r, i, fill.at(0));
@@ -349,7 +377,10 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
       double start = in[0]->at(0), limit = in[1]->at(0), delta = in[2]->at(0);
       if (delta == 0)
         return std::string("delta 0");
-      int64_t n = std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
+      double count = std::ceil((limit - start) / delta);
+      if (!(count <= double(kMaxFoldedElements)))
+        return std::string("the range is too long to fold");
+      int64_t n = std::max<int64_t>(0, int64_t(count));
       ConstTensor r = makeTensor({n}, in[0]->dtype);
       for (int64_t i = 0; i < n; ++i)
         setElement(r, i, start + i * delta);
@@ -382,8 +413,12 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
           in.size() > 1 && in[1] ? intsOf(*in[1]) : attrInts(node, "axes");
       int64_t rank = in[0]->shape.size();
       std::vector<bool> drop(rank, axes.empty());
-      for (int64_t a : axes)
-        drop[normalizeAxis(a, rank)] = true;
+      for (int64_t a : axes) {
+        a = normalizeAxis(a, rank);
+        if (a < 0 || a >= rank)
+          return std::string("axis out of range");
+        drop[a] = true;
+      }
       Shape shape;
       for (int64_t d = 0; d < rank; ++d)
         if (!(drop[d] && in[0]->shape[d] == 1))
@@ -414,8 +449,15 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
         return std::string("axis out of range");
       Shape shape = in[0]->shape;
       shape[axis] = 0;
-      for (const ConstTensor *t : in)
+      for (const ConstTensor *t : in) {
+        Shape other = t->shape, first = in[0]->shape;
+        if (other.size() != first.size())
+          return std::string("inputs differ in rank");
+        other[axis] = first[axis] = 0;
+        if (other != first)
+          return std::string("inputs differ in a dim other than the axis");
         shape[axis] += t->shape[axis];
+      }
       ConstTensor r = makeTensor(shape, in[0]->dtype);
       int64_t outer = 1;
       for (int64_t d = 0; d < axis; ++d)
@@ -427,6 +469,12 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
           for (int64_t i = 0; i < block; ++i)
             setElement(r, pos++, t->at(o * block + i));
         }
+      out.push_back(std::move(r));
+      return std::string();
+    };
+    f["Size"] = [](const Node &, const Inputs &in, Outputs &out) {
+      ConstTensor r = makeTensor({}, DType::I64);
+      r.ints[0] = in[0]->numElements();
       out.push_back(std::move(r));
       return std::string();
     };
@@ -478,6 +526,8 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
       Shape shape;
       if (!broadcastShapes(in[0]->shape, intsOf(*in[1]), shape))
         return std::string("shapes do not broadcast");
+      if (std::string why = checkFoldedSize(shape); !why.empty())
+        return why;
       ConstTensor zero = makeTensor(shape, in[0]->dtype);
       return elementwise({in[0], &zero}, out, in[0]->dtype,
                          [](const std::vector<double> &a) { return a[0]; });
@@ -485,6 +535,8 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     f["Trilu"] = [](const Node &node, const Inputs &in, Outputs &out) {
       int64_t k = in.size() > 1 && in[1] ? intsOf(*in[1])[0] : 0;
       bool upper = attrInt(node, "upper", 1);
+      if (in[0]->shape.size() < 2)
+        return std::string("the input must have rank >= 2");
       ConstTensor r = *in[0];
       int64_t rows = r.shape[r.shape.size() - 2], cols = r.shape.back();
       for (int64_t i = 0; i < r.numElements(); ++i) {

@@ -23,11 +23,29 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::loom;
 
 bool mlir::loom::isOnnxImportAvailable() {
   return onnx_import::haveOnnxSupport();
+}
+
+/// Names in a damaged file may hold any bytes: messages show the
+/// non-printable ones as \xNN.
+static std::string printable(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02X", c);
+      out += escaped;
+    }
+  }
+  return out;
 }
 
 /// Reads and translates; reports every error and returns false on any.
@@ -37,7 +55,7 @@ static bool translate(StringRef bytes, StringRef fileName, MLIRContext *context,
   onnx_import::Model model;
   std::string error;
   if (!onnx_import::readModel(bytes.data(), bytes.size(), model, error)) {
-    emitError(loc) << fileName << ": " << error;
+    emitError(loc) << fileName << ": " << printable(error);
     return false;
   }
   if (model.opset < 13 || model.opset > 18) {
@@ -56,7 +74,7 @@ static bool translate(StringRef bytes, StringRef fileName, MLIRContext *context,
        << " problem(s) prevent importing this ONNX model "
           "(docs/Frontends.md, \"ONNX\"):";
   for (const std::string &e : errors)
-    diag << "\n  " << e;
+    diag << "\n  " << printable(e);
   return false;
 }
 

@@ -559,10 +559,13 @@ std::string mapConcat(Translator &tr, const Node &node) {
     return "axis out of range";
   shape[axis] = 0;
   for (int v : inputs) {
-    const Shape &s = tr.values[v].shape;
+    Shape s = tr.values[v].shape, first = tr.values[inputs[0]].shape;
     if (s.size() != shape.size())
       return "inputs differ in rank";
     shape[axis] += s[axis];
+    s[axis] = first[axis] = 0;
+    if (s != first)
+      return "inputs differ in a dim other than the axis";
   }
   tr.define(node, 0, tr.emit1("concat", inputs, shape, dtype, {{"axis", axis}}));
   return "";
@@ -643,7 +646,7 @@ std::string mapLayerNorm(Translator &tr, const Node &node) {
   int x = tr.valueOf(tr.operand(node, 0));
   const LoomValue v = tr.values[x];
   int64_t rank = v.shape.size();
-  if (normalizeAxis(attrInt(node, "axis", -1), rank) != rank - 1)
+  if (rank == 0 || normalizeAxis(attrInt(node, "axis", -1), rank) != rank - 1)
     return "only normalization over the last dim is supported";
   for (size_t i = 1; i < node.outputs.size(); ++i)
     if (!node.outputs[i].empty())
@@ -805,6 +808,8 @@ std::string mapExpand(Translator &tr, const Node &node) {
     tr.define(node, 0, x);
     return "";
   }
+  if (std::string why = checkFoldedSize(shape); !why.empty())
+    return why;
   ConstTensor zeros;
   zeros.shape = shape;
   zeros.dtype = v.dtype;
@@ -872,4 +877,18 @@ const std::map<std::string, Mapping> &mlir::loom::onnx_import::getMappings() {
     return m;
   }();
   return mappings;
+}
+
+size_t mlir::loom::onnx_import::requiredInputs(const std::string &opType) {
+  static const std::map<std::string, size_t> counts = {
+      {"Add", 2},       {"Sub", 2},        {"Mul", 2},
+      {"Div", 2},       {"Pow", 2},        {"Equal", 2},
+      {"Less", 2},      {"Greater", 2},    {"And", 2},
+      {"Or", 2},        {"MatMul", 2},     {"Gemm", 2},
+      {"Gather", 2},    {"Reshape", 2},    {"Expand", 2},
+      {"Slice", 3},     {"Where", 3},      {"Range", 3},
+      {"LayerNormalization", 2},           {"SoftmaxCrossEntropyLoss", 2},
+      {"NegativeLogLikelihoodLoss", 2},    {"Constant", 0}};
+  auto it = counts.find(opType);
+  return it == counts.end() ? 1 : it->second;
 }

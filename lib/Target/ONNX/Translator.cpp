@@ -334,6 +334,24 @@ bool Translator::translateNodes(std::vector<std::string> &errors) {
     if (isParameterCopy(node))
       continue; // a de-duplicated parameter, declared above
     currentOrigin = node.describe();
+    // Arity first: a node without the inputs its operator needs (or, for
+    // Concat, with an absent one) is reported, never read past its end.
+    size_t required = node.opType == "Concat" ? std::max<size_t>(
+                                                    node.inputs.size(), 1)
+                                              : requiredInputs(node.opType);
+    bool complete = node.inputs.size() >= required && !node.outputs.empty() &&
+                    !node.outputs[0].empty();
+    for (size_t i = 0; complete && i < required; ++i)
+      complete = !node.inputs[i].empty();
+    if (!complete) {
+      errors.push_back(node.describe() + ": expected at least " +
+                       std::to_string(required) + " input(s) and an output, "
+                       "found " + std::to_string(node.inputs.size()) +
+                       " input(s) and " + std::to_string(node.outputs.size()) +
+                       " output(s)");
+      failed.insert(node.outputs.begin(), node.outputs.end());
+      continue;
+    }
     bool skip = false, allConstant = true;
     std::vector<const ConstTensor *> inputs;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -363,7 +381,7 @@ bool Translator::translateNodes(std::vector<std::string> &errors) {
       continue;
     }
     std::string why;
-    if (isShapeQuery(node) && !allConstant) {
+    if (isShapeQuery(node) && operand(node, 0).id >= 0) {
       // The shape of a symbolic value is static: fold it on a stand-in.
       Operand x = operand(node, 0);
       ConstTensor standIn;
@@ -380,7 +398,7 @@ bool Translator::translateNodes(std::vector<std::string> &errors) {
       why = folders.at("Shape")(node, {&standIn}, out);
       if (why.empty())
         constants[node.outputs[0]] = std::move(out[0]);
-    } else if (allConstant) {
+    } else if (allConstant || isShapeQuery(node)) {
       auto folder = folders.find(node.opType);
       std::vector<ConstTensor> out;
       if (folder == folders.end())

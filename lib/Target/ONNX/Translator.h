@@ -182,6 +182,11 @@ std::string resolveSlice(const Shape &shape, const std::vector<int64_t> &starts,
                          const std::vector<int64_t> &ends,
                          std::vector<int64_t> axes, std::vector<int64_t> steps,
                          Shape &lo, Shape &hi, Shape &step);
+/// "" when a constant of `shape` may be folded, else why not (negative
+/// dims, too many elements to hold).
+std::string checkFoldedSize(const Shape &shape);
+/// The inputs an operator needs present ("" if it is not one Loom knows).
+size_t requiredInputs(const std::string &opType);
 /// Cast's `to`, when it is a type Loom has.
 std::optional<DType> castTarget(const Node &node);
 
