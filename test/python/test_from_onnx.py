@@ -42,7 +42,7 @@ nn = torch.nn
 F = torch.nn.functional
 
 from test_from_torch import (CONFIGS, FWD_RTOL, LR, STEP_RTOL,  # noqa: E402
-                             close, gpt, torch_adamw_step, weights)
+                             close, gpt, llama, torch_adamw_step, weights)
 import onnx_writer  # noqa: E402
 
 TOOLS = pathlib.Path(os.environ.get("LOOM_TOOLS_DIR") or pathlib.Path(
@@ -149,6 +149,64 @@ def test_gpt_adamw_step_single_and_4_ranks(tmp_path, variant, opset):
     close(out["loss"], loss, STEP_RTOL)
     for name, w in expected.items():
         close(out[name], w, STEP_RTOL)
+
+
+#===----------------------------------------------------------------------===#
+# A Hugging Face-style Llama (test_from_torch.py's: RMSNorm, rotate_half RoPE
+# from cos/sin buffers, GQA through repeat_kv or repeat_interleave, SwiGLU,
+# a finfo.min causal mask; forward returns a dict)
+#===----------------------------------------------------------------------===#
+
+
+@pytest.mark.parametrize("repeat", ["repeat_kv", "repeat_interleave"])
+def test_llama_forward_and_adamw_step(tmp_path, repeat):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    model, ids, labels = llama(seed=21, repeat=repeat)
+    path = tmp_path / "llama.onnx"
+    torch.onnx.export(model, (ids, labels), str(path), opset_version=17,
+                      input_names=["input_ids", "labels"],
+                      output_names=["logits", "loss"],
+                      do_constant_folding=False)
+    ir = tmp_path / "llama.mlir"
+    tool("loom-translate", "--import-onnx", path, "-o", ir)
+    text = ir.read_text()
+    # The RoPE tables are non-persistent buffers: the exporter inlines them
+    # as constants, so the parameters are exactly named_parameters().
+    names = re.findall(r'#loom\.param<"([^"]+)"', text)
+    assert sorted(names) == sorted(n for n, _ in model.named_parameters())
+    # The finfo.min mask is the causal triangle: one causal attention per
+    # layer (the keys and values repeated to the query heads).
+    attention = re.findall(r"loom\.attention .*", text)
+    assert len(attention) == 2 and all("{causal}" in a for a in attention)
+    assert "loom.softmax" not in text
+
+    start = weights(model)
+    inputs = {**start, "input_ids": ids.numpy(), "labels": labels.numpy()}
+    with torch.no_grad():
+        expected_loss = model(ids, labels)["loss"]
+    close(loom.run(ir, inputs, entry="forward")["loss"], expected_loss,
+          FWD_RTOL)
+
+    params = dict(model.named_parameters())
+    opt = torch.optim.AdamW(
+        [{"params": [p for p in params.values() if p.dim() >= 2]},
+         {"params": [p for p in params.values() if p.dim() < 2],
+          "weight_decay": 0.0}], lr=LR)
+    loss = model(ids, labels)["loss"]
+    loss.backward()
+    opt.step()
+    for flags, ranks in ((["--compile-to", "autodiff"], None),
+                         (["--compile-to", "partition", "--cluster", "host",
+                           "--devices", 4], 4)):
+        step = tmp_path / "step.mlir"
+        tool("loomc", path, *flags, "--optimizer", "adamw", "--lr", LR, "-o",
+             step)
+        out = loom.run(step, inputs, entry="train_step", ranks=ranks)
+        close(out["loss"], loss, STEP_RTOL)
+        for name, p in params.items():
+            close(out[name], p, STEP_RTOL)
+            assert np.max(np.abs(out[name] - start[name])) > 1e-4
 
 
 #===----------------------------------------------------------------------===#

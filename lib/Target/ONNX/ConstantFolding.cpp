@@ -522,6 +522,47 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
       out.push_back(std::move(r));
       return std::string();
     };
+    f["Split"] = [](const Node &node, const Inputs &in, Outputs &out) {
+      const ConstTensor &x = *in[0];
+      int64_t rank = x.shape.size();
+      int64_t axis = normalizeAxis(attrInt(node, "axis", 0), rank);
+      if (axis < 0 || axis >= rank)
+        return std::string("axis out of range");
+      std::vector<int64_t> sizes = in.size() > 1 && in[1]
+                                       ? intsOf(*in[1])
+                                       : attrInts(node, "split");
+      int64_t pieces = node.outputs.size(), n = x.shape[axis];
+      if (sizes.empty())
+        for (int64_t i = 0, each = (n + pieces - 1) / pieces; i < pieces; ++i)
+          sizes.push_back(std::min(each, n - i * each));
+      int64_t total = 0;
+      for (int64_t size : sizes) {
+        if (size < 0)
+          return std::string("negative split size");
+        total += size;
+      }
+      if (int64_t(sizes.size()) != pieces || total != n)
+        return std::string("the split sizes do not add up to the dim");
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d)
+        outer *= x.shape[d];
+      for (int64_t d = axis + 1; d < rank; ++d)
+        inner *= x.shape[d];
+      int64_t start = 0;
+      for (int64_t size : sizes) {
+        Shape shape = x.shape;
+        shape[axis] = size;
+        ConstTensor r = makeTensor(shape, x.dtype);
+        int64_t pos = 0;
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t k = start; k < start + size; ++k)
+            for (int64_t i = 0; i < inner; ++i)
+              setElement(r, pos++, x.at((o * n + k) * inner + i));
+        out.push_back(std::move(r));
+        start += size;
+      }
+      return std::string();
+    };
     f["Expand"] = [](const Node &, const Inputs &in, Outputs &out) {
       Shape shape;
       if (!broadcastShapes(in[0]->shape, intsOf(*in[1]), shape))
