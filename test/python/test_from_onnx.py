@@ -180,6 +180,10 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
     attention = re.findall(r"loom\.attention .*", text)
     assert len(attention) == 2 and all("{causal}" in a for a in attention)
     assert "loom.softmax" not in text
+    # RMSNorm (`x * rsqrt(mean(x^2) + eps)`, then the weight) is one op: 2
+    # per layer and the final one.
+    assert text.count("loom.rms_norm ") == 5, text
+    assert "loom.reduce_mean" not in text
 
     start = weights(model)
     inputs = {**start, "input_ids": ids.numpy(), "labels": labels.numpy()}
@@ -207,6 +211,38 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
         for name, p in params.items():
             close(out[name], p, STEP_RTOL)
             assert np.max(np.abs(out[name] - start[name])) > 1e-4
+
+
+def test_llama_megatron_tensor_parallel(tmp_path):
+    """Megatron (`--parallel-config` model_parallel 2) on the imported
+    Llama: per layer two all-reduces forward and two backward, nothing else,
+    as on `loom-model llama` and through `loom.from_torch`."""
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    from test_from_torch import LlamaConfig, LlamaForCausalLM
+    per_depth = []
+    for layers in (1, 2):
+        model = LlamaForCausalLM(LlamaConfig(
+            num_hidden_layers=layers)).double()
+        ids = torch.randint(0, 41, (4, 8))
+        path = tmp_path / f"llama{layers}.onnx"
+        torch.onnx.export(model, (ids, ids), str(path), opset_version=17,
+                          input_names=["input_ids", "labels"],
+                          output_names=["logits", "loss"],
+                          do_constant_folding=False)
+        out = tmp_path / f"llama{layers}.mlir"
+        tool("loomc", path, "--compile-to", "partition", "--optimizer",
+             "adamw", "--lr", LR, "--parallel-config",
+             '{"data_parallel": 1, "model_parallel": 2}', "-o", out)
+        found = {}
+        for kind in re.findall(r"dist\.(all_reduce|all_gather|"
+                               r"reduce_scatter|all_to_all|"
+                               r"collective_permute)\b", out.read_text()):
+            found[kind] = found.get(kind, 0) + 1
+        per_depth.append(found)
+    shallow, deep = per_depth
+    assert {k: deep.get(k, 0) - shallow.get(k, 0) for k in deep} == \
+        {"all_reduce": 4}
 
 
 #===----------------------------------------------------------------------===#

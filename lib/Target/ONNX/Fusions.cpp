@@ -15,7 +15,9 @@
 // 2. LayerNorm as opsets < 17 spell it: `(x - mean(x)) / sqrt(mean((x -
 //    mean(x))^2) + eps)` over the last dim (then `* gamma + beta`) becomes
 //    `loom.layer_norm` (with gamma and beta when both follow).
-// 3. Attention, as the PyTorch frontend matches it (docs/Frontends.md, "How
+// 3. RMSNorm: `x * rsqrt(mean(x * x) + eps)` over the last dim (rsqrt as
+//    `1 / sqrt`; then `* weight`, either order) becomes `loom.rms_norm`.
+// 4. Attention, as the PyTorch frontend matches it (docs/Frontends.md, "How
 //    attention is matched"): a product `p @ v` of rank-4 tensors with
 //        p  = softmax(s, axis = 3)
 //        s  = s' + M   (M a constant)  |  s'
@@ -52,6 +54,9 @@ public:
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "div")
         fuseLayerNorm(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "mul")
+        fuseRmsNorm(i);
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "matmul")
         fuseAttention(i);
@@ -201,6 +206,60 @@ private:
     LoomOp &norm = tr.ops[index];
     norm.op = "layer_norm";
     norm.operands = {x, -1, -1};
+    norm.attributes = {{"eps", eps}};
+  }
+
+  /// `rsqrt(mean(x * x) + eps)` over the last dim (rsqrt spelled as
+  /// `rsqrt` or `1 / sqrt`): x and eps, else -1.
+  int rmsFactor(int value, double &eps) {
+    LoomOp *op = tr.producer(value);
+    if (op && op->op == "div") {
+      std::optional<double> one = splat(op->operands[0]);
+      LoomOp *sqrt = tr.producer(op->operands[1]);
+      if (!one || *one != 1.0 || !sqrt || sqrt->op != "sqrt")
+        return -1;
+      op = sqrt;
+    } else if (!op || op->op != "rsqrt") {
+      return -1;
+    }
+    LoomOp *plusEps = tr.producer(op->operands[0]);
+    int meanSquare;
+    if (!plusEps || plusEps->op != "add" ||
+        !splitScalar(*plusEps, meanSquare, eps, true) || eps <= 0)
+      return -1;
+    int squared = lastDimMean(meanSquare);
+    LoomOp *square = squared < 0 ? nullptr : tr.producer(squared);
+    if (!square || square->op != "mul" ||
+        square->operands[0] != square->operands[1])
+      return -1;
+    return square->operands[0];
+  }
+
+  void fuseRmsNorm(size_t index) {
+    const LoomOp &scaled = tr.ops[index];
+    double eps = 0;
+    int x = -1;
+    for (int k = 0; k < 2 && x < 0; ++k)
+      if (rmsFactor(scaled.operands[1 - k], eps) == scaled.operands[k])
+        x = scaled.operands[k];
+    if (x < 0)
+      return;
+    Shape param = {tr.values[x].shape.back()};
+    // `weight * normalized` (either order): one rms_norm with gamma.
+    if (LoomOp *weighted = soleUser(scaled.results[0], "mul")) {
+      int gamma = weighted->operands[0] == scaled.results[0]
+                      ? weighted->operands[1]
+                      : weighted->operands[0];
+      if (tr.values[gamma].shape == param) {
+        weighted->op = "rms_norm";
+        weighted->operands = {x, gamma};
+        weighted->attributes = {{"eps", eps}};
+        return;
+      }
+    }
+    LoomOp &norm = tr.ops[index];
+    norm.op = "rms_norm";
+    norm.operands = {x};
     norm.attributes = {{"eps", eps}};
   }
 
