@@ -10,6 +10,10 @@
 // or says which form it does not handle; docs/Frontends.md ("ONNX") lists
 // them and how to add one.
 //
+// Secondary outputs Loom does not compute (Dropout's mask, LayerNorm's
+// saved statistics, the loss's log-probabilities) are left undefined: a
+// node that uses one is reported as using an undefined input.
+//
 // A few mappings look at the op that produced an operand, so that the IR
 // says what the model means rather than how the exporter spelled it:
 // MatMul folds a transpose of its operand's last two dims into the
@@ -304,8 +308,6 @@ std::string mapDropout(Translator &tr, const Node &node) {
     training = *t != 0;
   else if (tr.operand(node, 2).id >= 0)
     return "training_mode must be a constant";
-  if (node.outputs.size() > 1 && !node.outputs[1].empty())
-    ; // the mask output: defined only for uses we cannot serve (left undefined)
   if (!training || ratio == 0.0) {
     tr.define(node, 0, x.id);
     return "";
@@ -648,9 +650,6 @@ std::string mapLayerNorm(Translator &tr, const Node &node) {
   int64_t rank = v.shape.size();
   if (rank == 0 || normalizeAxis(attrInt(node, "axis", -1), rank) != rank - 1)
     return "only normalization over the last dim is supported";
-  for (size_t i = 1; i < node.outputs.size(); ++i)
-    if (!node.outputs[i].empty())
-      ; // Mean / InvStdDev: left undefined; a use of them is reported.
   double eps = attrFloat(node, "epsilon", 1e-5);
   // ONNX stores epsilon as a float: torch's 1e-5 arrives as 1e-5 rounded to
   // f32. Take the nearest short decimal so f64 models match PyTorch.
@@ -741,9 +740,6 @@ std::string crossEntropy(Translator &tr, const Node &node, int logits) {
     reduction = a->s;
   if (reduction != "mean" && reduction != "sum")
     return "reduction '" + reduction + "' (supported: mean, sum)";
-  for (size_t i = 1; i < node.outputs.size(); ++i)
-    if (!node.outputs[i].empty())
-      ; // log_prob: left undefined; a use of it is reported.
   Shape ls = tr.values[logits].shape;
   if (ls.size() > 2) {
     // ONNX puts the classes in dim 1; Loom's loss wants them last.
@@ -786,9 +782,8 @@ std::string mapSoftmaxCrossEntropy(Translator &tr, const Node &node) {
 std::string mapNllLoss(Translator &tr, const Node &node) {
   int input = tr.valueOf(tr.operand(node, 0));
   LoomOp *p = tr.producer(input);
-  int64_t classAxis = tr.values[input].shape.size() > 2 ? 1 : 1;
-  if (!p || p->op != "log_softmax" ||
-      p->attributes["axis"].get<int64_t>() != classAxis)
+  // ONNX's class dim is 1 whatever the rank.
+  if (!p || p->op != "log_softmax" || p->attributes["axis"].get<int64_t>() != 1)
     return "the input must be a LogSoftmax over the class dim (Loom's loss "
            "is cross-entropy on logits)";
   return crossEntropy(tr, node, p->operands[0]);

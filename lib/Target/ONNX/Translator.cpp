@@ -196,7 +196,7 @@ bool Translator::isParameterCopy(const Node &node) const {
          initializers.count(node.inputs[0]);
 }
 
-bool Translator::classifyInitializers(std::vector<std::string> &errors) {
+void Translator::classifyInitializers() {
   for (const auto &[name, tensor] : model.initializers)
     initializers[name] = &tensor;
   // The exporter's de-duplication: `ln_f.weight = Identity(h.0.ln_1.weight)`.
@@ -253,8 +253,6 @@ bool Translator::classifyInitializers(std::vector<std::string> &errors) {
     for (const std::string &output : node.outputs)
       sources[output] = feeding;
   }
-  (void)errors;
-  return true;
 }
 
 bool Translator::declareInputs(std::vector<std::string> &errors) {
@@ -454,14 +452,13 @@ bool Translator::chooseLoss(int &loss, std::vector<std::string> &errors) {
   return false;
 }
 
-bool Translator::assignRoles(int loss, std::vector<std::string> &errors) {
+bool Translator::assignRoles(std::vector<std::string> &errors) {
   // Data inputs reach their ops directly or through reshapes.
   std::map<int, std::vector<std::pair<const LoomOp *, size_t>>> users;
   for (const LoomOp &op : ops)
     for (size_t i = 0; i < op.operands.size(); ++i)
       if (op.operands[i] >= 0)
         users[op.operands[i]].push_back({&op, i});
-  (void)loss;
   for (size_t id = 0; id < values.size(); ++id) {
     LoomValue &v = values[id];
     if (v.def >= 0 || v.isParameter || !live[id])
@@ -614,8 +611,8 @@ json Translator::writeDocument(int loss) {
 }
 
 bool Translator::run(json &doc, std::vector<std::string> &errors) {
-  if (!classifyInitializers(errors) || !declareInputs(errors) ||
-      !translateNodes(errors))
+  classifyInitializers();
+  if (!declareInputs(errors) || !translateNodes(errors))
     return false;
   fusePatterns(*this);
   int loss = -1;
@@ -627,7 +624,7 @@ bool Translator::run(json &doc, std::vector<std::string> &errors) {
       errors.push_back(ops[i].origin +
                        ": Erf outside the exact-GELU pattern `0.5 * x * (1 + "
                        "erf(x / sqrt(2)))` (Loom has no erf op)");
-  if (!errors.empty() || !assignRoles(loss, errors))
+  if (!errors.empty() || !assignRoles(errors))
     return false;
   // Tensor names: ONNX's names where a value has one, else generated ones
   // that cannot clash (ONNX names are kept verbatim).

@@ -115,11 +115,11 @@ private:
   /// `out = Identity(init)`: the exporter's copy of an equal-valued
   /// parameter (a parameter of its own).
   bool isParameterCopy(const Node &node) const;
-  bool classifyInitializers(std::vector<std::string> &errors);
+  void classifyInitializers();
   bool declareInputs(std::vector<std::string> &errors);
   bool translateNodes(std::vector<std::string> &errors);
   bool chooseLoss(int &loss, std::vector<std::string> &errors);
-  bool assignRoles(int loss, std::vector<std::string> &errors);
+  bool assignRoles(std::vector<std::string> &errors);
   void markLive(int loss);
   nlohmann::json writeDocument(int loss);
 
