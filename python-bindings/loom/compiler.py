@@ -36,9 +36,9 @@ def options() -> dict:
 
 
 def source_of(source) -> tuple:
-    """What a backend loads: ("json", text), ("mlir", text) or ("model",
-    family, options), from a Graph, a Model, a dict, JSON or IR text, or a
-    path to a `.json` / `.mlir` file."""
+    """What a backend loads: ("json", text), ("mlir", text), ("onnx",
+    path) or ("model", family, options), from a Graph, a Model, a dict, JSON
+    or IR text, or a path to a `.json` / `.mlir` / `.onnx` file."""
     if isinstance(source, Graph):
         return ("json", source.dumps())
     if hasattr(source, "family") and hasattr(source, "options"):
@@ -54,6 +54,9 @@ def source_of(source) -> tuple:
         path = pathlib.Path(source)
         if not path.is_file():
             raise LoomError(f"cannot read the graph `{path}`: no such file")
+        if path.suffix == ".onnx":
+            # Binary: the backend's loader reads the file itself.
+            return ("onnx", str(path.resolve()))
         return ("mlir" if path.suffix == ".mlir" else "json",
                 path.read_text())
     raise LoomError(f"cannot compile a {type(source).__name__}: expected a "

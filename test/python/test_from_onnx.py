@@ -141,6 +141,13 @@ def test_gpt_adamw_step_single_and_4_ranks(tmp_path, variant, opset):
         # The step moved every weight (the comparison is not vacuous).
         assert np.max(np.abs(out[name] - start[name])) > 1e-4
 
+    # The Python API takes the .onnx path as loomc does.
+    api = loom.run(loom.compile(path, phase="autodiff", optimizer="adamw",
+                                lr=LR), inputs)
+    for name, value in out.items():
+        np.testing.assert_array_equal(api[name], value)
+    close(loom.run(path, inputs)["loss"], loss, FWD_RTOL)
+
     parallel = tmp_path / "parallel.mlir"
     tool("loomc", path, "--compile-to", "partition", "--cluster", "host",
          "--devices", 4, "--optimizer", "adamw", "--lr", LR, "-o", parallel)
