@@ -133,9 +133,10 @@ def compile(source, *, phase: str = "partition", **kwargs) -> Compiled:
     pipeline, partition; code generation is `Compiled.emit`).
 
     `source`: a `loom.Graph`, a `loom.models` model, a graph JSON dict or
-    text, IR text, or a path. Options (the `loomc` flags, DESIGN.md §8):
-    `cluster`: a preset (`host`, `dgx-a100-80g`, ...) or a cluster spec file,
-    which the strategy search needs; `devices`: the device count (the search
+    text, IR text, or a path (`.json`, `.mlir`, `.onnx`). Options (the
+    `loomc` flags, DESIGN.md §8): `cluster`: a preset (`host`,
+    `dgx-a100-80g`, ...) or a cluster spec file, which the strategy search
+    needs; `devices`: the device count (the search
     picks the mesh) or `mesh`: `"dp=2,tp=2"` / `{"dp": 2, "tp": 2}`;
     `parallel_config`: a dict or JSON text (MindSpore-style, docs/Search.md);
     `strategy`: a strategy file; `memory_limit`: GiB per device;
