@@ -453,7 +453,8 @@ bool Translator::chooseLoss(int &loss, std::vector<std::string> &errors) {
 }
 
 bool Translator::assignRoles(std::vector<std::string> &errors) {
-  // Data inputs reach their ops directly or through reshapes.
+  // Data inputs reach their ops directly or through reshapes and
+  // transposes (the encoder LM embeds `src.t()`).
   std::map<int, std::vector<std::pair<const LoomOp *, size_t>>> users;
   for (const LoomOp &op : ops)
     for (size_t i = 0; i < op.operands.size(); ++i)
@@ -471,7 +472,7 @@ bool Translator::assignRoles(std::vector<std::string> &errors) {
       for (auto [op, index] : users[x]) {
         if (!liveOps[op - ops.data()])
           continue;
-        if (op->op == "reshape")
+        if (op->op == "reshape" || op->op == "transpose")
           work.push_back(op->results[0]);
         else if (op->op == "embedding" && index == 1)
           roles.insert(v.name.find("pos") != std::string::npos ? "positions"
