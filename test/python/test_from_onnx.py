@@ -411,6 +411,78 @@ def test_banded_mask_forward_and_step(tmp_path, fill):
 
 
 #===----------------------------------------------------------------------===#
+# nn.TransformerEncoderLayer (nn.MultiheadAttention: heads folded into the
+# batch, the scale on the queries)
+#===----------------------------------------------------------------------===#
+
+
+class EncoderLM(nn.Module):
+    """Token and learned position embeddings, two post-LN
+    nn.TransformerEncoderLayers in their (S, N, E) layout, a linear head;
+    `causal`: the square subsequent mask."""
+
+    def __init__(self, causal, vocab=29, dim=16, heads=4, seq=8):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.wpe = nn.Embedding(seq, dim)
+        self.layers = nn.ModuleList([nn.TransformerEncoderLayer(
+            dim, heads, 32, dropout=0.0) for _ in range(2)])
+        self.head = nn.Linear(dim, vocab)
+        self.causal = causal
+
+    def forward(self, data, targets):
+        s = data.size(0)
+        x = self.wte(data) + self.wpe(torch.arange(s)).unsqueeze(1)
+        mask = nn.Transformer.generate_square_subsequent_mask(s).to(
+            x.dtype) if self.causal else None
+        for layer in self.layers:
+            x = layer(x, src_mask=mask)
+        logits = self.head(x)
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)),
+                               targets.reshape(-1))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_transformer_encoder_layer_forward_and_step(tmp_path, causal):
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    torch.manual_seed(31)
+    model = EncoderLM(causal).double()
+    tokens = torch.randint(0, 29, (8, 4))
+    targets = torch.randint(0, 29, (8, 4))
+    path = tmp_path / "encoder.onnx"
+    torch.onnx.export(model, (tokens, targets), str(path), opset_version=17,
+                      input_names=["data", "targets"],
+                      do_constant_folding=False)
+    ir = tmp_path / "encoder.mlir"
+    tool("loom-translate", "--import-onnx", path, "-o", ir)
+    text = ir.read_text()
+    names = re.findall(r'#loom\.param<"([^"]+)"', text)
+    assert sorted(names) == sorted(n for n, _ in model.named_parameters())
+    # One attention per layer over [B, H, S, D] (unfolded from the
+    # exporter's [B * H, S, D]), causal with the subsequent mask.
+    attention = re.findall(r"loom\.attention .*", text)
+    assert len(attention) == 2 and "loom.softmax" not in text
+    assert all(("{causal}" in a) == causal for a in attention), attention
+    assert all("tensor<4x4x8x4xf64>" in a for a in attention), attention
+
+    inputs = {**weights(model), **data(tokens, targets)}
+    with torch.no_grad():
+        expected = model(tokens, targets)
+    close(loom.run(ir, inputs, entry="forward")["loss"], expected, FWD_RTOL)
+    step = tmp_path / "step.mlir"
+    tool("loomc", path, "--compile-to", "autodiff", "--optimizer", "sgd",
+         "--lr", 0.5, "-o", step)
+    out = loom.run(step, inputs, entry="train_step")
+    loss = model(tokens, targets)
+    loss.backward()
+    torch.optim.SGD(model.parameters(), lr=0.5).step()
+    close(out["loss"], loss, STEP_RTOL)
+    for name, p in model.named_parameters():
+        close(out[name], p, STEP_RTOL)
+
+
+#===----------------------------------------------------------------------===#
 # Malformed graphs never crash the importer
 #===----------------------------------------------------------------------===#
 

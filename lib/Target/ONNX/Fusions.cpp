@@ -26,7 +26,11 @@
 //    becomes one `loom.attention q, k, v`. M is `causal` when it is the
 //    causal triangle (0 on and below the diagonal, -inf or <= -1e30 above,
 //    for every broadcast copy), else the additive `mask` operand. The scale
-//    is left to the op's default when it is 1/sqrt(D).
+//    may also sit on the queries (`(q / c) @ k^T`) and is left to the op's
+//    default when it is 1/sqrt(D). Rank-3 operands `[B * H, S, D]`
+//    (nn.MultiheadAttention's `x.view(S, B * H, D).transpose(0, 1)` of an
+//    `[S, B, H * D]` tensor) are unfolded into `[B, H, S, D]` for the
+//    attention and its result folded back (causal or mask-free only).
 //
 //===----------------------------------------------------------------------===//
 
@@ -263,16 +267,36 @@ private:
     norm.attributes = {{"eps", eps}};
   }
 
+  /// For a rank-3 operand [B * H, S, D] as nn.MultiheadAttention makes it
+  /// (`x.view(S, B * H, D).transpose(0, 1)` of x [S, B, H * D]): B, else 0.
+  int64_t foldedBatch(int x) {
+    LoomOp *t = tr.producer(x);
+    if (!t || t->op != "transpose" ||
+        t->attributes["permutation"].get<std::vector<int64_t>>() !=
+            std::vector<int64_t>{1, 0, 2})
+      return 0;
+    LoomOp *r = tr.producer(t->operands[0]);
+    if (!r || r->op != "reshape")
+      return 0;
+    const Shape &in = tr.values[r->operands[0]].shape,
+                &out = tr.values[r->results[0]].shape;
+    if (in.size() != 3 || out.size() != 3 || in[0] != out[0] || in[1] == 0 ||
+        out[1] % in[1] || in[2] != out[1] / in[1] * out[2])
+      return 0;
+    return in[1];
+  }
+
   void fuseAttention(size_t index) {
     const LoomOp &pv = tr.ops[index];
     if (!pv.attributes.empty())
       return;
     int p = pv.operands[0], v = pv.operands[1];
-    if (tr.values[p].shape.size() != 4 || tr.values[v].shape.size() != 4)
+    size_t rank = tr.values[p].shape.size();
+    if ((rank != 4 && rank != 3) || tr.values[v].shape.size() != rank)
       return;
     LoomOp *softmax = tr.producer(p);
     if (!softmax || softmax->op != "softmax" ||
-        softmax->attributes["axis"].get<int64_t>() != 3)
+        softmax->attributes["axis"].get<int64_t>() != int64_t(rank - 1))
       return;
     int s = softmax->operands[0];
     const ConstTensor *mask = nullptr;
@@ -280,44 +304,79 @@ private:
     if (LoomOp *add = tr.producer(s); add && add->op == "add")
       for (int k = 0; k < 2; ++k)
         if (LoomOp *m = tr.producer(add->operands[k]);
-            m && m->op == "constant" && m->value->shape.size() <= 4) {
+            m && m->op == "constant" && m->value->shape.size() <= rank) {
           mask = m->value;
           maskValue = add->operands[k];
           s = add->operands[1 - k];
           break;
         }
+    // The scale: on the scores (`(q @ k^T) * c`), on the queries
+    // (`(q / c) @ k^T`, nn.MultiheadAttention), or both.
     double scale = 1.0;
-    if (LoomOp *op = tr.producer(s); op && (op->op == "mul" || op->op == "div")) {
+    auto takeScale = [&](int &value) {
+      LoomOp *op = tr.producer(value);
       int t;
       double c;
-      if (splitScalar(*op, t, c, op->op == "mul")) {
-        scale = op->op == "mul" ? c : 1.0 / c;
-        s = t;
+      if (op && (op->op == "mul" || op->op == "div") &&
+          splitScalar(*op, t, c, op->op == "mul")) {
+        scale *= op->op == "mul" ? c : 1.0 / c;
+        value = t;
       }
-    }
+    };
+    takeScale(s);
     LoomOp *qk = tr.producer(s);
     if (!qk || qk->op != "matmul" || !qk->attributes.value("transpose_rhs", false) ||
         qk->attributes.value("transpose_lhs", false))
       return;
     int q = qk->operands[0], k = qk->operands[1];
-    const Shape &qs = tr.values[q].shape, &ks = tr.values[k].shape,
-                &vs = tr.values[v].shape;
-    if (qs.size() != 4 || ks.size() != 4 || qs[0] != ks[0] || ks[0] != vs[0] ||
-        ks[1] != vs[1] || ks[1] == 0 || qs[1] % ks[1] || ks[2] != vs[2] ||
-        qs[3] != ks[3])
+    takeScale(q);
+    // Rank 3: heads folded into the batch; unfold them to [B, H, S, D].
+    int64_t batch = 0;
+    if (rank == 3) {
+      batch = foldedBatch(q);
+      if (!batch || foldedBatch(k) != batch || foldedBatch(v) != batch ||
+          (mask && mask->shape.size() == 3 && mask->shape[0] != 1))
+        return;
+    }
+    auto unfolded = [&](const Shape &shape) {
+      return rank == 3 ? Shape{batch, shape[0] / batch, shape[1], shape[2]}
+                       : shape;
+    };
+    Shape qs = unfolded(tr.values[q].shape), ks = unfolded(tr.values[k].shape),
+          vs = unfolded(tr.values[v].shape);
+    if (qs[0] != ks[0] || ks[0] != vs[0] || ks[1] != vs[1] || ks[1] == 0 ||
+        qs[1] % ks[1] || ks[2] != vs[2] || qs[3] != ks[3])
       return;
     int64_t sq = qs[2], skv = ks[2];
     nlohmann::json attrs = nlohmann::json::object();
-    std::vector<int> operands = {q, k, v};
-    if (mask) {
-      if (isCausal(*mask, sq, skv))
-        attrs["causal"] = true;
-      else
-        operands.push_back(maskValue);
-    }
+    bool causal = mask && isCausal(*mask, sq, skv);
+    // A rank-3 mask other than the triangle would need reshaping: not
+    // matched (it stays primitive).
+    if (mask && !causal && rank == 3)
+      return;
+    if (causal)
+      attrs["causal"] = true;
     double standard = 1.0 / std::sqrt(double(qs[3]));
     if (std::fabs(scale - standard) > 1e-15 * standard)
       attrs["scale"] = scale;
+    DType dtype = tr.values[q].dtype;
+    if (rank == 3) {
+      q = tr.insertBefore(index, "reshape", {q}, {qs}, dtype)[0];
+      k = tr.insertBefore(index, "reshape", {k}, {ks}, dtype)[0];
+      v = tr.insertBefore(index, "reshape", {v}, {vs}, dtype)[0];
+      Shape out = {qs[0], qs[1], qs[2], vs[3]};
+      int o = tr.insertBefore(index, "attention", {q, k, v}, {out}, dtype,
+                              attrs)[0];
+      // The product's result keeps its folded shape.
+      LoomOp &folded = tr.ops[index];
+      folded.op = "reshape";
+      folded.operands = {o};
+      folded.attributes = nlohmann::json::object();
+      return;
+    }
+    std::vector<int> operands = {q, k, v};
+    if (mask && !causal)
+      operands.push_back(maskValue);
     LoomOp &attention = tr.ops[index];
     attention.op = "attention";
     attention.operands = operands;

@@ -167,8 +167,23 @@ std::vector<int> Translator::emit(const std::string &op,
     loomOp.results.push_back(values.size());
     values.push_back(std::move(v));
   }
+  loomOp.position = def;
   ops.push_back(std::move(loomOp));
   return ops.back().results;
+}
+
+std::vector<int> Translator::insertBefore(size_t before, const std::string &op,
+                                          std::vector<int> operands,
+                                          std::vector<Shape> resultShapes,
+                                          DType dtype, nlohmann::json attributes) {
+  double position = ops[before].position;
+  std::vector<int> results = emit(op, std::move(operands),
+                                  std::move(resultShapes), dtype,
+                                  std::move(attributes));
+  // Between the previous op and `before`, after any op inserted there
+  // earlier (positions of emitted ops are whole numbers).
+  ops.back().position = position - 0.5 + 1e-6 * (++insertions);
+  return results;
 }
 
 void Translator::define(const Node &node, size_t index, int id) {
@@ -570,9 +585,14 @@ json Translator::writeDocument(int loss) {
     else
       inputs.push_back({{"tensor", v.name}, {"role", v.role}});
   }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (!liveOps[i])
-      continue;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (liveOps[i])
+      order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return ops[a].position < ops[b].position;
+  });
+  for (size_t i : order) {
     const LoomOp &op = ops[i];
     json entry = {{"op", op.op}};
     json operands = json::array();

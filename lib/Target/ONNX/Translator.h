@@ -46,6 +46,9 @@ struct LoomOp {
   nlohmann::json attributes = nlohmann::json::object();
   std::string origin; // the ONNX node it came from, for messages
   const ConstTensor *value = nullptr; // for `constant`
+  /// Program position: the op's index, or for an op a rewrite adds in
+  /// front of an existing one, just below that op's (Translator::insertBefore).
+  double position = 0;
 };
 
 /// A Loom tensor: an argument (def = -1) or a result of ops[def].
@@ -99,6 +102,13 @@ public:
     return emit(op, std::move(operands), {std::move(shape)}, dtype,
                 std::move(attributes))[0];
   }
+  /// `emit`, placed in program order just before ops[before] (for rewrites
+  /// that add ops after the list was built).
+  std::vector<int> insertBefore(size_t before, const std::string &op,
+                                std::vector<int> operands,
+                                std::vector<Shape> resultShapes, DType dtype,
+                                nlohmann::json attributes =
+                                    nlohmann::json::object());
   /// Binds ONNX output `index` of the node being translated.
   void define(const Node &node, size_t index, int id);
   void defineConstant(const std::string &name, ConstTensor tensor);
@@ -133,6 +143,7 @@ private:
   std::vector<ConstTensor> identityCopies;
   std::map<int, const ConstTensor *> parameterData; // value id -> data
   std::vector<bool> live, liveOps; // what the loss uses
+  int insertions = 0;
 };
 
 //===--- per-op tables ------------------------------------------------------===//
