@@ -61,7 +61,6 @@ static void setElement(ConstTensor &t, int64_t i, double v) {
     t.ints[i] = int64_t(v);
 }
 
-
 static std::vector<int64_t> strides(const Shape &shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int d = int(shape.size()) - 2; d >= 0; --d)
@@ -82,9 +81,9 @@ static int64_t broadcastIndex(const Shape &from, const Shape &to, int64_t i) {
   return index;
 }
 
-static std::string elementwise(const Inputs &in, Outputs &out, DType dtype,
-                               const std::function<double(
-                                   const std::vector<double> &)> &fn) {
+static std::string
+elementwise(const Inputs &in, Outputs &out, DType dtype,
+            const std::function<double(const std::vector<double> &)> &fn) {
   Shape shape = in[0]->shape;
   for (size_t k = 1; k < in.size(); ++k)
     if (!broadcastShapes(shape, in[k]->shape, shape))
@@ -103,11 +102,12 @@ static std::string elementwise(const Inputs &in, Outputs &out, DType dtype,
   return "";
 }
 
-
 /// Reshape's target shape: 0 copies the input dim (unless `allowZero`), -1
 /// is inferred.
-std::string mlir::loom::onnx_import::resolveReshape(const Shape &input, std::vector<int64_t> target,
-                           bool allowZero, Shape &result) {
+std::string mlir::loom::onnx_import::resolveReshape(const Shape &input,
+                                                    std::vector<int64_t> target,
+                                                    bool allowZero,
+                                                    Shape &result) {
   int inferred = -1;
   int64_t known = 1;
   for (size_t d = 0; d < target.size(); ++d) {
@@ -133,8 +133,8 @@ std::string mlir::loom::onnx_import::resolveReshape(const Shape &input, std::vec
       return "cannot infer the -1 dim of a reshape of " + shapeText(input);
     target[inferred] = total / known;
   } else if (known != total) {
-    return "cannot reshape " + shapeText(input) + " (" +
-           std::to_string(total) + " elements) to " + shapeText(target);
+    return "cannot reshape " + shapeText(input) + " (" + std::to_string(total) +
+           " elements) to " + shapeText(target);
   }
   result = target;
   return "";
@@ -142,10 +142,10 @@ std::string mlir::loom::onnx_import::resolveReshape(const Shape &input, std::vec
 
 /// The normalized [start, end) per axis of a Slice node with step 1, or why
 /// not; shared with the symbolic mapping.
-std::string mlir::loom::onnx_import::resolveSlice(const Shape &shape, const std::vector<int64_t> &starts,
-                         const std::vector<int64_t> &ends,
-                         std::vector<int64_t> axes, std::vector<int64_t> steps,
-                         Shape &lo, Shape &hi, Shape &step) {
+std::string mlir::loom::onnx_import::resolveSlice(
+    const Shape &shape, const std::vector<int64_t> &starts,
+    const std::vector<int64_t> &ends, std::vector<int64_t> axes,
+    std::vector<int64_t> steps, Shape &lo, Shape &hi, Shape &step) {
   int64_t rank = shape.size();
   lo.assign(rank, 0);
   hi = shape;
@@ -176,7 +176,6 @@ std::string mlir::loom::onnx_import::resolveSlice(const Shape &shape, const std:
   }
   return "";
 }
-
 
 static std::optional<DType> onnxTypeToDType(int64_t type) {
   switch (type) {
@@ -248,7 +247,8 @@ static std::string transposeData(const ConstTensor &x,
   for (int64_t p : perm)
     shape.push_back(x.shape[p]);
   ConstTensor r = makeTensor(shape, x.dtype);
-  std::vector<int64_t> inStrides = strides(x.shape), outStrides = strides(shape);
+  std::vector<int64_t> inStrides = strides(x.shape),
+                       outStrides = strides(shape);
   for (int64_t i = 0; i < r.numElements(); ++i) {
     int64_t src = 0;
     for (size_t d = 0; d < shape.size(); ++d)
@@ -271,11 +271,9 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     auto binary = [](std::function<double(double, double)> fn,
                      bool compare = false) {
       return [fn, compare](const Node &, const Inputs &in, Outputs &out) {
-        return elementwise({in[0], in[1]}, out,
-                           compare ? DType::I1 : in[0]->dtype,
-                           [&](const std::vector<double> &a) {
-                             return fn(a[0], a[1]);
-                           });
+        return elementwise(
+            {in[0], in[1]}, out, compare ? DType::I1 : in[0]->dtype,
+            [&](const std::vector<double> &a) { return fn(a[0], a[1]); });
       };
     };
     f["Add"] = binary([](double a, double b) { return a + b; });
@@ -283,14 +281,14 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     f["Mul"] = binary([](double a, double b) { return a * b; });
     f["Div"] = [](const Node &, const Inputs &in, Outputs &out) {
       bool integer = !isFloat(in[0]->dtype);
-      return elementwise({in[0], in[1]}, out, in[0]->dtype,
-                         [&](const std::vector<double> &a) {
-                           return integer ? std::trunc(a[0] / a[1])
-                                          : a[0] / a[1];
-                         });
+      return elementwise(
+          {in[0], in[1]}, out, in[0]->dtype, [&](const std::vector<double> &a) {
+            return integer ? std::trunc(a[0] / a[1]) : a[0] / a[1];
+          });
     };
     f["Pow"] = binary([](double a, double b) { return std::pow(a, b); });
-    f["Equal"] = binary([](double a, double b) { return double(a == b); }, true);
+    f["Equal"] =
+        binary([](double a, double b) { return double(a == b); }, true);
     f["Less"] = binary([](double a, double b) { return double(a < b); }, true);
     f["Greater"] =
         binary([](double a, double b) { return double(a > b); }, true);
@@ -298,10 +296,9 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     f["Or"] = binary([](double a, double b) { return double(a || b); }, true);
     auto unary = [](std::function<double(double)> fn) {
       return [fn](const Node &, const Inputs &in, Outputs &out) {
-        return elementwise({in[0]}, out, in[0]->dtype,
-                           [&](const std::vector<double> &a) {
-                             return fn(a[0]);
-                           });
+        return elementwise(
+            {in[0]}, out, in[0]->dtype,
+            [&](const std::vector<double> &a) { return fn(a[0]); });
       };
     };
     f["Neg"] = unary([](double a) { return -a; });
@@ -313,18 +310,18 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
     };
     f["Dropout"] = f["Identity"];
     f["Where"] = [](const Node &, const Inputs &in, Outputs &out) {
-      return elementwise({in[0], in[1], in[2]}, out, in[1]->dtype,
-                         [](const std::vector<double> &a) {
-                           return a[0] ? a[1] : a[2];
-                         });
+      return elementwise(
+          {in[0], in[1], in[2]}, out, in[1]->dtype,
+          [](const std::vector<double> &a) { return a[0] ? a[1] : a[2]; });
     };
     f["Cast"] = [](const Node &node, const Inputs &in, Outputs &out) {
       std::optional<DType> to = castTarget(node);
       if (!to)
         return std::string("cast to an element type Loom lacks");
       return elementwise({in[0]}, out, *to, [&](const std::vector<double> &a) {
-        return isFloat(*to) ? a[0] : (*to == DType::I1 ? double(a[0] != 0)
-                                                       : std::trunc(a[0]));
+        return isFloat(*to)
+                   ? a[0]
+                   : (*to == DType::I1 ? double(a[0] != 0) : std::trunc(a[0]));
       });
     };
     f["Constant"] = [](const Node &node, const Inputs &, Outputs &out) {
@@ -435,7 +432,8 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
       return why;
     };
     f["Flatten"] = [](const Node &node, const Inputs &in, Outputs &out) {
-      int64_t axis = normalizeAxis(attrInt(node, "axis", 1), in[0]->shape.size());
+      int64_t axis =
+          normalizeAxis(attrInt(node, "axis", 1), in[0]->shape.size());
       int64_t a = 1, b = 1;
       for (int64_t d = 0; d < int64_t(in[0]->shape.size()); ++d)
         (d < axis ? a : b) *= in[0]->shape[d];
@@ -528,9 +526,8 @@ const std::map<std::string, Folder> &mlir::loom::onnx_import::getFolders() {
       int64_t axis = normalizeAxis(attrInt(node, "axis", 0), rank);
       if (axis < 0 || axis >= rank)
         return std::string("axis out of range");
-      std::vector<int64_t> sizes = in.size() > 1 && in[1]
-                                       ? intsOf(*in[1])
-                                       : attrInts(node, "split");
+      std::vector<int64_t> sizes =
+          in.size() > 1 && in[1] ? intsOf(*in[1]) : attrInts(node, "split");
       int64_t pieces = node.outputs.size(), n = x.shape[axis];
       if (sizes.empty())
         for (int64_t i = 0, each = (n + pieces - 1) / pieces; i < pieces; ++i)

@@ -193,7 +193,7 @@ private:
     LoomOp *scaled = soleUser(div.results[0], "mul");
     if (scaled) {
       int gamma = scaled->operands[0] == div.results[0] ? scaled->operands[1]
-                                                         : scaled->operands[0];
+                                                        : scaled->operands[0];
       LoomOp *shifted = soleUser(scaled->results[0], "add");
       if (shifted && isParam(gamma)) {
         int beta = shifted->operands[0] == scaled->results[0]
@@ -325,7 +325,8 @@ private:
     };
     takeScale(s);
     LoomOp *qk = tr.producer(s);
-    if (!qk || qk->op != "matmul" || !qk->attributes.value("transpose_rhs", false) ||
+    if (!qk || qk->op != "matmul" ||
+        !qk->attributes.value("transpose_rhs", false) ||
         qk->attributes.value("transpose_lhs", false))
       return;
     int q = qk->operands[0], k = qk->operands[1];

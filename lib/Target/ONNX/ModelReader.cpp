@@ -53,7 +53,8 @@ static std::optional<DType> convertElementType(int32_t type,
 }
 
 static double halfToDouble(uint16_t bits) {
-  int sign = bits >> 15, exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  int sign = bits >> 15, exponent = (bits >> 10) & 0x1f,
+      mantissa = bits & 0x3ff;
   double value;
   if (exponent == 0)
     value = std::ldexp(double(mantissa), -24);
@@ -138,8 +139,8 @@ static bool convertTensor(const pb::TensorProto &proto, ConstTensor &out,
     break;
   }
   if (found != count || (hasRaw && raw.size() != size_t(count) * elementSize)) {
-    error = what + " declares " + std::to_string(count) +
-            " element(s) (shape [";
+    error =
+        what + " declares " + std::to_string(count) + " element(s) (shape [";
     for (size_t d = 0; d < out.shape.size(); ++d)
       error += (d ? ", " : "") + std::to_string(out.shape[d]);
     error += "]) but its data holds " +
@@ -174,7 +175,8 @@ static bool convertTensor(const pb::TensorProto &proto, ConstTensor &out,
       out.ints[i] = hasRaw ? loadRaw<int32_t>(raw, i) : proto.int32_data(i);
       break;
     case DType::I1:
-      out.ints[i] = (hasRaw ? loadRaw<uint8_t>(raw, i) : proto.int32_data(i)) != 0;
+      out.ints[i] =
+          (hasRaw ? loadRaw<uint8_t>(raw, i) : proto.int32_data(i)) != 0;
       break;
     }
   }

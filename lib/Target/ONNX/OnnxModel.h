@@ -45,7 +45,9 @@ struct ConstTensor {
 
   int64_t numElements() const;
   /// Element `i` as a double, whatever the dtype.
-  double at(int64_t i) const { return isFloat(dtype) ? floats[i] : double(ints[i]); }
+  double at(int64_t i) const {
+    return isFloat(dtype) ? floats[i] : double(ints[i]);
+  }
 };
 
 /// One attribute of a node; `kind` says which member holds its value.
@@ -63,7 +65,7 @@ struct Node {
   std::string name;   // the exporter's node name ("/h.0/attn/MatMul")
   std::string opType; // "MatMul"
   std::string domain; // "" or "ai.onnx" for the default domain
-  std::vector<std::string> inputs;  // "" where an optional input is absent
+  std::vector<std::string> inputs; // "" where an optional input is absent
   std::vector<std::string> outputs;
   std::map<std::string, Attribute> attributes;
 
@@ -98,8 +100,7 @@ struct Model {
 /// file name) saying what is wrong: not a model (truncated, garbage), data
 /// kept in external files, an element type Loom lacks, data that disagrees
 /// with its declared shape, subgraphs.
-bool readModel(const char *data, size_t size, Model &model,
-               std::string &error);
+bool readModel(const char *data, size_t size, Model &model, std::string &error);
 
 /// Whether this build reads ONNX (libonnx-dev was found at configure time).
 bool haveOnnxSupport();

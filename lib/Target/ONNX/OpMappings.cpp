@@ -183,8 +183,8 @@ Shape matmulShape(const Shape &a, const Shape &b, bool ta, bool tb,
     return {};
   }
   Shape batch;
-  if (!broadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2),
-                       batch)) {
+  if (!broadcastShapes(Shape(a.begin(), a.end() - 2),
+                       Shape(b.begin(), b.end() - 2), batch)) {
     why = "batch dims do not broadcast";
     return {};
   }
@@ -198,7 +198,8 @@ int matmul(Translator &tr, int a, int b, bool ta, bool tb, std::string &why) {
   auto [rhs, flipB] = matmulOperand(tr, b);
   ta ^= flipA;
   tb ^= flipB;
-  Shape shape = matmulShape(tr.values[lhs].shape, tr.values[rhs].shape, ta, tb, why);
+  Shape shape =
+      matmulShape(tr.values[lhs].shape, tr.values[rhs].shape, ta, tb, why);
   if (!why.empty())
     return -1;
   json attrs = json::object();
@@ -228,18 +229,20 @@ std::string mapGemm(Translator &tr, const Node &node) {
   int a = tr.valueOf(tr.operand(node, 0), dtype);
   int b = tr.valueOf(tr.operand(node, 1), dtype);
   std::string why;
-  int r = matmul(tr, a, b, attrInt(node, "transA", 0), attrInt(node, "transB", 0),
-                 why);
+  int r = matmul(tr, a, b, attrInt(node, "transA", 0),
+                 attrInt(node, "transB", 0), why);
   if (r < 0)
     return why;
-  double alpha = attrFloat(node, "alpha", 1.0), beta = attrFloat(node, "beta", 1.0);
+  double alpha = attrFloat(node, "alpha", 1.0),
+         beta = attrFloat(node, "beta", 1.0);
   if (alpha != 1.0)
     r = tr.emit1("scale", {r}, tr.values[r].shape, dtype, {{"factor", alpha}});
   Operand c = tr.operand(node, 2);
   if (c.present() && beta != 0.0) {
     int cv = tr.valueOf(c, dtype);
     if (beta != 1.0)
-      cv = tr.emit1("scale", {cv}, tr.values[cv].shape, dtype, {{"factor", beta}});
+      cv = tr.emit1("scale", {cv}, tr.values[cv].shape, dtype,
+                    {{"factor", beta}});
     Shape shape;
     if (!broadcastShapes(tr.values[r].shape, tr.values[cv].shape, shape))
       return "C does not broadcast to the product";
@@ -313,8 +316,9 @@ std::string mapDropout(Translator &tr, const Node &node) {
     return "";
   }
   const LoomValue v = tr.values[x.id];
-  tr.define(node, 0, tr.emit1("dropout", {x.id}, v.shape, v.dtype,
-                              {{"rate", ratio}, {"seed", 0}}));
+  tr.define(node, 0,
+            tr.emit1("dropout", {x.id}, v.shape, v.dtype,
+                     {{"rate", ratio}, {"seed", 0}}));
   return "";
 }
 
@@ -360,9 +364,9 @@ std::string mapGather(Translator &tr, const Node &node) {
       sliced[axis] = idx.size();
       int r = data.id;
       if (sliced != table.shape)
-        r = tr.emit1("slice", {data.id}, sliced, table.dtype,
-                     {{"starts", starts}, {"limits", limits},
-                      {"strides", strides}});
+        r = tr.emit1(
+            "slice", {data.id}, sliced, table.dtype,
+            {{"starts", starts}, {"limits", limits}, {"strides", strides}});
       Shape result(table.shape.begin(), table.shape.begin() + axis);
       result.insert(result.end(), indices.constant->shape.begin(),
                     indices.constant->shape.end());
@@ -374,13 +378,15 @@ std::string mapGather(Translator &tr, const Node &node) {
   }
   if (axis != 0 || rank != 2)
     return "only row lookups in a rank-2 table (an embedding) are supported, "
-           "found axis " + std::to_string(axis) + " of " + shapeText(table.shape);
+           "found axis " +
+           std::to_string(axis) + " of " + shapeText(table.shape);
   int ids = tr.valueOf(indices);
   if (tr.values[ids].dtype != DType::I64 && tr.values[ids].dtype != DType::I32)
     return "indices must be int64 or int32";
   Shape result = tr.values[ids].shape;
   result.push_back(table.shape[1]);
-  tr.define(node, 0, tr.emit1("embedding", {data.id, ids}, result, table.dtype));
+  tr.define(node, 0,
+            tr.emit1("embedding", {data.id, ids}, result, table.dtype));
   return "";
 }
 
@@ -412,7 +418,8 @@ std::string mapReshape(Translator &tr, const Node &node) {
 std::string mapFlatten(Translator &tr, const Node &node) {
   int x = tr.valueOf(tr.operand(node, 0));
   const Shape &s = tr.values[x].shape;
-  int64_t axis = normalizeAxis(attrInt(node, "axis", 1), s.size()), a = 1, b = 1;
+  int64_t axis = normalizeAxis(attrInt(node, "axis", 1), s.size()), a = 1,
+          b = 1;
   for (int64_t d = 0; d < int64_t(s.size()); ++d)
     (d < axis ? a : b) *= s[d];
   tr.define(node, 0, reshape(tr, x, {a, b}));
@@ -506,7 +513,8 @@ std::string mapSlice(Translator &tr, const Node &node) {
       return why;
   }
   Shape lo, hi, step;
-  if (std::string why = resolveSlice(shape, starts, ends, axes, steps, lo, hi, step);
+  if (std::string why =
+          resolveSlice(shape, starts, ends, axes, steps, lo, hi, step);
       !why.empty())
     return why;
   std::vector<int64_t> cut;
@@ -545,8 +553,9 @@ std::string mapSlice(Translator &tr, const Node &node) {
   Shape result;
   for (size_t d = 0; d < shape.size(); ++d)
     result.push_back((hi[d] - lo[d] + step[d] - 1) / step[d]);
-  tr.define(node, 0, tr.emit1("slice", {x}, result, tr.values[x].dtype,
-                              {{"starts", lo}, {"limits", hi}, {"strides", step}}));
+  tr.define(node, 0,
+            tr.emit1("slice", {x}, result, tr.values[x].dtype,
+                     {{"starts", lo}, {"limits", hi}, {"strides", step}}));
   return "";
 }
 
@@ -569,7 +578,8 @@ std::string mapConcat(Translator &tr, const Node &node) {
     if (s != first)
       return "inputs differ in a dim other than the axis";
   }
-  tr.define(node, 0, tr.emit1("concat", inputs, shape, dtype, {{"axis", axis}}));
+  tr.define(node, 0,
+            tr.emit1("concat", inputs, shape, dtype, {{"axis", axis}}));
   return "";
 }
 
@@ -639,7 +649,8 @@ Mapping softmaxLike(const char *mnemonic) {
     int64_t axis = normalizeAxis(attrInt(node, "axis", -1), v.shape.size());
     if (axis < 0 || axis >= int64_t(v.shape.size()))
       return "axis out of range";
-    tr.define(node, 0, tr.emit1(mnemonic, {x}, v.shape, v.dtype, {{"axis", axis}}));
+    tr.define(node, 0,
+              tr.emit1(mnemonic, {x}, v.shape, v.dtype, {{"axis", axis}}));
     return "";
   };
 }
@@ -668,7 +679,8 @@ std::string mapLayerNorm(Translator &tr, const Node &node) {
     if (tr.values[beta].shape != param)
       return "bias has shape " + shapeText(tr.values[beta].shape) +
              ", expected " + shapeText(param);
-    r = tr.emit1("layer_norm", {x, gamma, beta}, v.shape, v.dtype, {{"eps", eps}});
+    r = tr.emit1("layer_norm", {x, gamma, beta}, v.shape, v.dtype,
+                 {{"eps", eps}});
   } else {
     // Loom's layer_norm takes gamma and beta together: normalize, then scale.
     r = tr.emit1("layer_norm", {x, -1, -1}, v.shape, v.dtype, {{"eps", eps}});
@@ -749,7 +761,8 @@ std::string crossEntropy(Translator &tr, const Node &node, int logits) {
     perm.push_back(1);
     logits = transpose(tr, logits, perm);
   } else if (ls.size() == 2) {
-    int full = unflattened(tr, logits, true), fullLabels = unflattened(tr, labels, false);
+    int full = unflattened(tr, logits, true),
+        fullLabels = unflattened(tr, labels, false);
     if (full != logits && fullLabels != labels &&
         Shape(tr.values[full].shape.begin(), tr.values[full].shape.end() - 1) ==
             tr.values[fullLabels].shape) {
@@ -759,7 +772,8 @@ std::string crossEntropy(Translator &tr, const Node &node, int logits) {
   } else {
     return "scores must have rank >= 2";
   }
-  Shape expected(tr.values[logits].shape.begin(), tr.values[logits].shape.end() - 1);
+  Shape expected(tr.values[logits].shape.begin(),
+                 tr.values[logits].shape.end() - 1);
   if (tr.values[labels].shape != expected)
     return "labels of shape " + shapeText(tr.values[labels].shape) +
            " do not match scores " + shapeText(tr.values[logits].shape);
@@ -770,8 +784,9 @@ std::string crossEntropy(Translator &tr, const Node &node, int logits) {
     attrs["ignore_index"] = a->i;
   if (reduction == "sum")
     attrs["sum"] = true;
-  tr.define(node, 0, tr.emit1("cross_entropy", {logits, labels}, {},
-                              tr.values[logits].dtype, attrs));
+  tr.define(node, 0,
+            tr.emit1("cross_entropy", {logits, labels}, {},
+                     tr.values[logits].dtype, attrs));
   return "";
 }
 
@@ -827,13 +842,22 @@ std::string mapErf(Translator &tr, const Node &node) {
 const std::map<std::string, Mapping> &mlir::loom::onnx_import::getMappings() {
   static const std::map<std::string, Mapping> mappings = [] {
     std::map<std::string, Mapping> m;
-    m["Add"] = [](Translator &tr, const Node &n) { return binary(tr, n, "add"); };
-    m["Sub"] = [](Translator &tr, const Node &n) { return binary(tr, n, "sub"); };
-    m["Mul"] = [](Translator &tr, const Node &n) { return binary(tr, n, "mul"); };
-    m["Div"] = [](Translator &tr, const Node &n) { return binary(tr, n, "div"); };
+    m["Add"] = [](Translator &tr, const Node &n) {
+      return binary(tr, n, "add");
+    };
+    m["Sub"] = [](Translator &tr, const Node &n) {
+      return binary(tr, n, "sub");
+    };
+    m["Mul"] = [](Translator &tr, const Node &n) {
+      return binary(tr, n, "mul");
+    };
+    m["Div"] = [](Translator &tr, const Node &n) {
+      return binary(tr, n, "div");
+    };
     m["Pow"] = mapPow;
     m["Reciprocal"] = mapReciprocal;
-    for (const char *op : {"Sqrt", "Tanh", "Relu", "Sigmoid", "Exp", "Log", "Neg"}) {
+    for (const char *op :
+         {"Sqrt", "Tanh", "Relu", "Sigmoid", "Exp", "Log", "Neg"}) {
       std::string mnemonic = op;
       mnemonic[0] = char(std::tolower(mnemonic[0]));
       m[op] = unary(mnemonic);
@@ -876,14 +900,28 @@ const std::map<std::string, Mapping> &mlir::loom::onnx_import::getMappings() {
 
 size_t mlir::loom::onnx_import::requiredInputs(const std::string &opType) {
   static const std::map<std::string, size_t> counts = {
-      {"Add", 2},       {"Sub", 2},        {"Mul", 2},
-      {"Div", 2},       {"Pow", 2},        {"Equal", 2},
-      {"Less", 2},      {"Greater", 2},    {"And", 2},
-      {"Or", 2},        {"MatMul", 2},     {"Gemm", 2},
-      {"Gather", 2},    {"Reshape", 2},    {"Expand", 2},
-      {"Slice", 3},     {"Where", 3},      {"Range", 3},
-      {"LayerNormalization", 2},           {"SoftmaxCrossEntropyLoss", 2},
-      {"NegativeLogLikelihoodLoss", 2},    {"Constant", 0}};
+      {"Add", 2},
+      {"Sub", 2},
+      {"Mul", 2},
+      {"Div", 2},
+      {"Pow", 2},
+      {"Equal", 2},
+      {"Less", 2},
+      {"Greater", 2},
+      {"And", 2},
+      {"Or", 2},
+      {"MatMul", 2},
+      {"Gemm", 2},
+      {"Gather", 2},
+      {"Reshape", 2},
+      {"Expand", 2},
+      {"Slice", 3},
+      {"Where", 3},
+      {"Range", 3},
+      {"LayerNormalization", 2},
+      {"SoftmaxCrossEntropyLoss", 2},
+      {"NegativeLogLikelihoodLoss", 2},
+      {"Constant", 0}};
   auto it = counts.find(opType);
   return it == counts.end() ? 1 : it->second;
 }

@@ -17,7 +17,7 @@
 //   3. every node's op type is checked first, so all unsupported nodes are
 //      reported at once; then each node is folded (all inputs constant,
 //      ConstantFolding.cpp) or mapped (OpMappings.cpp);
-//   4. patterns are fused (Fusions.cpp: attention, exact GELU);
+//   4. patterns are fused (Fusions.cpp: attention, GELU, LayerNorm, RMSNorm);
 //   5. the loss is the rank-0 floating-point graph output; ops it does not
 //      use are dropped; data inputs get their roles from their use (token
 //      ids of an embedding, labels of the loss).
@@ -175,11 +175,12 @@ std::vector<int> Translator::emit(const std::string &op,
 std::vector<int> Translator::insertBefore(size_t before, const std::string &op,
                                           std::vector<int> operands,
                                           std::vector<Shape> resultShapes,
-                                          DType dtype, nlohmann::json attributes) {
+                                          DType dtype,
+                                          nlohmann::json attributes) {
   double position = ops[before].position;
-  std::vector<int> results = emit(op, std::move(operands),
-                                  std::move(resultShapes), dtype,
-                                  std::move(attributes));
+  std::vector<int> results =
+      emit(op, std::move(operands), std::move(resultShapes), dtype,
+           std::move(attributes));
   // Between the previous op and `before`, after any op inserted there
   // earlier (positions of emitted ops are whole numbers).
   ops.back().position = position - 0.5 + 1e-6 * (++insertions);
@@ -256,8 +257,8 @@ void Translator::classifyInitializers() {
     // Which outputs are floats is only known after folding; Equal, Less,
     // Greater, Not, And, Or, Shape and casts to integers end the chain.
     static const std::set<std::string> nonFloat = {
-        "Equal", "Less", "Greater", "Not", "And", "Or", "LessOrEqual",
-        "GreaterOrEqual", "ArgMax", "ArgMin"};
+        "Equal", "Less",        "Greater",        "Not",    "And",
+        "Or",    "LessOrEqual", "GreaterOrEqual", "ArgMax", "ArgMin"};
     if (nonFloat.count(node.opType))
       continue;
     if (node.opType == "Cast") {
@@ -310,10 +311,12 @@ bool Translator::declareInputs(std::vector<std::string> &errors) {
     if (!isStatic) {
       std::string dims;
       for (size_t d = 0; d < input.shape.size(); ++d)
-        dims += (d ? ", " : "") +
-                (input.shape[d] < 0 ? std::string("?") : std::to_string(input.shape[d]));
-      errors.push_back("graph input '" + input.name + "' has a dynamic shape [" +
-                       dims + "]: Loom graphs have static shapes (export "
+        dims += (d ? ", " : "") + (input.shape[d] < 0
+                                       ? std::string("?")
+                                       : std::to_string(input.shape[d]));
+      errors.push_back("graph input '" + input.name +
+                       "' has a dynamic shape [" + dims +
+                       "]: Loom graphs have static shapes (export "
                        "without dynamic_axes)");
       continue;
     }
@@ -336,8 +339,9 @@ bool Translator::translateNodes(std::vector<std::string> &errors) {
                  (mappings.count(node.opType) || folders.count(node.opType) ||
                   isShapeQuery(node));
     if (!known)
-      errors.push_back(node.describe() + ": unsupported operator" +
-                       (node.domain.empty() ? "" : " (domain '" + node.domain + "')"));
+      errors.push_back(
+          node.describe() + ": unsupported operator" +
+          (node.domain.empty() ? "" : " (domain '" + node.domain + "')"));
   }
   if (!errors.empty())
     return false;
@@ -349,19 +353,20 @@ bool Translator::translateNodes(std::vector<std::string> &errors) {
     currentOrigin = node.describe();
     // Arity first: a node without the inputs its operator needs (or, for
     // Concat, with an absent one) is reported, never read past its end.
-    size_t required = node.opType == "Concat" ? std::max<size_t>(
-                                                    node.inputs.size(), 1)
-                                              : requiredInputs(node.opType);
+    size_t required = node.opType == "Concat"
+                          ? std::max<size_t>(node.inputs.size(), 1)
+                          : requiredInputs(node.opType);
     bool complete = node.inputs.size() >= required && !node.outputs.empty() &&
                     !node.outputs[0].empty();
     for (size_t i = 0; complete && i < required; ++i)
       complete = !node.inputs[i].empty();
     if (!complete) {
       errors.push_back(node.describe() + ": expected at least " +
-                       std::to_string(required) + " input(s) and an output, "
-                       "found " + std::to_string(node.inputs.size()) +
-                       " input(s) and " + std::to_string(node.outputs.size()) +
-                       " output(s)");
+                       std::to_string(required) +
+                       " input(s) and an output, "
+                       "found " +
+                       std::to_string(node.inputs.size()) + " input(s) and " +
+                       std::to_string(node.outputs.size()) + " output(s)");
       failed.insert(node.outputs.begin(), node.outputs.end());
       continue;
     }
@@ -419,7 +424,8 @@ bool Translator::translateNodes(std::vector<std::string> &errors) {
               "constants and Loom folds only shape and mask arithmetic)";
       else
         why = folder->second(node, inputs, out);
-      for (size_t i = 0; why.empty() && i < out.size() && i < node.outputs.size(); ++i)
+      for (size_t i = 0;
+           why.empty() && i < out.size() && i < node.outputs.size(); ++i)
         if (!node.outputs[i].empty())
           constants[node.outputs[i]] = std::move(out[i]);
     } else {
@@ -459,10 +465,13 @@ bool Translator::chooseLoss(int &loss, std::vector<std::string> &errors) {
   errors.push_back(
       candidates.empty()
           ? "no graph output is a rank-0 floating-point loss computed from "
-            "the inputs (outputs: " + outputs + "); export the model with "
-            "its loss as an output"
+            "the inputs (outputs: " +
+                outputs +
+                "); export the model with "
+                "its loss as an output"
           : "several graph outputs are rank-0 floating-point tensors (" +
-                outputs + "); export the model with the loss as its only "
+                outputs +
+                "); export the model with the loss as its only "
                 "scalar output");
   return false;
 }
@@ -569,8 +578,8 @@ json Translator::writeDocument(int loss) {
   json tensors = json::array(), parameters = json::array(),
        inputs = json::array(), opsJson = json::array();
   auto declare = [&](const LoomValue &v) {
-    tensors.push_back({{"name", v.name}, {"shape", v.shape},
-                       {"dtype", dtypeName(v.dtype)}});
+    tensors.push_back(
+        {{"name", v.name}, {"shape", v.shape}, {"dtype", dtypeName(v.dtype)}});
   };
   for (size_t id = 0; id < values.size(); ++id) {
     const LoomValue &v = values[id];
@@ -578,7 +587,8 @@ json Translator::writeDocument(int loss) {
       continue;
     declare(v);
     if (v.isParameter)
-      parameters.push_back({{"tensor", v.name}, {"name", v.name},
+      parameters.push_back({{"tensor", v.name},
+                            {"name", v.name},
                             {"init", initializerJson(*parameterData[id])},
                             // nanoGPT's grouping: decay on matrices.
                             {"decay", v.shape.size() >= 2}});
@@ -611,8 +621,8 @@ json Translator::writeDocument(int loss) {
       const ConstTensor &t = *op.value;
       bool splat = true;
       for (int64_t k = 1; k < t.numElements() && splat; ++k)
-        splat = t.at(k) == t.at(0) ||
-                (std::isnan(t.at(k)) && std::isnan(t.at(0)));
+        splat =
+            t.at(k) == t.at(0) || (std::isnan(t.at(k)) && std::isnan(t.at(0)));
       if (splat && t.numElements() > 0) {
         attrs["value"] = elementJson(t.at(0), t.dtype);
       } else {
@@ -626,8 +636,12 @@ json Translator::writeDocument(int loss) {
       entry["attributes"] = attrs;
     opsJson.push_back(entry);
   }
-  return {{"format", "loom-graph"}, {"version", 1},      {"tensors", tensors},
-          {"parameters", parameters}, {"inputs", inputs}, {"ops", opsJson},
+  return {{"format", "loom-graph"},
+          {"version", 1},
+          {"tensors", tensors},
+          {"parameters", parameters},
+          {"inputs", inputs},
+          {"ops", opsJson},
           {"outputs", json::array({values[loss].name})}};
 }
 

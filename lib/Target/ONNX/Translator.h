@@ -10,10 +10,11 @@
 // ConstantFolding.cpp) or *symbolic* (a graph input, a trainable initializer,
 // or computed from one): a Loom tensor produced by a `LoomOp` of the
 // translator's op list. OpMappings.cpp builds that list node by node,
-// Fusions.cpp rewrites patterns in it (attention, exact GELU), and
-// Import.cpp drops what the loss does not use and writes it as graph JSON,
-// which the graph-JSON importer turns into IR: an ONNX model becomes the
-// same IR as a graph-JSON document by construction.
+// Fusions.cpp rewrites patterns in it (attention, GELU, LayerNorm,
+// RMSNorm), Translator.cpp drops what the loss does not use and writes the
+// rest as graph JSON, and Import.cpp hands that to the graph-JSON importer:
+// an ONNX model becomes the same IR as a graph-JSON document by
+// construction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,9 +26,9 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -104,11 +105,10 @@ public:
   }
   /// `emit`, placed in program order just before ops[before] (for rewrites
   /// that add ops after the list was built).
-  std::vector<int> insertBefore(size_t before, const std::string &op,
-                                std::vector<int> operands,
-                                std::vector<Shape> resultShapes, DType dtype,
-                                nlohmann::json attributes =
-                                    nlohmann::json::object());
+  std::vector<int>
+  insertBefore(size_t before, const std::string &op, std::vector<int> operands,
+               std::vector<Shape> resultShapes, DType dtype,
+               nlohmann::json attributes = nlohmann::json::object());
   /// Binds ONNX output `index` of the node being translated.
   void define(const Node &node, size_t index, int id);
   void defineConstant(const std::string &name, ConstTensor tensor);
@@ -137,16 +137,17 @@ private:
   std::map<std::string, const ConstTensor *> initializers;
   std::set<std::string> trainable;
   std::map<std::string, ConstTensor> constants; // ONNX name -> data
-  std::map<std::string, int> symbols;            // ONNX name -> value id
-  std::map<std::string, int> materialized;       // ONNX constant -> value id
+  std::map<std::string, int> symbols;           // ONNX name -> value id
+  std::map<std::string, int> materialized;      // ONNX constant -> value id
   std::vector<std::unique_ptr<ConstTensor>> constantStore;
   std::vector<ConstTensor> identityCopies;
   std::map<int, const ConstTensor *> parameterData; // value id -> data
-  std::vector<bool> live, liveOps; // what the loss uses
+  std::vector<bool> live, liveOps;                  // what the loss uses
   int insertions = 0;
 };
 
-//===--- per-op tables ------------------------------------------------------===//
+//===--- per-op tables
+//------------------------------------------------------===//
 
 /// Translates a node with at least one symbolic input. Returns "" on
 /// success, else why the node cannot be translated.

@@ -141,12 +141,10 @@ TEST(OnnxFoldingTest, TriluKeepsTheTriangleAroundDiagonalK) {
   std::vector<ConstTensor> out;
   ASSERT_EQ(fold(lower, {&ones, &k}, out), "");
   // Lower with k = 1: col - row <= 1.
-  EXPECT_EQ(out[0].floats,
-            (std::vector<double>{1, 1, 0, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(out[0].floats, (std::vector<double>{1, 1, 0, 1, 1, 1, 1, 1, 1}));
   out.clear();
   ASSERT_EQ(fold(node("Trilu"), {&ones, nullptr}, out), "");
-  EXPECT_EQ(out[0].floats,
-            (std::vector<double>{1, 1, 1, 0, 1, 1, 0, 0, 1}));
+  EXPECT_EQ(out[0].floats, (std::vector<double>{1, 1, 1, 0, 1, 1, 0, 0, 1}));
 }
 
 TEST(OnnxFoldingTest, SplitCutsConsecutivePieces) {
