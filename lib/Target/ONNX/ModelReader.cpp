@@ -52,37 +52,11 @@ static std::optional<DType> convertElementType(int32_t type,
   }
 }
 
-static double halfToDouble(uint16_t bits) {
-  int sign = bits >> 15, exponent = (bits >> 10) & 0x1f,
-      mantissa = bits & 0x3ff;
-  double value;
-  if (exponent == 0)
-    value = std::ldexp(double(mantissa), -24);
-  else if (exponent == 31)
-    value = mantissa ? std::numeric_limits<double>::quiet_NaN()
-                     : std::numeric_limits<double>::infinity();
-  else
-    value = std::ldexp(double(mantissa | 0x400), exponent - 25);
-  return sign ? -value : value;
-}
-
-static double bf16ToDouble(uint16_t bits) {
-  uint32_t word = uint32_t(bits) << 16;
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
-
-template <typename T> static T loadRaw(const std::string &raw, int64_t i) {
-  T value;
-  std::memcpy(&value, raw.data() + i * sizeof(T), sizeof(T));
-  return value;
-}
-
-/// Copies `proto`'s data into `out`, checking that the element count the
-/// data holds is the one its dims declare.
-static bool convertTensor(const pb::TensorProto &proto, ConstTensor &out,
-                          std::string &error) {
+/// Moves `proto`'s data into `out`, checking that the element count the
+/// data holds is the one its dims declare. Raw bytes (what exporters
+/// write) are kept undecoded when `keepRaw` (ConstTensor::raw).
+static bool convertTensor(pb::TensorProto &proto, ConstTensor &out,
+                          std::string &error, bool keepRaw) {
   std::string what = "tensor '" + proto.name() + "'";
   if (proto.data_location() == pb::TensorProto::EXTERNAL) {
     error = what + " keeps its data in an external file; Loom reads "
@@ -148,37 +122,49 @@ static bool convertTensor(const pb::TensorProto &proto, ConstTensor &out,
                      : std::to_string(found) + " element(s)");
     return false;
   }
+  if (hasRaw) {
+    out.raw = std::make_shared<const std::string>(
+        std::move(*proto.mutable_raw_data()));
+    if (!keepRaw)
+      out.materialize();
+    return true;
+  }
   if (isFloat(out.dtype))
     out.floats.resize(count);
   else
     out.ints.resize(count);
+  // f16 and bf16 values sit in int32_data as their bit patterns: decoded as
+  // raw bytes are.
+  std::string bits;
   for (int64_t i = 0; i < count; ++i) {
     switch (out.dtype) {
     case DType::F64:
-      out.floats[i] = hasRaw ? loadRaw<double>(raw, i) : proto.double_data(i);
+      out.floats[i] = proto.double_data(i);
       break;
     case DType::F32:
-      out.floats[i] = hasRaw ? loadRaw<float>(raw, i) : proto.float_data(i);
+      out.floats[i] = proto.float_data(i);
       break;
     case DType::F16:
-      out.floats[i] = halfToDouble(hasRaw ? loadRaw<uint16_t>(raw, i)
-                                          : uint16_t(proto.int32_data(i)));
-      break;
-    case DType::BF16:
-      out.floats[i] = bf16ToDouble(hasRaw ? loadRaw<uint16_t>(raw, i)
-                                          : uint16_t(proto.int32_data(i)));
-      break;
-    case DType::I64:
-      out.ints[i] = hasRaw ? loadRaw<int64_t>(raw, i) : proto.int64_data(i);
-      break;
-    case DType::I32:
-      out.ints[i] = hasRaw ? loadRaw<int32_t>(raw, i) : proto.int32_data(i);
-      break;
-    case DType::I1:
-      out.ints[i] =
-          (hasRaw ? loadRaw<uint8_t>(raw, i) : proto.int32_data(i)) != 0;
+    case DType::BF16: {
+      uint16_t word = uint16_t(proto.int32_data(i));
+      bits.append(reinterpret_cast<const char *>(&word), sizeof(word));
       break;
     }
+    case DType::I64:
+      out.ints[i] = proto.int64_data(i);
+      break;
+    case DType::I32:
+      out.ints[i] = proto.int32_data(i);
+      break;
+    case DType::I1:
+      out.ints[i] = proto.int32_data(i) != 0;
+      break;
+    }
+  }
+  if (out.dtype == DType::F16 || out.dtype == DType::BF16) {
+    out.floats.clear();
+    out.raw = std::make_shared<const std::string>(std::move(bits));
+    out.materialize();
   }
   return true;
 }
@@ -228,13 +214,15 @@ static bool convertNode(const pb::NodeProto &proto, Node &out,
       a.kind = Attribute::Floats;
       a.floats.assign(attr.floats().begin(), attr.floats().end());
       break;
-    case pb::AttributeProto::TENSOR:
+    case pb::AttributeProto::TENSOR: {
       a.kind = Attribute::Tensor;
-      if (!convertTensor(attr.t(), a.t, error)) {
+      pb::TensorProto copy = attr.t();
+      if (!convertTensor(copy, a.t, error, /*keepRaw=*/false)) {
         error = out.describe() + ": attribute '" + attr.name() + "': " + error;
         return false;
       }
       break;
+    }
     case pb::AttributeProto::GRAPH:
     case pb::AttributeProto::GRAPHS:
       error = out.describe() + " has a subgraph (attribute '" + attr.name() +
@@ -266,15 +254,15 @@ bool mlir::loom::onnx_import::readModel(const char *data, size_t size,
   for (const pb::OperatorSetIdProto &opset : proto.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       model.opset = opset.version();
-  const pb::GraphProto &graph = proto.graph();
-  for (const pb::TensorProto &init : graph.initializer()) {
+  for (pb::TensorProto &init : *proto.mutable_graph()->mutable_initializer()) {
     ConstTensor tensor;
-    if (!convertTensor(init, tensor, error)) {
+    if (!convertTensor(init, tensor, error, /*keepRaw=*/true)) {
       error = "initializer: " + error;
       return false;
     }
     model.initializers.emplace_back(init.name(), std::move(tensor));
   }
+  const pb::GraphProto &graph = proto.graph();
   if (graph.sparse_initializer_size()) {
     error = "sparse initializers are not supported";
     return false;

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,12 +43,22 @@ struct ConstTensor {
   DType dtype = DType::F32;
   std::vector<double> floats;
   std::vector<int64_t> ints;
+  /// An initializer's little-endian bytes as the file holds them, not yet
+  /// decoded into `floats` / `ints`: the weights stay at their own size
+  /// (not as doubles) until they turn out to be constants the importer
+  /// folds (`materialize`).
+  std::shared_ptr<const std::string> raw;
 
   int64_t numElements() const;
-  /// Element `i` as a double, whatever the dtype.
+  /// Element `i` as a double, whatever the dtype, decoded or raw.
   double at(int64_t i) const {
+    if (raw)
+      return rawAt(i);
     return isFloat(dtype) ? floats[i] : double(ints[i]);
   }
+  double rawAt(int64_t i) const;
+  /// Decodes `raw` into `floats` / `ints` (nothing when already decoded).
+  void materialize();
 };
 
 /// One attribute of a node; `kind` says which member holds its value.

@@ -33,34 +33,6 @@
 using namespace mlir::loom::onnx_import;
 using json = nlohmann::json;
 
-const char *mlir::loom::onnx_import::dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F64:
-    return "f64";
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::I64:
-    return "i64";
-  case DType::I32:
-    return "i32";
-  case DType::I1:
-    return "i1";
-  }
-  return "?";
-}
-
-int64_t ConstTensor::numElements() const {
-  return mlir::loom::onnx_import::numElements(shape);
-}
-
-std::string Node::describe() const {
-  return "node '" + name + "' (" + opType + ")";
-}
-
 int64_t mlir::loom::onnx_import::numElements(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -285,7 +257,9 @@ bool Translator::declareInputs(std::vector<std::string> &errors) {
   for (const std::string &name : order) {
     const ConstTensor *tensor = initializers[name];
     if (!trainable.count(name)) {
-      constants[name] = *tensor;
+      // A constant is folded: decode it (parameters stay raw).
+      ConstTensor &constant = constants[name] = *tensor;
+      constant.materialize();
       continue;
     }
     LoomValue v;
@@ -563,13 +537,15 @@ static json elementJson(double value, DType dtype) {
 /// values are the model's weights, given at run time or in a checkpoint).
 static json initializerJson(const ConstTensor &data) {
   bool ones = true, zeros = true;
-  for (double v : data.floats) {
+  int64_t n = data.numElements();
+  for (int64_t i = 0; i < n && (ones || zeros); ++i) {
+    double v = data.at(i);
     ones &= v == 1.0;
     zeros &= v == 0.0;
   }
-  if (!data.floats.empty() && ones)
+  if (n > 0 && ones)
     return {{"kind", "ones"}};
-  if (!data.floats.empty() && zeros)
+  if (n > 0 && zeros)
     return {{"kind", "zeros"}};
   return {{"kind", "normal"}, {"std", 0.02}};
 }

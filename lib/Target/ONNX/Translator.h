@@ -177,7 +177,7 @@ inline double attrFloat(const Node &node, const char *key, double otherwise) {
 inline std::vector<int64_t> intsOf(const ConstTensor &t) {
   std::vector<int64_t> out;
   for (int64_t i = 0; i < t.numElements(); ++i)
-    out.push_back(isFloat(t.dtype) ? int64_t(t.floats[i]) : t.ints[i]);
+    out.push_back(t.raw || isFloat(t.dtype) ? int64_t(t.at(i)) : t.ints[i]);
   return out;
 }
 inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
