@@ -18,8 +18,9 @@ bool mlir::loom::onnx_import::haveOnnxSupport() { return false; }
 
 bool mlir::loom::onnx_import::readModel(const char *, size_t, Model &,
                                         std::string &error) {
-  error = "this build of Loom has no ONNX support: libonnx-dev and "
-          "libprotobuf-dev were not found when it was configured (install "
-          "them, e.g. with tools/install-deps.sh, and reconfigure)";
+  error = "this build of Loom has no ONNX support: it was configured "
+          "without libonnx-dev and libprotobuf-dev (or with "
+          "-DLOOM_ENABLE_ONNX=OFF); install them, e.g. with "
+          "tools/install-deps.sh, and reconfigure";
   return false;
 }
