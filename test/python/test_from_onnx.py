@@ -24,6 +24,7 @@ shape disagrees with its use, a dynamic shape) is refused with every problem
 named, a non-zero exit and no output file. Skipped without PyTorch.
 """
 
+import functools
 import math
 import os
 import pathlib
@@ -57,9 +58,14 @@ def tool(name, *args, check=True):
     return result
 
 
+@functools.lru_cache(maxsize=None)
 def have_onnx():
-    probe = tool("loom-translate", "--help", check=False).stdout
-    return "--import-onnx" in probe
+    """Whether this build reads ONNX (one built without libonnx says so)."""
+    tiny = pathlib.Path(__file__).resolve().parents[1] / "Target" / "ONNX" / \
+        "Inputs" / "tiny.onnx"
+    probe = tool("loom-translate", "--import-onnx", tiny, "-o", os.devnull,
+                 check=False)
+    return "has no ONNX support" not in probe.stderr
 
 
 def export(model, idx, targets, path, opset=17, training=False, **kwargs):
