@@ -10,6 +10,7 @@
 #include "loom/Target/CUDA/CUDAEmitter.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
 #include "loom/Target/Host/HostEmitter.h"
+#include "loom/Target/ONNX/ONNX.h"
 #include "loom/Target/OpCensus/OpCensus.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -46,6 +47,19 @@ void mlir::loom::registerAllTranslations() {
         if (!module)
           return op->emitError("expected a builtin.module to export");
         return exportGraphJson(module, os);
+      },
+      [](DialectRegistry &registry) { registerAllDialects(registry); });
+
+  // ONNX models (torch.onnx.export): to IR, or to the graph JSON the
+  // import goes through (to read or edit what was translated).
+  static TranslateToMLIRRegistration importOnnxModel(
+      "import-onnx", "Import an ONNX model into the loom dialect",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        return importOnnx(buffer->getBuffer(), buffer->getBufferIdentifier(),
+                          context);
       },
       [](DialectRegistry &registry) { registerAllDialects(registry); });
 

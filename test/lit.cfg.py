@@ -32,6 +32,10 @@ llvm_config.use_default_substitutions()
 # `sanitize`: Loom is built with LOOM_SANITIZE. Its shared C API library
 # then takes the sanitizer runtime from the executable that loads it, which
 # a consumer built outside Loom's tree does not provide.
+# `.onnx` input needs a build with libonnx-dev (lib/Target/ONNX).
+if config.loom_have_onnx:
+    config.available_features.add("onnx")
+
 if config.loom_sanitize:
     config.available_features.add("sanitize")
 

@@ -7,12 +7,14 @@
 # -DLOOM_ENABLE_FUZZERS=ON, which instruments Loom's code for coverage and
 # AddressSanitizer; CI never builds it), then runs each target for SECONDS
 # on its seed corpus (test/Fuzz/corpus/<name>/, the graph JSON target on
-# test/Target/GraphJSON/Inputs) grown by earlier runs and prints one line per target:
+# test/Target/GraphJSON/Inputs, the ONNX target on test/Target/ONNX/Inputs)
+# grown by earlier runs and prints one line per target:
 # executions, coverage (edges), corpus size and findings. Crash inputs are
 # kept in build-fuzz/fuzz-findings/<name>/. Targets (default: all):
-#   graph-json parallel-config strategy-file cluster-spec safetensors
+#   graph-json onnx parallel-config strategy-file cluster-spec safetensors
 #   token-file manifest
-# graph-json needs every dialect instrumented (a long first build); the
+# graph-json and onnx need every dialect instrumented (a long first build;
+# onnx is left out of the default list where libonnx-dev is missing); the
 # others build from the analysis and runtime libraries alone.
 # Exits non-zero when a target found something. docs/Testing.md
 # ("Fuzzing") records runs.
@@ -29,8 +31,9 @@ fi
 shift
 targets=("$@")
 if [[ ${#targets[@]} == 0 ]]; then
-  targets=(graph-json parallel-config strategy-file cluster-spec safetensors
-    token-file manifest)
+  targets=(graph-json parallel-config strategy-file cluster-spec
+    safetensors token-file manifest)
+  [[ -f /usr/include/onnx/onnx_pb.h ]] && targets=(onnx "${targets[@]}")
 fi
 build=${LOOM_FUZZ_BUILD_DIR:-$root/build-fuzz}
 
@@ -63,6 +66,9 @@ for name in "${targets[@]}"; do
   if [[ $name == graph-json ]]; then
     # The good and bad graph files.
     find "$root/test/Target/GraphJSON/Inputs" -name '*.json' -exec cp {} "$corpus"/ \;
+  elif [[ $name == onnx ]]; then
+    # The good and bad ONNX files of the lit tests.
+    find "$root/test/Target/ONNX/Inputs" -name '*.onnx' -exec cp {} "$corpus"/ \;
   else
     cp "$root/test/Fuzz/corpus/$name"/* "$corpus"/
   fi

@@ -17,6 +17,8 @@ LOOM_APT_PACKAGES=(
   cmake ninja-build ccache
   # Libraries the compiler and runtimes use.
   nlohmann-json3-dev libopenblas-dev libopenmpi-dev openmpi-bin
+  # ONNX import (lib/Target/ONNX): the generated ONNX protobuf classes.
+  libonnx-dev libprotobuf-dev
   # The CUDA emulator's fibers (CUDA programs checked without a GPU).
   libboost-context-dev
   # Tests. PyTorch (CPU) is the reference the interpreter and the model

@@ -36,6 +36,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/GraphJSON/GraphJSON.h"
+#include "loom/Target/ONNX/ONNX.h"
 #include "loom/Support/InputFile.h"
 #include "loom/Support/InputLimits.h"
 #include "mlir/IR/Diagnostics.h"
@@ -270,30 +271,30 @@ OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
   StringRef extension = llvm::sys::path::extension(path);
   bool isJson = extension == ".json";
   bool isMlir = extension == ".mlir";
-  if (extension == ".onnx") {
-    emitError(UnknownLoc::get(context))
-        << "input '" << path << "': ONNX import is not implemented yet";
-    return {};
-  }
-  if (!isJson && !isMlir) {
+  bool isOnnx = extension == ".onnx";
+  if (!isJson && !isMlir && !isOnnx) {
     emitError(UnknownLoc::get(context))
         << "input '" << path << "': unsupported extension '" << extension
-        << "', expected .json (graph JSON) or .mlir (textual IR)";
+        << "', expected .json (graph JSON), .onnx (ONNX) or .mlir (textual "
+           "IR)";
     return {};
   }
   if (auto error = ::loom::support::checkRegularFile(path.str())) {
     emitError(UnknownLoc::get(context)) << "input: " << *error;
     return {};
   }
+  // An ONNX model is binary protobuf.
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/!isOnnx);
   if (std::error_code error = file.getError()) {
     emitError(UnknownLoc::get(context))
         << "cannot read input '" << path << "': " << error.message();
     return {};
   }
   return loadInputBuffer(std::move(*file),
-                         isJson ? InputFormat::GraphJSON : InputFormat::MLIR,
+                         isJson   ? InputFormat::GraphJSON
+                         : isOnnx ? InputFormat::ONNX
+                                  : InputFormat::MLIR,
                          context, sourceMgr);
 }
 
@@ -306,6 +307,9 @@ mlir::loom::loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   if (format == InputFormat::GraphJSON)
     return importGraphJson(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(),
                            name, context);
+  if (format == InputFormat::ONNX)
+    return importOnnx(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(), name,
+                      context);
   // The MLIR parser recurses once per nested bracket and overflows the
   // stack on deep input: a cheap scan refuses it first (docs/Testing.md,
   // "Bad input").

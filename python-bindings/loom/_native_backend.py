@@ -41,6 +41,8 @@ def _session(source: tuple, options: dict) -> "_loom.Session":
         session.load_model(source[1], _model_options(source[2]))
     elif kind == "json":
         session.load_graph_json(source[1], "graph.json")
+    elif kind == "onnx":
+        session.load_file(source[1])
     else:
         session.load_mlir(source[1], "input.mlir")
     for name, value in options.items():

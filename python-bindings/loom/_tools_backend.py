@@ -84,12 +84,15 @@ def _compile_flags(opts: dict, directory: pathlib.Path) -> list:
 
 def _write_source(source: tuple, directory: pathlib.Path) -> pathlib.Path:
     """Writes a ("json" | "mlir", text) or ("model", family, options)
-    source into `directory`; returns the file loomc reads."""
+    source into `directory` (an ("onnx", path) is read where it is);
+    returns the file loomc reads."""
     kind = source[0]
     if kind == "model":
         path = directory / "model.json"
         _run("loom-model", [source[1], *_flags(source[2]), "-o", path])
         return path
+    if kind == "onnx":
+        return pathlib.Path(source[1])
     path = directory / ("graph.json" if kind == "json" else "input.mlir")
     path.write_text(source[1])
     return path

@@ -36,9 +36,9 @@ def options() -> dict:
 
 
 def source_of(source) -> tuple:
-    """What a backend loads: ("json", text), ("mlir", text) or ("model",
-    family, options), from a Graph, a Model, a dict, JSON or IR text, or a
-    path to a `.json` / `.mlir` file."""
+    """What a backend loads: ("json", text), ("mlir", text), ("onnx",
+    path) or ("model", family, options), from a Graph, a Model, a dict, JSON
+    or IR text, or a path to a `.json` / `.mlir` / `.onnx` file."""
     if isinstance(source, Graph):
         return ("json", source.dumps())
     if hasattr(source, "family") and hasattr(source, "options"):
@@ -54,6 +54,9 @@ def source_of(source) -> tuple:
         path = pathlib.Path(source)
         if not path.is_file():
             raise LoomError(f"cannot read the graph `{path}`: no such file")
+        if path.suffix == ".onnx":
+            # Binary: the backend's loader reads the file itself.
+            return ("onnx", str(path.resolve()))
         return ("mlir" if path.suffix == ".mlir" else "json",
                 path.read_text())
     raise LoomError(f"cannot compile a {type(source).__name__}: expected a "
@@ -130,9 +133,10 @@ def compile(source, *, phase: str = "partition", **kwargs) -> Compiled:
     pipeline, partition; code generation is `Compiled.emit`).
 
     `source`: a `loom.Graph`, a `loom.models` model, a graph JSON dict or
-    text, IR text, or a path. Options (the `loomc` flags, DESIGN.md §8):
-    `cluster`: a preset (`host`, `dgx-a100-80g`, ...) or a cluster spec file,
-    which the strategy search needs; `devices`: the device count (the search
+    text, IR text, or a path (`.json`, `.mlir`, `.onnx`). Options (the
+    `loomc` flags, DESIGN.md §8): `cluster`: a preset (`host`,
+    `dgx-a100-80g`, ...) or a cluster spec file, which the strategy search
+    needs; `devices`: the device count (the search
     picks the mesh) or `mesh`: `"dp=2,tp=2"` / `{"dp": 2, "tp": 2}`;
     `parallel_config`: a dict or JSON text (MindSpore-style, docs/Search.md);
     `strategy`: a strategy file; `memory_limit`: GiB per device;

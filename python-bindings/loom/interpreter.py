@@ -24,7 +24,9 @@ def _program_text(program) -> tuple:
     from loom.compiler import Compiled, compile as loom_compile
     from loom.graph import Graph
     from loom.models import Model
-    if isinstance(program, (Graph, Model)):
+    if isinstance(program, (Graph, Model)) or (
+            isinstance(program, (str, pathlib.Path))
+            and str(program).endswith(".onnx")):
         program = loom_compile(program, phase="import")
     if isinstance(program, Compiled):
         return program.ir, program.entry

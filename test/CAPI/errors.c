@@ -82,10 +82,10 @@ int main(void) {
   EXPECT_FAILURE("pipeline", loomSessionRunTo(session, LOOM_PHASE_PIPELINE));
   loomSessionResetOptions(session);
 
-  /* An input format that has not landed. */
-  // CHECK: onnx: unimplemented: cannot load 'model.onnx'
-  // CHECK-NEXT: input 'model.onnx': ONNX import is not implemented yet
-  EXPECT_FAILURE("onnx", loomSessionLoadFile(session, "model.onnx"));
+  /* An input format Loom does not read. */
+  // CHECK: ext: io-error: cannot load 'model.txt'
+  // CHECK-NEXT: input 'model.txt': unsupported extension '.txt', expected .json (graph JSON), .onnx (ONNX) or .mlir (textual IR)
+  EXPECT_FAILURE("ext", loomSessionLoadFile(session, "model.txt"));
   CHECK_OK(loomSessionLoadModel(
       session, "gpt2", "layers=1,hidden=8,heads=2,vocab=11,seq=4,batch=4"));
 

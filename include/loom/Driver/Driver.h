@@ -120,14 +120,15 @@ std::optional<Phase> resolveOptionPhase(OptionPhase phase,
 LogicalResult checkOptions(const CompileOptions &options, MLIRContext *context);
 
 /// Loads `path` by its extension into a module, reporting through
-/// `context`: graph JSON through the importer, `.mlir` through the parser.
+/// `context`: graph JSON and ONNX (`.onnx`) through their importers, `.mlir`
+/// through the parser.
 /// The file's buffer is added to `sourceMgr` so that diagnostics can quote
 /// the source.
 OwningOpRef<ModuleOp> loadInput(StringRef path, MLIRContext *context,
                                 llvm::SourceMgr &sourceMgr);
 
 /// The formats `loadInputBuffer` reads.
-enum class InputFormat { GraphJSON, MLIR };
+enum class InputFormat { GraphJSON, MLIR, ONNX };
 
 /// Loads a graph from `buffer` (its identifier names it in diagnostics)
 /// into a module, reporting through `context`; `loadInput` without the

@@ -1,0 +1,410 @@
+//===- Fusions.cpp - Attention and GELU recognised in translated ONNX -----===//
+//
+// Part of the Loom project.
+//
+//===----------------------------------------------------------------------===//
+//
+// ONNX spells attention and GELU as primitive nodes. These rewrites find
+// them in the translator's op list and replace the op that produces the
+// pattern's result; the ops left unused are dropped with everything else
+// the loss does not use. What does not match stays primitive (and correct).
+//
+// 1. Exact GELU: `0.5 * x * (1 + erf(x / sqrt(2)))` (the factors in either
+//    order, `x * (1/sqrt(2))` for the division) becomes `loom.gelu`. Loom
+//    has no erf op, so an erf outside this pattern is reported.
+// 2. LayerNorm as opsets < 17 spell it: `(x - mean(x)) / sqrt(mean((x -
+//    mean(x))^2) + eps)` over the last dim (then `* gamma + beta`) becomes
+//    `loom.layer_norm` (with gamma and beta when both follow).
+// 3. RMSNorm: `x * rsqrt(mean(x * x) + eps)` over the last dim (rsqrt as
+//    `1 / sqrt`; then `* weight`, either order) becomes `loom.rms_norm`.
+// 4. Attention, as the PyTorch frontend matches it (docs/Frontends.md, "How
+//    attention is matched"): a product `p @ v` of rank-4 tensors with
+//        p  = softmax(s, axis = 3)
+//        s  = s' + M   (M a constant)  |  s'
+//        s' = t * c  |  c * t  |  t / c  |  t      (c a scalar constant)
+//        t  = q @ k^T                  (MatMul folded k's transpose)
+//    becomes one `loom.attention q, k, v`. M is `causal` when it is the
+//    causal triangle (0 on and below the diagonal, -inf or <= -1e30 above,
+//    for every broadcast copy), else the additive `mask` operand. The scale
+//    may also sit on the queries (`(q / c) @ k^T`) and is left to the op's
+//    default when it is 1/sqrt(D). Rank-3 operands `[B * H, S, D]`
+//    (nn.MultiheadAttention's `x.view(S, B * H, D).transpose(0, 1)` of an
+//    `[S, B, H * D]` tensor) are unfolded into `[B, H, S, D]` for the
+//    attention and its result folded back (causal or mask-free only).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Translator.h"
+
+#include <cmath>
+
+using namespace mlir::loom::onnx_import;
+
+namespace {
+
+class Fuser {
+public:
+  explicit Fuser(Translator &tr) : tr(tr) {
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      for (int x : tr.ops[i].operands)
+        if (x >= 0)
+          users[x].push_back(i);
+  }
+
+  void run() {
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "erf")
+        fuseGelu(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "div")
+        fuseLayerNorm(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "mul")
+        fuseRmsNorm(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "matmul")
+        fuseAttention(i);
+  }
+
+private:
+  /// The value of a constant all of whose elements are equal.
+  std::optional<double> splat(int x) {
+    LoomOp *p = tr.producer(x);
+    if (!p || p->op != "constant" || p->value->numElements() == 0)
+      return std::nullopt;
+    double first = p->value->at(0);
+    for (int64_t k = 1; k < p->value->numElements(); ++k)
+      if (p->value->at(k) != first)
+        return std::nullopt;
+    return first;
+  }
+
+  static bool near(double a, double b) {
+    return std::fabs(a - b) <= 1e-6 * std::fabs(b);
+  }
+
+  /// For a binary op `x op c` (either order for commutative ops): x and c.
+  bool splitScalar(const LoomOp &op, int &x, double &c, bool commutative) {
+    if (op.operands.size() != 2)
+      return false;
+    if (std::optional<double> v = splat(op.operands[1])) {
+      x = op.operands[0];
+      c = *v;
+      return true;
+    }
+    if (commutative)
+      if (std::optional<double> v = splat(op.operands[0])) {
+        x = op.operands[1];
+        c = *v;
+        return true;
+      }
+    return false;
+  }
+
+  /// The only user of `x` with mnemonic `op`, if `x` has exactly one user.
+  LoomOp *soleUser(int x, const char *op) {
+    auto it = users.find(x);
+    if (it == users.end() || it->second.size() != 1)
+      return nullptr;
+    LoomOp &user = tr.ops[it->second[0]];
+    return user.op == op ? &user : nullptr;
+  }
+
+  void fuseGelu(size_t erfIndex) {
+    LoomOp &erf = tr.ops[erfIndex];
+    LoomOp *scaled = tr.producer(erf.operands[0]);
+    int x;
+    double c;
+    if (!scaled ||
+        !((scaled->op == "div" && splitScalar(*scaled, x, c, false) &&
+           near(c, std::sqrt(2.0))) ||
+          (scaled->op == "mul" && splitScalar(*scaled, x, c, true) &&
+           near(c, 1 / std::sqrt(2.0)))))
+      return;
+    LoomOp *onePlus = soleUser(erf.results[0], "add");
+    int other;
+    if (!onePlus || !splitScalar(*onePlus, other, c, true) || c != 1.0)
+      return;
+    LoomOp *product = soleUser(onePlus->results[0], "mul");
+    if (!product)
+      return;
+    int factor = product->operands[0] == onePlus->results[0]
+                     ? product->operands[1]
+                     : product->operands[0];
+    LoomOp *result = nullptr;
+    if (factor == x) {
+      // x * (1 + erf) then * 0.5.
+      result = soleUser(product->results[0], "mul");
+      if (!result || !splitScalar(*result, other, c, true) || c != 0.5)
+        return;
+    } else {
+      // (x * 0.5) * (1 + erf).
+      LoomOp *half = tr.producer(factor);
+      if (!half || half->op != "mul" || !splitScalar(*half, other, c, true) ||
+          c != 0.5 || other != x)
+        return;
+      result = product;
+    }
+    result->op = "gelu";
+    result->operands = {x};
+    result->attributes = nlohmann::json::object();
+  }
+
+  /// `reduce_mean(x)` over the last dim, keeping it: x, else -1.
+  int lastDimMean(int value) {
+    LoomOp *op = tr.producer(value);
+    if (!op || op->op != "reduce_mean" ||
+        !op->attributes.value("keepdims", false))
+      return -1;
+    int x = op->operands[0];
+    std::vector<int64_t> axes =
+        op->attributes["axes"].get<std::vector<int64_t>>();
+    if (axes != std::vector<int64_t>{int64_t(tr.values[x].shape.size()) - 1})
+      return -1;
+    return x;
+  }
+
+  void fuseLayerNorm(size_t index) {
+    const LoomOp &div = tr.ops[index];
+    int d = div.operands[0];
+    LoomOp *sqrt = tr.producer(div.operands[1]);
+    LoomOp *sub = tr.producer(d);
+    if (!sqrt || sqrt->op != "sqrt" || !sub || sub->op != "sub")
+      return;
+    int x = sub->operands[0];
+    if (lastDimMean(sub->operands[1]) != x)
+      return;
+    LoomOp *plusEps = tr.producer(sqrt->operands[0]);
+    int var;
+    double eps;
+    if (!plusEps || plusEps->op != "add" ||
+        !splitScalar(*plusEps, var, eps, true) || eps <= 0)
+      return;
+    int squared = lastDimMean(var);
+    LoomOp *square = squared < 0 ? nullptr : tr.producer(squared);
+    if (!square || square->op != "mul" || square->operands[0] != d ||
+        square->operands[1] != d)
+      return;
+    const LoomValue &xv = tr.values[x];
+    Shape param = {xv.shape.back()};
+    auto isParam = [&](int v) { return tr.values[v].shape == param; };
+    // x_hat * gamma + beta: one layer_norm with both (Loom's layer_norm takes
+    // them together).
+    LoomOp *scaled = soleUser(div.results[0], "mul");
+    if (scaled) {
+      int gamma = scaled->operands[0] == div.results[0] ? scaled->operands[1]
+                                                        : scaled->operands[0];
+      LoomOp *shifted = soleUser(scaled->results[0], "add");
+      if (shifted && isParam(gamma)) {
+        int beta = shifted->operands[0] == scaled->results[0]
+                       ? shifted->operands[1]
+                       : shifted->operands[0];
+        if (isParam(beta)) {
+          shifted->op = "layer_norm";
+          shifted->operands = {x, gamma, beta};
+          shifted->attributes = {{"eps", eps}};
+          return;
+        }
+      }
+    }
+    LoomOp &norm = tr.ops[index];
+    norm.op = "layer_norm";
+    norm.operands = {x, -1, -1};
+    norm.attributes = {{"eps", eps}};
+  }
+
+  /// `rsqrt(mean(x * x) + eps)` over the last dim (rsqrt spelled as
+  /// `rsqrt` or `1 / sqrt`): x and eps, else -1.
+  int rmsFactor(int value, double &eps) {
+    LoomOp *op = tr.producer(value);
+    if (op && op->op == "div") {
+      std::optional<double> one = splat(op->operands[0]);
+      LoomOp *sqrt = tr.producer(op->operands[1]);
+      if (!one || *one != 1.0 || !sqrt || sqrt->op != "sqrt")
+        return -1;
+      op = sqrt;
+    } else if (!op || op->op != "rsqrt") {
+      return -1;
+    }
+    LoomOp *plusEps = tr.producer(op->operands[0]);
+    int meanSquare;
+    if (!plusEps || plusEps->op != "add" ||
+        !splitScalar(*plusEps, meanSquare, eps, true) || eps <= 0)
+      return -1;
+    int squared = lastDimMean(meanSquare);
+    LoomOp *square = squared < 0 ? nullptr : tr.producer(squared);
+    if (!square || square->op != "mul" ||
+        square->operands[0] != square->operands[1])
+      return -1;
+    return square->operands[0];
+  }
+
+  void fuseRmsNorm(size_t index) {
+    const LoomOp &scaled = tr.ops[index];
+    double eps = 0;
+    int x = -1;
+    for (int k = 0; k < 2 && x < 0; ++k)
+      if (rmsFactor(scaled.operands[1 - k], eps) == scaled.operands[k])
+        x = scaled.operands[k];
+    if (x < 0)
+      return;
+    Shape param = {tr.values[x].shape.back()};
+    // `weight * normalized` (either order): one rms_norm with gamma.
+    if (LoomOp *weighted = soleUser(scaled.results[0], "mul")) {
+      int gamma = weighted->operands[0] == scaled.results[0]
+                      ? weighted->operands[1]
+                      : weighted->operands[0];
+      if (tr.values[gamma].shape == param) {
+        weighted->op = "rms_norm";
+        weighted->operands = {x, gamma};
+        weighted->attributes = {{"eps", eps}};
+        return;
+      }
+    }
+    LoomOp &norm = tr.ops[index];
+    norm.op = "rms_norm";
+    norm.operands = {x};
+    norm.attributes = {{"eps", eps}};
+  }
+
+  /// For a rank-3 operand [B * H, S, D] as nn.MultiheadAttention makes it
+  /// (`x.view(S, B * H, D).transpose(0, 1)` of x [S, B, H * D]): B, else 0.
+  int64_t foldedBatch(int x) {
+    LoomOp *t = tr.producer(x);
+    if (!t || t->op != "transpose" ||
+        t->attributes["permutation"].get<std::vector<int64_t>>() !=
+            std::vector<int64_t>{1, 0, 2})
+      return 0;
+    LoomOp *r = tr.producer(t->operands[0]);
+    if (!r || r->op != "reshape")
+      return 0;
+    const Shape &in = tr.values[r->operands[0]].shape,
+                &out = tr.values[r->results[0]].shape;
+    if (in.size() != 3 || out.size() != 3 || in[0] != out[0] || in[1] == 0 ||
+        out[1] % in[1] || in[2] != out[1] / in[1] * out[2])
+      return 0;
+    return in[1];
+  }
+
+  void fuseAttention(size_t index) {
+    const LoomOp &pv = tr.ops[index];
+    if (!pv.attributes.empty())
+      return;
+    int p = pv.operands[0], v = pv.operands[1];
+    size_t rank = tr.values[p].shape.size();
+    if ((rank != 4 && rank != 3) || tr.values[v].shape.size() != rank)
+      return;
+    LoomOp *softmax = tr.producer(p);
+    if (!softmax || softmax->op != "softmax" ||
+        softmax->attributes["axis"].get<int64_t>() != int64_t(rank - 1))
+      return;
+    int s = softmax->operands[0];
+    const ConstTensor *mask = nullptr;
+    int maskValue = -1; // the constant, defined before the scores
+    if (LoomOp *add = tr.producer(s); add && add->op == "add")
+      for (int k = 0; k < 2; ++k)
+        if (LoomOp *m = tr.producer(add->operands[k]);
+            m && m->op == "constant" && m->value->shape.size() <= rank) {
+          mask = m->value;
+          maskValue = add->operands[k];
+          s = add->operands[1 - k];
+          break;
+        }
+    // The scale: on the scores (`(q @ k^T) * c`), on the queries
+    // (`(q / c) @ k^T`, nn.MultiheadAttention), or both.
+    double scale = 1.0;
+    auto takeScale = [&](int &value) {
+      LoomOp *op = tr.producer(value);
+      int t;
+      double c;
+      if (op && (op->op == "mul" || op->op == "div") &&
+          splitScalar(*op, t, c, op->op == "mul")) {
+        scale *= op->op == "mul" ? c : 1.0 / c;
+        value = t;
+      }
+    };
+    takeScale(s);
+    LoomOp *qk = tr.producer(s);
+    if (!qk || qk->op != "matmul" ||
+        !qk->attributes.value("transpose_rhs", false) ||
+        qk->attributes.value("transpose_lhs", false))
+      return;
+    int q = qk->operands[0], k = qk->operands[1];
+    takeScale(q);
+    // Rank 3: heads folded into the batch; unfold them to [B, H, S, D].
+    int64_t batch = 0;
+    if (rank == 3) {
+      batch = foldedBatch(q);
+      if (!batch || foldedBatch(k) != batch || foldedBatch(v) != batch ||
+          (mask && mask->shape.size() == 3 && mask->shape[0] != 1))
+        return;
+    }
+    auto unfolded = [&](const Shape &shape) {
+      return rank == 3 ? Shape{batch, shape[0] / batch, shape[1], shape[2]}
+                       : shape;
+    };
+    Shape qs = unfolded(tr.values[q].shape), ks = unfolded(tr.values[k].shape),
+          vs = unfolded(tr.values[v].shape);
+    if (qs[0] != ks[0] || ks[0] != vs[0] || ks[1] != vs[1] || ks[1] == 0 ||
+        qs[1] % ks[1] || ks[2] != vs[2] || qs[3] != ks[3])
+      return;
+    int64_t sq = qs[2], skv = ks[2];
+    nlohmann::json attrs = nlohmann::json::object();
+    bool causal = mask && isCausal(*mask, sq, skv);
+    // A rank-3 mask other than the triangle would need reshaping: not
+    // matched (it stays primitive).
+    if (mask && !causal && rank == 3)
+      return;
+    if (causal)
+      attrs["causal"] = true;
+    double standard = 1.0 / std::sqrt(double(qs[3]));
+    if (std::fabs(scale - standard) > 1e-15 * standard)
+      attrs["scale"] = scale;
+    DType dtype = tr.values[q].dtype;
+    if (rank == 3) {
+      q = tr.insertBefore(index, "reshape", {q}, {qs}, dtype)[0];
+      k = tr.insertBefore(index, "reshape", {k}, {ks}, dtype)[0];
+      v = tr.insertBefore(index, "reshape", {v}, {vs}, dtype)[0];
+      Shape out = {qs[0], qs[1], qs[2], vs[3]};
+      int o = tr.insertBefore(index, "attention", {q, k, v}, {out}, dtype,
+                              attrs)[0];
+      // The product's result keeps its folded shape.
+      LoomOp &folded = tr.ops[index];
+      folded.op = "reshape";
+      folded.operands = {o};
+      folded.attributes = nlohmann::json::object();
+      return;
+    }
+    std::vector<int> operands = {q, k, v};
+    if (mask && !causal)
+      operands.push_back(maskValue);
+    LoomOp &attention = tr.ops[index];
+    attention.op = "attention";
+    attention.operands = operands;
+    attention.attributes = attrs;
+  }
+
+  /// Whether `m`, broadcast to [..., sq, skv], is the causal triangle.
+  static bool isCausal(const ConstTensor &m, int64_t sq, int64_t skv) {
+    size_t r = m.shape.size();
+    if (sq != skv || r < 2 || m.shape[r - 2] != sq || m.shape[r - 1] != skv)
+      return false;
+    for (int64_t e = 0; e < m.numElements(); ++e) {
+      int64_t j = e % skv, i = (e / skv) % sq;
+      double value = m.at(e);
+      bool masked = value <= -1e30;
+      if (j <= i ? value != 0.0 : !masked)
+        return false;
+    }
+    return true;
+  }
+
+  Translator &tr;
+  std::map<int, std::vector<size_t>> users;
+};
+
+} // namespace
+
+void mlir::loom::onnx_import::fusePatterns(Translator &translator) {
+  Fuser(translator).run();
+}
