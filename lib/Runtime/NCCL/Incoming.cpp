@@ -8,14 +8,16 @@
 // done by the receiver for itself. A site on axis `a` that sends to
 // coordinate `to` reaches this rank only when this rank's coordinate on `a`
 // is `to`, and then from every rank that differs from it only on `a` (and
-// runs the site's stage). Stable-sorting by sender keeps each sender's
-// program order, which is all NCCL needs.
+// runs the site's stage). Grouping by sender, each group in program order,
+// keeps each sender's order, which is all NCCL needs. (Grouped through a map
+// rather than std::stable_sort: libstdc++ 12's stable_sort uses the
+// deprecated get_temporary_buffer, an error under LOOM_WERROR with clang.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/NCCL/Incoming.h"
 
-#include <algorithm>
+#include <map>
 
 namespace loom::runtime::nccl {
 
@@ -24,7 +26,7 @@ std::vector<Message> incomingMessages(const DeviceMesh &mesh, int64_t rank,
                                       const SendSite *sites, size_t numSites,
                                       ncclDataType_t floatType) {
   std::vector<int64_t> coordinates = mesh.getCoordinates(rank);
-  std::vector<Message> messages;
+  std::map<int64_t, std::vector<Message>> bySender;
   for (size_t s = 0; s < numSites; ++s) {
     const SendSite &site = sites[s];
     size_t axis = static_cast<size_t>(site.axis);
@@ -38,13 +40,15 @@ std::vector<Message> incomingMessages(const DeviceMesh &mesh, int64_t rank,
       if (site.stage >= 0 &&
           sender[static_cast<size_t>(pipelineAxis)] != site.stage)
         continue;
-      messages.push_back({mesh.getRank(sender), site.tag, site.count,
-                          site.isInteger ? ncclTypeOf<int64_t>() : floatType});
+      int64_t peer = mesh.getRank(sender);
+      bySender[peer].push_back(
+          {peer, site.tag, site.count,
+           site.isInteger ? ncclTypeOf<int64_t>() : floatType});
     }
   }
-  std::stable_sort(
-      messages.begin(), messages.end(),
-      [](const Message &a, const Message &b) { return a.peer < b.peer; });
+  std::vector<Message> messages;
+  for (auto &[peer, fromPeer] : bySender)
+    messages.insert(messages.end(), fromPeer.begin(), fromPeer.end());
   return messages;
 }
 

@@ -66,7 +66,8 @@ Sample makeSample() {
   m.metadata["optimizer"] = "adamw";
   auto add = [&](const std::string &name, TensorData value,
                  const std::string &layout) {
-    m.tensors[name] = {value.shape, value.dtype, layout};
+    m.tensors[name] = {value.shape, value.dtype, layout, /*stage=*/-1,
+                       /*fileShape=*/{}};
     sample.global[name] = std::move(value);
   };
   add("wte", ramp(DType::F32, {8, 4}, 0.5), "[[\"tp\"], []]");
@@ -426,7 +427,8 @@ Sample makePipelinedSample() {
   m.dataPosition = 3;
   auto add = [&](const std::string &name, TensorData value,
                  const std::string &layout, int64_t stage) {
-    m.tensors[name] = {value.shape, value.dtype, layout, stage};
+    m.tensors[name] = {value.shape, value.dtype, layout, stage,
+                       /*fileShape=*/{}};
     sample.global[name] = std::move(value);
   };
   add("wte", ramp(DType::F32, {8, 4}, 0.5), "[[], []]", 0);
