@@ -69,8 +69,9 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "runner-up's) and per mesh">,
     Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
            "Pipeline stages: 0 lets the search choose (divisors of the "
-           "devices, at least one layer per stage), 1 (the default until "
-           "loomc partitions stages) turns pipelining off, S > 1 fixes S "
+           "devices, at least one layer per stage; what loomc passes unless "
+           "a flag or the parallel config constrains the stages or the "
+           "mesh), 1 (the pass's default) turns pipelining off, S > 1 fixes S "
            "(the mesh searched is then the intra-stage mesh over "
            "devices / S)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
@@ -82,7 +83,8 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "Check the plan by the liveness of the per-rank program it "
            "yields (the partition pipeline run on a copy) and search again "
            "under a scaled limit while it does not fit, a few rounds at "
-           "most; records the rounds in `dist.memory_fit`">,
+           "most; records the rounds in `dist.memory_fit` (a pipelined plan "
+           "is taken as the model prices it)">,
   ];
 }
 
