@@ -12,19 +12,30 @@ given to `loomc` as the MindSpore-style parallel config Loom reads
 Megatron's column/row-parallel linears and vocab-parallel embedding and
 head; the same search prices it (filling in what the config leaves open,
 such as ZeRO-1, with the cheaper choice: the expert is given the benefit of
-the doubt). The automatic plan is `loomc --cluster C --devices N` with
-nothing else: the whole plan space.
+the doubt). The automatic plan is the search over the whole plan space
+(`pipeline-stages=0`, what `loomc --cluster C --devices N` runs). Both are
+priced on the step `loomc --compile-to=autodiff` builds, by
+`dist-search-strategy` with `split-step=false`: the model the search ranks
+plans by (a micro-batch as 1/M of the batch), so that a grid of a hundred
+configs on GPT-3 175B takes minutes, not hours (loomc splits the step into
+the micro-batches of the chosen plan and prices it again, docs/Search.md,
+"The plan space").
 
 Used as a benchmark script (the table) and by test_hand_configs.py (a few
 cases asserted):
 
     LOOM_TOOLS_DIR=build/bin python3 test/python/hand_configs.py \
         --model gpt2:gpt3-175b --cluster dgx-a100-80g --devices 1024
+
+prints one row of the table: model, cluster, devices, the automatic plan
+and its step, the best hand config and its step, their ratio (>= 1: the
+automatic plan is never worse), and how many hand configs had a plan.
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -54,18 +65,47 @@ def build_model(family_preset, out, extra=()):
     return shapes["input_ids"][0], layers
 
 
-def price(model, cluster, workdir, *flags):
-    """The plan JSON of `loomc MODEL --cluster C FLAGS` (None when no plan
-    fits or the config is refused), and loomc's error."""
-    plan = Path(workdir) / "plan.json"
-    if plan.exists():
-        plan.unlink()
-    result = run(TOOLS / "loomc", model, "--cluster", cluster,
-                 "--compile-to=sharding", *flags, "--plan-json", plan,
-                 "-o", Path(workdir) / "out.mlir")
+PLAN = re.compile(r"dist\.plan = #dist\.plan<zero = (\d+), recompute = "
+                  r"(true|false), step_time_s = ([0-9.e+-]+)")
+PIPELINE = re.compile(r"dist\.pipeline = #dist\.pipeline<stages = (\d+), "
+                      r"micro_batches = (\d+)")
+MESH = re.compile(r"dist\.mesh @\w+ shape \[([0-9, ]*)\] axes \[([^\]]*)\]")
+
+
+def autodiff(model, workdir):
+    """The training step the search prices, built once per model."""
+    step = Path(workdir) / "step.mlir"
+    result = run(TOOLS / "loomc", model, "--compile-to=autodiff", "-o", step)
     if result.returncode:
-        return None, result.stderr.strip().splitlines()[-1:]
-    return json.loads(plan.read_text()), None
+        raise RuntimeError(result.stderr)
+    return step
+
+
+def price(step, cluster, workdir, **options):
+    """The search's plan for `step` under these pass options (None when no
+    plan fits or the config is refused): `dist-search-strategy` with
+    `split-step=false`, so that every plan, the automatic one included, is
+    priced as the search ranks plans (a micro-batch as 1/M of the batch)
+    without splitting the step for each."""
+    out = Path(workdir) / "searched.mlir"
+    option_text = " ".join(f"{k.replace('_', '-')}={v}"
+                           for k, v in options.items())
+    result = run(TOOLS / "loom-opt", step,
+                 f"-dist-search-strategy=cluster={cluster} split-step=false "
+                 f"{option_text}", "-o", out)
+    if result.returncode:
+        return None
+    text = out.read_text()
+    plan = PLAN.search(text)
+    mesh = MESH.search(text)
+    pipeline = PIPELINE.search(text)
+    sizes = [int(x) for x in mesh.group(1).split(",")]
+    names = [n.strip().strip('"') for n in mesh.group(2).split(",")]
+    return {"step_time_s": float(plan.group(3)),
+            "zero": int(plan.group(1)), "recompute": plan.group(2) == "true",
+            "mesh": list(zip(names, sizes)),
+            "stages": int(pipeline.group(1)) if pipeline else 1,
+            "micro_batches": int(pipeline.group(2)) if pipeline else 1}
 
 
 def hand_configs(devices, batch, layers, per_node, mbs_choices=(1, 2, 4)):
@@ -99,40 +139,43 @@ def describe(config):
 
 def compare(model_spec, cluster, devices, extra=(), mbs_choices=(1, 2, 4),
             log=None):
-    """The automatic plan and the best hand config of the grid, both priced
-    by the same cost model."""
+    """The automatic plan and every hand config of the grid that has a
+    plan, both priced by the same search, cheapest first."""
     with tempfile.TemporaryDirectory() as workdir:
         model = Path(workdir) / "model.json"
         batch, layers = build_model(model_spec, model, extra)
-        auto, error = price(model, cluster, workdir, "--devices", devices)
+        step = autodiff(model, workdir)
+        auto = price(step, cluster, workdir, devices=devices,
+                     pipeline_stages=0)
         if auto is None:
-            raise RuntimeError(f"automatic plan: {error}")
+            raise RuntimeError("no automatic plan")
         hands = []
+        config_path = Path(workdir) / "config.json"
         for config in hand_configs(devices, batch, layers,
                                    DEVICES_PER_NODE.get(cluster, 8),
                                    mbs_choices):
-            plan, _ = price(model, cluster, workdir, "--parallel-config",
-                            json.dumps(config))
+            config_path.write_text(json.dumps(config))
+            plan = price(step, cluster, workdir,
+                         parallel_config=config_path,
+                         pipeline_stages=config["pipeline_stage"],
+                         micro_batches=config["micro_batch_num"])
             if plan is None:
                 continue
-            hands.append((plan["predicted"]["step_time_s"], config))
+            hands.append((plan["step_time_s"], config))
             if log:
-                print(f"  {describe(config)}: "
-                      f"{plan['predicted']['step_time_s']:.4g} s", file=log)
+                print(f"  {describe(config)}: {plan['step_time_s']:.4g} s",
+                      file=log)
         hands.sort(key=lambda h: h[0])
         return auto, hands
 
 
 def describe_auto(plan):
-    axes = " x ".join(f"{a['name']}={a['size']}" for a in plan["mesh"]["axes"])
-    pipeline = plan.get("pipeline")
-    text = axes
-    if pipeline and pipeline.get("stages", 1) > 1:
-        text = f"pp={pipeline['stages']} x {axes}, M={pipeline['micro_batches']}"
-    choices = plan.get("plan", {})
-    if choices.get("zero"):
+    text = " x ".join(f"{name}={size}" for name, size in plan["mesh"])
+    if plan["stages"] > 1:
+        text = f"pp={plan['stages']} x {text}, M={plan['micro_batches']}"
+    if plan["zero"]:
         text += ", ZeRO-1"
-    if choices.get("recompute"):
+    if plan["recompute"]:
         text += ", recompute"
     return text
 
@@ -144,12 +187,15 @@ def main():
     parser.add_argument("--cluster", required=True)
     parser.add_argument("--devices", type=int, required=True)
     parser.add_argument("--batch", type=int, help="override the batch")
+    parser.add_argument("--mbs", default="1,2,4",
+                        help="micro-batch sizes of the grid (samples)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     extra = ["--batch", str(args.batch)] if args.batch else []
-    auto, hands = compare(args.model, args.cluster, args.devices, extra,
+    mbs = tuple(int(x) for x in args.mbs.split(","))
+    auto, hands = compare(args.model, args.cluster, args.devices, extra, mbs,
                           log=sys.stderr if args.verbose else None)
-    step = auto["predicted"]["step_time_s"]
+    step = auto["step_time_s"]
     if not hands:
         print(f"| {args.model} | {args.cluster} | {args.devices} | "
               f"{describe_auto(auto)} | {step:.4g} s | no hand config fits "

@@ -169,9 +169,6 @@ private:
   /// A fresh search pass with these options, the follow-ups off.
   std::unique_ptr<SearchStrategyPass> cloneSearch() const;
 
-  /// Whether the step may be split for the plan's micro-batches (off in
-  /// the searches the follow-ups run themselves).
-  bool splitStep = true;
   /// The predicted step of the best plan without a pipeline the last
   /// search found (infinite when none): what a split pipelined plan must
   /// beat.

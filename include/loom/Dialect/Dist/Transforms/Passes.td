@@ -79,6 +79,12 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "choose (the divisors up to 256 of the per-replica batch)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
            "Pipeline schedule the search prices: 1f1b or gpipe">,
+    Option<"splitStep", "split-step", "bool", /*default=*/"true",
+           "When a pipelined plan chose another micro-batch count than the "
+           "step has, split the step into it and search it again (false: "
+           "keep the plan as the first search priced it, a micro-batch as "
+           "1/M of the batch; for pricing many plans fast, as "
+           "test/python/hand_configs.py does)">,
     Option<"fitLiveness", "fit-liveness", "bool", /*default=*/"false",
            "Check the plan by the liveness of the per-rank program it "
            "yields (the partition pipeline run on a copy) and search again "
