@@ -503,6 +503,8 @@ getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
     search.pipelineStages = 0;
   // A pipelined plan is taken as the search's model prices it
   // (docs/Pipeline.md); the others are checked by liveness first.
+  // The report names the closest Megatron-style hand config.
+  search.handConfigs = options.report;
   // (Under the whole space the search measures only a plan without a
   // pipeline.)
   bool pipelined = staged.pipelineStages && *staged.pipelineStages != 1;

@@ -26,3 +26,26 @@ def test_search_beats_hand_configs(model, cluster, devices, extra):
     assert any(config["model_parallel"] > 1 for _, config in hands)
     best_time, best = hands[0]
     assert auto["step_time_s"] <= best_time * (1 + 1e-9), (auto, best)
+
+
+def test_report_names_the_closest_hand_config(tmp_path):
+    """`loomc --report` prices the grid itself and names the closest hand
+    config; it is never cheaper than the searched plan."""
+    import re
+    from test_partition import tool
+    model = tmp_path / "gpt.json"
+    tool("loom-model", "gpt2", "--layers", 4, "--hidden", 1024, "--heads", 16,
+         "--vocab", 4096, "--seq", 256, "--batch", 16, "--format", "json",
+         "-o", model)
+    report = tool("loomc", model, "--cluster", "dgx-a100-80g", "--devices",
+                  16, "--compile-to=partition", "--report", "-o",
+                  tmp_path / "out.mlir").stdout
+    line = re.search(r"Closest hand config: t=(\d) p=(\d+) d=(\d+) M=(\d+)"
+                     r"[^,]*, [0-9.]+ \w+ per step, (-?[0-9.]+)% slower "
+                     r"than the searched plan's .* best of (\d+) ", report)
+    assert line, report
+    t, p, d, m, slower, priced = (float(x) for x in line.groups())
+    assert t * p * d == 16 and t <= 8
+    assert m == (16 / d if p > 1 else 1)
+    assert slower >= 0
+    assert priced >= 4

@@ -53,6 +53,7 @@
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Support/Flags.h"
@@ -68,11 +69,14 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <set>
 
 using ::mlir::loom::kClusterAttrName;
+using ::mlir::loom::kHandConfigAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kMemoryAttrName;
 using ::mlir::loom::kMemoryFitAttrName;
+using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kPlanAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
@@ -166,6 +170,9 @@ private:
   /// plan's micro-batches and searched again, when they differ from the
   /// step's.
   LogicalResult splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit);
+  /// `hand-configs`: the Megatron-style grid priced on copies of
+  /// `pristine` (the module before the search), the closest recorded.
+  LogicalResult compareHandConfigs(ModuleOp pristine);
   /// A fresh search pass with these options, the follow-ups off.
   std::unique_ptr<SearchStrategyPass> cloneSearch() const;
 
@@ -173,6 +180,9 @@ private:
   /// search found (infinite when none): what a split pipelined plan must
   /// beat.
   double bestFlatStepTime = kInfiniteCost;
+  /// The best plan's step as the first search priced it (a micro-batch as
+  /// 1/M of the batch), what hand configs are compared with.
+  double firstStepTime = kInfiniteCost;
 };
 } // namespace
 
@@ -797,6 +807,8 @@ LogicalResult SearchStrategyPass::search() {
     return failure();
   }
 
+  firstStepTime = best.stepTime;
+
   // 4. Write the plan.
   const Mesh &mesh = best.model->getMesh();
   OpBuilder builder(context);
@@ -933,6 +945,9 @@ void SearchStrategyPass::runOnOperation() {
   // (which the search again would take as the user's). Under
   // `fit-liveness` only a plan without a pipeline is measured, so a
   // pipelined one is split alike.
+  OwningOpRef<ModuleOp> pristine;
+  if (handConfigs)
+    pristine = cast<ModuleOp>(getOperation()->clone());
   OwningOpRef<func::FuncOp> unsplit;
   auto step = getOperation().lookupSymbol<func::FuncOp>("train_step");
   if (splitStep && pipelineStages != 1 && step &&
@@ -943,6 +958,109 @@ void SearchStrategyPass::runOnOperation() {
     return signalPassFailure();
   if (unsplit && failed(splitForMicroBatches(std::move(unsplit))))
     return signalPassFailure();
+  if (pristine && failed(compareHandConfigs(*pristine)))
+    return signalPassFailure();
+}
+
+/// Megatron-LM's knobs as an expert sets them: tensor parallelism t inside
+/// a node, p pipeline stages (powers of two up to the layers), d = devices
+/// / (t p) replicas dividing the batch, one sample per micro-batch (M =
+/// batch / d, at most 256; none without a pipeline). Each is given to a
+/// search as the parallel config Loom reads (mesh, Megatron's column/row
+/// linears, vocab-parallel embedding and head fixed; stages and
+/// micro-batches fixed; ZeRO and recompute left to the search: the expert
+/// gets the cheaper) without splitting the step, so it is priced as the
+/// first search priced the chosen plan.
+LogicalResult SearchStrategyPass::compareHandConfigs(ModuleOp pristine) {
+  ModuleOp module = getOperation();
+  if (devices <= 0 || !std::isfinite(firstStepTime))
+    return success();
+  ValueOrError<ClusterSpec> spec = loadClusterSpec(cluster);
+  auto step = pristine.lookupSymbol<func::FuncOp>(entryName);
+  if (!spec || !step || step.isExternal())
+    return success();
+  int64_t batch = 0;
+  std::set<int64_t> layerIds;
+  for (BlockArgument arg : step.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!batch && type && type.getRank() > 0 &&
+        step.getArgAttr(arg.getArgNumber(), kInputAttrName))
+      batch = type.getDimSize(0);
+    if (auto param = step.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                      kParamAttrName))
+      if (int64_t layer = getLayerIndex(param.getName()); layer >= 0)
+        layerIds.insert(layer);
+  }
+  int64_t layers = std::max<int64_t>(1, layerIds.size());
+  int64_t n = devices;
+  std::optional<std::string> bestName;
+  double bestTime = kInfiniteCost;
+  int64_t priced = 0;
+  MLIRContext *context = module.getContext();
+  for (int64_t t : {1, 2, 4, 8}) {
+    if (t > spec->devicesPerNode || n % t)
+      continue;
+    for (int64_t p = 1; p <= std::min(layers, n / t); p *= 2) {
+      if ((n / t) % p)
+        continue;
+      int64_t d = n / (t * p);
+      if (!batch || batch % d)
+        continue;
+      int64_t micro = p > 1 ? batch / d : 1;
+      if (micro > 256)
+        continue;
+      std::string config = llvm::formatv(
+          " {{\"data_parallel\": {0}, \"model_parallel\": {1}}", d, t);
+      OpBuilder builder(module.getBodyRegion());
+      builder.setInsertionPointToEnd(module.getBody());
+      auto trial = cast<ModuleOp>(builder.clone(*pristine));
+      OpPassManager pm(ModuleOp::getOperationName());
+      auto search = std::make_unique<SearchStrategyPass>();
+      search->copyOptionValuesFrom(this);
+      search->fitLiveness = false;
+      search->splitStep = false;
+      search->handConfigs = false;
+      search->explain = false;
+      search->devices = 0;
+      search->meshSpec = "";
+      search->strategyFile = "";
+      search->parallelConfig = config;
+      search->pipelineStages = p;
+      search->microBatches = p > 1 ? micro : 0;
+      pm.addPass(std::move(search));
+      LogicalResult ran = success();
+      {
+        ScopedDiagnosticHandler silence(
+            context, [](Diagnostic &) { return success(); });
+        ran = runPipeline(pm, trial);
+      }
+      if (succeeded(ran))
+        if (auto plan = trial->getAttrOfType<PlanAttr>(kPlanAttrName)) {
+          ++priced;
+          if (plan.getStepTime() < bestTime) {
+            bestTime = plan.getStepTime();
+            bestName = llvm::formatv("t={0} p={1} d={2} M={3}{4}", t, p, d,
+                                     micro, plan.getRecompute()
+                                                ? " recompute"
+                                                : "")
+                           .str();
+          }
+        }
+      trial.erase();
+    }
+  }
+  if (!bestName)
+    return success();
+  Builder b(context);
+  module->setAttr(
+      kHandConfigAttrName,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("config", b.getStringAttr(*bestName)),
+           b.getNamedAttr("priced", b.getI64IntegerAttr(priced)),
+           b.getNamedAttr("searched_step_time_s",
+                          b.getF64FloatAttr(firstStepTime)),
+           b.getNamedAttr("step_time_s", b.getF64FloatAttr(bestTime))}));
+  return success();
 }
 
 std::unique_ptr<SearchStrategyPass> SearchStrategyPass::cloneSearch() const {
@@ -1037,6 +1155,7 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
       break;
     }
     bestFlatStepTime = roundPass->bestFlatStepTime;
+    firstStepTime = roundPass->firstStepTime;
     FailureOr<std::optional<PipelineInfo>> info = getPipelineInfo(module);
     if (failed(info))
       return failure();

@@ -85,6 +85,11 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "keep the plan as the first search priced it, a micro-batch as "
            "1/M of the batch; for pricing many plans fast, as "
            "test/python/hand_configs.py does)">,
+    Option<"handConfigs", "hand-configs", "bool", /*default=*/"false",
+           "Also price a Megatron-style grid of hand configs (t in {1, 2, 4, "
+           "8} inside a node, p stages, d replicas, one sample per "
+           "micro-batch) by the same search and record the closest in "
+           "`dist.hand_config` (loomc sets it under --report)">,
     Option<"fitLiveness", "fit-liveness", "bool", /*default=*/"false",
            "Check the plan by the liveness of the per-rank program it "
            "yields (the partition pipeline run on a copy) and search again "
