@@ -501,12 +501,11 @@ getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
   if (!staged.pipelineStages && options.devices && !options.mesh &&
       !hasConfiguredMesh(options))
     search.pipelineStages = 0;
-  // A pipelined plan is taken as the search's model prices it
-  // (docs/Pipeline.md); the others are checked by liveness first.
   // The report names the closest Megatron-style hand config.
   search.handConfigs = options.report;
-  // (Under the whole space the search measures only a plan without a
-  // pipeline.)
+  // A pipelined plan is taken as the search's model prices it
+  // (docs/Pipeline.md); the others are checked by liveness first (under
+  // the whole space the search measures only a plan without a pipeline).
   bool pipelined = staged.pipelineStages && *staged.pipelineStages != 1;
   search.fitLiveness = options.compileTo >= Phase::Partition && !pipelined;
   return search;
