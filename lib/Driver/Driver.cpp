@@ -473,6 +473,19 @@ getSlicingOptions(const CompileOptions &options) {
   return slicing;
 }
 
+/// Whether the parallel config or the strategy file fixes the mesh (a
+/// mesh given is the mesh over all the devices: no pipeline unless asked).
+static bool hasConfiguredMesh(const CompileOptions &options) {
+  if (!options.parallelConfig && !options.strategy)
+    return false;
+  dist::ShardingSpec spec;
+  std::string error = dist::loadShardingSpec(
+      options.strategy.value_or(""), options.parallelConfig.value_or(""),
+      spec);
+  // A bad config is the search's to report, with its own message.
+  return !error.empty() || !spec.mesh.empty();
+}
+
 /// The options of `dist-search-strategy` the flags give. Its follow-ups
 /// (DESIGN.md §4): before a partition without pipelines the limit is fitted
 /// by the liveness of the per-rank program; with `--pipeline-stages`, a plan
@@ -486,9 +499,18 @@ getSearchOptions(const CompileOptions &options, const CompileOptions &staged) {
   // as merged with the parallel config.
   applyTableOptions(staged, search);
   search.parallelConfig = getParallelConfigOption(options);
+  // The whole plan space by default (docs/Search.md, "The plan space"):
+  // with the devices and nothing that fixes the stages or the mesh, the
+  // search chooses the pipeline stages and micro-batches too.
+  if (!staged.pipelineStages && options.devices && !options.mesh &&
+      !hasConfiguredMesh(options))
+    search.pipelineStages = 0;
+  // The report names the closest Megatron-style hand config.
+  search.handConfigs = options.report;
   // A pipelined plan is taken as the search's model prices it
-  // (docs/Pipeline.md); the others are checked by liveness first.
-  bool pipelined = options.pipelineStages && *options.pipelineStages != 1;
+  // (docs/Pipeline.md); the others are checked by liveness first (under
+  // the whole space the search measures only a plan without a pipeline).
+  bool pipelined = staged.pipelineStages && *staged.pipelineStages != 1;
   search.fitLiveness = options.compileTo >= Phase::Partition && !pipelined;
   return search;
 }

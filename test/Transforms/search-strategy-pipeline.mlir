@@ -35,9 +35,10 @@
 
 // With the search choosing, every pp x dp x tp candidate is priced and the
 // pipelines lose on this small model (the hop latency dominates); each
-// pipeline mesh says why.
+// pipeline mesh says why: {dp:2} over two stages is ruled out by its nodes
+// alone (each node's cheapest candidate, before its edges are priced).
 // SEARCH: remark: mesh {dp:1, tp:4}: 0.080 us per step
-// SEARCH: remark: mesh pp=2 x {dp:2}: skipped, the work over 2 stages ({{.*}}) cannot beat 0.080 us
+// SEARCH: remark: mesh pp=2 x {dp:2}: skipped, its nodes alone cost {{[0-9.]+}} us per step, no better than 0.080 us
 // SEARCH: remark: mesh pp=2 x {dp:1, tp:2}: {{.*}} per step at best ({{[0-9]+}} micro-batches), no better than 0.080 us
 // SEARCH: remark: mesh pp=4 x {dp:1}: {{.*}} per step at best ({{[0-9]+}} micro-batches), no better than 0.080 us
 

@@ -11,6 +11,11 @@ without `--memory-limit`:
 (ii) under `--memory-limit`, the per-rank program's liveness peak is at
     most the limit, and the driver's calibration took one search round
     (`--report` says how many).
+
+These are the data x tensor plans the calibration measures, so the search
+is held to them (`--pipeline-stages 1`); by default it also weighs
+pipelines, whose stages are priced by the stage model (docs/Pipeline.md)
+and not calibrated by liveness.
 """
 
 import json
@@ -40,7 +45,8 @@ def searched(tmp_path, model, *flags):
     tool("loom-model", *MODELS[model], "--format", "json", "-o", model_path)
     out = tmp_path / "step.mlir"
     plan_path = tmp_path / "plan.json"
-    report = tool("loomc", model_path, "--compile-to=partition", *flags,
+    report = tool("loomc", model_path, "--compile-to=partition",
+                  "--pipeline-stages", 1, *flags,
                   "--report", "--plan-json", plan_path, "-o", out).stdout
     plan = json.loads(plan_path.read_text())
     predicted = plan["predicted"]["memory_bytes_per_device"]

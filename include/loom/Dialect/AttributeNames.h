@@ -61,6 +61,9 @@ inline constexpr llvm::StringLiteral kPlanAttrName = "dist.plan";
 inline constexpr llvm::StringLiteral kMemoryAttrName = "dist.memory";
 /// How the search fitted its memory limit by liveness (`fit-liveness`).
 inline constexpr llvm::StringLiteral kMemoryFitAttrName = "dist.memory_fit";
+/// The Megatron-style hand config closest to the searched plan
+/// (`hand-configs`), for the report.
+inline constexpr llvm::StringLiteral kHandConfigAttrName = "dist.hand_config";
 /// The cluster spec the search priced with, as JSON.
 inline constexpr llvm::StringLiteral kClusterAttrName = "dist.cluster";
 /// The pipeline (stages, micro-batches, schedule), on the module.

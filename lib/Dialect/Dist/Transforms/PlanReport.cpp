@@ -37,6 +37,7 @@ using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kMemoryAttrName;
 using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kPipelineAttrName;
+using ::mlir::loom::kHandConfigAttrName;
 using ::mlir::loom::kPlanAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
@@ -262,6 +263,24 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
        << formatTime(plan.getCompute()) << " + communication "
        << formatTime(plan.getComm()) << " + bubble "
        << formatTime(plan.getBubble()) << "\n";
+  // The closest Megatron-style hand config (`hand-configs`), against the
+  // searched plan as the same first search priced it.
+  if (auto hand = module->getAttrOfType<DictionaryAttr>(kHandConfigAttrName)) {
+    auto config = hand.getAs<StringAttr>("config");
+    auto time = hand.getAs<FloatAttr>("step_time_s");
+    auto searched = hand.getAs<FloatAttr>("searched_step_time_s");
+    auto priced = hand.getAs<IntegerAttr>("priced");
+    if (config && time && searched && priced && searched.getValueAsDouble() > 0)
+      os << llvm::formatv(
+          "Closest hand config: {0}, {1} per step, {2:F1}% slower than the "
+          "searched plan's {3} (both as the search ranks plans, a "
+          "micro-batch as 1/M of the batch; best of {4} Megatron-style "
+          "configs: t in 1, 2, 4, 8 inside a node, p, d, one sample per "
+          "micro-batch)\n",
+          config.getValue(), formatTime(time.getValueAsDouble()),
+          100 * (time.getValueAsDouble() / searched.getValueAsDouble() - 1),
+          formatTime(searched.getValueAsDouble()), priced.getInt());
+  }
   os << (pipeline ? "Memory per device (the fullest stage): "
                   : "Memory per device: ")
      << formatBytes(double(plan.getMemoryBytesPerDevice()))

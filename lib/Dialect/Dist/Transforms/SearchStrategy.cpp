@@ -33,11 +33,12 @@
 //    `explain`, one remark per mesh and per node
 //    (its strategy, its cost and the runner-up's given its neighbours).
 // 5. Follow-ups the options ask for (end of file): `fit-liveness` runs
-//    steps 1-4 on copies, partitions them and measures their liveness to
-//    fit the memory limit; otherwise, when a pipelined plan chose another
-//    micro-batch count than @train_step's one, loom-slice-micro-batches
-//    splits the step as it was before the search into that count, and it
-//    is searched again.
+//    steps 1-4, partitions a copy of a plan without a pipeline and
+//    measures its liveness to fit the memory limit (searching again under
+//    a scaled limit while it does not fit); then, when a pipelined plan
+//    chose another micro-batch count than @train_step's one,
+//    loom-slice-micro-batches splits the step as it was before the search
+//    into that count, and it is searched again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +53,7 @@
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Support/Flags.h"
@@ -67,11 +69,14 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <set>
 
 using ::mlir::loom::kClusterAttrName;
+using ::mlir::loom::kHandConfigAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kMemoryAttrName;
 using ::mlir::loom::kMemoryFitAttrName;
+using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kPlanAttrName;
 using ::mlir::loom::kStrategyAttrName;
 
@@ -165,12 +170,19 @@ private:
   /// plan's micro-batches and searched again, when they differ from the
   /// step's.
   LogicalResult splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit);
+  /// `hand-configs`: the Megatron-style grid priced on copies of
+  /// `pristine` (the module before the search), the closest recorded.
+  LogicalResult compareHandConfigs(ModuleOp pristine);
   /// A fresh search pass with these options, the follow-ups off.
   std::unique_ptr<SearchStrategyPass> cloneSearch() const;
 
-  /// Whether the step may be split for the plan's micro-batches (off in
-  /// the searches the follow-ups run themselves).
-  bool splitStep = true;
+  /// The predicted step of the best plan without a pipeline the last
+  /// search found (infinite when none): what a split pipelined plan must
+  /// beat.
+  double bestFlatStepTime = kInfiniteCost;
+  /// The best plan's step as the first search priced it (a micro-batch as
+  /// 1/M of the batch), what hand configs are compared with.
+  double firstStepTime = kInfiniteCost;
 };
 } // namespace
 
@@ -226,6 +238,7 @@ void SearchStrategyPass::explainNodes(const Plan &plan) {
 LogicalResult SearchStrategyPass::search() {
   ModuleOp module = getOperation();
   MLIRContext *context = module.getContext();
+  bestFlatStepTime = kInfiniteCost;
 
   // 1. Cluster, entry and constraints.
   if (cluster.empty()) {
@@ -519,7 +532,7 @@ LogicalResult SearchStrategyPass::search() {
     auto fixedPtr = std::make_unique<FixedStrategies>(std::move(*fixed));
     auto builder = std::make_unique<StrategyCostGraphBuilder>(
         func, *costModel, *fixedPtr, dataParallelAxes);
-    if (failed(builder->analyze()))
+    if (failed(builder->analyzeNodes()))
       return failure();
     knownLayers = builder->hasLayers() ? builder->getNumLayers() : 0;
     fit = checkStages(stages, knownLayers);
@@ -548,6 +561,29 @@ LogicalResult SearchStrategyPass::search() {
     if (builder->hasLayers())
       recomputeChoices = sharding.recompute ? std::vector<bool>{true}
                                             : std::vector<bool>{false, true};
+
+    // Bound before the edges (most of the analysis): no plan of this mesh
+    // costs less than its nodes' cheapest candidates, spread over the
+    // stages, under the cheapest outer choice. A mesh whose bound cannot
+    // beat the best plan so far could never be chosen (ties keep the
+    // earlier plan), so skipping it changes nothing but the time.
+    if (best.builder) {
+      double bound = kInfiniteCost;
+      for (bool zero : zeroChoices)
+        for (bool recompute : recomputeChoices)
+          bound = std::min(bound, builder->getNodeCostLowerBound(
+                                      StrategyChoice{zero, recompute}));
+      bound /= double(stages);
+      if (bound >= best.stepTime) {
+        if (explain)
+          module.emitRemark() << "mesh " << meshName << ": skipped, its "
+                              << "nodes alone cost "
+                              << formatSeconds(bound) << " per step, no "
+                              << "better than " << formatSeconds(best.stepTime);
+        continue;
+      }
+    }
+    builder->analyzeEdges();
 
     std::optional<Plan> meshBest;
     std::vector<std::vector<unsigned>> layerHint = builder->getLayerHint();
@@ -737,6 +773,8 @@ LogicalResult SearchStrategyPass::search() {
           builder->getNodes().size(), builder->getEdges().size(),
           100 * stats.getHitRate(), layeredNote, pipelineNote);
     }
+    if (stages == 1)
+      bestFlatStepTime = std::min(bestFlatStepTime, meshBest->stepTime);
     if (best.builder && meshBest->stepTime >= best.stepTime)
       continue;
     best = Plan{std::move(builder),        std::move(fixedPtr),
@@ -768,6 +806,8 @@ LogicalResult SearchStrategyPass::search() {
     }
     return failure();
   }
+
+  firstStepTime = best.stepTime;
 
   // 4. Write the plan.
   const Mesh &mesh = best.model->getMesh();
@@ -902,11 +942,15 @@ LogicalResult SearchStrategyPass::search() {
 void SearchStrategyPass::runOnOperation() {
   // A pipelined plan may split the step into micro-batches: keep the
   // one-micro-batch step as it is before the search writes its strategies
-  // (which the search again would take as the user's). Not under
-  // `fit-liveness`: its trials measured the step as it is.
+  // (which the search again would take as the user's). Under
+  // `fit-liveness` only a plan without a pipeline is measured, so a
+  // pipelined one is split alike.
+  OwningOpRef<ModuleOp> pristine;
+  if (handConfigs)
+    pristine = cast<ModuleOp>(getOperation()->clone());
   OwningOpRef<func::FuncOp> unsplit;
   auto step = getOperation().lookupSymbol<func::FuncOp>("train_step");
-  if (splitStep && !fitLiveness && pipelineStages != 1 && step &&
+  if (splitStep && pipelineStages != 1 && step &&
       !step.isExternal() && getStepCounterIndex(step) &&
       getMicroBatchCount(step) == 1)
     unsplit = step.clone();
@@ -914,6 +958,109 @@ void SearchStrategyPass::runOnOperation() {
     return signalPassFailure();
   if (unsplit && failed(splitForMicroBatches(std::move(unsplit))))
     return signalPassFailure();
+  if (pristine && failed(compareHandConfigs(*pristine)))
+    return signalPassFailure();
+}
+
+/// Megatron-LM's knobs as an expert sets them: tensor parallelism t inside
+/// a node, p pipeline stages (powers of two up to the layers), d = devices
+/// / (t p) replicas dividing the batch, one sample per micro-batch (M =
+/// batch / d, at most 256; none without a pipeline). Each is given to a
+/// search as the parallel config Loom reads (mesh, Megatron's column/row
+/// linears, vocab-parallel embedding and head fixed; stages and
+/// micro-batches fixed; ZeRO and recompute left to the search: the expert
+/// gets the cheaper) without splitting the step, so it is priced as the
+/// first search priced the chosen plan.
+LogicalResult SearchStrategyPass::compareHandConfigs(ModuleOp pristine) {
+  ModuleOp module = getOperation();
+  if (devices <= 0 || !std::isfinite(firstStepTime))
+    return success();
+  ValueOrError<ClusterSpec> spec = loadClusterSpec(cluster);
+  auto step = pristine.lookupSymbol<func::FuncOp>(entryName);
+  if (!spec || !step || step.isExternal())
+    return success();
+  int64_t batch = 0;
+  std::set<int64_t> layerIds;
+  for (BlockArgument arg : step.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!batch && type && type.getRank() > 0 &&
+        step.getArgAttr(arg.getArgNumber(), kInputAttrName))
+      batch = type.getDimSize(0);
+    if (auto param = step.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                      kParamAttrName))
+      if (int64_t layer = getLayerIndex(param.getName()); layer >= 0)
+        layerIds.insert(layer);
+  }
+  int64_t layers = std::max<int64_t>(1, layerIds.size());
+  int64_t n = devices;
+  std::optional<std::string> bestName;
+  double bestTime = kInfiniteCost;
+  int64_t priced = 0;
+  MLIRContext *context = module.getContext();
+  for (int64_t t : {1, 2, 4, 8}) {
+    if (t > spec->devicesPerNode || n % t)
+      continue;
+    for (int64_t p = 1; p <= std::min(layers, n / t); p *= 2) {
+      if ((n / t) % p)
+        continue;
+      int64_t d = n / (t * p);
+      if (!batch || batch % d)
+        continue;
+      int64_t micro = p > 1 ? batch / d : 1;
+      if (micro > 256)
+        continue;
+      std::string config = llvm::formatv(
+          " {{\"data_parallel\": {0}, \"model_parallel\": {1}}", d, t);
+      OpBuilder builder(module.getBodyRegion());
+      builder.setInsertionPointToEnd(module.getBody());
+      auto trial = cast<ModuleOp>(builder.clone(*pristine));
+      OpPassManager pm(ModuleOp::getOperationName());
+      auto search = std::make_unique<SearchStrategyPass>();
+      search->copyOptionValuesFrom(this);
+      search->fitLiveness = false;
+      search->splitStep = false;
+      search->handConfigs = false;
+      search->explain = false;
+      search->devices = 0;
+      search->meshSpec = "";
+      search->strategyFile = "";
+      search->parallelConfig = config;
+      search->pipelineStages = p;
+      search->microBatches = p > 1 ? micro : 0;
+      pm.addPass(std::move(search));
+      LogicalResult ran = success();
+      {
+        ScopedDiagnosticHandler silence(
+            context, [](Diagnostic &) { return success(); });
+        ran = runPipeline(pm, trial);
+      }
+      if (succeeded(ran))
+        if (auto plan = trial->getAttrOfType<PlanAttr>(kPlanAttrName)) {
+          ++priced;
+          if (plan.getStepTime() < bestTime) {
+            bestTime = plan.getStepTime();
+            bestName = llvm::formatv("t={0} p={1} d={2} M={3}{4}", t, p, d,
+                                     micro, plan.getRecompute()
+                                                ? " recompute"
+                                                : "")
+                           .str();
+          }
+        }
+      trial.erase();
+    }
+  }
+  if (!bestName)
+    return success();
+  Builder b(context);
+  module->setAttr(
+      kHandConfigAttrName,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("config", b.getStringAttr(*bestName)),
+           b.getNamedAttr("priced", b.getI64IntegerAttr(priced)),
+           b.getNamedAttr("searched_step_time_s",
+                          b.getF64FloatAttr(firstStepTime)),
+           b.getNamedAttr("step_time_s", b.getF64FloatAttr(bestTime))}));
+  return success();
 }
 
 std::unique_ptr<SearchStrategyPass> SearchStrategyPass::cloneSearch() const {
@@ -941,13 +1088,18 @@ static int64_t getPartitionedPeak(ModuleOp module) {
 /// The search prices memory per op (parameters, gradients, optimizer
 /// states, activations kept at the layouts the backward reads them in, the
 /// transients of the ops outside the layers; docs/Search.md, "Memory"), an
-/// additive model of a liveness peak. So the plan is checked by the
-/// liveness analysis of the per-rank program it yields (the partition
-/// pipeline run on a copy): while that exceeds the limit, the search runs
-/// again (quietly) with its limit scaled by limit / peak, a few rounds at
-/// most, and the first plan that fits is taken. The model is not exact, so
-/// this can fail: then the unscaled plan is kept and a warning gives both
-/// numbers. `dist.memory_fit` records the rounds for the report.
+/// additive model of a liveness peak. So a plan without a pipeline is
+/// checked by the liveness analysis of the per-rank program it yields (the
+/// partition pipeline run on a copy): while that exceeds the limit, the
+/// search runs again (quietly) with its limit scaled by limit / peak, a few
+/// rounds at most, and the first plan that fits is taken. The model is not
+/// exact, so this can fail: then the unscaled plan is kept and a warning
+/// gives both numbers. A pipelined plan is taken as the model prices it
+/// (docs/Pipeline.md): its stages are partitioned later, by the pipeline
+/// phase. Each round searches the module itself (the whole space when the
+/// stages are left to the search) and only a copy of its result is
+/// partitioned, so a plan that fits costs one search. `dist.memory_fit`
+/// records the rounds for the report.
 LogicalResult SearchStrategyPass::searchFittingLiveness() {
   ModuleOp module = getOperation();
   MLIRContext *context = module.getContext();
@@ -962,27 +1114,66 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
   partition.assignment.strategyFile = strategyFile;
   partition.assignment.parallelConfig = parallelConfig;
 
+  // The module before any search, to start each later round from.
+  OwningOpRef<ModuleOp> pristine = cast<ModuleOp>(module->clone());
+  auto restore = [&]() {
+    module.getBody()->clear();
+    OpBuilder builder(module.getBodyRegion());
+    builder.setInsertionPointToEnd(module.getBody());
+    for (Operation &op : pristine->getBody()->getOperations())
+      builder.clone(op);
+    module->setAttrs((*pristine)->getAttrDictionary());
+  };
+
   constexpr int kRounds = 4;
   double searchLimit = limit, firstPeakGiB = 0;
   std::optional<double> fitted;
+  bool pipelined = false;
   int round = 0;
   for (; round < kRounds; ++round) {
+    if (round > 0)
+      restore();
+    OpPassManager searchPm(ModuleOp::getOperationName());
+    std::unique_ptr<SearchStrategyPass> roundSearch = cloneSearch();
+    roundSearch->memoryLimitGiB = searchLimit;
+    // Only the first round speaks (remarks included): later rounds run
+    // under a limit the user never gave.
+    if (round > 0)
+      roundSearch->explain = false;
+    SearchStrategyPass *roundPass = roundSearch.get();
+    searchPm.addPass(std::move(roundSearch));
+    LogicalResult searched = success();
+    {
+      std::optional<ScopedDiagnosticHandler> silence;
+      if (round > 0)
+        silence.emplace(context, [](Diagnostic &) { return success(); });
+      searched = runPipeline(searchPm, module);
+    }
+    if (failed(searched)) {
+      if (round == 0)
+        return failure();
+      break;
+    }
+    bestFlatStepTime = roundPass->bestFlatStepTime;
+    firstStepTime = roundPass->firstStepTime;
+    FailureOr<std::optional<PipelineInfo>> info = getPipelineInfo(module);
+    if (failed(info))
+      return failure();
+    if (*info && (*info)->stages > 1) {
+      // Priced by the model, stage by stage: taken as it is.
+      pipelined = true;
+      fitted = searchLimit;
+      break;
+    }
     // The trial lives inside the module while its pipeline runs (a dynamic
     // pipeline may only run on what the pass owns).
     OpBuilder builder(module.getBodyRegion());
     builder.setInsertionPointToEnd(module.getBody());
     auto trial = cast<ModuleOp>(builder.clone(*module));
     OpPassManager pm(ModuleOp::getOperationName());
-    std::unique_ptr<SearchStrategyPass> trialSearch = cloneSearch();
-    trialSearch->memoryLimitGiB = searchLimit;
-    trialSearch->explain = false;
-    pm.addPass(std::move(trialSearch));
     buildPartitionPipeline(pm, partition);
     LogicalResult ran = success();
     {
-      // The first trial's errors are the user's (bad options, nothing fits
-      // even by the search's model): let them through. Later trials run
-      // under a limit the user never gave; silence them.
       std::optional<ScopedDiagnosticHandler> silence;
       if (round > 0)
         silence.emplace(context, [](Diagnostic &) { return success(); });
@@ -1004,22 +1195,27 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
     }
     searchLimit *= limit / peakGiB;
   }
-  if (!fitted)
+  if (!fitted) {
     emitWarning(module.getLoc()) << llvm::formatv(
         "the per-rank program needs {0:F3} GiB per device by liveness "
         "analysis, over the {1:F3} GiB limit the search's memory model "
         "respects (docs/Search.md, \"Memory\"); no searched plan was found "
         "under the limit by both",
         firstPeakGiB, limit);
-  // The search itself, under the fitted limit (or, when no round fit, the
-  // same search as the first round).
+    // The same search as the first round, under the user's limit.
+    restore();
+    OpPassManager pm(ModuleOp::getOperationName());
+    std::unique_ptr<SearchStrategyPass> finalSearch = cloneSearch();
+    finalSearch->memoryLimitGiB = limit;
+    finalSearch->explain = false;
+    pm.addPass(std::move(finalSearch));
+    if (failed(runPipeline(pm, module)))
+      return failure();
+  }
+  // A pipelined plan was not measured: no calibration to report.
+  if (pipelined)
+    return success();
   double chosen = fitted.value_or(limit);
-  OpPassManager pm(ModuleOp::getOperationName());
-  std::unique_ptr<SearchStrategyPass> finalSearch = cloneSearch();
-  finalSearch->memoryLimitGiB = chosen;
-  pm.addPass(std::move(finalSearch));
-  if (failed(runPipeline(pm, module)))
-    return failure();
   Builder b(context);
   module->setAttr(
       kMemoryFitAttrName,
@@ -1036,6 +1232,14 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
 /// search (`unsplit`) takes its place, loom-slice-micro-batches splits it
 /// into M, and it is searched again under the chosen stages and
 /// micro-batches, so that every op of the new step has its strategy.
+///
+/// The first search priced a micro-batch as 1/M of the batch; the split
+/// step prices each of the M copies of an op at its own shapes, with its
+/// own latencies, which can cost more. When the split plan then loses to
+/// the best plan without a pipeline (`bestFlatStepTime`), that plan is
+/// taken instead: the step goes back to one micro-batch and is searched
+/// without stages, so the whole space never returns a worse plan than the
+/// constrained search `pipeline-stages=1` would.
 LogicalResult
 SearchStrategyPass::splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit) {
   ModuleOp module = getOperation();
@@ -1048,6 +1252,7 @@ SearchStrategyPass::splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit) {
   int64_t micro = (*plan)->microBatches;
   if (micro == getMicroBatchCount(step))
     return success();
+  OwningOpRef<func::FuncOp> fallback = unsplit->clone();
   module.getBody()->getOperations().insert(step->getIterator(),
                                            unsplit.release());
   step.erase();
@@ -1060,5 +1265,26 @@ SearchStrategyPass::splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit) {
   search->pipelineStages = (*plan)->stages;
   search->microBatches = micro;
   pm.addPass(std::move(search));
-  return runPipeline(pm, module);
+  if (failed(runPipeline(pm, module)))
+    return failure();
+  auto split = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  if (!split || !std::isfinite(bestFlatStepTime) ||
+      split.getStepTime() <= bestFlatStepTime)
+    return success();
+  // The plan without a pipeline wins after all: the step, the mesh and the
+  // pipeline go back to what the first search started from.
+  step = module.lookupSymbol<func::FuncOp>("train_step");
+  module.getBody()->getOperations().insert(step->getIterator(),
+                                           fallback.release());
+  step.erase();
+  for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+    mesh.erase();
+  module->removeAttr(kPipelineAttrName);
+  OpPassManager flat(ModuleOp::getOperationName());
+  std::unique_ptr<SearchStrategyPass> flatSearch = cloneSearch();
+  flatSearch->pipelineStages = 1;
+  flatSearch->microBatches = 0;
+  flatSearch->explain = false;
+  flat.addPass(std::move(flatSearch));
+  return runPipeline(flat, module);
 }

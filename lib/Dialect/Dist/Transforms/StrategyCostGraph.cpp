@@ -266,7 +266,7 @@ enumerateCandidates(Operation *op, const OpShardingRule &rule,
   return candidates;
 }
 
-LogicalResult StrategyCostGraphBuilder::analyze() {
+LogicalResult StrategyCostGraphBuilder::analyzeNodes() {
   Block &body = func.getBody().front();
   // 1. Nodes, followers, layers and the model FLOPs.
   int64_t layer = -1;
@@ -339,9 +339,26 @@ LogicalResult StrategyCostGraphBuilder::analyze() {
       transientFloor = std::max(transientFloor, smallest);
   }
 
-  // 3. Edges.
+  return success();
+}
+
+LogicalResult StrategyCostGraphBuilder::analyze() {
+  if (failed(analyzeNodes()))
+    return failure();
   analyzeEdges();
   return success();
+}
+
+double StrategyCostGraphBuilder::getNodeCostLowerBound(
+    const StrategyChoice &choice) const {
+  double bound = 0;
+  for (unsigned index = 0; index < nodes.size(); ++index) {
+    double cheapest = kInfiniteCost;
+    for (unsigned c = 0; c < nodes[index].candidates.size(); ++c)
+      cheapest = std::min(cheapest, getNodeCost(index, c, choice));
+    bound += cheapest;
+  }
+  return bound;
 }
 
 LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {

@@ -69,8 +69,9 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "runner-up's) and per mesh">,
     Option<"pipelineStages", "pipeline-stages", "int64_t", /*default=*/"1",
            "Pipeline stages: 0 lets the search choose (divisors of the "
-           "devices, at least one layer per stage), 1 (the default until "
-           "loomc partitions stages) turns pipelining off, S > 1 fixes S "
+           "devices, at least one layer per stage; what loomc passes unless "
+           "a flag or the parallel config constrains the stages or the "
+           "mesh), 1 (the pass's default) turns pipelining off, S > 1 fixes S "
            "(the mesh searched is then the intra-stage mesh over "
            "devices / S)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
@@ -78,11 +79,23 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "choose (the divisors up to 256 of the per-replica batch)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
            "Pipeline schedule the search prices: 1f1b or gpipe">,
+    Option<"splitStep", "split-step", "bool", /*default=*/"true",
+           "When a pipelined plan chose another micro-batch count than the "
+           "step has, split the step into it and search it again (false: "
+           "keep the plan as the first search priced it, a micro-batch as "
+           "1/M of the batch; for pricing many plans fast, as "
+           "test/python/hand_configs.py does)">,
+    Option<"handConfigs", "hand-configs", "bool", /*default=*/"false",
+           "Also price a Megatron-style grid of hand configs (t in {1, 2, 4, "
+           "8} inside a node, p stages, d replicas, one sample per "
+           "micro-batch) by the same search and record the closest in "
+           "`dist.hand_config` (loomc sets it under --report)">,
     Option<"fitLiveness", "fit-liveness", "bool", /*default=*/"false",
            "Check the plan by the liveness of the per-rank program it "
            "yields (the partition pipeline run on a copy) and search again "
            "under a scaled limit while it does not fit, a few rounds at "
-           "most; records the rounds in `dist.memory_fit`">,
+           "most; records the rounds in `dist.memory_fit` (a pipelined plan "
+           "is taken as the model prices it)">,
   ];
 }
 

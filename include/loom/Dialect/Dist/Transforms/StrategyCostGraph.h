@@ -128,6 +128,17 @@ public:
   /// op when a node has no candidate (its fixed factors are invalid on this
   /// mesh) or an op cannot be priced.
   LogicalResult analyze();
+  /// The two halves of `analyze`: the nodes with their candidates and
+  /// costs, then the edges (the redistribution planner over every pair of
+  /// candidates: most of the analysis). A search may bound a mesh by its
+  /// nodes alone and skip the edges (getNodeCostLowerBound).
+  LogicalResult analyzeNodes();
+  void analyzeEdges();
+
+  /// A lower bound on the cost of every plan of the graph `build(choice)`
+  /// gives: each node's cheapest candidate, no edge (edges cost >= 0).
+  /// Valid after analyzeNodes.
+  double getNodeCostLowerBound(const StrategyChoice &choice) const;
 
   /// The graph for `choice`: node costs and memories from the candidates'
   /// parts, the edges as analyzed.
@@ -169,7 +180,6 @@ public:
 
 private:
   LogicalResult analyzeNode(unsigned index);
-  void analyzeEdges();
   std::string getSignature(Operation *op) const;
 
   func::FuncOp func;
