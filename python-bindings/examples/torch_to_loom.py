@@ -137,7 +137,7 @@ def main(argv=None) -> int:
              {"cluster": "host", "devices": 4})
     compiled = loom.compile(graph, **where, **adamw)
     print(compiled.plan)
-    ranks = compiled.plan.mesh.devices
+    ranks = compiled.plan.devices
 
     # 4. One step from PyTorch's weights on 1 rank and on `ranks` ranks;
     # data inputs by the forward's argument names.

@@ -22,7 +22,7 @@ from loom.compiler import Compiled, compile
 from loom.errors import LoomError
 from loom.graph import Graph, Tensor
 from loom.interpreter import run
-from loom.plan import Collective, Layout, Mesh, Plan, Predicted
+from loom.plan import Collective, Layout, Mesh, Pipeline, Plan, Predicted
 from loom.tools import find_tool, op_census, run_pipeline
 
 
@@ -35,6 +35,6 @@ def from_torch(module, example_args=(), example_kwargs=None, loss=None):
 
 
 __all__ = ["Collective", "Compiled", "Graph", "Layout", "LoomError", "Mesh",
-           "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool",
+           "Pipeline", "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool",
            "from_torch", "models", "op_census", "run", "run_pipeline"]
 __version__ = "0.1.0"

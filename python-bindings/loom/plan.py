@@ -97,6 +97,16 @@ class Predicted:
     model_flops_per_step: float
 
 
+@dataclass(frozen=True)
+class Pipeline:
+    """The pipeline of a plan (docs/Pipeline.md): `stages` stages along the
+    mesh axis `axis`, each step split into `micro_batches`."""
+    stages: int
+    micro_batches: int
+    schedule: str
+    axis: str
+
+
 @dataclass
 class Plan:
     """The plan of one compilation (see the module docstring)."""
@@ -108,6 +118,16 @@ class Plan:
     collectives: list
     predicted: Predicted | None  # None without a cluster (no search)
     raw: dict = field(repr=False)
+    pipeline: Pipeline | None = None  # None: one stage
+
+    @property
+    def devices(self) -> int:
+        """The ranks the program runs on: the mesh's devices, times the
+        stages when the mesh is one stage's (the plan of a phase before the
+        stages are partitioned has no pipeline axis in its mesh)."""
+        if self.pipeline is None or self.pipeline.axis in self.mesh.axes:
+            return self.mesh.devices
+        return self.mesh.devices * self.pipeline.stages
 
     @property
     def layouts(self) -> dict:
@@ -141,6 +161,7 @@ class Plan:
 
             # Only a searched plan (one with a cluster) has predictions.
             predicted = document.get("predicted")
+            pipeline = document.get("pipeline")
             return cls(
                 mesh=mesh, entry=document.get("entry", ""),
                 arguments=[value(v) for v in document["arguments"]],
@@ -160,13 +181,22 @@ class Plan:
                     float(predicted.get("bubble_s", 0.0)),
                     int(predicted["memory_bytes_per_device"]),
                     float(predicted["model_flops_per_step"])),
-                raw=document)
+                raw=document,
+                pipeline=None if pipeline is None else Pipeline(
+                    int(pipeline["stages"]), int(pipeline["micro_batches"]),
+                    str(pipeline["schedule"]), str(pipeline["axis"])))
         except (KeyError, TypeError, ValueError) as e:
             raise LoomError(f"malformed plan JSON: {e!r}") from e
 
     def __str__(self) -> str:
         p = self.predicted
-        lines = [f"mesh {self.mesh} ({self.mesh.devices} devices)"]
+        if self.pipeline is None:
+            lines = [f"mesh {self.mesh} ({self.devices} devices)"]
+        else:
+            q = self.pipeline
+            lines = [f"mesh {self.mesh}, pipeline of {q.stages} stages on "
+                     f"`{q.axis}` ({self.devices} devices), "
+                     f"{q.micro_batches} micro-batches, {q.schedule}"]
         if p is not None:
             lines.append(
                 f"predicted step {p.step_time_s * 1e3:.3f} ms (compute "

@@ -804,7 +804,11 @@ std::string mapNllLoss(Translator &tr, const Node &node) {
   return crossEntropy(tr, node, p->operands[0]);
 }
 
-/// Expand of a symbolic tensor: add zeros of the target shape (exact).
+/// Expand of a symbolic tensor: add zeros (exact). The zeros have size 1
+/// wherever the input already has the target's size, so a constant never
+/// holds the batch dim of an activation (loom-slice-micro-batches slices
+/// that dim of the input, and a constant holding it would no longer
+/// broadcast against one micro-batch).
 std::string mapExpand(Translator &tr, const Node &node) {
   std::vector<int64_t> target;
   if (std::string why = constantInts(tr, node, 1, target); !why.empty())
@@ -822,8 +826,12 @@ std::string mapExpand(Translator &tr, const Node &node) {
     return why;
   ConstTensor zeros;
   zeros.shape = shape;
+  size_t lead = shape.size() - v.shape.size();
+  for (size_t i = 0; i < v.shape.size(); ++i)
+    if (v.shape[i] == shape[lead + i])
+      zeros.shape[lead + i] = 1;
   zeros.dtype = v.dtype;
-  zeros.floats.assign(numElements(shape), 0.0);
+  zeros.floats.assign(numElements(zeros.shape), 0.0);
   tr.define(node, 0, tr.emit1("add", {x, tr.constant(zeros)}, shape, v.dtype));
   return "";
 }

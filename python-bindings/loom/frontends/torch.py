@@ -191,8 +191,14 @@ class _Translator:
             return x
         if x.kind == "const":
             return self.const(x.value.expand(shape))
-        # A real broadcast: adding zeros of the target shape is exact.
-        zeros = self.const(torch.zeros(shape, dtype=_torch_dtype(x.dtype)))
+        # A real broadcast: adding zeros is exact. The zeros have size 1
+        # wherever x already has the target's size, so the constant never
+        # holds an activation's batch dim (micro-batch slicing slices x's).
+        lead = len(shape) - x.rank
+        zeros_shape = [1 if i >= lead and x.shape[i - lead] == d else d
+                       for i, d in enumerate(shape)]
+        zeros = self.const(torch.zeros(zeros_shape,
+                                       dtype=_torch_dtype(x.dtype)))
         return self.op("add", [x, zeros], shape, x.dtype)
 
     # -- Arithmetic ----------------------------------------------------------
