@@ -43,6 +43,8 @@
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/TokenFile.h"
 #include "loom/Runtime/Layout/BlockLayout.h"
+#include "loom/Runtime/Trainer/LrSchedule.h"
+#include "loom/Runtime/Trainer/MetricsLog.h"
 #include "loom/Runtime/Support/Memory.h"
 #include "loom/Runtime/Support/Transfers.h"
 
@@ -127,6 +129,10 @@ bool sameMesh(const layout::DeviceMesh &a, const layout::DeviceMesh &b) {
 // The program's roles
 //===----------------------------------------------------------------------===//
 
+/// The step input that scales the compiled learning rate
+/// (mlir::loom::kLrScaleArgName).
+constexpr const char *kLrScaleArgument = "lr_scale";
+
 /// What step 2 of the file comment reads off the spec.
 struct Program {
   const ProgramSpec *spec = nullptr;
@@ -135,6 +141,9 @@ struct Program {
   /// Every argument's layout, parsed.
   std::vector<layout::BlockLayout> argLayouts;
   size_t inputIds = 0, labels = 0, loss = 0;
+  /// The learning-rate factor the schedule feeds (absent in programs
+  /// emitted before schedules, which train at the compiled rate).
+  std::optional<size_t> lrScale;
   /// The model state: arguments a checkpoint holds, by index.
   std::vector<size_t> state;
   /// The part of `state` this rank owns: all of it, but in a pipelined
@@ -180,6 +189,16 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
                                "found shape " +
                                formatShape(arg.globalShape));
       (arg.name == "input_ids" ? inputIds : labels) = i;
+      continue;
+    }
+    if (arg.name == kLrScaleArgument) {
+      if (arg.isInteger || !arg.globalShape.empty())
+        return Status::failure("argument `" + arg.name + "` of @" +
+                               spec.entry +
+                               " must be a rank-0 float tensor, found "
+                               "shape " +
+                               formatShape(arg.globalShape));
+      program.lrScale = i;
       continue;
     }
     if (arg.init == Init::None)
@@ -323,6 +342,12 @@ struct CheckpointInfo {
   /// than re-deriving it.
   uint64_t rngSeed = 0;
   uint64_t rngStep = 0;
+  /// The learning-rate schedule, and the rate of the last step taken (0
+  /// before the first).
+  LrSchedule schedule;
+  double lr = 0;
+  /// The checkpoint's schedule, when it recorded one (loadCheckpoint).
+  std::optional<LrSchedule> storedSchedule;
 };
 
 /// Writes the checkpoint after `info.step` steps into
@@ -407,6 +432,11 @@ std::optional<Failure> writeCheckpoint(const Program &program,
     manifest.rngState = {info.rngStep};
     manifest.metadata["entry"] = spec.entry;
     manifest.metadata["dtype"] = std::is_same_v<T, float> ? "f32" : "f64";
+    // The schedule is a function of the step: its parameters are its state.
+    info.schedule.toMetadata(manifest.metadata);
+    char lr[32];
+    std::snprintf(lr, sizeof(lr), "%.17g", info.lr);
+    manifest.metadata["lr"] = lr;
     manifestWritten = io::writeCheckpointManifest(dir, manifest);
   }
   return agree(manifestWritten, program.rank);
@@ -512,6 +542,9 @@ std::optional<Failure> loadCheckpoint(const Program &program,
     info.rngStep = manifest.rngState.empty()
                        ? static_cast<uint64_t>(manifest.step)
                        : manifest.rngState[0];
+    if (auto error =
+            LrSchedule::fromMetadata(manifest.metadata, info.storedSchedule))
+      return Status::failure(where + ": " + *error);
     return Status::success();
   };
   return agree(check(), program.rank);
@@ -547,6 +580,19 @@ Status readBatch(const Program &program, const io::TokenFile &file,
                              formatShape(arg.localShape));
   }
   return Status::success();
+}
+
+/// The dense peak FLOP/s of one device of the cluster the program was
+/// planned for, in the dtype its matmuls run in (a low-precision type under
+/// mixed precision, else the run's); 0 when unknown.
+double peakFlopsPerDevice(const ProgramSpec &spec, bool f32) {
+  std::string dtype = spec.matmulDType == "bf16" || spec.matmulDType == "f16"
+                          ? spec.matmulDType
+                          : (f32 ? "f32" : "f64");
+  for (const auto &[name, peak] : spec.peakFlopsPerSecond)
+    if (name == dtype)
+      return peak;
+  return 0;
 }
 
 template <typename T>
@@ -596,6 +642,22 @@ std::optional<Failure> train(const Program &program,
     return std::nullopt;
   }
 
+  // Gradient accumulation is compiled into the step (its micro-batches):
+  // the flag must agree, or the user expects steps the program does not take.
+  Status accumulating = Status::success();
+  if (options.gradAccum && options.gradAccum != spec.microBatches)
+    accumulating = Status::failure(
+        "--grad-accum " + std::to_string(options.gradAccum) + ": @" +
+        spec.entry + " accumulates over " +
+        std::to_string(spec.microBatches) + " micro-batch" +
+        (spec.microBatches == 1 ? "" : "es") + " of its batch of " +
+        std::to_string(spec.arguments[program.inputIds].globalShape[0]) +
+        " sequences; compile the model with an N-times batch and `loomc "
+        "--micro-batches " +
+        std::to_string(options.gradAccum) + "`");
+  if (auto failure = agree(accumulating, program.rank))
+    return failure;
+
   const TensorSpec &tokens = spec.arguments[program.inputIds];
   io::BatchSpec batch;
   batch.batchSize = tokens.globalShape[0];
@@ -614,6 +676,55 @@ std::optional<Failure> train(const Program &program,
   if (auto failure = agree(opened, program.rank))
     return failure;
 
+  // The schedule: the command line's, or, resuming without schedule flags,
+  // the checkpoint's (so it goes on where it stopped).
+  bool keepStored =
+      options.resume && !options.scheduleGiven && info.storedSchedule;
+  info.schedule = keepStored ? *info.storedSchedule : options.schedule;
+  double baseLr = spec.learningRate;
+  Status scheduled = Status::success();
+  if (auto error = info.schedule.resolve(baseLr, options.steps))
+    scheduled = Status::failure(*error);
+  bool scheduling = info.schedule.kind != LrScheduleKind::Constant ||
+                    info.schedule.warmupSteps > 0;
+  if (scheduled.ok() && scheduling && !program.lrScale)
+    scheduled = Status::failure(
+        "--lr-schedule: @" + spec.entry +
+        " has no `lr_scale` argument to take the rate from (emitted before "
+        "schedules, or without an optimizer): recompile it with loomc, or "
+        "train at the compiled rate");
+  if (auto failure = agree(scheduled, program.rank))
+    return failure;
+  if (program.rank == 0) {
+    if (options.resume && options.scheduleGiven && info.storedSchedule &&
+        !(*info.storedSchedule == info.schedule))
+      std::printf("note: the learning-rate schedule changes at step %lld: "
+                  "%s, was %s\n",
+                  static_cast<long long>(info.step),
+                  info.schedule.describe().c_str(),
+                  info.storedSchedule->describe().c_str());
+    if (scheduling)
+      std::printf("learning rate: %s from %.9g\n",
+                  info.schedule.describe().c_str(), baseLr);
+    if (options.gradAccum)
+      std::printf("gradient accumulation: %lld micro-batches of %lld "
+                  "sequences per step\n",
+                  static_cast<long long>(spec.microBatches),
+                  static_cast<long long>(batch.batchSize /
+                                         spec.microBatches));
+  }
+
+  // Rank 0 appends a JSON line per logged step; a resumed run first drops
+  // the lines of steps after its checkpoint (the interrupted run's).
+  MetricsLog metrics;
+  Status metricsOpened = Status::success();
+  if (program.rank == 0 && !options.metrics.empty())
+    metricsOpened = MetricsLog::open(options.metrics, info.step, metrics);
+  if (auto failure = agree(metricsOpened, program.rank))
+    return failure;
+
+  double peak = peakFlopsPerDevice(spec, std::is_same_v<T, float>);
+
   std::vector<Buffer<T>> results(spec.results.size());
   double tokensPerStep = double(batch.batchSize * batch.seqLen);
   int64_t firstStep = info.step;
@@ -622,6 +733,16 @@ std::optional<Failure> train(const Program &program,
     Status read = readBatch(program, file, batch, s, args);
     if (!read.ok())
       comm.abort(read);
+    // This step's rate, fed as a factor of the compiled one; `lr` is what
+    // the update computes from it (the factor rounded to T, times the base
+    // in f64), which is 1 and the compiled bits when nothing is scheduled.
+    double lr = baseLr;
+    if (program.lrScale) {
+      double rate = info.schedule.rateAt(s, baseLr);
+      T factor = baseLr > 0 ? static_cast<T>(rate / baseLr) : T(1);
+      args[*program.lrScale].floats.assign(1, factor);
+      lr = baseLr * static_cast<double>(factor);
+    }
     for (size_t i = 0; i < results.size(); ++i) {
       // Another stage's result: the step leaves it alone.
       if (!spec.computesResult(program.rank, i))
@@ -670,10 +791,25 @@ std::optional<Failure> train(const Program &program,
         MPI_Recv(&loss, 1, MPI_DOUBLE, program.lossRank, 0, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
+    info.lr = lr;
     if (program.rank == 0 && log) {
-      std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s\n",
+      std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s | lr %.6g\n",
                   static_cast<long long>(done), loss, seconds * 1e3,
-                  tokensPerStep / seconds);
+                  tokensPerStep / seconds, lr);
+      if (metrics.isOpen()) {
+        MetricsRecord record;
+        record.step = done;
+        record.loss = loss;
+        record.lr = lr;
+        record.stepSeconds = seconds;
+        record.tokensPerSecond = tokensPerStep / seconds;
+        if (spec.modelFlopsPerStep > 0 && peak > 0)
+          record.mfu = spec.modelFlopsPerStep / seconds /
+                       (peak * double(program.mesh.getNumDevices()));
+        Status written = metrics.append(record);
+        if (!written.ok())
+          comm.abort(written);
+      }
       if (options.reportTransfers)
         std::printf("transfers: %lld bytes to the device, %lld bytes to the "
                     "host\n",

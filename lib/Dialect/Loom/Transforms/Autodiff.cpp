@@ -9,7 +9,8 @@
 //
 //   1. classify `@forward`'s arguments: `#loom.param` arguments are trained,
 //      the others are the batch; lay out the signature
-//      (params..., states..., step, batch...);
+//      (params..., states..., lr_scale, step, batch...), `lr_scale` only
+//      when there is an optimizer;
 //   2. clone `@forward`'s body onto the arguments, tagging each op with
 //      `loom.fwd = <op index in @forward>`;
 //   3. reverse mode over the clone (ReverseMode.h): seed d(loss) = 1, visit
@@ -19,8 +20,9 @@
 //      VJP builds get the forward op's `loom.fwd`;
 //   4. sum each parameter's parts; clip the gradients by their global L2
 //      norm (optional);
-//   5. build one optimizer update per parameter and `step + 1`, return
-//      everything with `loom.name` result attributes;
+//   5. build one optimizer update per parameter (its learning rate
+//      `lr * lr_scale`) and `step + 1`, return everything with `loom.name`
+//      result attributes;
 //   6. erase ops whose results are unused.
 //
 // The step is built for one micro-batch; loom-slice-micro-batches splits it
@@ -45,6 +47,7 @@
 #include <cmath>
 
 using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kLrScaleArgName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
 
@@ -161,6 +164,21 @@ void AutodiffPass::runOnOperation() {
       argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
           kNameAttrName, b.getStringAttr(paramNames[k] + suffix))));
     }
+  // The learning-rate factor is a step input, so a schedule changes the rate
+  // without a recompile; it comes before `step`, since everything after
+  // `step` is the batch (loom-slice-micro-batches slices it).
+  std::optional<unsigned> lrScaleIndex;
+  if (!gradsOnly) {
+    lrScaleIndex = argTypes.size();
+    // f64 in an f64 model, else f32 (the master weights' type under mixed
+    // precision): the factor is read once per step and multiplied in f64.
+    Type lossElem =
+        cast<RankedTensorType>(ret.getOperand(0).getType()).getElementType();
+    argTypes.push_back(RankedTensorType::get(
+        {}, lossElem.isF64() ? Type(b.getF64Type()) : b.getF32Type()));
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(kNameAttrName, b.getStringAttr(kLrScaleArgName))));
+  }
   unsigned stepIndex = argTypes.size();
   argTypes.push_back(stepType);
   argAttrs.push_back(b.getDictionaryAttr(
@@ -298,6 +316,7 @@ void AutodiffPass::runOnOperation() {
   // 5. The updates. A parameter without a gradient is left as it is, state
   // included, as torch.optim skips parameters whose .grad is None.
   Value step = entry->getArgument(stepIndex);
+  Value lrScale = lrScaleIndex ? entry->getArgument(*lrScaleIndex) : Value();
   SmallVector<Value> newParams, newStates;
   unsigned numStates = stateSuffixes.size();
   unsigned decayed = 0;
@@ -328,14 +347,14 @@ void AutodiffPass::runOnOperation() {
     Operation *update;
     if (adamw) {
       update = AdamwUpdateOp::create(
-          builder, loc, param, grad, states[0], states[1], step,
+          builder, loc, param, grad, states[0], states[1], step, lrScale,
           llvm::APFloat(lr.getValue()), llvm::APFloat(beta1.getValue()),
           llvm::APFloat(beta2.getValue()), llvm::APFloat(eps.getValue()),
           llvm::APFloat(wd));
     } else {
       update = SgdUpdateOp::create(
           builder, loc, param, grad, sgdMomentum ? states[0] : Value(),
-          llvm::APFloat(lr.getValue()), llvm::APFloat(momentum.getValue()),
+          lrScale, llvm::APFloat(lr.getValue()), llvm::APFloat(momentum.getValue()),
           llvm::APFloat(wd), llvm::APFloat(0.0));
     }
     update->setAttr(kFwdAttrName, b.getI64IntegerAttr(owners[k]));
