@@ -15,7 +15,9 @@ once to f64), the rates of:
 - a `LambdaLR` of nanoGPT's warmup followed by StepLR's decay.
 
 The schedules are computed here from the public definitions, never from
-Loom's code. Skipped without PyTorch or mpirun.
+Loom's code. The metrics file's `mfu` is checked against the plan's FLOPs
+and the peak of a cluster file this test writes, and is absent for a plan
+without a cluster. Skipped without PyTorch or mpirun.
 """
 
 import json
@@ -167,3 +169,50 @@ def test_bad_schedule_is_refused_by_its_flag(program):
     assert result.returncode != 0
     assert ("--min-lr 0.5 exceeds the compiled learning rate 0.01 (loomc "
             "--lr)") in result.stderr
+
+
+def test_metrics_mfu_is_the_plans_flops_over_the_clusters_peak(tmp_path):
+    """`mfu` = the plan's model FLOPs per step / step time / (devices x the
+    cluster's f32 peak), for a plan the search made for a cluster file
+    written here (its peak chosen by the test)."""
+    peak = 1.0e9
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps({
+        "name": "test", "devices_per_node": 2,
+        "device": {"name": "test core",
+                   "peak_flops": {"f64": peak / 2, "f32": peak},
+                   "memory_bandwidth": 5e9, "memory_bytes": 12 << 30},
+        "intra_node": {"bandwidth": 3.5e9, "latency": 1e-6},
+        "inter_node": {"bandwidth": 6.25e8, "latency": 5e-5}}))
+    run([find_tool("loom-model"), "gpt2", "--layers", "1", "--hidden", "16",
+         "--heads", "2", "--vocab", "256", "--seq", "8", "--batch", "4",
+         "-o", tmp_path / "gpt.mlir"])
+    text = tmp_path / "text.txt"
+    text.write_text("Now is the winter of our discontent\n" * 40)
+    run([find_tool("loom-data"), "encode", "--input", text, "--output",
+         tmp_path / "tokens.bin"])
+    run([find_tool("loomc"), tmp_path / "gpt.mlir", "--cluster", cluster,
+         "--devices", "2", "--emit", "host", "--emit-dtypes", "f32",
+         "--plan-json", tmp_path / "plan.json", "-o", tmp_path / "prog"])
+    flops = json.loads((tmp_path / "plan.json").read_text())[
+        "predicted"]["model_flops_per_step"]
+    assert flops > 0
+    metrics = tmp_path / "m.jsonl"
+    run([tmp_path / "prog" / "launch.sh", "--data", tmp_path / "tokens.bin",
+         "--steps", "3", "--metrics", metrics])
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    assert len(records) == 3
+    for r in records:
+        want = flops / (r["step_ms"] / 1e3) / (2 * peak)
+        assert r["mfu"] == pytest.approx(want, rel=1e-12)
+        assert r["tokens_per_s"] == pytest.approx(4 * 8 / (r["step_ms"] / 1e3),
+                                                  rel=1e-12)
+
+
+def test_metrics_omit_mfu_without_a_cluster(program):
+    """The schedules' program has a mesh but no searched cluster plan."""
+    metrics = program / "nocluster.jsonl"
+    run([program / "prog" / "launch.sh", "--data", program / "tokens.bin",
+         "--steps", "2", "--dtype", "f64", "--metrics", metrics])
+    for line in metrics.read_text().splitlines():
+        assert "mfu" not in json.loads(line)
