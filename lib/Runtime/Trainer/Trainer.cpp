@@ -13,10 +13,12 @@
 // 3. build this rank's blocks of the model state: the initializers drawn
 //    at the block's offset (a slice of the single-device draw), or the latest
 //    checkpoint's blocks after checking that it belongs to this plan;
-// 4. per step: read this rank's block of the step's batch, run the step
+// 4. per step: read this rank's block of the step's batch, set the
+//    schedule's learning-rate factor (`lr_scale`), run the step
 //    (StepContext: run seed and RNG step, for dropout), move
-//    each carried result into its argument, log on rank 0, checkpoint every
-//    K steps and after the last.
+//    each carried result into its argument, log on rank 0 (and append to
+//    `--metrics`), checkpoint every K steps and after the last (the
+//    schedule and the last rate go in the manifest's metadata).
 //
 // Pipelined programs (ProgramSpec::pipelineAxis): a rank initializes,
 // carries, checkpoints and loads only the model state its stage owns; the
