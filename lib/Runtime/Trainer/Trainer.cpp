@@ -584,6 +584,20 @@ Status readBatch(const Program &program, const io::TokenFile &file,
   return Status::success();
 }
 
+/// `12.3s`, `3m05s` or `2h07m`: a duration for the progress line.
+std::string formatDuration(double seconds) {
+  char text[32];
+  if (seconds < 60)
+    std::snprintf(text, sizeof(text), "%.1fs", seconds);
+  else if (seconds < 3600)
+    std::snprintf(text, sizeof(text), "%dm%02ds", int(seconds / 60),
+                  int(seconds) % 60);
+  else
+    std::snprintf(text, sizeof(text), "%dh%02dm", int(seconds / 3600),
+                  int(seconds / 60) % 60);
+  return text;
+}
+
 /// The dense peak FLOP/s of one device of the cluster the program was
 /// planned for, in the dtype its matmuls run in (a low-precision type under
 /// mixed precision, else the run's); 0 when unknown.
@@ -730,6 +744,7 @@ std::optional<Failure> train(const Program &program,
   std::vector<Buffer<T>> results(spec.results.size());
   double tokensPerStep = double(batch.batchSize * batch.seqLen);
   int64_t firstStep = info.step;
+  double runStart = MPI_Wtime();
   for (int64_t s = firstStep; s < options.steps; ++s) {
     double start = MPI_Wtime();
     Status read = readBatch(program, file, batch, s, args);
@@ -811,6 +826,20 @@ std::optional<Failure> train(const Program &program,
         Status written = metrics.append(record);
         if (!written.ok())
           comm.abort(written);
+      }
+      // Sparse logs mean a long run: say how far it is and how long the
+      // rest takes at this run's average pace so far.
+      if (options.logEvery > 1) {
+        double elapsed = MPI_Wtime() - runStart;
+        double eta = elapsed / double(done - firstStep) *
+                     double(options.steps - done);
+        std::printf("progress: step %lld of %lld (%.0f %%), elapsed %s, eta "
+                    "%s\n",
+                    static_cast<long long>(done),
+                    static_cast<long long>(options.steps),
+                    100.0 * double(done) / double(options.steps),
+                    formatDuration(elapsed).c_str(),
+                    formatDuration(eta).c_str());
       }
       if (options.reportTransfers)
         std::printf("transfers: %lld bytes to the device, %lld bytes to the "
