@@ -30,6 +30,7 @@ import subprocess
 import pytest
 
 from loom.tools import find_tool
+import safetensors_io
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed for this Python; the "
@@ -171,10 +172,11 @@ def test_bad_schedule_is_refused_by_its_flag(program):
             "--lr)") in result.stderr
 
 
-def test_metrics_mfu_is_the_plans_flops_over_the_clusters_peak(tmp_path):
+def test_metrics_mfu_and_grad_norm(tmp_path):
     """`mfu` = the plan's model FLOPs per step / step time / (devices x the
     cluster's f32 peak), for a plan the search made for a cluster file
-    written here (its peak chosen by the test)."""
+    written here (its peak chosen by the test); `grad_norm` of a step
+    compiled with clipping is the interpreter's on the same batch."""
     peak = 1.0e9
     cluster = tmp_path / "cluster.json"
     cluster.write_text(json.dumps({
@@ -192,8 +194,9 @@ def test_metrics_mfu_is_the_plans_flops_over_the_clusters_peak(tmp_path):
     run([find_tool("loom-data"), "encode", "--input", text, "--output",
          tmp_path / "tokens.bin"])
     run([find_tool("loomc"), tmp_path / "gpt.mlir", "--cluster", cluster,
-         "--devices", "2", "--emit", "host", "--emit-dtypes", "f32",
-         "--plan-json", tmp_path / "plan.json", "-o", tmp_path / "prog"])
+         "--devices", "2", "--clip-norm", "1.0", "--emit", "host",
+         "--emit-dtypes", "f32", "--plan-json", tmp_path / "plan.json",
+         "-o", tmp_path / "prog"])
     flops = json.loads((tmp_path / "plan.json").read_text())[
         "predicted"]["model_flops_per_step"]
     assert flops > 0
@@ -207,12 +210,27 @@ def test_metrics_mfu_is_the_plans_flops_over_the_clusters_peak(tmp_path):
         assert r["mfu"] == pytest.approx(want, rel=1e-12)
         assert r["tokens_per_s"] == pytest.approx(4 * 8 / (r["step_ms"] / 1e3),
                                                   rel=1e-12)
+    # Step 1's batch and state are loom-run's (seed 0, RNG step 0).
+    run([find_tool("loom-data"), "batch", tmp_path / "tokens.bin", "--batch",
+         "4", "--seq", "8", "--step", "0", "--seed", "0", "-o",
+         tmp_path / "batch0.safetensors"])
+    run([find_tool("loom-run"), tmp_path / "prog" / "step.mlir", "--entry",
+         "train_step", "--ranks", "2", "--dtype", "f32", "--inputs",
+         tmp_path / "batch0.safetensors", "--outputs",
+         tmp_path / "out.safetensors"])
+    out = safetensors_io.load(tmp_path / "out.safetensors")
+    assert float(out["grad_norm"]) > 0
+    assert records[0]["grad_norm"] == pytest.approx(float(out["grad_norm"]),
+                                                    rel=1e-6)
+    assert records[0]["loss"] == pytest.approx(float(out["loss"]), rel=1e-6)
 
 
 def test_metrics_omit_mfu_without_a_cluster(program):
-    """The schedules' program has a mesh but no searched cluster plan."""
+    """The schedules' program has a mesh but no searched cluster plan, and
+    no clipping."""
     metrics = program / "nocluster.jsonl"
     run([program / "prog" / "launch.sh", "--data", program / "tokens.bin",
          "--steps", "2", "--dtype", "f64", "--metrics", metrics])
     for line in metrics.read_text().splitlines():
         assert "mfu" not in json.loads(line)
+        assert "grad_norm" not in json.loads(line)  # no clipping

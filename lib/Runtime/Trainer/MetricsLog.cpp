@@ -104,11 +104,11 @@ Status MetricsLog::open(const std::string &path, int64_t firstStep,
 
 std::string MetricsLog::format(const MetricsRecord &record) {
   nlohmann::ordered_json object = {
-      {"step", record.step},
-      {"loss", record.loss},
-      {"lr", record.lr},
-      {"step_ms", record.stepSeconds * 1e3},
-      {"tokens_per_s", record.tokensPerSecond}};
+      {"step", record.step}, {"loss", record.loss}, {"lr", record.lr}};
+  if (record.gradNorm)
+    object["grad_norm"] = *record.gradNorm;
+  object["step_ms"] = record.stepSeconds * 1e3;
+  object["tokens_per_s"] = record.tokensPerSecond;
   if (record.mfu)
     object["mfu"] = *record.mfu;
   return object.dump();

@@ -146,6 +146,9 @@ struct Program {
   /// The learning-rate factor the schedule feeds (absent in programs
   /// emitted before schedules, which train at the compiled rate).
   std::optional<size_t> lrScale;
+  /// The global gradient norm a step compiled with clipping returns; it
+  /// comes from the loss's rank like the loss.
+  std::optional<size_t> gradNorm;
   /// The model state: arguments a checkpoint holds, by index.
   std::vector<size_t> state;
   /// The part of `state` this rank owns: all of it, but in a pipelined
@@ -214,9 +217,12 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
                              "): the model state must hold values");
     program.state.push_back(i);
   }
-  for (size_t i = 0; i < spec.results.size(); ++i)
+  for (size_t i = 0; i < spec.results.size(); ++i) {
     if (spec.results[i].name == "loss")
       loss = i;
+    if (spec.results[i].name == "grad_norm")
+      program.gradNorm = i;
+  }
   if (!inputIds || !labels)
     return Status::failure("@" + spec.entry +
                            " has no `input_ids` and `labels` arguments: it "
@@ -238,6 +244,16 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
                            "found shape " +
                            formatShape(spec.results[*loss].globalShape) +
                            " with layout " + lossLayout.toString());
+  if (program.gradNorm) {
+    const TensorSpec &norm = spec.results[*program.gradNorm];
+    layout::BlockLayout normLayout;
+    if (Status status = parseLayout(norm, mesh, normLayout); !status)
+      return status;
+    if (!norm.globalShape.empty() || normLayout.isPartial() ||
+        norm.stage != spec.results[*loss].stage)
+      return Status::failure("the `grad_norm` result must be a replicated "
+                             "scalar computed with the loss");
+  }
   program.inputIds = *inputIds;
   program.labels = *labels;
   program.loss = *loss;
@@ -796,18 +812,23 @@ std::optional<Failure> train(const Program &program,
     double seconds = MPI_Wtime() - start;
     TransferCounts after = deviceTransfers();
     bool log = done % options.logEvery == 0 || done == options.steps;
-    double loss = 0;
-    if (log && program.rank == program.lossRank)
-      loss = double(results[program.loss].floats[0]);
+    // The loss and the gradient norm (when the step returns one).
+    double logged[2] = {0, 0};
+    if (log && program.rank == program.lossRank) {
+      logged[0] = double(results[program.loss].floats[0]);
+      if (program.gradNorm)
+        logged[1] = double(results[*program.gradNorm].floats[0]);
+    }
     // A pipelined program's loss is on its last stage: rank 0 prints it,
     // so that every line of the log comes from one rank, in order.
     if (log && program.lossRank != 0) {
       if (program.rank == program.lossRank)
-        MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+        MPI_Send(logged, 2, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
       else if (program.rank == 0)
-        MPI_Recv(&loss, 1, MPI_DOUBLE, program.lossRank, 0, MPI_COMM_WORLD,
+        MPI_Recv(logged, 2, MPI_DOUBLE, program.lossRank, 0, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
+    double loss = logged[0];
     info.lr = lr;
     if (program.rank == 0 && log) {
       std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s | lr %.6g\n",
@@ -818,6 +839,8 @@ std::optional<Failure> train(const Program &program,
         record.step = done;
         record.loss = loss;
         record.lr = lr;
+        if (program.gradNorm)
+          record.gradNorm = logged[1];
         record.stepSeconds = seconds;
         record.tokensPerSecond = tokensPerStep / seconds;
         if (spec.modelFlopsPerStep > 0 && peak > 0)

@@ -33,6 +33,9 @@ struct MetricsRecord {
   double loss = 0;
   /// The learning rate this step's updates used.
   double lr = 0;
+  /// The global gradient norm before clipping, when the step returns one
+  /// (compiled with `--clip-norm`).
+  std::optional<double> gradNorm;
   double stepSeconds = 0;
   double tokensPerSecond = 0;
   /// Model FLOPs utilization against the cluster's peak, when the program
@@ -58,8 +61,8 @@ public:
   bool isOpen() const { return fd >= 0; }
 
   /// Appends `record` as one line: `{"step": ..., "loss": ..., "lr": ...,
-  /// "step_ms": ..., "tokens_per_s": ..., "mfu": ...}` (`mfu` only when
-  /// known).
+  /// "grad_norm": ..., "step_ms": ..., "tokens_per_s": ..., "mfu": ...}`
+  /// (`grad_norm` and `mfu` only when known).
   host::Status append(const MetricsRecord &record);
 
   /// The line append writes, without its newline.

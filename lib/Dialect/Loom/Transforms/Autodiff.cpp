@@ -22,7 +22,8 @@
 //      norm (optional);
 //   5. build one optimizer update per parameter (its learning rate
 //      `lr * lr_scale`) and `step + 1`, return everything with `loom.name`
-//      result attributes;
+//      result attributes (with clipping, also the norm as `grad_norm`,
+//      clip_grad_norm_'s return value);
 //   6. erase ops whose results are unused.
 //
 // The step is built for one micro-batch; loom-slice-micro-batches splits it
@@ -258,6 +259,9 @@ void AutodiffPass::runOnOperation() {
   for (auto [k, param] : llvm::enumerate(params))
     paramGrads.push_back(
         reverse.buildParamGrad(builder, loc, param, owners[k]));
+  // The global gradient norm, returned as `grad_norm` when clipping
+  // computes it (the trainer's metrics report it).
+  Value gradNorm;
   if (clipNorm > 0.0) {
     // clip_grad_norm_: norm = sqrt(sum of squares of every gradient),
     // coef = max_norm / (norm + 1e-6), grads *= min(coef, 1), the min
@@ -283,6 +287,7 @@ void AutodiffPass::runOnOperation() {
     }
     if (sumSquares) {
       Value norm = tagged(SqrtOp::create(builder, loc, sumSquares), lossId);
+      gradNorm = norm;
       Value denom = tagged(
           AddOp::create(builder, loc, norm,
                         buildSplat(builder, loc, lossElement, 1e-6)),
@@ -368,6 +373,8 @@ void AutodiffPass::runOnOperation() {
   SmallVector<Value> results{loss};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newStates);
+  if (gradNorm)
+    results.push_back(gradNorm);
   results.push_back(nextStep);
   func::ReturnOp::create(builder, loc, results);
 
@@ -382,6 +389,8 @@ void AutodiffPass::runOnOperation() {
   for (const std::string &name : paramNames)
     for (const std::string &suffix : stateSuffixes)
       resultAttrs.push_back(named(name + suffix));
+  if (gradNorm)
+    resultAttrs.push_back(named("grad_norm"));
   resultAttrs.push_back(named("step"));
   SmallVector<Type> resultTypes = llvm::to_vector(ValueRange(results).getTypes());
   trainStep.setType(b.getFunctionType(argTypes, resultTypes));

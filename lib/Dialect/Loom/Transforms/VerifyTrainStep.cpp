@@ -15,7 +15,8 @@
 //      exactly one to be the rank-0 i64 `step`, and `lr_scale` (the
 //      learning-rate factor, when present) a rank-0 float;
 //   4. require every other result to name an argument of its type (or be
-//      `<argument>.grad`, the gradients `optimizer=none` returns);
+//      `<argument>.grad`, the gradients `optimizer=none` returns, or the
+//      rank-0 float `grad_norm` clipping returns);
 //   5. require `loom.fwd` on every loom op and only loom/arith/func ops.
 //
 //===----------------------------------------------------------------------===//
@@ -131,6 +132,15 @@ struct VerifyTrainStepPass
         if (name.getValue() != "step" || !isRank0(type, /*wantFloat=*/false)) {
           func.emitError("loom-verify-train-step: the last result must be "
                          "the rank-0 i64 `step`");
+          ok = false;
+        }
+        continue;
+      }
+      // Clipping returns the global gradient norm.
+      if (name.getValue() == "grad_norm") {
+        if (!isRank0(type, /*wantFloat=*/true)) {
+          func.emitError("loom-verify-train-step: result `grad_norm` must "
+                         "be a rank-0 float");
           ok = false;
         }
         continue;

@@ -48,8 +48,9 @@ TEST(MetricsLogTest, FormatsOneObjectPerStep) {
             R"({"step":3,"loss":2.5,"lr":0.25,"step_ms":500.0,)"
             R"("tokens_per_s":1024.0})");
   record.mfu = 0.125;
+  record.gradNorm = 1.5;
   EXPECT_EQ(MetricsLog::format(record),
-            R"({"step":3,"loss":2.5,"lr":0.25,"step_ms":500.0,)"
+            R"({"step":3,"loss":2.5,"lr":0.25,"grad_norm":1.5,"step_ms":500.0,)"
             R"("tokens_per_s":1024.0,"mfu":0.125})");
 }
 
