@@ -38,14 +38,13 @@ static KernelStatus runSgdUpdate(SgdUpdateOp op, KernelContext &ctx) {
       op.getNewMomentumBuf() ? &ctx.allocate(op.getNewMomentumBuf()) : nullptr;
   dispatchFloat(ctx.getFloatKind(), [&](auto zero) {
     using T = decltype(zero);
-    host::sgdUpdate<T>(param.data<T>(), grad.data<T>(),
-                       buf ? buf->data<T>() : nullptr, param.getShape(),
-                       learningRate(op.getLrAttr(), op.getLrScale(), ctx),
-                       op.getMomentumAttr().getValueAsDouble(),
-                       op.getWeightDecayAttr().getValueAsDouble(),
-                       op.getDampeningAttr().getValueAsDouble(),
-                       op.getNesterov(), newParam.mutableData<T>(),
-                       newBuf ? newBuf->mutableData<T>() : nullptr);
+    host::sgdUpdate<T>(
+        param.data<T>(), grad.data<T>(), buf ? buf->data<T>() : nullptr,
+        param.getShape(), learningRate(op.getLrAttr(), op.getLrScale(), ctx),
+        op.getMomentumAttr().getValueAsDouble(),
+        op.getWeightDecayAttr().getValueAsDouble(),
+        op.getDampeningAttr().getValueAsDouble(), op.getNesterov(),
+        newParam.mutableData<T>(), newBuf ? newBuf->mutableData<T>() : nullptr);
   });
   return std::nullopt;
 }
@@ -61,15 +60,15 @@ static KernelStatus runAdamwUpdate(AdamwUpdateOp op, KernelContext &ctx) {
   HostTensor &newExpAvgSq = ctx.allocate(op.getNewExpAvgSq());
   dispatchFloat(ctx.getFloatKind(), [&](auto zero) {
     using T = decltype(zero);
-    host::adamwUpdate<T>(
-        param.data<T>(), grad.data<T>(), expAvg.data<T>(), expAvgSq.data<T>(),
-        param.getShape(), step,
-        learningRate(op.getLrAttr(), op.getLrScale(), ctx),
-        op.getBeta1Attr().getValueAsDouble(),
-        op.getBeta2Attr().getValueAsDouble(),
-        op.getEpsAttr().getValueAsDouble(),
-        op.getWeightDecayAttr().getValueAsDouble(), newParam.mutableData<T>(),
-        newExpAvg.mutableData<T>(), newExpAvgSq.mutableData<T>());
+    host::adamwUpdate<T>(param.data<T>(), grad.data<T>(), expAvg.data<T>(),
+                         expAvgSq.data<T>(), param.getShape(), step,
+                         learningRate(op.getLrAttr(), op.getLrScale(), ctx),
+                         op.getBeta1Attr().getValueAsDouble(),
+                         op.getBeta2Attr().getValueAsDouble(),
+                         op.getEpsAttr().getValueAsDouble(),
+                         op.getWeightDecayAttr().getValueAsDouble(),
+                         newParam.mutableData<T>(), newExpAvg.mutableData<T>(),
+                         newExpAvgSq.mutableData<T>());
   });
   return std::nullopt;
 }

@@ -280,9 +280,8 @@ void launchActivationGrad(cudaStream_t stream, Activation kind, const T *dy,
 template <typename T>
 __global__ void sgdKernel(const T *param, const T *grad, const T *momentumBuf,
                           int64_t count, double lr, const T *lrScale,
-                          double momentum, double weightDecay,
-                          double dampening, bool nesterov, T *newParam,
-                          T *newMomentumBuf) {
+                          double momentum, double weightDecay, double dampening,
+                          bool nesterov, T *newParam, T *newMomentumBuf) {
   // The host's product (HostEmitter): a factor of 1 keeps lr's bits.
   if (lrScale)
     lr = lr * static_cast<double>(lrScale[0]);
@@ -434,10 +433,10 @@ void adamwUpdate(cudaStream_t stream, const T *param, const T *grad,
   template void sgdUpdate<T>(cudaStream_t, const T *, const T *, const T *,    \
                              const Shape &, double, const T *, double, double, \
                              double, bool, T *, T *);                          \
-  template void adamwUpdate<T, T>(                                             \
-      cudaStream_t, const T *, const T *, const T *, const T *, const Shape &, \
-      const T *, double, const T *, double, double, double, double, T *, T *,  \
-      T *);                                                                    \
+  template void adamwUpdate<T, T>(cudaStream_t, const T *, const T *,          \
+                                  const T *, const T *, const Shape &,         \
+                                  const T *, double, const T *, double,        \
+                                  double, double, double, T *, T *, T *);      \
   template void adamwUpdate<T, int64_t>(                                       \
       cudaStream_t, const T *, const T *, const T *, const T *, const Shape &, \
       const int64_t *, double, const T *, double, double, double, double, T *, \

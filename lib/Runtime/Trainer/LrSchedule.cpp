@@ -51,9 +51,8 @@ const char *lrScheduleKindName(LrScheduleKind kind) {
 }
 
 std::optional<LrScheduleKind> parseLrScheduleKind(const std::string &name) {
-  for (LrScheduleKind kind :
-       {LrScheduleKind::Constant, LrScheduleKind::Cosine,
-        LrScheduleKind::Linear, LrScheduleKind::Step})
+  for (LrScheduleKind kind : {LrScheduleKind::Constant, LrScheduleKind::Cosine,
+                              LrScheduleKind::Linear, LrScheduleKind::Step})
     if (name == lrScheduleKindName(kind))
       return kind;
   return std::nullopt;
@@ -89,8 +88,7 @@ std::optional<std::string> LrSchedule::resolve(double lr, int64_t steps) {
   if (decays && decaySteps <= warmupSteps)
     return "--decay-steps (" + std::to_string(decaySteps) +
            (decaySteps == steps ? ", from --steps" : "") +
-           ") must exceed --warmup-steps (" + std::to_string(warmupSteps) +
-           ")";
+           ") must exceed --warmup-steps (" + std::to_string(warmupSteps) + ")";
   if (decays && minLr > lr)
     return "--min-lr " + formatShort(minLr) +
            " exceeds the compiled learning rate " + formatShort(lr) +
@@ -154,8 +152,8 @@ LrSchedule::fromMetadata(const std::map<std::string, std::string> &metadata,
     value = it->second;
     return true;
   };
-  for (const char *key : {"lr_warmup_steps", "lr_decay_steps",
-                          "lr_step_every"}) {
+  for (const char *key :
+       {"lr_warmup_steps", "lr_decay_steps", "lr_step_every"}) {
     std::string value;
     if (!text(key, value))
       return std::string("metadata has `lr_schedule` but no `") + key + "`";

@@ -33,10 +33,10 @@ const std::set<std::string> &switches() {
 
 const std::set<std::string> &valued() {
   static const std::set<std::string> names = {
-      "--data",         "--data-format",  "--data-order", "--steps",
-      "--seed",         "--log-every",    "--ckpt-dir",   "--ckpt-every",
-      "--dtype",        "--lr-schedule",  "--warmup-steps", "--min-lr",
-      "--decay-steps",  "--step-gamma",   "--step-every", "--metrics",
+      "--data",        "--data-format", "--data-order",   "--steps",
+      "--seed",        "--log-every",   "--ckpt-dir",     "--ckpt-every",
+      "--dtype",       "--lr-schedule", "--warmup-steps", "--min-lr",
+      "--decay-steps", "--step-gamma",  "--step-every",   "--metrics",
       "--grad-accum"};
   return names;
 }
@@ -187,8 +187,7 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
       options.schedule.kind = *kind;
       options.scheduleGiven = true;
     } else if (flag == "--warmup-steps") {
-      if (auto error =
-              parseCount(flag, value, 0, options.schedule.warmupSteps))
+      if (auto error = parseCount(flag, value, 0, options.schedule.warmupSteps))
         return error;
       options.scheduleGiven = true;
     } else if (flag == "--min-lr") {
@@ -222,11 +221,14 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
   // Each schedule flag shapes some schedules only: elsewhere it would be
   // silently ignored.
   LrScheduleKind kind = options.schedule.kind;
-  bool decays = kind == LrScheduleKind::Cosine || kind == LrScheduleKind::Linear;
+  bool decays =
+      kind == LrScheduleKind::Cosine || kind == LrScheduleKind::Linear;
   for (const char *flag : {"--min-lr", "--decay-steps"})
     if (given.count(flag) && !decays)
-      return std::string(flag) + " applies to --lr-schedule cosine or linear, "
-             "not " + lrScheduleKindName(kind);
+      return std::string(flag) +
+             " applies to --lr-schedule cosine or linear, "
+             "not " +
+             lrScheduleKindName(kind);
   for (const char *flag : {"--step-gamma", "--step-every"})
     if (given.count(flag) && kind != LrScheduleKind::Step)
       return std::string(flag) + " applies to --lr-schedule step, not " +

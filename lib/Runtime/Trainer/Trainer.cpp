@@ -45,10 +45,10 @@
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/TokenFile.h"
 #include "loom/Runtime/Layout/BlockLayout.h"
-#include "loom/Runtime/Trainer/LrSchedule.h"
-#include "loom/Runtime/Trainer/MetricsLog.h"
 #include "loom/Runtime/Support/Memory.h"
 #include "loom/Runtime/Support/Transfers.h"
+#include "loom/Runtime/Trainer/LrSchedule.h"
+#include "loom/Runtime/Trainer/MetricsLog.h"
 
 #include <mpi.h>
 
@@ -198,8 +198,7 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
     }
     if (arg.name == kLrScaleArgument) {
       if (arg.isInteger || !arg.globalShape.empty())
-        return Status::failure("argument `" + arg.name + "` of @" +
-                               spec.entry +
+        return Status::failure("argument `" + arg.name + "` of @" + spec.entry +
                                " must be a rank-0 float tensor, found "
                                "shape " +
                                formatShape(arg.globalShape));
@@ -680,9 +679,9 @@ std::optional<Failure> train(const Program &program,
   if (options.gradAccum && options.gradAccum != spec.microBatches)
     accumulating = Status::failure(
         "--grad-accum " + std::to_string(options.gradAccum) + ": @" +
-        spec.entry + " accumulates over " +
-        std::to_string(spec.microBatches) + " micro-batch" +
-        (spec.microBatches == 1 ? "" : "es") + " of its batch of " +
+        spec.entry + " accumulates over " + std::to_string(spec.microBatches) +
+        " micro-batch" + (spec.microBatches == 1 ? "" : "es") +
+        " of its batch of " +
         std::to_string(spec.arguments[program.inputIds].globalShape[0]) +
         " sequences; compile the model with an N-times batch and `loomc "
         "--micro-batches " +
@@ -742,8 +741,7 @@ std::optional<Failure> train(const Program &program,
       std::printf("gradient accumulation: %lld micro-batches of %lld "
                   "sequences per step\n",
                   static_cast<long long>(spec.microBatches),
-                  static_cast<long long>(batch.batchSize /
-                                         spec.microBatches));
+                  static_cast<long long>(batch.batchSize / spec.microBatches));
   }
 
   // Rank 0 appends a JSON line per logged step; a resumed run first drops
@@ -854,15 +852,14 @@ std::optional<Failure> train(const Program &program,
       // rest takes at this run's average pace so far.
       if (options.logEvery > 1) {
         double elapsed = MPI_Wtime() - runStart;
-        double eta = elapsed / double(done - firstStep) *
-                     double(options.steps - done);
-        std::printf("progress: step %lld of %lld (%.0f %%), elapsed %s, eta "
-                    "%s\n",
-                    static_cast<long long>(done),
-                    static_cast<long long>(options.steps),
-                    100.0 * double(done) / double(options.steps),
-                    formatDuration(elapsed).c_str(),
-                    formatDuration(eta).c_str());
+        double eta =
+            elapsed / double(done - firstStep) * double(options.steps - done);
+        std::printf(
+            "progress: step %lld of %lld (%.0f %%), elapsed %s, eta "
+            "%s\n",
+            static_cast<long long>(done), static_cast<long long>(options.steps),
+            100.0 * double(done) / double(options.steps),
+            formatDuration(elapsed).c_str(), formatDuration(eta).c_str());
       }
       if (options.reportTransfers)
         std::printf("transfers: %lld bytes to the device, %lld bytes to the "

@@ -492,8 +492,8 @@ TEST_F(LoomOpsTest, SgdUpdateReturnsABufferExactlyWithMomentum) {
   auto withMomentum = SgdUpdateOp::create(
       builder, loc, args[0], args[1], args[2], /*lr_scale=*/Value(),
       builder.getF64FloatAttr(0.1), builder.getF64FloatAttr(0.9),
-      builder.getF64FloatAttr(0.0),
-      builder.getF64FloatAttr(0.0), builder.getUnitAttr());
+      builder.getF64FloatAttr(0.0), builder.getF64FloatAttr(0.0),
+      builder.getUnitAttr());
   EXPECT_EQ(withMomentum->getNumResults(), 2u);
   EXPECT_EQ(withMomentum.getNewMomentumBuf().getType(), f32({768}));
   EXPECT_TRUE(succeeded(verify(withMomentum)));
@@ -501,8 +501,8 @@ TEST_F(LoomOpsTest, SgdUpdateReturnsABufferExactlyWithMomentum) {
   auto plain = SgdUpdateOp::create(
       builder, loc, args[0], args[1], /*momentum_buf=*/Value(),
       /*lr_scale=*/Value(), builder.getF64FloatAttr(0.1),
-      builder.getF64FloatAttr(0.0),
       builder.getF64FloatAttr(0.0), builder.getF64FloatAttr(0.0),
+      builder.getF64FloatAttr(0.0),
       /*nesterov=*/nullptr);
   EXPECT_EQ(plain->getNumResults(), 1u);
   EXPECT_EQ(plain.getNewParam().getType(), f32({768}));
@@ -551,8 +551,8 @@ TEST_F(LoomOpsTest, AdamwUpdateReturnsParamAndMoments) {
 TEST_F(LoomOpsTest, UpdatesTakeARankZeroLearningRateFactor) {
   auto step = RankedTensorType::get({}, builder.getI64Type());
   auto scale = RankedTensorType::get({}, builder.getF32Type());
-  auto args = makeFunction({f32({8}), f32({8}), f32({8}), f32({8}), step,
-                            scale});
+  auto args =
+      makeFunction({f32({8}), f32({8}), f32({8}), f32({8}), step, scale});
   Location loc = builder.getUnknownLoc();
   auto adamw = AdamwUpdateOp::create(
       builder, loc, args[0], args[1], args[2], args[3], args[4], args[5],

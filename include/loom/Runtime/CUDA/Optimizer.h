@@ -28,8 +28,7 @@ template <typename T>
 void sgdUpdate(cudaStream_t stream, const T *param, const T *grad,
                const T *momentumBuf, const Shape &shape, double lr,
                const T *lrScale, double momentum, double weightDecay,
-               double dampening, bool nesterov, T *newParam,
-               T *newMomentumBuf);
+               double dampening, bool nesterov, T *newParam, T *newMomentumBuf);
 
 /// loom.adamw_update, with the steps taken so far at `step[0]` and the
 /// learning rate scaled as sgdUpdate's.

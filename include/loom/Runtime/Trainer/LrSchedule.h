@@ -1,4 +1,4 @@
-//===- LrSchedule.h - Learning-rate schedules of the trainer -----*- C++ -*-===//
+//===- LrSchedule.h - Learning-rate schedules of the trainer ----*- C++ -*-===//
 //
 // Part of the Loom project.
 //

@@ -358,8 +358,8 @@ void AutodiffPass::runOnOperation() {
           llvm::APFloat(wd));
     } else {
       update = SgdUpdateOp::create(
-          builder, loc, param, grad, sgdMomentum ? states[0] : Value(),
-          lrScale, llvm::APFloat(lr.getValue()), llvm::APFloat(momentum.getValue()),
+          builder, loc, param, grad, sgdMomentum ? states[0] : Value(), lrScale,
+          llvm::APFloat(lr.getValue()), llvm::APFloat(momentum.getValue()),
           llvm::APFloat(wd), llvm::APFloat(0.0));
     }
     update->setAttr(kFwdAttrName, b.getI64IntegerAttr(owners[k]));

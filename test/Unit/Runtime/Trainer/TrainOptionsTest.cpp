@@ -186,8 +186,8 @@ TEST(TrainOptionsTest, ScheduleFlagsAreCheckedByName) {
             "--warmup-steps expects an integer >= 0, got `-1`");
   EXPECT_EQ(error({"--lr-schedule", "cosine", "--min-lr", "nan"}),
             "--min-lr expects a finite number >= 0, got `nan`");
-  EXPECT_EQ(error({"--lr-schedule", "step", "--step-every", "2",
-                   "--step-gamma", "0"}),
+  EXPECT_EQ(error({"--lr-schedule", "step", "--step-every", "2", "--step-gamma",
+                   "0"}),
             "--step-gamma expects a finite number > 0, got `0`");
   EXPECT_EQ(error({"--min-lr", "1e-5"}),
             "--min-lr applies to --lr-schedule cosine or linear, not "
