@@ -120,7 +120,7 @@ step "6. train for real: search a plan for 4 host ranks, emit and build it (loom
   -o "$work/one"
 "$bin/loom-data" encode --input "$root/test/Inputs/data/coriolanus.txt" \
   --output "$work/tokens.bin"
-# Rank 0 logs `step N | loss X | T ms | tok/s`; a checkpoint every 25 steps.
+# Rank 0 logs `step N | loss X | T ms | tok/s | lr R`; a checkpoint every 25 steps.
 "$work/four/launch.sh" --data "$work/tokens.bin" --steps 50 \
   --ckpt-dir "$work/ckpt" --ckpt-every 25 > "$work/four.log"
 grep -E '^step (1|10|20|30|40|50) ' "$work/four.log"

@@ -109,8 +109,15 @@ std::optional<std::string> initializeArgument(func::FuncOp func, unsigned index,
     }
     }
   }
-  if (func.getArgAttrOfType<StringAttr>(index, kNameAttrName))
+  if (auto named = func.getArgAttrOfType<StringAttr>(index, kNameAttrName)) {
+    // The learning-rate factor starts at 1: the compiled rate.
+    if (named.getValue() == ::mlir::loom::kLrScaleArgName && out.isFloat())
+      dispatchFloat(out.getKind(), [&](auto zero) {
+        using T = decltype(zero);
+        std::fill_n(out.mutableData<T>(), out.getNumElements(), T(1));
+      });
     return std::nullopt; // a named state starts at zero
+  }
   return "argument `" + name + "` (#" + std::to_string(index) +
          ") has no data in the inputs and no initializer";
 }

@@ -44,7 +44,7 @@
 // CLIP: %[[R:.*]] = loom.relu %[[EXC]]
 // CLIP: %[[C:.*]] = loom.sub %{{.*}}, %[[R]]
 // CLIP: %[[CW:.*]] = loom.mul %[[GW]], %[[C]]
-// CLIP: loom.adamw_update %{{.*}}, %[[CW]], %{{.*}}, %{{.*}}, %[[STEP]] {{{.*}}weight_decay = 1.000000e-02 : f64}
+// CLIP: loom.adamw_update %{{.*}}, %[[CW]], %{{.*}}, %{{.*}}, %[[STEP]] lr_scale(%{{.*}}) {{{.*}}weight_decay = 1.000000e-02 : f64}
 // CLIP: loom.adamw_update {{.*}}weight_decay = 0.000000e+00 : f64}
 // CLIP: loom.add %[[STEP]], %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
 
@@ -63,7 +63,7 @@
 // MICRO: %[[G:.*]] = loom.add %[[G1]], %[[G2]]
 // MICRO: %[[L:.*]] = loom.add
 // MICRO: %[[LOSS:.*]] = loom.scale %[[L]] {factor = 5.000000e-01 : f64
-// MICRO: loom.sgd_update %{{.*}}, %[[G]], %{{.*}} {{{.*}}momentum = 9.000000e-01
+// MICRO: loom.sgd_update %{{.*}}, %[[G]], %{{.*}} lr_scale(%{{.*}}) {{{.*}}momentum = 9.000000e-01
 // MICRO: return %[[LOSS]]
 func.func @forward(%w: tensor<4x3xf64> {loom.param = #loom.param<"w", init = zeros, decay = true>},
                    %b: tensor<3xf64> {loom.param = #loom.param<"b", init = zeros, decay = false>},

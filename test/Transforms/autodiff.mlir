@@ -5,13 +5,14 @@
 // mul, sees its own operand twice). The update belongs to the first user.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[W:.*]]: tensor<3xf64> {loom.param = #loom.param<"w"
+// CHECK-SAME: %[[LRS:[^:]*]]: tensor<f64> {loom.name = "lr_scale"}
 // CHECK-SAME: {loom.name = "step"}
 // CHECK-SAME: -> (tensor<f64> {loom.name = "loss"}, tensor<3xf64> {loom.name = "w"}, tensor<i64> {loom.name = "step"})
 // CHECK: %[[Y:.*]] = loom.mul %[[W]], %[[W]] {loom.fwd = 0 : i64}
 // CHECK: %[[G1:.*]] = loom.mul %{{.*}}, %[[W]] {loom.fwd = 0 : i64}
 // CHECK: %[[G2:.*]] = loom.mul %{{.*}}, %[[W]] {loom.fwd = 0 : i64}
 // CHECK: %[[G:.*]] = loom.add %[[G1]], %[[G2]] {loom.fwd = 0 : i64}
-// CHECK: loom.sgd_update %[[W]], %[[G]] {{{.*}}loom.fwd = 0 : i64
+// CHECK: loom.sgd_update %[[W]], %[[G]] lr_scale(%[[LRS]]) {{{.*}}loom.fwd = 0 : i64
 func.func @forward(%w: tensor<3xf64> {loom.param = #loom.param<"w", init = zeros, decay = true>}) -> tensor<f64> {
   %y = loom.mul %w, %w : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
   %l = loom.reduce_sum %y {axes = array<i64: 0>} : (tensor<3xf64>) -> tensor<f64>
@@ -31,8 +32,8 @@ func.func @forward(%w: tensor<3xf64> {loom.param = #loom.param<"w", init = zeros
 // CHECK: %[[DB:.*]] = loom.reduce_sum %[[DY]] {axes = array<i64: 0>, loom.fwd = 1 : i64} : (tensor<2x3xf64>) -> tensor<3xf64>
 // CHECK: %[[DW:.*]] = loom.matmul %[[X]], %[[DY]] {loom.fwd = 0 : i64, transpose_lhs} : (tensor<2x4xf64>, tensor<2x3xf64>) -> tensor<4x3xf64>
 // CHECK-NOT: loom.transpose
-// CHECK: loom.sgd_update %[[W]], %[[DW]] {{{.*}}loom.fwd = 0 : i64
-// CHECK: loom.sgd_update %[[B]], %[[DB]] {{{.*}}loom.fwd = 1 : i64
+// CHECK: loom.sgd_update %[[W]], %[[DW]] lr_scale(%{{.*}}) {{{.*}}loom.fwd = 0 : i64
+// CHECK: loom.sgd_update %[[B]], %[[DB]] lr_scale(%{{.*}}) {{{.*}}loom.fwd = 1 : i64
 func.func @forward(%w: tensor<4x3xf64> {loom.param = #loom.param<"w", init = zeros, decay = true>},
                    %b: tensor<3xf64> {loom.param = #loom.param<"b", init = zeros, decay = false>},
                    %x: tensor<2x4xf64> {loom.name = "x"}) -> tensor<f64> {

@@ -23,8 +23,8 @@
 // CHECK: %[[DT2:.*]] = loom.embedding_grad %[[DX16]], {{.*}} -> tensor<16x8xbf16>
 // CHECK: %[[DT:.*]] = loom.add %[[DT1]], %[[DT2]] {{.*}} : (tensor<16x8xbf16>, tensor<16x8xbf16>) -> tensor<16x8xbf16>
 // CHECK: %[[DT32:.*]] = loom.cast %[[DT]] {loom.fwd = 0 : i64} : tensor<16x8xbf16> to tensor<16x8xf32>
-// CHECK: loom.adamw_update %[[T]], %[[DT32]], {{.*}} : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<i64>)
-// CHECK: loom.adamw_update %[[G]], %[[DG]], {{.*}} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>)
+// CHECK: loom.adamw_update %[[T]], %[[DT32]], {{.*}} : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<i64>, tensor<f32>)
+// CHECK: loom.adamw_update %[[G]], %[[DG]], {{.*}} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>)
 func.func @forward(%table: tensor<16x8xf32> {loom.param = #loom.param<"table", init = zeros, decay = true>},
                    %g: tensor<8xf32> {loom.param = #loom.param<"g", init = ones, decay = false>},
                    %ids: tensor<2x4xi64> {loom.input = #loom.input<input_ids>},

@@ -19,7 +19,7 @@
 // CHECK: dist.recv on @mesh axis "pp" from 1 {dist.stage = 0 : i64, tag = 5 : i64}
 // CHECK: %[[HEAD:.*]] = dist.recv on @mesh axis "pp" from 1 {dist.stage = 0 : i64, tag = 4 : i64} : tensor<4x4xf64>
 // CHECK: %[[G:.*]] = loom.add %{{.*}}, %[[HEAD]] {dist.stage = 0 : i64
-// CHECK: loom.sgd_update %arg0, %[[G]] {dist.stage = 0 : i64
+// CHECK: loom.sgd_update %arg0, %[[G]] lr_scale(%[[LRS:arg[0-9]+]]) {dist.stage = 0 : i64
 // Stage 1: 1F1B runs F0 B0 F1 B1, GPipe F0 F1 B0 B1.
 // CHECK: dist.recv on @mesh axis "pp" from 0 {dist.stage = 1 : i64, tag = 1 : i64}
 // ONE-F-ONE-B: dist.send %{{.*}} on @mesh axis "pp" to 0 {dist.stage = 1 : i64, tag = 2 : i64}
@@ -27,7 +27,7 @@
 // GPIPE: dist.recv on @mesh axis "pp" from 0 {dist.stage = 1 : i64, tag = 3 : i64}
 // GPIPE: dist.send %{{.*}} on @mesh axis "pp" to 0 {dist.stage = 1 : i64, tag = 2 : i64}
 // CHECK: dist.send %{{.*}} on @mesh axis "pp" to 0 {dist.stage = 1 : i64, tag = 4 : i64} : tensor<4x4xf64>
-// CHECK: loom.sgd_update %arg2, {{.*}}dist.stage = 1 : i64
+// CHECK: loom.sgd_update %arg2, {{.*}} lr_scale(%[[LRS]]) {{{.*}}dist.stage = 1 : i64
 // CHECK: return
 func.func @forward(%e: tensor<4x4xf64> {loom.param = #loom.param<"emb.w", init = zeros, decay = true>},
                    %w0: tensor<4x4xf64> {loom.param = #loom.param<"h.0.w", init = zeros, decay = true>},

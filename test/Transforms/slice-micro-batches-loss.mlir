@@ -6,8 +6,8 @@
 // with 1 / count, and the loss is the sum times 1 / count — the full-batch
 // step whatever labels are ignored.
 // CHECK-LABEL: func.func @train_step
-// CHECK: %[[L0:.*]] = loom.slice %arg3 {{.*}}loom.micro_batch = 0 : i64
-// CHECK: %[[L1:.*]] = loom.slice %arg3 {{.*}}loom.micro_batch = 1 : i64
+// CHECK: %[[L0:.*]] = loom.slice %arg4 {{.*}}loom.micro_batch = 0 : i64
+// CHECK: %[[L1:.*]] = loom.slice %arg4 {{.*}}loom.micro_batch = 1 : i64
 // CHECK: %[[C0:.*]] = loom.label_count %[[L0]]
 // CHECK: %[[C1:.*]] = loom.label_count %[[L1]]
 // CHECK: %[[C:.*]] = loom.add %[[C0]], %[[C1]]

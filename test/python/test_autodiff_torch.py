@@ -8,7 +8,8 @@ on weights and a batch written from PyTorch, `@train_step` run through
   of the same loss;
 - one SGD step (lr 1) equals `torch.optim.SGD`;
 - one AdamW step with global-norm clipping equals
-  `torch.nn.utils.clip_grad_norm_` then `torch.optim.AdamW`, weight decay on
+  `torch.nn.utils.clip_grad_norm_` then `torch.optim.AdamW` (and its
+  `grad_norm` result equals the norm clip_grad_norm_ returns), weight decay on
   the parameters whose `#loom.param` says `decay = true` (nanoGPT's grouping:
   the matrices, not the biases and norm weights), clipping triggered.
 
@@ -146,6 +147,8 @@ def test_adamw_clipped_step(tmp_path, model):
         f"weight-decay={wd} clip-norm={clip}",
         {**w, "input_ids": ids, "labels": labels})
     ref.close(out["loss"], loss, RTOL)
+    # The step returns the norm clip_grad_norm_ returns (before clipping).
+    ref.close(out["grad_norm"], norm, RTOL)
     assert int(out["step"]) == 1
     for name, p in params.items():
         ref.close(out[name], p.detach(), RTOL)

@@ -71,6 +71,16 @@ inline constexpr llvm::StringLiteral kPipelineAttrName = "dist.pipeline";
 /// The pipeline stage of an op or result.
 inline constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
 
+//===----------------------------------------------------------------------===//
+// Argument names of @train_step (values of `loom.name`)
+//===----------------------------------------------------------------------===//
+
+/// The rank-0 float factor of the learning rate that every optimizer update
+/// of the step reads (`lr * lr_scale`): the step input through which the
+/// trainer's schedule sets each step's rate. It starts at 1 where no data
+/// gives it (loom-run, the harness), which is the compiled rate.
+inline constexpr llvm::StringLiteral kLrScaleArgName = "lr_scale";
+
 } // namespace mlir::loom
 
 #endif // LOOM_DIALECT_ATTRIBUTENAMES_H

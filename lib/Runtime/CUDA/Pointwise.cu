@@ -279,9 +279,12 @@ void launchActivationGrad(cudaStream_t stream, Activation kind, const T *dy,
 
 template <typename T>
 __global__ void sgdKernel(const T *param, const T *grad, const T *momentumBuf,
-                          int64_t count, double lr, double momentum,
-                          double weightDecay, double dampening, bool nesterov,
-                          T *newParam, T *newMomentumBuf) {
+                          int64_t count, double lr, const T *lrScale,
+                          double momentum, double weightDecay, double dampening,
+                          bool nesterov, T *newParam, T *newMomentumBuf) {
+  // The host's product (HostEmitter): a factor of 1 keeps lr's bits.
+  if (lrScale)
+    lr = lr * static_cast<double>(lrScale[0]);
   LOOM_GRID_LOOP(e, count) {
     double p = param[e];
     double g = grad[e] + weightDecay * p;
@@ -297,9 +300,11 @@ __global__ void sgdKernel(const T *param, const T *grad, const T *momentumBuf,
 template <typename T, typename S>
 __global__ void adamwKernel(const T *param, const T *grad, const T *expAvg,
                             const T *expAvgSq, int64_t count, const S *step,
-                            double lr, double beta1, double beta2, double eps,
-                            double weightDecay, T *newParam, T *newExpAvg,
-                            T *newExpAvgSq) {
+                            double lr, const T *lrScale, double beta1,
+                            double beta2, double eps, double weightDecay,
+                            T *newParam, T *newExpAvg, T *newExpAvgSq) {
+  if (lrScale)
+    lr = lr * static_cast<double>(lrScale[0]);
   // The host converts the step to int64_t first; so do we.
   double t = static_cast<double>(static_cast<int64_t>(step[0])) + 1.0;
   double c1 = 1.0 - pow(beta1, t);
@@ -390,25 +395,26 @@ void reluGrad(cudaStream_t stream, const T *dy, const T *x, const Shape &shape,
 template <typename T>
 void sgdUpdate(cudaStream_t stream, const T *param, const T *grad,
                const T *momentumBuf, const Shape &shape, double lr,
-               double momentum, double weightDecay, double dampening,
-               bool nesterov, T *newParam, T *newMomentumBuf) {
+               const T *lrScale, double momentum, double weightDecay,
+               double dampening, bool nesterov, T *newParam,
+               T *newMomentumBuf) {
   int64_t n = numElements(shape);
   LOOM_LAUNCH(sgdKernel<T>, n ? blocksFor(n) : 0, kThreads, stream, param, grad,
-              momentumBuf, n, lr, momentum, weightDecay, dampening, nesterov,
-              newParam, newMomentumBuf);
+              momentumBuf, n, lr, lrScale, momentum, weightDecay, dampening,
+              nesterov, newParam, newMomentumBuf);
 }
 
 template <typename T, typename S>
 void adamwUpdate(cudaStream_t stream, const T *param, const T *grad,
                  const T *expAvg, const T *expAvgSq, const Shape &shape,
-                 const S *step, double lr, double beta1, double beta2,
-                 double eps, double weightDecay, T *newParam, T *newExpAvg,
-                 T *newExpAvgSq) {
+                 const S *step, double lr, const T *lrScale, double beta1,
+                 double beta2, double eps, double weightDecay, T *newParam,
+                 T *newExpAvg, T *newExpAvgSq) {
   int64_t n = numElements(shape);
   auto *kernel = adamwKernel<T, S>;
   LOOM_LAUNCH(kernel, n ? blocksFor(n) : 0, kThreads, stream, param, grad,
-              expAvg, expAvgSq, n, step, lr, beta1, beta2, eps, weightDecay,
-              newParam, newExpAvg, newExpAvgSq);
+              expAvg, expAvgSq, n, step, lr, lrScale, beta1, beta2, eps,
+              weightDecay, newParam, newExpAvg, newExpAvgSq);
 }
 
 #define LOOM_INSTANTIATE_FLOAT(T)                                              \
@@ -425,14 +431,16 @@ void adamwUpdate(cudaStream_t stream, const T *param, const T *grad,
   template void reluGrad<T>(cudaStream_t, const T *, const T *, const Shape &, \
                             T *);                                              \
   template void sgdUpdate<T>(cudaStream_t, const T *, const T *, const T *,    \
-                             const Shape &, double, double, double, double,    \
-                             bool, T *, T *);                                  \
-  template void adamwUpdate<T, T>(                                             \
-      cudaStream_t, const T *, const T *, const T *, const T *, const Shape &, \
-      const T *, double, double, double, double, double, T *, T *, T *);       \
+                             const Shape &, double, const T *, double, double, \
+                             double, bool, T *, T *);                          \
+  template void adamwUpdate<T, T>(cudaStream_t, const T *, const T *,          \
+                                  const T *, const T *, const Shape &,         \
+                                  const T *, double, const T *, double,        \
+                                  double, double, double, T *, T *, T *);      \
   template void adamwUpdate<T, int64_t>(                                       \
       cudaStream_t, const T *, const T *, const T *, const T *, const Shape &, \
-      const int64_t *, double, double, double, double, double, T *, T *, T *);
+      const int64_t *, double, const T *, double, double, double, double, T *, \
+      T *, T *);
 LOOM_INSTANTIATE_FLOAT(float)
 LOOM_INSTANTIATE_FLOAT(double)
 #undef LOOM_INSTANTIATE_FLOAT

@@ -15,6 +15,7 @@
 #include "loom/Support/Flags.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -32,8 +33,11 @@ const std::set<std::string> &switches() {
 
 const std::set<std::string> &valued() {
   static const std::set<std::string> names = {
-      "--data",      "--data-format", "--data-order", "--steps", "--seed",
-      "--log-every", "--ckpt-dir",    "--ckpt-every", "--dtype"};
+      "--data",        "--data-format", "--data-order",   "--steps",
+      "--seed",        "--log-every",   "--ckpt-dir",     "--ckpt-every",
+      "--dtype",       "--lr-schedule", "--warmup-steps", "--min-lr",
+      "--decay-steps", "--step-gamma",  "--step-every",   "--metrics",
+      "--grad-accum"};
   return names;
 }
 
@@ -51,6 +55,23 @@ std::optional<std::string> parseCount(const std::string &flag,
   return std::nullopt;
 }
 
+/// Parses a finite decimal number of at least `min` (above it when
+/// `strict`).
+std::optional<std::string> parseReal(const std::string &flag,
+                                     const std::string &text, double min,
+                                     bool strict, double &out) {
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || errno == ERANGE || !std::isfinite(value) ||
+      (strict ? !(value > min) : !(value >= min)))
+    return flag + " expects a finite number " + (strict ? "> " : ">= ") +
+           (min == 0 ? std::string("0") : std::to_string(min)) + ", got `" +
+           text + "`";
+  out = value;
+  return std::nullopt;
+}
+
 } // namespace
 
 const char *trainUsage() {
@@ -58,7 +79,10 @@ const char *trainUsage() {
          "[--ckpt-dir DIR [--ckpt-every K] [--resume]] [--dtype f32|f64] "
          "[--data-format auto|llmc|uint16|int32] [--data-order "
          "random|sequential] [--init-only] [--print-layouts] "
-         "[--verify-calls] [--report-pipeline] [--report-transfers]";
+         "[--verify-calls] [--report-pipeline] [--report-transfers] "
+         "[--lr-schedule constant|cosine|linear|step] [--warmup-steps N] "
+         "[--min-lr X] [--decay-steps N] [--step-gamma X] [--step-every N] "
+         "[--metrics FILE.jsonl] [--grad-accum N]";
 }
 
 bool isTrainingCommandLine(int argc, char **argv) {
@@ -78,6 +102,7 @@ std::optional<std::string>
 parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
   bool stepsGiven = false;
   loom::support::FlagOccurrences occurrences;
+  std::set<std::string> given;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
     std::optional<std::string> inlineValue;
@@ -88,6 +113,7 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
     if (switches().count(flag) || valued().count(flag))
       if (auto repeated = occurrences.add(flag))
         return repeated;
+    given.insert(flag);
     if (switches().count(flag)) {
       if (inlineValue)
         return "`" + flag + "` takes no value";
@@ -152,8 +178,68 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
       if (value != "f32" && value != "f64")
         return "--dtype expects f32 or f64, got `" + value + "`";
       options.f32 = value == "f32";
+    } else if (flag == "--lr-schedule") {
+      std::optional<LrScheduleKind> kind = parseLrScheduleKind(value);
+      if (!kind)
+        return "--lr-schedule expects constant, cosine, linear or step, got "
+               "`" +
+               value + "`";
+      options.schedule.kind = *kind;
+      options.scheduleGiven = true;
+    } else if (flag == "--warmup-steps") {
+      if (auto error = parseCount(flag, value, 0, options.schedule.warmupSteps))
+        return error;
+      options.scheduleGiven = true;
+    } else if (flag == "--min-lr") {
+      if (auto error = parseReal(flag, value, 0, /*strict=*/false,
+                                 options.schedule.minLr))
+        return error;
+      options.scheduleGiven = true;
+    } else if (flag == "--decay-steps") {
+      if (auto error = parseCount(flag, value, 1, options.schedule.decaySteps))
+        return error;
+      options.scheduleGiven = true;
+    } else if (flag == "--step-gamma") {
+      if (auto error = parseReal(flag, value, 0, /*strict=*/true,
+                                 options.schedule.stepGamma))
+        return error;
+      options.scheduleGiven = true;
+    } else if (flag == "--step-every") {
+      if (auto error = parseCount(flag, value, 1, options.schedule.stepEvery))
+        return error;
+      options.scheduleGiven = true;
+    } else if (flag == "--grad-accum") {
+      if (auto error = parseCount(flag, value, 1, options.gradAccum))
+        return error;
+    } else if (flag == "--metrics") {
+      if (value.empty())
+        return "--metrics expects a file (one JSON object per logged step)";
+      options.metrics = value;
     }
   }
+
+  // Each schedule flag shapes some schedules only: elsewhere it would be
+  // silently ignored.
+  LrScheduleKind kind = options.schedule.kind;
+  bool decays =
+      kind == LrScheduleKind::Cosine || kind == LrScheduleKind::Linear;
+  for (const char *flag : {"--min-lr", "--decay-steps"})
+    if (given.count(flag) && !decays)
+      return std::string(flag) +
+             " applies to --lr-schedule cosine or linear, "
+             "not " +
+             lrScheduleKindName(kind);
+  for (const char *flag : {"--step-gamma", "--step-every"})
+    if (given.count(flag) && kind != LrScheduleKind::Step)
+      return std::string(flag) + " applies to --lr-schedule step, not " +
+             lrScheduleKindName(kind);
+  if (kind == LrScheduleKind::Step && !given.count("--step-every"))
+    return "--lr-schedule step needs --step-every N (steps between decays)";
+  if (decays && given.count("--decay-steps") &&
+      options.schedule.decaySteps <= options.schedule.warmupSteps)
+    return "--decay-steps (" + std::to_string(options.schedule.decaySteps) +
+           ") must exceed --warmup-steps (" +
+           std::to_string(options.schedule.warmupSteps) + ")";
 
   if (options.printLayouts)
     return std::nullopt;

@@ -13,10 +13,12 @@
 // 3. build this rank's blocks of the model state: the initializers drawn
 //    at the block's offset (a slice of the single-device draw), or the latest
 //    checkpoint's blocks after checking that it belongs to this plan;
-// 4. per step: read this rank's block of the step's batch, run the step
+// 4. per step: read this rank's block of the step's batch, set the
+//    schedule's learning-rate factor (`lr_scale`), run the step
 //    (StepContext: run seed and RNG step, for dropout), move
-//    each carried result into its argument, log on rank 0, checkpoint every
-//    K steps and after the last.
+//    each carried result into its argument, log on rank 0 (and append to
+//    `--metrics`), checkpoint every K steps and after the last (the
+//    schedule and the last rate go in the manifest's metadata).
 //
 // Pipelined programs (ProgramSpec::pipelineAxis): a rank initializes,
 // carries, checkpoints and loads only the model state its stage owns; the
@@ -45,6 +47,8 @@
 #include "loom/Runtime/Layout/BlockLayout.h"
 #include "loom/Runtime/Support/Memory.h"
 #include "loom/Runtime/Support/Transfers.h"
+#include "loom/Runtime/Trainer/LrSchedule.h"
+#include "loom/Runtime/Trainer/MetricsLog.h"
 
 #include <mpi.h>
 
@@ -127,6 +131,10 @@ bool sameMesh(const layout::DeviceMesh &a, const layout::DeviceMesh &b) {
 // The program's roles
 //===----------------------------------------------------------------------===//
 
+/// The step input that scales the compiled learning rate
+/// (mlir::loom::kLrScaleArgName).
+constexpr const char *kLrScaleArgument = "lr_scale";
+
 /// What step 2 of the file comment reads off the spec.
 struct Program {
   const ProgramSpec *spec = nullptr;
@@ -135,6 +143,12 @@ struct Program {
   /// Every argument's layout, parsed.
   std::vector<layout::BlockLayout> argLayouts;
   size_t inputIds = 0, labels = 0, loss = 0;
+  /// The learning-rate factor the schedule feeds (absent in programs
+  /// emitted before schedules, which train at the compiled rate).
+  std::optional<size_t> lrScale;
+  /// The global gradient norm a step compiled with clipping returns; it
+  /// comes from the loss's rank like the loss.
+  std::optional<size_t> gradNorm;
   /// The model state: arguments a checkpoint holds, by index.
   std::vector<size_t> state;
   /// The part of `state` this rank owns: all of it, but in a pipelined
@@ -182,6 +196,15 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
       (arg.name == "input_ids" ? inputIds : labels) = i;
       continue;
     }
+    if (arg.name == kLrScaleArgument) {
+      if (arg.isInteger || !arg.globalShape.empty())
+        return Status::failure("argument `" + arg.name + "` of @" + spec.entry +
+                               " must be a rank-0 float tensor, found "
+                               "shape " +
+                               formatShape(arg.globalShape));
+      program.lrScale = i;
+      continue;
+    }
     if (arg.init == Init::None)
       return Status::failure(
           "argument `" + arg.name + "` of @" + spec.entry +
@@ -193,9 +216,12 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
                              "): the model state must hold values");
     program.state.push_back(i);
   }
-  for (size_t i = 0; i < spec.results.size(); ++i)
+  for (size_t i = 0; i < spec.results.size(); ++i) {
     if (spec.results[i].name == "loss")
       loss = i;
+    if (spec.results[i].name == "grad_norm")
+      program.gradNorm = i;
+  }
   if (!inputIds || !labels)
     return Status::failure("@" + spec.entry +
                            " has no `input_ids` and `labels` arguments: it "
@@ -217,6 +243,16 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
                            "found shape " +
                            formatShape(spec.results[*loss].globalShape) +
                            " with layout " + lossLayout.toString());
+  if (program.gradNorm) {
+    const TensorSpec &norm = spec.results[*program.gradNorm];
+    layout::BlockLayout normLayout;
+    if (Status status = parseLayout(norm, mesh, normLayout); !status)
+      return status;
+    if (!norm.globalShape.empty() || normLayout.isPartial() ||
+        norm.stage != spec.results[*loss].stage)
+      return Status::failure("the `grad_norm` result must be a replicated "
+                             "scalar computed with the loss");
+  }
   program.inputIds = *inputIds;
   program.labels = *labels;
   program.loss = *loss;
@@ -323,6 +359,12 @@ struct CheckpointInfo {
   /// than re-deriving it.
   uint64_t rngSeed = 0;
   uint64_t rngStep = 0;
+  /// The learning-rate schedule, and the rate of the last step taken (0
+  /// before the first).
+  LrSchedule schedule;
+  double lr = 0;
+  /// The checkpoint's schedule, when it recorded one (loadCheckpoint).
+  std::optional<LrSchedule> storedSchedule;
 };
 
 /// Writes the checkpoint after `info.step` steps into
@@ -408,6 +450,11 @@ std::optional<Failure> writeCheckpoint(const Program &program,
     manifest.rngState = {info.rngStep};
     manifest.metadata["entry"] = spec.entry;
     manifest.metadata["dtype"] = std::is_same_v<T, float> ? "f32" : "f64";
+    // The schedule is a function of the step: its parameters are its state.
+    info.schedule.toMetadata(manifest.metadata);
+    char lr[32];
+    std::snprintf(lr, sizeof(lr), "%.17g", info.lr);
+    manifest.metadata["lr"] = lr;
     manifestWritten = io::writeCheckpointManifest(dir, manifest);
   }
   return agree(manifestWritten, program.rank);
@@ -513,6 +560,9 @@ std::optional<Failure> loadCheckpoint(const Program &program,
     info.rngStep = manifest.rngState.empty()
                        ? static_cast<uint64_t>(manifest.step)
                        : manifest.rngState[0];
+    if (auto error =
+            LrSchedule::fromMetadata(manifest.metadata, info.storedSchedule))
+      return Status::failure(where + ": " + *error);
     return Status::success();
   };
   return agree(check(), program.rank);
@@ -548,6 +598,33 @@ Status readBatch(const Program &program, const io::TokenFile &file,
                              formatShape(arg.localShape));
   }
   return Status::success();
+}
+
+/// `12.3s`, `3m05s` or `2h07m`: a duration for the progress line.
+std::string formatDuration(double seconds) {
+  char text[32];
+  if (seconds < 60)
+    std::snprintf(text, sizeof(text), "%.1fs", seconds);
+  else if (seconds < 3600)
+    std::snprintf(text, sizeof(text), "%dm%02ds", int(seconds / 60),
+                  int(seconds) % 60);
+  else
+    std::snprintf(text, sizeof(text), "%dh%02dm", int(seconds / 3600),
+                  int(seconds / 60) % 60);
+  return text;
+}
+
+/// The dense peak FLOP/s of one device of the cluster the program was
+/// planned for, in the dtype its matmuls run in (a low-precision type under
+/// mixed precision, else the run's); 0 when unknown.
+double peakFlopsPerDevice(const ProgramSpec &spec, bool f32) {
+  std::string dtype = spec.matmulDType == "bf16" || spec.matmulDType == "f16"
+                          ? spec.matmulDType
+                          : (f32 ? "f32" : "f64");
+  for (const auto &[name, peak] : spec.peakFlopsPerSecond)
+    if (name == dtype)
+      return peak;
+  return 0;
 }
 
 template <typename T>
@@ -597,6 +674,22 @@ std::optional<Failure> train(const Program &program,
     return std::nullopt;
   }
 
+  // Gradient accumulation is compiled into the step (its micro-batches):
+  // the flag must agree, or the user expects steps the program does not take.
+  Status accumulating = Status::success();
+  if (options.gradAccum && options.gradAccum != spec.microBatches)
+    accumulating = Status::failure(
+        "--grad-accum " + std::to_string(options.gradAccum) + ": @" +
+        spec.entry + " accumulates over " + std::to_string(spec.microBatches) +
+        " micro-batch" + (spec.microBatches == 1 ? "" : "es") +
+        " of its batch of " +
+        std::to_string(spec.arguments[program.inputIds].globalShape[0]) +
+        " sequences; compile the model with an N-times batch and `loomc "
+        "--micro-batches " +
+        std::to_string(options.gradAccum) + "`");
+  if (auto failure = agree(accumulating, program.rank))
+    return failure;
+
   const TensorSpec &tokens = spec.arguments[program.inputIds];
   io::BatchSpec batch;
   batch.batchSize = tokens.globalShape[0];
@@ -615,14 +708,73 @@ std::optional<Failure> train(const Program &program,
   if (auto failure = agree(opened, program.rank))
     return failure;
 
+  // The schedule: the command line's, or, resuming without schedule flags,
+  // the checkpoint's (so it goes on where it stopped).
+  bool keepStored =
+      options.resume && !options.scheduleGiven && info.storedSchedule;
+  info.schedule = keepStored ? *info.storedSchedule : options.schedule;
+  double baseLr = spec.learningRate;
+  Status scheduled = Status::success();
+  if (auto error = info.schedule.resolve(baseLr, options.steps))
+    scheduled = Status::failure(*error);
+  bool scheduling = info.schedule.kind != LrScheduleKind::Constant ||
+                    info.schedule.warmupSteps > 0;
+  if (scheduled.ok() && scheduling && !program.lrScale)
+    scheduled = Status::failure(
+        "--lr-schedule: @" + spec.entry +
+        " has no `lr_scale` argument to take the rate from (emitted before "
+        "schedules, or without an optimizer): recompile it with loomc, or "
+        "train at the compiled rate");
+  if (auto failure = agree(scheduled, program.rank))
+    return failure;
+  if (program.rank == 0) {
+    if (options.resume && options.scheduleGiven && info.storedSchedule &&
+        !(*info.storedSchedule == info.schedule))
+      std::printf("note: the learning-rate schedule changes at step %lld: "
+                  "%s, was %s\n",
+                  static_cast<long long>(info.step),
+                  info.schedule.describe().c_str(),
+                  info.storedSchedule->describe().c_str());
+    if (scheduling)
+      std::printf("learning rate: %s from %.9g\n",
+                  info.schedule.describe().c_str(), baseLr);
+    if (options.gradAccum)
+      std::printf("gradient accumulation: %lld micro-batches of %lld "
+                  "sequences per step\n",
+                  static_cast<long long>(spec.microBatches),
+                  static_cast<long long>(batch.batchSize / spec.microBatches));
+  }
+
+  // Rank 0 appends a JSON line per logged step; a resumed run first drops
+  // the lines of steps after its checkpoint (the interrupted run's).
+  MetricsLog metrics;
+  Status metricsOpened = Status::success();
+  if (program.rank == 0 && !options.metrics.empty())
+    metricsOpened = MetricsLog::open(options.metrics, info.step, metrics);
+  if (auto failure = agree(metricsOpened, program.rank))
+    return failure;
+
+  double peak = peakFlopsPerDevice(spec, std::is_same_v<T, float>);
+
   std::vector<Buffer<T>> results(spec.results.size());
   double tokensPerStep = double(batch.batchSize * batch.seqLen);
   int64_t firstStep = info.step;
+  double runStart = MPI_Wtime();
   for (int64_t s = firstStep; s < options.steps; ++s) {
     double start = MPI_Wtime();
     Status read = readBatch(program, file, batch, s, args);
     if (!read.ok())
       comm.abort(read);
+    // This step's rate, fed as a factor of the compiled one; `lr` is what
+    // the update computes from it (the factor rounded to T, times the base
+    // in f64), which is 1 and the compiled bits when nothing is scheduled.
+    double lr = baseLr;
+    if (program.lrScale) {
+      double rate = info.schedule.rateAt(s, baseLr);
+      T factor = baseLr > 0 ? static_cast<T>(rate / baseLr) : T(1);
+      args[*program.lrScale].floats.assign(1, factor);
+      lr = baseLr * static_cast<double>(factor);
+    }
     for (size_t i = 0; i < results.size(); ++i) {
       // Another stage's result: the step leaves it alone.
       if (!spec.computesResult(program.rank, i))
@@ -659,22 +811,57 @@ std::optional<Failure> train(const Program &program,
     double seconds = MPI_Wtime() - start;
     TransferCounts after = deviceTransfers();
     bool log = done % options.logEvery == 0 || done == options.steps;
-    double loss = 0;
-    if (log && program.rank == program.lossRank)
-      loss = double(results[program.loss].floats[0]);
+    // The loss and the gradient norm (when the step returns one).
+    double logged[2] = {0, 0};
+    if (log && program.rank == program.lossRank) {
+      logged[0] = double(results[program.loss].floats[0]);
+      if (program.gradNorm)
+        logged[1] = double(results[*program.gradNorm].floats[0]);
+    }
     // A pipelined program's loss is on its last stage: rank 0 prints it,
     // so that every line of the log comes from one rank, in order.
     if (log && program.lossRank != 0) {
       if (program.rank == program.lossRank)
-        MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+        MPI_Send(logged, 2, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
       else if (program.rank == 0)
-        MPI_Recv(&loss, 1, MPI_DOUBLE, program.lossRank, 0, MPI_COMM_WORLD,
+        MPI_Recv(logged, 2, MPI_DOUBLE, program.lossRank, 0, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
+    double loss = logged[0];
+    info.lr = lr;
     if (program.rank == 0 && log) {
-      std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s\n",
+      std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s | lr %.6g\n",
                   static_cast<long long>(done), loss, seconds * 1e3,
-                  tokensPerStep / seconds);
+                  tokensPerStep / seconds, lr);
+      if (metrics.isOpen()) {
+        MetricsRecord record;
+        record.step = done;
+        record.loss = loss;
+        record.lr = lr;
+        if (program.gradNorm)
+          record.gradNorm = logged[1];
+        record.stepSeconds = seconds;
+        record.tokensPerSecond = tokensPerStep / seconds;
+        if (spec.modelFlopsPerStep > 0 && peak > 0)
+          record.mfu = spec.modelFlopsPerStep / seconds /
+                       (peak * double(program.mesh.getNumDevices()));
+        Status written = metrics.append(record);
+        if (!written.ok())
+          comm.abort(written);
+      }
+      // Sparse logs mean a long run: say how far it is and how long the
+      // rest takes at this run's average pace so far.
+      if (options.logEvery > 1) {
+        double elapsed = MPI_Wtime() - runStart;
+        double eta =
+            elapsed / double(done - firstStep) * double(options.steps - done);
+        std::printf(
+            "progress: step %lld of %lld (%.0f %%), elapsed %s, eta "
+            "%s\n",
+            static_cast<long long>(done), static_cast<long long>(options.steps),
+            100.0 * double(done) / double(options.steps),
+            formatDuration(elapsed).c_str(), formatDuration(eta).c_str());
+      }
       if (options.reportTransfers)
         std::printf("transfers: %lld bytes to the device, %lld bytes to the "
                     "host\n",

@@ -824,6 +824,7 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
              name(o.getGrad()) + ", " + optional(o.getMomentumBuf()) + ", " +
              shape(o.getParam()) + ", " +
              doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
+             optional(o.getLrScale()) + ", " +
              doubleLiteral(o.getMomentumAttr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getDampeningAttr().getValueAsDouble()) + ", " +
@@ -835,12 +836,14 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         allocate(o.getNewParam());
         allocate(o.getNewExpAvg());
         allocate(o.getNewExpAvgSq());
-        // The step stays on the device; the kernel reads it.
+        // The step and the learning-rate factor stay on the device; the
+        // kernel reads them.
         call("cuda::adamwUpdate<T, " + elementType(o.getStep()) + ">(stream, " +
              name(o.getParam()) + ", " + name(o.getGrad()) + ", " +
              name(o.getExpAvg()) + ", " + name(o.getExpAvgSq()) + ", " +
              shape(o.getParam()) + ", " + name(o.getStep()) + ", " +
              doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
+             optional(o.getLrScale()) + ", " +
              doubleLiteral(o.getBeta1Attr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getBeta2Attr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +

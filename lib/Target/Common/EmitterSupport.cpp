@@ -15,10 +15,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/Common/EmitterSupport.h"
+#include "loom/Analysis/Cost/ClusterSpec.h"
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/EntrySignature.h"
 #include "loom/Interpreter/Interpreter.h"
 
@@ -34,8 +36,12 @@
 #include <map>
 #include <set>
 
+using ::mlir::loom::kClusterAttrName;
 using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kLrScaleArgName;
+using ::mlir::loom::kMicroBatchAttrName;
 using ::mlir::loom::kParamAttrName;
+using ::mlir::loom::kPlanAttrName;
 
 namespace mlir::loom::emit {
 
@@ -709,8 +715,11 @@ std::string initLiteral(func::FuncOp func, unsigned index, std::string &args) {
       return "Init::ScaledNormal";
     }
   }
-  if (func.getArgAttrOfType<StringAttr>(index, interp::kNameAttrName))
-    return "Init::State";
+  if (auto named =
+          func.getArgAttrOfType<StringAttr>(index, interp::kNameAttrName))
+    // The learning-rate factor starts at 1 (the compiled rate), as in
+    // loom-run; other named states at zeros.
+    return named.getValue() == kLrScaleArgName ? "Init::Ones" : "Init::State";
   return "Init::None";
 }
 
@@ -733,6 +742,64 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
   if (entry.numStages)
     os << "    s.pipelineAxis = " << stringLiteral(entry.pipelineAxis)
        << ";\n    s.numStages = " << entry.numStages << ";\n";
+  // The compiled learning rate, which the trainer's schedule scales through
+  // `lr_scale`: recorded when every update has the same one.
+  std::optional<double> learningRate;
+  bool oneRate = true;
+  func.walk([&](Operation *op) {
+    FloatAttr lr;
+    if (auto sgd = dyn_cast<SgdUpdateOp>(op))
+      lr = sgd.getLrAttr();
+    else if (auto adamw = dyn_cast<AdamwUpdateOp>(op))
+      lr = adamw.getLrAttr();
+    if (!lr)
+      return;
+    if (learningRate && *learningRate != lr.getValueAsDouble())
+      oneRate = false;
+    learningRate = lr.getValueAsDouble();
+  });
+  if (learningRate && oneRate)
+    os << "    s.learningRate = " << doubleLiteral(*learningRate) << ";\n";
+  // What the trainer's MFU divides by: the plan's FLOPs and the peak of the
+  // cluster the search planned for (both absent before a search).
+  if (auto module = func->getParentOfType<ModuleOp>()) {
+    if (auto plan = module->getAttrOfType<dist::PlanAttr>(kPlanAttrName))
+      os << "    s.modelFlopsPerStep = "
+         << doubleLiteral(plan.getModelFlopsPerStep().convertToDouble())
+         << ";\n";
+    if (auto cluster = module->getAttrOfType<StringAttr>(kClusterAttrName))
+      if (auto spec = dist::getParsedClusterSpec(cluster.getValue(),
+                                                 kClusterAttrName)) {
+        os << "    s.peakFlopsPerSecond = {";
+        bool first = true;
+        for (const auto &[dtype, peak] : spec->device.peakFlopsPerSecond) {
+          os << (first ? "" : ", ") << "{" << stringLiteral(dtype) << ", "
+             << doubleLiteral(peak) << "}";
+          first = false;
+        }
+        os << "};\n";
+      }
+  }
+  // The trainer's --grad-accum must name the micro-batches compiled in.
+  int64_t microBatches = 1;
+  func.walk([&](Operation *op) {
+    if (auto m = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName))
+      microBatches = std::max(microBatches, m.getInt() + 1);
+  });
+  if (microBatches > 1)
+    os << "    s.microBatches = " << microBatches << ";\n";
+  MatmulOp matmul;
+  func.walk([&](MatmulOp op) {
+    if (!matmul)
+      matmul = op;
+  });
+  if (matmul) {
+    Type element =
+        cast<ShapedType>(matmul.getResult().getType()).getElementType();
+    std::string name;
+    llvm::raw_string_ostream(name) << element;
+    os << "    s.matmulDType = " << stringLiteral(name) << ";\n";
+  }
   auto tensorSpec = [&](const TensorInfo &t, const std::string &init,
                         const std::string &initArgs) {
     os << "        {" << stringLiteral(t.name) << ", "

@@ -90,6 +90,15 @@ private:
     return isIntegerStorage(value.getType()) ? "int64_t" : "T";
   }
   std::string data(Value value) { return name(value) + ".data()"; }
+  /// An optimizer update's learning rate: the compiled one, times the
+  /// step's `lr_scale` when the update has one (the same f64 product as the
+  /// interpreter, so a factor of 1 keeps the compiled rate's bits).
+  std::string learningRate(FloatAttr lr, Value scale) {
+    std::string base = doubleLiteral(lr.getValueAsDouble());
+    if (!scale)
+      return base;
+    return "(" + base + " * static_cast<double>(" + name(scale) + "[0]))";
+  }
   std::string optionalData(Value value) {
     return value ? data(value) : "nullptr";
   }
@@ -654,7 +663,7 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         call("host::sgdUpdate<T>(" + data(o.getParam()) + ", " +
              data(o.getGrad()) + ", " + optionalData(o.getMomentumBuf()) +
              ", " + shape(o.getParam()) + ", " +
-             doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
+             learningRate(o.getLrAttr(), o.getLrScale()) + ", " +
              doubleLiteral(o.getMomentumAttr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getDampeningAttr().getValueAsDouble()) + ", " +
@@ -670,7 +679,7 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
              data(o.getGrad()) + ", " + data(o.getExpAvg()) + ", " +
              data(o.getExpAvgSq()) + ", " + shape(o.getParam()) + ", " +
              name(o.getStep()) + "[0], " +
-             doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
+             learningRate(o.getLrAttr(), o.getLrScale()) + ", " +
              doubleLiteral(o.getBeta1Attr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getBeta2Attr().getValueAsDouble()) + ", " +
              doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +

@@ -1128,6 +1128,15 @@ func.func @sgd_negative_lr(%p: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf32
 
 // -----
 
+// sgd_update C5: the learning-rate factor is a rank-0 float.
+func.func @sgd_lr_scale_rank(%p: tensor<8xf32>, %g: tensor<8xf32>, %s: tensor<1xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'loom.sgd_update' op operand #2 must be 0D tensor of 64-bit float or 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<1xf32>'}}
+  %0 = loom.sgd_update %p, %g lr_scale(%s) {lr = 0.1, momentum = 0.0, weight_decay = 0.0} : (tensor<8xf32>, tensor<8xf32>, tensor<1xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 // sgd_update C4: Nesterov momentum is undamped.
 func.func @sgd_nesterov(%p: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   // expected-error @+1 {{'loom.sgd_update' op expects momentum > 0 and dampening = 0 with nesterov, got momentum 9.000000e-01 and dampening 5.000000e-01}}
@@ -1160,6 +1169,15 @@ func.func @adamw_negative_eps(%p: tensor<8xf32>, %step: tensor<i64>) -> (tensor<
 func.func @adamw_beta(%p: tensor<8xf32>, %step: tensor<i64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
   // expected-error @+1 {{'loom.adamw_update' op expects beta1 and beta2 in [0, 1), got 9.000000e-01 and 1.000000e+00}}
   %0:3 = loom.adamw_update %p, %p, %p, %p, %step {lr = 1.0e-3, beta1 = 0.9, beta2 = 1.0, eps = 1.0e-8, weight_decay = 0.01} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %0#0, %0#1, %0#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// adamw_update C4: the learning-rate factor is a rank-0 float.
+func.func @adamw_lr_scale_type(%p: tensor<8xf32>, %step: tensor<i64>, %s: tensor<i64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  // expected-error @+1 {{operand #5 must be 0D tensor of 64-bit float or 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<i64>'}}
+  %0:3 = loom.adamw_update %p, %p, %p, %p, %step lr_scale(%s) {lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<i64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
   return %0#0, %0#1, %0#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
 

@@ -333,6 +333,19 @@ func.func @sgd_update(%p: tensor<768xf32>, %g: tensor<768xf32>, %b: tensor<768xf
   return %0#0, %0#1, %1 : tensor<768xf32>, tensor<768xf32>, tensor<768xf32>
 }
 
+// The learning-rate factor `lr_scale` follows the other operands, keyword
+// first, with or without a momentum buffer.
+// CHECK-LABEL: func.func @updates_with_lr_scale
+func.func @updates_with_lr_scale(%p: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>, %step: tensor<i64>, %s: tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  // CHECK: loom.sgd_update %{{.+}}, %{{.+}}, %{{.+}} lr_scale(%{{.+}}) {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, weight_decay = 0.000000e+00 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>)
+  %0:2 = loom.sgd_update %p, %g, %b lr_scale(%s) {lr = 0.1, momentum = 0.9, weight_decay = 0.0} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>)
+  // CHECK: loom.sgd_update %{{.+}}, %{{.+}} lr_scale(%{{.+}}) {lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, weight_decay = 0.000000e+00 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = loom.sgd_update %p, %g lr_scale(%s) {lr = 0.1, momentum = 0.0, weight_decay = 0.0} : (tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  // CHECK: loom.adamw_update %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} lr_scale(%{{.+}}) {beta1
+  %2:3 = loom.adamw_update %p, %g, %b, %b, %step lr_scale(%s) {lr = 6.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.1} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %0#0, %1, %2#0, %2#1 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
 // AdamW takes the rank-0 step counter after the three state tensors. 0.999
 // has no short exact decimal form, so it prints with 17 digits.
 // CHECK-LABEL: func.func @adamw_update

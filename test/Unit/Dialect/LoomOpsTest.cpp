@@ -490,17 +490,19 @@ TEST_F(LoomOpsTest, SgdUpdateReturnsABufferExactlyWithMomentum) {
   auto args = makeFunction({f32({768}), f32({768}), f32({768})});
   Location loc = builder.getUnknownLoc();
   auto withMomentum = SgdUpdateOp::create(
-      builder, loc, args[0], args[1], args[2], builder.getF64FloatAttr(0.1),
-      builder.getF64FloatAttr(0.9), builder.getF64FloatAttr(0.0),
-      builder.getF64FloatAttr(0.0), builder.getUnitAttr());
+      builder, loc, args[0], args[1], args[2], /*lr_scale=*/Value(),
+      builder.getF64FloatAttr(0.1), builder.getF64FloatAttr(0.9),
+      builder.getF64FloatAttr(0.0), builder.getF64FloatAttr(0.0),
+      builder.getUnitAttr());
   EXPECT_EQ(withMomentum->getNumResults(), 2u);
   EXPECT_EQ(withMomentum.getNewMomentumBuf().getType(), f32({768}));
   EXPECT_TRUE(succeeded(verify(withMomentum)));
 
   auto plain = SgdUpdateOp::create(
       builder, loc, args[0], args[1], /*momentum_buf=*/Value(),
-      builder.getF64FloatAttr(0.1), builder.getF64FloatAttr(0.0),
+      /*lr_scale=*/Value(), builder.getF64FloatAttr(0.1),
       builder.getF64FloatAttr(0.0), builder.getF64FloatAttr(0.0),
+      builder.getF64FloatAttr(0.0),
       /*nesterov=*/nullptr);
   EXPECT_EQ(plain->getNumResults(), 1u);
   EXPECT_EQ(plain.getNewParam().getType(), f32({768}));
@@ -519,6 +521,8 @@ TEST_F(LoomOpsTest, SgdInferenceReportsAMissingBufferThroughDiagnostics) {
   properties.lr = builder.getF64FloatAttr(0.1);
   properties.momentum = builder.getF64FloatAttr(0.9);
   properties.weight_decay = builder.getF64FloatAttr(0.0);
+  // param, grad; no momentum_buf, no lr_scale.
+  properties.operandSegmentSizes = {1, 1, 0, 0};
   // The adaptor keeps a reference to its operands: keep them alive.
   SmallVector<Value> operands = {args[0], args[1]};
   SgdUpdateOp::Adaptor adaptor(operands, /*attrs=*/nullptr, properties);
@@ -535,13 +539,37 @@ TEST_F(LoomOpsTest, AdamwUpdateReturnsParamAndMoments) {
       {f32({16, 64}), f32({16, 64}), f32({16, 64}), f32({16, 64}), step});
   auto update = AdamwUpdateOp::create(
       builder, builder.getUnknownLoc(), args[0], args[1], args[2], args[3],
-      args[4], builder.getF64FloatAttr(6e-4), builder.getF64FloatAttr(0.9),
-      builder.getF64FloatAttr(0.95), builder.getF64FloatAttr(1e-8),
-      builder.getF64FloatAttr(0.1));
+      args[4], /*lr_scale=*/Value(), builder.getF64FloatAttr(6e-4),
+      builder.getF64FloatAttr(0.9), builder.getF64FloatAttr(0.95),
+      builder.getF64FloatAttr(1e-8), builder.getF64FloatAttr(0.1));
   EXPECT_EQ(update->getNumResults(), 3u);
   for (Type type : update->getResultTypes())
     EXPECT_EQ(type, f32({16, 64}));
   EXPECT_TRUE(succeeded(verify(update)));
+}
+
+TEST_F(LoomOpsTest, UpdatesTakeARankZeroLearningRateFactor) {
+  auto step = RankedTensorType::get({}, builder.getI64Type());
+  auto scale = RankedTensorType::get({}, builder.getF32Type());
+  auto args =
+      makeFunction({f32({8}), f32({8}), f32({8}), f32({8}), step, scale});
+  Location loc = builder.getUnknownLoc();
+  auto adamw = AdamwUpdateOp::create(
+      builder, loc, args[0], args[1], args[2], args[3], args[4], args[5],
+      builder.getF64FloatAttr(6e-4), builder.getF64FloatAttr(0.9),
+      builder.getF64FloatAttr(0.95), builder.getF64FloatAttr(1e-8),
+      builder.getF64FloatAttr(0.1));
+  EXPECT_EQ(adamw.getLrScale(), args[5]);
+  EXPECT_TRUE(succeeded(verify(adamw)));
+  auto sgd = SgdUpdateOp::create(
+      builder, loc, args[0], args[1], /*momentum_buf=*/args[2], args[5],
+      builder.getF64FloatAttr(0.1), builder.getF64FloatAttr(0.9),
+      builder.getF64FloatAttr(0.0), builder.getF64FloatAttr(0.0),
+      /*nesterov=*/nullptr);
+  EXPECT_EQ(sgd.getMomentumBuf(), args[2]);
+  EXPECT_EQ(sgd.getLrScale(), args[5]);
+  EXPECT_EQ(sgd->getNumResults(), 2u);
+  EXPECT_TRUE(succeeded(verify(sgd)));
 }
 
 TEST_F(LoomOpsTest, InitializerRejectsBadArgumentsThroughDiagnostics) {

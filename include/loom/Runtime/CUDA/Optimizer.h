@@ -22,20 +22,22 @@
 namespace loom::runtime::cuda {
 
 /// loom.sgd_update; `momentumBuf` and `newMomentumBuf` are both null or both
-/// set.
+/// set. The learning rate is `lr * lrScale[0]` (in f64) when `lrScale` (a
+/// device scalar, the step's `lr_scale`) is set, `lr` otherwise.
 template <typename T>
 void sgdUpdate(cudaStream_t stream, const T *param, const T *grad,
                const T *momentumBuf, const Shape &shape, double lr,
-               double momentum, double weightDecay, double dampening,
-               bool nesterov, T *newParam, T *newMomentumBuf);
+               const T *lrScale, double momentum, double weightDecay,
+               double dampening, bool nesterov, T *newParam, T *newMomentumBuf);
 
-/// loom.adamw_update, with the steps taken so far at `step[0]`.
+/// loom.adamw_update, with the steps taken so far at `step[0]` and the
+/// learning rate scaled as sgdUpdate's.
 template <typename T, typename S>
 void adamwUpdate(cudaStream_t stream, const T *param, const T *grad,
                  const T *expAvg, const T *expAvgSq, const Shape &shape,
-                 const S *step, double lr, double beta1, double beta2,
-                 double eps, double weightDecay, T *newParam, T *newExpAvg,
-                 T *newExpAvgSq);
+                 const S *step, double lr, const T *lrScale, double beta1,
+                 double beta2, double eps, double weightDecay, T *newParam,
+                 T *newExpAvg, T *newExpAvgSq);
 
 } // namespace loom::runtime::cuda
 

@@ -94,6 +94,21 @@ struct ProgramSpec {
   /// empty and 0 otherwise.
   std::string pipelineAxis;
   int64_t numStages = 0;
+  /// The learning rate compiled into the optimizer updates (`--lr`), which
+  /// the `lr_scale` argument multiplies; 0 when the step has no update or
+  /// its updates differ in rate.
+  double learningRate = 0;
+  /// For the trainer's MFU (`--metrics`): the plan's global model FLOPs per
+  /// step (0: not searched), and the cluster's dense peak FLOP/s per device
+  /// by dtype name (`f32`, `bf16`, ...; empty when the module records no
+  /// cluster), with the dtype of the step's matmuls (`bf16` under mixed
+  /// precision; the run's `--dtype` otherwise).
+  double modelFlopsPerStep = 0;
+  /// The micro-batches one step splits its batch into and accumulates the
+  /// gradients of before its update (`loomc --micro-batches`), 1 without.
+  int64_t microBatches = 1;
+  std::vector<std::pair<std::string, double>> peakFlopsPerSecond;
+  std::string matmulDType;
 
   /// The number of ranks: the product of the mesh's axis sizes.
   int64_t numRanks() const;

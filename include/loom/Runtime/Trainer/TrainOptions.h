@@ -17,6 +17,7 @@
 #define LOOM_RUNTIME_TRAINER_TRAINOPTIONS_H
 
 #include "loom/Runtime/IO/TokenFile.h"
+#include "loom/Runtime/Trainer/LrSchedule.h"
 
 #include <cstdint>
 #include <optional>
@@ -60,6 +61,19 @@ struct TrainOptions {
   /// Pipelined programs: after training, print each rank's stage and the
   /// most micro-batches it had in flight at once (`--report-pipeline`).
   bool reportPipeline = false;
+  /// The learning-rate schedule (`--lr-schedule`, `--warmup-steps`,
+  /// `--min-lr`, `--decay-steps`, `--step-gamma`, `--step-every`), and
+  /// whether any of its flags was given (a resumed run otherwise keeps its
+  /// checkpoint's).
+  LrSchedule schedule;
+  bool scheduleGiven = false;
+  /// Rank 0 appends one JSON object per logged step to this file
+  /// (`--metrics`; docs/Runtime.md, "Metrics").
+  std::string metrics;
+  /// Micro-steps per optimizer step (`--grad-accum`; 0: not given). The
+  /// step accumulates over the micro-batches it was compiled with (`loomc
+  /// --micro-batches N` over an N-times batch): this checks they agree.
+  int64_t gradAccum = 0;
   /// After each logged step, rank 0 prints the bytes its step copied to and
   /// from the device (`--report-transfers`; CUDA programs: the resident
   /// model state is not copied; host programs copy nothing and print 0).
@@ -74,7 +88,8 @@ bool isTrainingCommandLine(int argc, char **argv);
 /// Parses `--flag value` and `--flag=value` into `options` and checks their
 /// combination (`--steps` and `--data` unless `--init-only` or
 /// `--print-layouts`; `--ckpt-dir` for `--resume`, `--ckpt-every` and
-/// `--init-only`). Returns the error message, if any.
+/// `--init-only`; each schedule flag only with the schedules it shapes).
+/// Returns the error message, if any.
 std::optional<std::string>
 parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options);
 

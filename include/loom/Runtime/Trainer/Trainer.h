@@ -21,10 +21,16 @@
 //      the step counter as the next step's argument, locally: the plan gives
 //      a loop-carried result the layout of its argument, which is checked at
 //      start-up;
-//   3. rank 0 logs `step N | loss X | T ms | tok/s` (the loss is
-//      replicated), and every K steps all ranks write a checkpoint (their
-//      blocks, then rank 0 the manifest with the plan, layouts, step, data
-//      position and seed, and the RNG state: seed and next RNG step).
+//   3. rank 0 logs `step N | loss X | T ms | tok/s | lr R` (the loss is
+//      replicated) and, with `--metrics`, a JSON line (MetricsLog.h), and
+//      every K steps all ranks write a checkpoint (their blocks, then rank 0
+//      the manifest with the plan, layouts, step, data position and seed,
+//      the RNG state: seed and next RNG step, and the learning-rate
+//      schedule and last rate).
+//
+// The learning rate of step s is the schedule's (LrSchedule.h), fed as the
+// factor `rate / lr` of the compiled rate to the step's `lr_scale`
+// argument; a program without one trains at the compiled rate.
 //
 // Step s (0-based) runs with harness::StepContext{seed, s}: dropout draws
 // its masks from the run seed and the step (Support/Philox.h), so the masks

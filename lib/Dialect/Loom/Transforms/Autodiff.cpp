@@ -9,7 +9,8 @@
 //
 //   1. classify `@forward`'s arguments: `#loom.param` arguments are trained,
 //      the others are the batch; lay out the signature
-//      (params..., states..., step, batch...);
+//      (params..., states..., lr_scale, step, batch...), `lr_scale` only
+//      when there is an optimizer;
 //   2. clone `@forward`'s body onto the arguments, tagging each op with
 //      `loom.fwd = <op index in @forward>`;
 //   3. reverse mode over the clone (ReverseMode.h): seed d(loss) = 1, visit
@@ -19,8 +20,10 @@
 //      VJP builds get the forward op's `loom.fwd`;
 //   4. sum each parameter's parts; clip the gradients by their global L2
 //      norm (optional);
-//   5. build one optimizer update per parameter and `step + 1`, return
-//      everything with `loom.name` result attributes;
+//   5. build one optimizer update per parameter (its learning rate
+//      `lr * lr_scale`) and `step + 1`, return everything with `loom.name`
+//      result attributes (with clipping, also the norm as `grad_norm`,
+//      clip_grad_norm_'s return value);
 //   6. erase ops whose results are unused.
 //
 // The step is built for one micro-batch; loom-slice-micro-batches splits it
@@ -46,6 +49,7 @@
 
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kFileShapeAttrName;
+using ::mlir::loom::kLrScaleArgName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
 
@@ -174,6 +178,21 @@ void AutodiffPass::runOnOperation() {
       argTypes.push_back(forward.getArgumentTypes()[i]);
       argAttrs.push_back(named(paramNames[k] + suffix, fileShapes[k]));
     }
+  // The learning-rate factor is a step input, so a schedule changes the rate
+  // without a recompile; it comes before `step`, since everything after
+  // `step` is the batch (loom-slice-micro-batches slices it).
+  std::optional<unsigned> lrScaleIndex;
+  if (!gradsOnly) {
+    lrScaleIndex = argTypes.size();
+    // f64 in an f64 model, else f32 (the master weights' type under mixed
+    // precision): the factor is read once per step and multiplied in f64.
+    Type lossElem =
+        cast<RankedTensorType>(ret.getOperand(0).getType()).getElementType();
+    argTypes.push_back(RankedTensorType::get(
+        {}, lossElem.isF64() ? Type(b.getF64Type()) : b.getF32Type()));
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr(kNameAttrName, b.getStringAttr(kLrScaleArgName))));
+  }
   unsigned stepIndex = argTypes.size();
   argTypes.push_back(stepType);
   argAttrs.push_back(b.getDictionaryAttr(
@@ -253,6 +272,9 @@ void AutodiffPass::runOnOperation() {
   for (auto [k, param] : llvm::enumerate(params))
     paramGrads.push_back(
         reverse.buildParamGrad(builder, loc, param, owners[k]));
+  // The global gradient norm, returned as `grad_norm` when clipping
+  // computes it (the trainer's metrics report it).
+  Value gradNorm;
   if (clipNorm > 0.0) {
     // clip_grad_norm_: norm = sqrt(sum of squares of every gradient),
     // coef = max_norm / (norm + 1e-6), grads *= min(coef, 1), the min
@@ -278,6 +300,7 @@ void AutodiffPass::runOnOperation() {
     }
     if (sumSquares) {
       Value norm = tagged(SqrtOp::create(builder, loc, sumSquares), lossId);
+      gradNorm = norm;
       Value denom = tagged(
           AddOp::create(builder, loc, norm,
                         buildSplat(builder, loc, lossElement, 1e-6)),
@@ -311,6 +334,7 @@ void AutodiffPass::runOnOperation() {
   // 5. The updates. A parameter without a gradient is left as it is, state
   // included, as torch.optim skips parameters whose .grad is None.
   Value step = entry->getArgument(stepIndex);
+  Value lrScale = lrScaleIndex ? entry->getArgument(*lrScaleIndex) : Value();
   SmallVector<Value> newParams, newStates;
   unsigned numStates = stateSuffixes.size();
   unsigned decayed = 0;
@@ -341,13 +365,13 @@ void AutodiffPass::runOnOperation() {
     Operation *update;
     if (adamw) {
       update = AdamwUpdateOp::create(
-          builder, loc, param, grad, states[0], states[1], step,
+          builder, loc, param, grad, states[0], states[1], step, lrScale,
           llvm::APFloat(lr.getValue()), llvm::APFloat(beta1.getValue()),
           llvm::APFloat(beta2.getValue()), llvm::APFloat(eps.getValue()),
           llvm::APFloat(wd));
     } else {
       update = SgdUpdateOp::create(
-          builder, loc, param, grad, sgdMomentum ? states[0] : Value(),
+          builder, loc, param, grad, sgdMomentum ? states[0] : Value(), lrScale,
           llvm::APFloat(lr.getValue()), llvm::APFloat(momentum.getValue()),
           llvm::APFloat(wd), llvm::APFloat(0.0));
     }
@@ -362,6 +386,8 @@ void AutodiffPass::runOnOperation() {
   SmallVector<Value> results{loss};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newStates);
+  if (gradNorm)
+    results.push_back(gradNorm);
   results.push_back(nextStep);
   func::ReturnOp::create(builder, loc, results);
 
@@ -373,6 +399,8 @@ void AutodiffPass::runOnOperation() {
   for (auto [k, name] : llvm::enumerate(paramNames))
     for (const std::string &suffix : stateSuffixes)
       resultAttrs.push_back(named(name + suffix, fileShapes[k]));
+  if (gradNorm)
+    resultAttrs.push_back(named("grad_norm", Attribute()));
   resultAttrs.push_back(named("step", Attribute()));
   SmallVector<Type> resultTypes = llvm::to_vector(ValueRange(results).getTypes());
   trainStep.setType(b.getFunctionType(argTypes, resultTypes));

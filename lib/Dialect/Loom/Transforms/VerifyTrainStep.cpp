@@ -11,10 +11,12 @@
 //   1. find @train_step and require a body;
 //   2. require the results to be named, `loss` first (rank-0 float) and
 //      `step` last (rank-0 i64);
-//   3. require every argument to be a parameter, an input or named, and
-//      exactly one to be the rank-0 i64 `step`;
+//   3. require every argument to be a parameter, an input or named,
+//      exactly one to be the rank-0 i64 `step`, and `lr_scale` (the
+//      learning-rate factor, when present) a rank-0 float;
 //   4. require every other result to name an argument of its type (or be
-//      `<argument>.grad`, the gradients `optimizer=none` returns);
+//      `<argument>.grad`, the gradients `optimizer=none` returns, or the
+//      rank-0 float `grad_norm` clipping returns);
 //   5. require `loom.fwd` on every loom op and only loom/arith/func ops.
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +32,7 @@
 
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kInputAttrName;
+using ::mlir::loom::kLrScaleArgName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
 
@@ -77,6 +80,13 @@ struct VerifyTrainStepPass
         argNames[param.getName()] = type;
       } else if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName)) {
         argNames[name.getValue()] = type;
+        if (name.getValue() == kLrScaleArgName &&
+            !isRank0(type, /*wantFloat=*/true)) {
+          func.emitError("loom-verify-train-step: argument `")
+              << kLrScaleArgName << "` must be a rank-0 float tensor, got "
+              << type;
+          ok = false;
+        }
         if (name.getValue() == "step") {
           ++steps;
           if (!isRank0(type, /*wantFloat=*/false)) {
@@ -122,6 +132,15 @@ struct VerifyTrainStepPass
         if (name.getValue() != "step" || !isRank0(type, /*wantFloat=*/false)) {
           func.emitError("loom-verify-train-step: the last result must be "
                          "the rank-0 i64 `step`");
+          ok = false;
+        }
+        continue;
+      }
+      // Clipping returns the global gradient norm.
+      if (name.getValue() == "grad_norm") {
+        if (!isRank0(type, /*wantFloat=*/true)) {
+          func.emitError("loom-verify-train-step: result `grad_norm` must "
+                         "be a rank-0 float");
           ok = false;
         }
         continue;

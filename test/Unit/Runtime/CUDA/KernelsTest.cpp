@@ -561,31 +561,45 @@ TYPED_TEST(CudaKernelsTest, SgdAndAdamwUpdates) {
   for (bool nesterov : {false, true}) {
     host::sgdUpdate<T>(p.data(), g.data(), m.data(), shape, 0.1, 0.9, 0.01, 0.0,
                        nesterov, ep.data(), em.data());
-    cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), dm.get(), shape, 0.1, 0.9,
-                       0.01, 0.0, nesterov, np.get(), nm.get());
+    cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), dm.get(), shape, 0.1,
+                       nullptr, 0.9, 0.01, 0.0, nesterov, np.get(), nm.get());
     expectClose(np.download(), ep, "sgd param");
     expectClose(nm.download(), em, "sgd momentum");
   }
   host::sgdUpdate<T>(p.data(), g.data(), nullptr, shape, 0.1, 0.0, 0.0, 0.0,
                      false, ep.data(), nullptr);
-  cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), nullptr, shape, 0.1, 0.0, 0.0,
-                     0.0, false, np.get(), nullptr);
+  cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), nullptr, shape, 0.1, nullptr,
+                     0.0, 0.0, 0.0, false, np.get(), nullptr);
   expectClose(np.download(), ep, "plain sgd");
+  // A learning-rate factor on the device scales lr (the schedule's input).
+  Buf<T> lrScale(std::vector<T>{T(0.25)});
+  host::sgdUpdate<T>(p.data(), g.data(), nullptr, shape, 0.1 * 0.25, 0.0, 0.0,
+                     0.0, false, ep.data(), nullptr);
+  cuda::sgdUpdate<T>(nullptr, dp.get(), dg.get(), nullptr, shape, 0.1,
+                     lrScale.get(), 0.0, 0.0, 0.0, false, np.get(), nullptr);
+  expectClose(np.download(), ep, "sgd with lr_scale");
 
   host::adamwUpdate<T>(p.data(), g.data(), m.data(), v.data(), shape, 4, 1e-3,
                        0.9, 0.95, 1e-8, 0.1, ep.data(), em.data(), ev.data());
   Buf<int64_t> intStep(std::vector<int64_t>{4});
   cuda::adamwUpdate<T, int64_t>(nullptr, dp.get(), dg.get(), dm.get(), dv.get(),
-                                shape, intStep.get(), 1e-3, 0.9, 0.95, 1e-8,
-                                0.1, np.get(), nm.get(), nv.get());
+                                shape, intStep.get(), 1e-3, nullptr, 0.9, 0.95,
+                                1e-8, 0.1, np.get(), nm.get(), nv.get());
   expectClose(np.download(), ep, "adamw param");
   expectClose(nm.download(), em, "adamw exp_avg");
   expectClose(nv.download(), ev, "adamw exp_avg_sq");
   Buf<T> floatStep(std::vector<T>{T(4)});
   cuda::adamwUpdate<T, T>(nullptr, dp.get(), dg.get(), dm.get(), dv.get(),
-                          shape, floatStep.get(), 1e-3, 0.9, 0.95, 1e-8, 0.1,
-                          np.get(), nm.get(), nv.get());
+                          shape, floatStep.get(), 1e-3, nullptr, 0.9, 0.95,
+                          1e-8, 0.1, np.get(), nm.get(), nv.get());
   expectClose(np.download(), ep, "adamw param, float step");
+  host::adamwUpdate<T>(p.data(), g.data(), m.data(), v.data(), shape, 4,
+                       1e-3 * 0.25, 0.9, 0.95, 1e-8, 0.1, ep.data(), em.data(),
+                       ev.data());
+  cuda::adamwUpdate<T, int64_t>(nullptr, dp.get(), dg.get(), dm.get(), dv.get(),
+                                shape, intStep.get(), 1e-3, lrScale.get(), 0.9,
+                                0.95, 1e-8, 0.1, np.get(), nm.get(), nv.get());
+  expectClose(np.download(), ep, "adamw param with lr_scale");
 }
 
 TYPED_TEST(CudaKernelsTest, DropoutMaskEqualsTheHostMask) {

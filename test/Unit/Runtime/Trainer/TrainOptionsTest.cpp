@@ -143,6 +143,69 @@ TEST(TrainOptionsTest, EachFlagAtMostOnce) {
             "most once unless documented as repeatable)");
 }
 
+TEST(TrainOptionsTest, ParsesTheScheduleAndMetricsFlags) {
+  TrainOptions o;
+  ASSERT_EQ(parse({"--data", "t", "--steps", "100", "--lr-schedule=cosine",
+                   "--warmup-steps", "10", "--min-lr", "6e-5",
+                   "--decay-steps=90", "--metrics", "m.jsonl"},
+                  o),
+            std::nullopt);
+  EXPECT_EQ(o.schedule.kind, LrScheduleKind::Cosine);
+  EXPECT_EQ(o.schedule.warmupSteps, 10);
+  EXPECT_EQ(o.schedule.minLr, 6e-5);
+  EXPECT_EQ(o.schedule.decaySteps, 90);
+  EXPECT_TRUE(o.scheduleGiven);
+  EXPECT_EQ(o.metrics, "m.jsonl");
+
+  o = TrainOptions();
+  ASSERT_EQ(parse({"--data", "t", "--steps", "9", "--lr-schedule", "step",
+                   "--step-gamma", "0.95", "--step-every", "3"},
+                  o),
+            std::nullopt);
+  EXPECT_EQ(o.schedule.kind, LrScheduleKind::Step);
+  EXPECT_EQ(o.schedule.stepGamma, 0.95);
+  EXPECT_EQ(o.schedule.stepEvery, 3);
+
+  o = TrainOptions();
+  ASSERT_EQ(parse({"--data", "t", "--steps", "9"}, o), std::nullopt);
+  EXPECT_EQ(o.schedule.kind, LrScheduleKind::Constant);
+  EXPECT_FALSE(o.scheduleGiven);
+}
+
+TEST(TrainOptionsTest, ScheduleFlagsAreCheckedByName) {
+  auto error = [](std::vector<std::string> extra) {
+    TrainOptions o;
+    std::vector<std::string> args = {"--data", "t", "--steps", "9"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return parse(args, o).value_or("");
+  };
+  EXPECT_EQ(error({"--lr-schedule", "exp"}),
+            "--lr-schedule expects constant, cosine, linear or step, got "
+            "`exp`");
+  EXPECT_EQ(error({"--warmup-steps", "-1"}),
+            "--warmup-steps expects an integer >= 0, got `-1`");
+  EXPECT_EQ(error({"--lr-schedule", "cosine", "--min-lr", "nan"}),
+            "--min-lr expects a finite number >= 0, got `nan`");
+  EXPECT_EQ(error({"--lr-schedule", "step", "--step-every", "2", "--step-gamma",
+                   "0"}),
+            "--step-gamma expects a finite number > 0, got `0`");
+  EXPECT_EQ(error({"--min-lr", "1e-5"}),
+            "--min-lr applies to --lr-schedule cosine or linear, not "
+            "constant");
+  EXPECT_EQ(error({"--lr-schedule", "cosine", "--step-every", "2"}),
+            "--step-every applies to --lr-schedule step, not cosine");
+  EXPECT_EQ(error({"--lr-schedule", "step"}),
+            "--lr-schedule step needs --step-every N (steps between decays)");
+  EXPECT_EQ(error({"--lr-schedule", "linear", "--warmup-steps", "5",
+                   "--decay-steps", "5"}),
+            "--decay-steps (5) must exceed --warmup-steps (5)");
+  EXPECT_EQ(error({"--metrics="}),
+            "--metrics expects a file (one JSON object per logged step)");
+  EXPECT_EQ(error({"--lr-schedule", "linear", "--lr-schedule", "cosine"}),
+            "--lr-schedule: expected at most once, given 2 times (each flag "
+            "at most once unless documented as repeatable)");
+}
+
 TEST(TrainOptionsTest, TrainingFlagsSelectTheTrainer) {
   auto training = [](std::vector<std::string> args) {
     std::vector<char *> argv = {const_cast<char *>("train_step")};
