@@ -72,15 +72,18 @@ for i in 1 2 3 4; do
   "$bin/loom-run" "$work/train.mlir" --entry train_step --seed 0 "${state[@]}" \
     --inputs "$work/input_ids.npy" --inputs "$work/labels.npy" \
     --outputs "$work/step.safetensors" |
-    awk -v step="$i" '$1 == "loss:" { print "step " step ": loss " $7 }'
+    awk -v step="$i" '$1 == "loss:" { loss = $7 } $1 == "grad_norm:" { norm = $7 }
+      END { print "step " step ": loss " loss ", grad norm (before clipping) " norm }'
   # The updated parameters, AdamW states and step feed the next step; the
-  # loss is an output only.
+  # loss and the gradient norm (a step compiled with --clip-norm returns it)
+  # are outputs only.
   /usr/bin/python3 - "$root/test/python" "$work" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
 import safetensors_io
 tensors = safetensors_io.load(f"{sys.argv[2]}/step.safetensors")
 tensors.pop("loss")
+tensors.pop("grad_norm")
 safetensors_io.save(f"{sys.argv[2]}/state.safetensors", tensors)
 PY
   state=(--inputs "$work/state.safetensors")
