@@ -11,12 +11,8 @@ namespace loom::runtime::harness {
 
 using host::Status;
 
-namespace {
-
-/// Parses `tensor`'s layout on `mesh` (replicated when the spec names none)
-/// and checks it against its global shape.
-Status parseLayout(const TensorSpec &tensor, const mpi::DeviceMesh &mesh,
-                   layout::BlockLayout &out) {
+Status parseTensorLayout(const TensorSpec &tensor, const mpi::DeviceMesh &mesh,
+                         layout::BlockLayout &out) {
   if (tensor.layout.empty()) {
     out = layout::BlockLayout::replicated(tensor.globalShape.size());
     return Status::success();
@@ -29,8 +25,6 @@ Status parseLayout(const TensorSpec &tensor, const mpi::DeviceMesh &mesh,
   return Status::success();
 }
 
-} // namespace
-
 Status Placements::create(const ProgramSpec &spec, const mpi::DeviceMesh &mesh,
                           Placements &out) {
   out.spec = &spec;
@@ -38,11 +32,13 @@ Status Placements::create(const ProgramSpec &spec, const mpi::DeviceMesh &mesh,
   out.arguments.assign(spec.arguments.size(), {});
   out.results.assign(spec.results.size(), {});
   for (size_t i = 0; i < spec.arguments.size(); ++i)
-    if (Status status = parseLayout(spec.arguments[i], mesh, out.arguments[i]);
+    if (Status status =
+            parseTensorLayout(spec.arguments[i], mesh, out.arguments[i]);
         !status)
       return status;
   for (size_t i = 0; i < spec.results.size(); ++i)
-    if (Status status = parseLayout(spec.results[i], mesh, out.results[i]);
+    if (Status status =
+            parseTensorLayout(spec.results[i], mesh, out.results[i]);
         !status)
       return status;
   return Status::success();

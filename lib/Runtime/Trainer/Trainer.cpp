@@ -40,6 +40,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Trainer/Trainer.h"
+#include "loom/Runtime/Harness/Placements.h"
 #include "loom/Runtime/Host/Random.h"
 #include "loom/Runtime/Host/Shape.h"
 #include "loom/Runtime/IO/Checkpoint.h"
@@ -63,6 +64,7 @@ namespace loom::runtime::trainer {
 
 using harness::Buffer;
 using harness::Init;
+using harness::parseTensorLayout;
 using harness::ProgramSpec;
 using harness::StepFn;
 using harness::TensorSpec;
@@ -161,20 +163,6 @@ struct Program {
   std::string plan;
 };
 
-/// The layout of `tensor` over `mesh` (replicated when the program did not
-/// record one).
-Status parseLayout(const TensorSpec &tensor, const layout::DeviceMesh &mesh,
-                   layout::BlockLayout &out) {
-  if (tensor.layout.empty()) {
-    out = layout::BlockLayout::replicated(tensor.globalShape.size());
-    return Status::success();
-  }
-  if (Status status = layout::BlockLayout::parse(tensor.layout, mesh, out);
-      !status)
-    return Status::failure("`" + tensor.name + "`: " + status.message());
-  return out.verifyShape(mesh, tensor.globalShape);
-}
-
 Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
                    int rank, Program &program) {
   program.spec = &spec;
@@ -184,7 +172,7 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
   for (size_t i = 0; i < spec.arguments.size(); ++i) {
     const TensorSpec &arg = spec.arguments[i];
     layout::BlockLayout parsed;
-    if (Status status = parseLayout(arg, mesh, parsed); !status)
+    if (Status status = parseTensorLayout(arg, mesh, parsed); !status)
       return status;
     program.argLayouts.push_back(parsed);
     if (arg.name == "input_ids" || arg.name == "labels") {
@@ -235,7 +223,7 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
   if (!loss)
     return Status::failure("@" + spec.entry + " has no `loss` result");
   layout::BlockLayout lossLayout;
-  if (Status status = parseLayout(spec.results[*loss], mesh, lossLayout);
+  if (Status status = parseTensorLayout(spec.results[*loss], mesh, lossLayout);
       !status)
     return status;
   if (!spec.results[*loss].globalShape.empty() || lossLayout.isPartial())
@@ -246,7 +234,7 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
   if (program.gradNorm) {
     const TensorSpec &norm = spec.results[*program.gradNorm];
     layout::BlockLayout normLayout;
-    if (Status status = parseLayout(norm, mesh, normLayout); !status)
+    if (Status status = parseTensorLayout(norm, mesh, normLayout); !status)
       return status;
     if (!norm.globalShape.empty() || normLayout.isPartial() ||
         norm.stage != spec.results[*loss].stage)
@@ -273,7 +261,7 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
     const TensorSpec &r = spec.results[result];
     const TensorSpec &a = spec.arguments[arg];
     layout::BlockLayout resultLayout;
-    if (Status status = parseLayout(r, mesh, resultLayout); !status)
+    if (Status status = parseTensorLayout(r, mesh, resultLayout); !status)
       return status;
     if (!(resultLayout == program.argLayouts[arg]) ||
         r.localShape != a.localShape)

@@ -34,6 +34,7 @@
 namespace loom::runtime::harness {
 
 struct ProgramSpec;
+struct TensorSpec;
 using Shape = std::vector<int64_t>;
 
 /// Where one rank's block of a tensor lies.
@@ -49,6 +50,13 @@ struct Placement {
   /// this rank does not compute the result (another pipeline stage's).
   int64_t canonicalRank = 0;
 };
+
+/// Parses `tensor`'s layout on `mesh` (replicated when the program recorded
+/// none) and checks it against the tensor's global shape; an error names
+/// the tensor.
+host::Status parseTensorLayout(const TensorSpec &tensor,
+                               const mpi::DeviceMesh &mesh,
+                               layout::BlockLayout &out);
 
 /// The layouts of a program's arguments and results on one mesh, parsed
 /// once; every rank's placement is derived from them on demand.
