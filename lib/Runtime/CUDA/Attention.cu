@@ -8,14 +8,19 @@
 // (Attention.h), rotary embeddings (Rope.h) and embedding lookups and their
 // gradients (Embedding.h).
 //
-// Attention runs one warp per row. The lanes split the head dim: a score is
-// a warp-wide sum of lane partial dot products (double), and each lane
-// accumulates its columns of the output (or of dquery, dkey, dvalue) in
-// double registers, kSlots per lane. The forward pass reads the keys twice
-// (max, then exponentials and values); the gradient recomputes the
+// Attention is tiled, as FlashAttention is: a block owns a tile of query
+// rows of one (batch, head), holds them in shared memory and walks the key
+// and value rows in shared tiles, so each key row is read from global
+// memory once per tile of query rows instead of once per query row. Within
+// a warp, lane j computes the score of key j of the tile (a dot product in
+// the head dim's order, in double, as the host computes it) and lane c
+// accumulates output columns c, c + 32, ... in double registers; the
+// forward keeps a running max and sum (the online softmax), so the S x S
+// probabilities are never stored. The gradient recomputes the
 // probabilities from per-row statistics (max, sum, and delta = dout . out)
-// that its query-row kernel stores for its key-row kernel.
-//
+// that its query-tile kernel stores for its key-tile kernel; each kernel
+// writes only its own rows, so nothing is accumulated with atomics and
+// results are deterministic.
 //===----------------------------------------------------------------------===//
 
 #include "Launch.h"
@@ -24,8 +29,10 @@
 #include "loom/Runtime/CUDA/Embedding.h"
 #include "loom/Runtime/CUDA/Rope.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace loom::runtime::cuda {
 
@@ -37,8 +44,25 @@ namespace {
 // Attention
 //===----------------------------------------------------------------------===//
 
-constexpr int kSlots = kMaxAttentionHeadDim / 32;
-constexpr int kWarpsPerBlock = 4;
+/// The tile geometry of the kernels for head dims up to 32 * Slots.
+/// kTile: query (or key) rows a block owns, and key (or query) rows per
+/// tile it walks; the largest power of two up to a warp whose four shared
+/// tiles of T fit in 46 KiB (a block's static shared memory is at most
+/// 48 KiB). Rows are padded to kWidth so that lane j reading row j and lane
+/// j + 1 reading row j + 1 at the same column hit different banks.
+constexpr int attentionTile(int width, int bytes, int tile = 32) {
+  return tile > 1 && 4 * tile * width * bytes > 46 * 1024
+             ? attentionTile(width, bytes, tile / 2)
+             : tile;
+}
+
+template <typename T, int Slots> struct AttentionTiling {
+  static constexpr int kWidth = 32 * Slots + 1;
+  static constexpr int kTile = attentionTile(kWidth, int(sizeof(T)));
+  static constexpr int kWarps = kTile < 8 ? kTile : 8;
+  static constexpr int kRowsPerWarp = kTile / kWarps;
+  static constexpr int kThreads = 32 * kWarps;
+};
 
 /// The problem's sizes, as the host's Problem struct.
 struct AttentionDims {
@@ -100,187 +124,336 @@ AttentionDims makeAttentionDims(const Shape &queryShape, const Shape &keyShape,
   return p;
 }
 
-/// The scaled, masked score of query row `q` and key row `k`, on every lane.
+/// The scaled, masked score of query row `q` and key row `k` (both in shared
+/// memory), summed over the head dim in order, in double, as on the host.
 template <typename T>
-__device__ double score(const AttentionDims &p, const T *q, const T *k,
-                        const T *mask, int64_t bi, int64_t h, int64_t i,
-                        int64_t j, int lane) {
+__device__ double tileScore(const AttentionDims &p, const T *q, const T *k,
+                            const T *mask, int64_t bi, int64_t h, int64_t i,
+                            int64_t j) {
   double dot = 0;
-  for (int64_t c = lane; c < p.d; c += 32)
+  for (int64_t c = 0; c < p.d; ++c)
     dot += static_cast<double>(q[c]) * k[c];
-  double s = p.scale * warpSum(dot);
+  double s = p.scale * dot;
   if (p.hasMask)
     s += mask[bi * p.maskStride[0] + h * p.maskStride[1] + i * p.maskStride[2] +
               j * p.maskStride[3]];
   return s;
 }
 
-/// `a . b` over `n` elements, on every lane.
+/// `a . b` over `n` elements of two rows in shared memory, in order.
 template <typename T>
-__device__ double warpDot(const T *a, const T *b, int64_t n, int lane) {
+__device__ double rowDot(const T *a, const T *b, int64_t n) {
   double dot = 0;
-  for (int64_t c = lane; c < n; c += 32)
+  for (int64_t c = 0; c < n; ++c)
     dot += static_cast<double>(a[c]) * b[c];
-  return warpSum(dot);
+  return dot;
 }
 
-/// The row's max score and sum of exponentials.
-template <typename T>
-__device__ void rowStatistics(const AttentionDims &p, const T *query,
-                              const T *key, const T *mask, int64_t bi,
-                              int64_t h, int64_t i, int lane, double &maxScore,
-                              double &sum) {
-  int64_t n = p.keysFor(i);
-  const T *q = query + p.queryOffset(bi, h, i);
-  maxScore = -INFINITY;
-  for (int64_t j = 0; j < n; ++j)
-    maxScore = fmax(maxScore, score(p, q, key + p.keyOffset(bi, h, j), mask, bi,
-                                    h, i, j, lane));
-  sum = 0;
-  for (int64_t j = 0; j < n; ++j)
-    sum +=
-        exp(score(p, q, key + p.keyOffset(bi, h, j), mask, bi, h, i, j, lane) -
-            maxScore);
+/// Lane `source`'s value, on every lane.
+__device__ inline double fromLane(double v, int source) {
+  return __shfl_sync(0xffffffffu, v, source);
 }
 
-/// Decodes a warp's row index into (batch, head, row); false past the end.
-__device__ bool warpRow(int64_t rows, int64_t heads, int64_t seq, int64_t &bi,
-                        int64_t &h, int64_t &i) {
-  int64_t row =
-      static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
-  if (row >= rows)
-    return false;
-  i = row % seq;
-  h = (row / seq) % heads;
-  bi = row / (seq * heads);
-  return true;
+/// Copies rows [0, count) of a [rows, width] row-major block at `src` into
+/// `tile` (rows past `count` are zeros), with the whole block's threads.
+template <typename T, int Width>
+__device__ void loadTile(T (*tile)[Width], int tileRows, const T *src,
+                         int64_t width, int64_t count) {
+  for (int64_t e = threadIdx.x; e < tileRows * width; e += blockDim.x) {
+    int64_t r = e / width, c = e % width;
+    tile[r][c] = r < count ? src[r * width + c] : T(0);
+  }
 }
 
-template <typename T>
+/// Decodes a block index into (batch, head, first row of the block's tile).
+__device__ inline void tileOf(int64_t heads, int64_t seq, int tile,
+                              int64_t &bi, int64_t &h, int64_t &first) {
+  int64_t tiles = (seq + tile - 1) / tile;
+  int64_t block = blockIdx.x;
+  first = (block % tiles) * tile;
+  h = (block / tiles) % heads;
+  bi = block / (tiles * heads);
+}
+
+/// Forward: a block owns kTile query rows of one (batch, head) and walks the
+/// key/value rows in tiles of kTile, keeping a running max, sum and weighted
+/// sum of values per row (the online softmax); lane j scores key j of the
+/// tile, lane c owns output columns c, c + 32, ....
+template <typename T, int Slots>
 __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
                                 const T *value, const T *mask, T *result) {
-  int64_t bi, h, i;
-  if (!warpRow(p.b * p.hq * p.sq, p.hq, p.sq, bi, h, i))
-    return;
-  int lane = threadIdx.x % 32;
-  double maxScore, sum;
-  rowStatistics(p, query, key, mask, bi, h, i, lane, maxScore, sum);
-  double acc[kSlots] = {};
-  const T *q = query + p.queryOffset(bi, h, i);
-  int64_t n = p.keysFor(i);
-  for (int64_t j = 0; j < n; ++j) {
-    double prob =
-        exp(score(p, q, key + p.keyOffset(bi, h, j), mask, bi, h, i, j, lane) -
-            maxScore) /
-        sum;
-    const T *v = value + p.valueOffset(bi, h, j);
-    for (int t = 0; t < kSlots; ++t) {
-      int64_t c = lane + 32 * t;
-      if (c < p.dv)
-        acc[t] += prob * v[c];
+  using L = AttentionTiling<T, Slots>;
+  constexpr int kTile = L::kTile, kRows = L::kRowsPerWarp;
+  __shared__ T qs[kTile][L::kWidth], ks[kTile][L::kWidth],
+      vs[kTile][L::kWidth];
+  int64_t bi, h, i0;
+  tileOf(p.hq, p.sq, kTile, bi, h, i0);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  loadTile(qs, kTile, query + p.queryOffset(bi, h, i0), p.d,
+           min(int64_t(kTile), p.sq - i0));
+  double runMax[kRows], runSum[kRows], acc[kRows][Slots];
+  for (int r = 0; r < kRows; ++r) {
+    runMax[r] = -INFINITY;
+    runSum[r] = 0;
+    for (int t = 0; t < Slots; ++t)
+      acc[r][t] = 0;
+  }
+  int64_t keys = p.keysFor(min(i0 + kTile, p.sq) - 1);
+  for (int64_t j0 = 0; j0 < keys; j0 += kTile) {
+    __syncthreads();
+    int64_t count = min(int64_t(kTile), p.skv - j0);
+    loadTile(ks, kTile, key + p.keyOffset(bi, h, j0), p.d, count);
+    loadTile(vs, kTile, value + p.valueOffset(bi, h, j0), p.dv, count);
+    __syncthreads();
+    for (int r = 0; r < kRows; ++r) {
+      int row = warp * kRows + r;
+      int64_t i = i0 + row, j = j0 + lane;
+      if (i >= p.sq) // The same for the whole warp.
+        continue;
+      bool valid = lane < kTile && j < p.keysFor(i);
+      double s = valid ? tileScore(p, qs[row], ks[lane], mask, bi, h, i, j)
+                       : -INFINITY;
+      double newMax = fmax(runMax[r], warpMax(s));
+      if (newMax == -INFINITY) // No finite score yet, on every lane.
+        continue;
+      double weight = valid ? exp(s - newMax) : 0.0;
+      double rescale = exp(runMax[r] - newMax);
+      runSum[r] = runSum[r] * rescale + warpSum(weight);
+      runMax[r] = newMax;
+      for (int t = 0; t < Slots; ++t)
+        acc[r][t] *= rescale;
+      for (int k = 0; k < kTile; ++k) {
+        double wk = fromLane(weight, k);
+        for (int t = 0; t < Slots; ++t) {
+          int64_t c = lane + 32 * t;
+          if (c < p.dv)
+            acc[r][t] += wk * vs[k][c];
+        }
+      }
     }
   }
-  T *o = result + p.outOffset(bi, h, i);
-  for (int t = 0; t < kSlots; ++t) {
-    int64_t c = lane + 32 * t;
-    if (c < p.dv)
-      o[c] = static_cast<T>(acc[t]);
+  for (int r = 0; r < kRows; ++r) {
+    int64_t i = i0 + warp * kRows + r;
+    if (i >= p.sq)
+      continue;
+    T *o = result + p.outOffset(bi, h, i);
+    for (int t = 0; t < Slots; ++t) {
+      int64_t c = lane + 32 * t;
+      if (c < p.dv)
+        o[c] = static_cast<T>(runSum[r] > 0 ? acc[r][t] / runSum[r] : 0.0);
+    }
   }
 }
 
-/// One warp per query row: dquery, and the row's statistics (max, sum,
-/// delta) for attentionKeyGradKernel.
-template <typename T>
+/// dquery, and each row's statistics (max, sum, delta = dout . out) for
+/// attentionKeyGradKernel. A block owns kTile query rows: one walk over the
+/// key tiles finds each row's max and sum, a second one recomputes the
+/// probabilities and accumulates dquery.
+template <typename T, int Slots>
 __global__ void
 attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
                          const T *value, const T *out, const T *dout,
                          const T *mask, T *dquery, double *stats) {
-  int64_t bi, h, i;
-  if (!warpRow(p.b * p.hq * p.sq, p.hq, p.sq, bi, h, i))
-    return;
-  int lane = threadIdx.x % 32;
-  double maxScore, sum;
-  rowStatistics(p, query, key, mask, bi, h, i, lane, maxScore, sum);
-  const T *q = query + p.queryOffset(bi, h, i);
-  const T *dO = dout + p.outOffset(bi, h, i);
-  double delta = warpDot(dO, out + p.outOffset(bi, h, i), p.dv, lane);
-  double dq[kSlots] = {};
-  int64_t n = p.keysFor(i);
-  for (int64_t j = 0; j < n; ++j) {
-    const T *k = key + p.keyOffset(bi, h, j);
-    double prob = exp(score(p, q, k, mask, bi, h, i, j, lane) - maxScore) / sum;
-    double dp = warpDot(dO, value + p.valueOffset(bi, h, j), p.dv, lane);
-    double ds = p.scale * prob * (dp - delta);
-    for (int t = 0; t < kSlots; ++t) {
-      int64_t c = lane + 32 * t;
-      if (c < p.d)
-        dq[t] += ds * k[c];
+  using L = AttentionTiling<T, Slots>;
+  constexpr int kTile = L::kTile, kRows = L::kRowsPerWarp;
+  __shared__ T qs[kTile][L::kWidth], dos[kTile][L::kWidth],
+      ks[kTile][L::kWidth], vs[kTile][L::kWidth];
+  int64_t bi, h, i0;
+  tileOf(p.hq, p.sq, kTile, bi, h, i0);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int64_t rows = min(int64_t(kTile), p.sq - i0);
+  loadTile(qs, kTile, query + p.queryOffset(bi, h, i0), p.d, rows);
+  loadTile(dos, kTile, dout + p.outOffset(bi, h, i0), p.dv, rows);
+  double rowMax[kRows], rowSum[kRows], delta[kRows], dq[kRows][Slots];
+  for (int r = 0; r < kRows; ++r) {
+    rowMax[r] = -INFINITY;
+    rowSum[r] = 0;
+    for (int t = 0; t < Slots; ++t)
+      dq[r][t] = 0;
+  }
+  int64_t keys = p.keysFor(min(i0 + kTile, p.sq) - 1);
+  // Pass 1: max and sum of exponentials.
+  for (int64_t j0 = 0; j0 < keys; j0 += kTile) {
+    __syncthreads();
+    loadTile(ks, kTile, key + p.keyOffset(bi, h, j0), p.d,
+             min(int64_t(kTile), p.skv - j0));
+    __syncthreads();
+    for (int r = 0; r < kRows; ++r) {
+      int row = warp * kRows + r;
+      int64_t i = i0 + row, j = j0 + lane;
+      if (i >= p.sq)
+        continue;
+      bool valid = lane < kTile && j < p.keysFor(i);
+      double s = valid ? tileScore(p, qs[row], ks[lane], mask, bi, h, i, j)
+                       : -INFINITY;
+      double newMax = fmax(rowMax[r], warpMax(s));
+      if (newMax == -INFINITY)
+        continue;
+      double weight = valid ? exp(s - newMax) : 0.0;
+      rowSum[r] = rowSum[r] * exp(rowMax[r] - newMax) + warpSum(weight);
+      rowMax[r] = newMax;
     }
   }
-  T *dqOut = dquery + p.queryOffset(bi, h, i);
-  for (int t = 0; t < kSlots; ++t) {
-    int64_t c = lane + 32 * t;
-    if (c < p.d)
-      dqOut[c] = static_cast<T>(dq[t]);
+  for (int r = 0; r < kRows; ++r) {
+    int64_t i = i0 + warp * kRows + r;
+    double part = 0;
+    if (i < p.sq) {
+      const T *o = out + p.outOffset(bi, h, i);
+      for (int64_t c = lane; c < p.dv; c += 32)
+        part += static_cast<double>(dos[warp * kRows + r][c]) * o[c];
+    }
+    delta[r] = warpSum(part);
   }
-  if (lane == 0) {
-    int64_t row = (bi * p.hq + h) * p.sq + i;
-    stats[3 * row] = maxScore;
-    stats[3 * row + 1] = sum;
-    stats[3 * row + 2] = delta;
+  // Pass 2: the probabilities again, and dquery.
+  for (int64_t j0 = 0; j0 < keys; j0 += kTile) {
+    __syncthreads();
+    int64_t count = min(int64_t(kTile), p.skv - j0);
+    loadTile(ks, kTile, key + p.keyOffset(bi, h, j0), p.d, count);
+    loadTile(vs, kTile, value + p.valueOffset(bi, h, j0), p.dv, count);
+    __syncthreads();
+    for (int r = 0; r < kRows; ++r) {
+      int row = warp * kRows + r;
+      int64_t i = i0 + row, j = j0 + lane;
+      if (i >= p.sq)
+        continue;
+      double ds = 0;
+      if (lane < kTile && j < p.keysFor(i) && rowSum[r] > 0) {
+        double prob =
+            exp(tileScore(p, qs[row], ks[lane], mask, bi, h, i, j) -
+                rowMax[r]) /
+            rowSum[r];
+        double dp = rowDot(dos[row], vs[lane], p.dv);
+        ds = p.scale * prob * (dp - delta[r]);
+      }
+      for (int k = 0; k < kTile; ++k) {
+        double dsk = fromLane(ds, k);
+        for (int t = 0; t < Slots; ++t) {
+          int64_t c = lane + 32 * t;
+          if (c < p.d)
+            dq[r][t] += dsk * ks[k][c];
+        }
+      }
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    int64_t i = i0 + warp * kRows + r;
+    if (i >= p.sq)
+      continue;
+    T *dqOut = dquery + p.queryOffset(bi, h, i);
+    for (int t = 0; t < Slots; ++t) {
+      int64_t c = lane + 32 * t;
+      if (c < p.d)
+        dqOut[c] = static_cast<T>(dq[r][t]);
+    }
+    if (lane == 0) {
+      int64_t statsRow = (bi * p.hq + h) * p.sq + i;
+      stats[3 * statsRow] = rowMax[r];
+      stats[3 * statsRow + 1] = rowSum[r];
+      stats[3 * statsRow + 2] = delta[r];
+    }
   }
 }
 
-/// One warp per key row: dkey and dvalue, summed over the query heads that
-/// share the key head and over the query rows that attend the key, in the
-/// host's order.
-template <typename T>
+/// dkey and dvalue: a block owns kTile key rows of one (batch, key/value
+/// head) and walks the query rows that attend them, in tiles of kTile, for
+/// every query head of the group; lane i takes query row i of the tile.
+template <typename T, int Slots>
 __global__ void
 attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
                        const T *value, const T *dout, const T *mask,
                        const double *stats, T *dkey, T *dvalue) {
-  int64_t bi, hk, j;
-  if (!warpRow(p.b * p.hkv * p.skv, p.hkv, p.skv, bi, hk, j))
-    return;
-  int lane = threadIdx.x % 32;
+  using L = AttentionTiling<T, Slots>;
+  constexpr int kTile = L::kTile, kRows = L::kRowsPerWarp;
+  __shared__ T qs[kTile][L::kWidth], dos[kTile][L::kWidth],
+      ks[kTile][L::kWidth], vs[kTile][L::kWidth];
+  __shared__ double rowStats[kTile][3];
+  int64_t bi, hk, j0;
+  tileOf(p.hkv, p.skv, kTile, bi, hk, j0);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // Any query head of the group addresses this key/value head.
-  const T *k = key + p.keyOffset(bi, hk * p.group, j);
-  const T *v = value + p.valueOffset(bi, hk * p.group, j);
-  double dk[kSlots] = {}, dv[kSlots] = {};
+  int64_t keys = min(int64_t(kTile), p.skv - j0);
+  loadTile(ks, kTile, key + p.keyOffset(bi, hk * p.group, j0), p.d, keys);
+  loadTile(vs, kTile, value + p.valueOffset(bi, hk * p.group, j0), p.dv, keys);
+  double dk[kRows][Slots], dv[kRows][Slots];
+  for (int r = 0; r < kRows; ++r)
+    for (int t = 0; t < Slots; ++t)
+      dk[r][t] = dv[r][t] = 0;
+  // The first query row that attends key j0 (causal: keysFor(i) > j0).
+  int64_t firstQuery =
+      p.causal ? max(int64_t(0), j0 - (p.skv - p.sq)) : int64_t(0);
   for (int64_t h = hk * p.group; h < (hk + 1) * p.group; ++h) {
-    for (int64_t i = 0; i < p.sq; ++i) {
-      if (j >= p.keysFor(i))
-        continue;
-      int64_t row = (bi * p.hq + h) * p.sq + i;
-      const T *q = query + p.queryOffset(bi, h, i);
-      const T *dO = dout + p.outOffset(bi, h, i);
-      double prob =
-          exp(score(p, q, k, mask, bi, h, i, j, lane) - stats[3 * row]) /
-          stats[3 * row + 1];
-      double dp = warpDot(dO, v, p.dv, lane);
-      double ds = p.scale * prob * (dp - stats[3 * row + 2]);
-      for (int t = 0; t < kSlots; ++t) {
-        int64_t c = lane + 32 * t;
-        if (c < p.dv)
-          dv[t] += prob * dO[c];
-        if (c < p.d)
-          dk[t] += ds * q[c];
+    for (int64_t i0 = firstQuery; i0 < p.sq; i0 += kTile) {
+      __syncthreads();
+      int64_t rows = min(int64_t(kTile), p.sq - i0);
+      loadTile(qs, kTile, query + p.queryOffset(bi, h, i0), p.d, rows);
+      loadTile(dos, kTile, dout + p.outOffset(bi, h, i0), p.dv, rows);
+      for (int e = threadIdx.x; e < 3 * kTile; e += blockDim.x) {
+        int64_t row = (bi * p.hq + h) * p.sq + i0 + e / 3;
+        rowStats[e / 3][e % 3] = e / 3 < rows ? stats[3 * row + e % 3] : 0.0;
+      }
+      __syncthreads();
+      for (int r = 0; r < kRows; ++r) {
+        int row = warp * kRows + r;
+        int64_t j = j0 + row, i = i0 + lane;
+        if (j >= p.skv)
+          continue;
+        double prob = 0, ds = 0;
+        if (lane < kTile && i < p.sq && j < p.keysFor(i) &&
+            rowStats[lane][1] > 0) {
+          prob = exp(tileScore(p, qs[lane], ks[row], mask, bi, h, i, j) -
+                     rowStats[lane][0]) /
+                 rowStats[lane][1];
+          double dp = rowDot(dos[lane], vs[row], p.dv);
+          ds = p.scale * prob * (dp - rowStats[lane][2]);
+        }
+        for (int k = 0; k < kTile; ++k) {
+          double pk = fromLane(prob, k), dsk = fromLane(ds, k);
+          for (int t = 0; t < Slots; ++t) {
+            int64_t c = lane + 32 * t;
+            if (c < p.dv)
+              dv[r][t] += pk * dos[k][c];
+            if (c < p.d)
+              dk[r][t] += dsk * qs[k][c];
+          }
+        }
       }
     }
   }
-  T *dkOut = dkey + ((bi * p.hkv + hk) * p.skv + j) * p.d;
-  T *dvOut = dvalue + ((bi * p.hkv + hk) * p.skv + j) * p.dv;
-  for (int t = 0; t < kSlots; ++t) {
-    int64_t c = lane + 32 * t;
-    if (c < p.d)
-      dkOut[c] = static_cast<T>(dk[t]);
-    if (c < p.dv)
-      dvOut[c] = static_cast<T>(dv[t]);
+  for (int r = 0; r < kRows; ++r) {
+    int64_t j = j0 + warp * kRows + r;
+    if (j >= p.skv)
+      continue;
+    T *dkOut = dkey + ((bi * p.hkv + hk) * p.skv + j) * p.d;
+    T *dvOut = dvalue + ((bi * p.hkv + hk) * p.skv + j) * p.dv;
+    for (int t = 0; t < Slots; ++t) {
+      int64_t c = lane + 32 * t;
+      if (c < p.d)
+        dkOut[c] = static_cast<T>(dk[r][t]);
+      if (c < p.dv)
+        dvOut[c] = static_cast<T>(dv[r][t]);
+    }
   }
 }
 
-int64_t warpBlocks(int64_t rows) {
-  return (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+/// Blocks of `tile` rows over `rows` rows of each of `matrices` (batch x
+/// heads).
+int64_t tileBlocks(int64_t matrices, int64_t rows, int tile) {
+  return matrices * ((rows + tile - 1) / tile);
+}
+
+/// Calls `launch(std::integral_constant<int, Slots>())` with the smallest
+/// Slots (1, 2, 4 or 8) whose 32 * Slots columns hold both head dims.
+template <typename Launch>
+void withSlots(const AttentionDims &p, Launch &&launch) {
+  int64_t dim = std::max(p.d, p.dv);
+  if (dim <= 32)
+    launch(std::integral_constant<int, 1>());
+  else if (dim <= 64)
+    launch(std::integral_constant<int, 2>());
+  else if (dim <= 128)
+    launch(std::integral_constant<int, 4>());
+  else
+    launch(std::integral_constant<int, 8>());
 }
 
 //===----------------------------------------------------------------------===//
@@ -418,8 +591,12 @@ void attention(cudaStream_t stream, const T *query, const Shape &queryShape,
                bool causal, std::optional<double> scale, T *result) {
   AttentionDims p = makeAttentionDims(queryShape, keyShape, valueShape, mask,
                                       maskShape, causal, scale);
-  LOOM_LAUNCH(attentionKernel<T>, warpBlocks(p.b * p.hq * p.sq),
-              32 * kWarpsPerBlock, stream, p, query, key, value, mask, result);
+  withSlots(p, [&](auto slots) {
+    using L = AttentionTiling<T, decltype(slots)::value>;
+    auto *kernel = &attentionKernel<T, decltype(slots)::value>;
+    LOOM_LAUNCH(kernel, tileBlocks(p.b * p.hq, p.sq, L::kTile), L::kThreads,
+                stream, p, query, key, value, mask, result);
+  });
 }
 
 template <typename T>
@@ -435,12 +612,17 @@ void attentionGrad(cudaStream_t stream, const T *query, const Shape &queryShape,
   if (queryRows > 0)
     LOOM_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void **>(&stats),
                                     3 * queryRows * sizeof(double), stream));
-  LOOM_LAUNCH(attentionQueryGradKernel<T>, warpBlocks(queryRows),
-              32 * kWarpsPerBlock, stream, p, query, key, value, out, dout,
-              mask, dquery, stats);
-  LOOM_LAUNCH(attentionKeyGradKernel<T>, warpBlocks(p.b * p.hkv * p.skv),
-              32 * kWarpsPerBlock, stream, p, query, key, value, dout, mask,
-              stats, dkey, dvalue);
+  withSlots(p, [&](auto slots) {
+    using L = AttentionTiling<T, decltype(slots)::value>;
+    auto *queryKernel = &attentionQueryGradKernel<T, decltype(slots)::value>;
+    auto *keyKernel = &attentionKeyGradKernel<T, decltype(slots)::value>;
+    LOOM_LAUNCH(queryKernel, tileBlocks(p.b * p.hq, p.sq, L::kTile),
+                L::kThreads, stream, p, query, key, value, out, dout, mask,
+                dquery, stats);
+    LOOM_LAUNCH(keyKernel, tileBlocks(p.b * p.hkv, p.skv, L::kTile),
+                L::kThreads, stream, p, query, key, value, dout, mask, stats,
+                dkey, dvalue);
+  });
   if (stats)
     LOOM_CUDA_CHECK(cudaFreeAsync(stats, stream));
 }

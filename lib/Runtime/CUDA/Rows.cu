@@ -424,6 +424,54 @@ template <typename A> __device__ A combine(ReduceKind kind, A a, A b) {
   return a > b ? a : b;
 }
 
+template <typename T> __device__ Acc<T> reduceIdentity(ReduceKind kind) {
+  if constexpr (std::is_floating_point_v<T>)
+    return kind == ReduceKind::Max ? -INFINITY : 0.0;
+  else
+    return kind == ReduceKind::Max ? INT64_MIN : 0;
+}
+
+/// The input offset of element `index` of the dims `dims` (the kept dims
+/// for an output index, the reduced dims for a reduction index).
+__device__ inline int64_t offsetOf(const Dims &dims, int64_t index) {
+  int64_t offset = 0;
+  for (int d = dims.rank - 1; d >= 0; --d) {
+    offset += (index % dims.size[d]) * dims.stride[d];
+    index /= dims.size[d];
+  }
+  return offset;
+}
+
+template <typename T>
+__device__ T finishReduce(ReduceKind kind, Acc<T> v, int64_t reducedCount) {
+  if (kind == ReduceKind::Mean && reducedCount > 0) {
+    if constexpr (std::is_floating_point_v<T>)
+      v /= static_cast<double>(reducedCount);
+    else
+      v /= reducedCount;
+  }
+  return static_cast<T>(v);
+}
+
+/// One thread per output element, combining its elements in order: for
+/// many outputs that each reduce a few elements (the sum of a fused
+/// projection's q, k and v input gradients is 3 elements per output), where
+/// a block per output would leave all but a few of its threads idle.
+template <typename T>
+__global__ void reduceSerialKernel(ReduceKind kind, const T *in, Dims kept,
+                                   Dims reduced, int64_t outCount,
+                                   int64_t reducedCount, T *out) {
+  using A = Acc<T>;
+  LOOM_GRID_LOOP(o, outCount) {
+    int64_t base = offsetOf(kept, o);
+    A acc = reduceIdentity<T>(kind);
+    for (int64_t r = 0; r < reducedCount; ++r)
+      acc = combine<A>(kind, acc,
+                       static_cast<A>(in[base + offsetOf(reduced, r)]));
+    out[o] = finishReduce<T>(kind, acc, reducedCount);
+  }
+}
+
 /// One block per output element; `kept` maps the output index to the input
 /// offset, `reduced` the reduction index.
 template <typename T>
@@ -431,25 +479,11 @@ __global__ void reduceKernel(ReduceKind kind, const T *in, Dims kept,
                              Dims reduced, int64_t reducedCount, T *out) {
   using A = Acc<T>;
   __shared__ A shared[kRowThreads];
-  A identity;
-  if constexpr (std::is_floating_point_v<T>)
-    identity = kind == ReduceKind::Max ? -INFINITY : 0.0;
-  else
-    identity = kind == ReduceKind::Max ? INT64_MIN : 0;
-  int64_t base = 0, rest = blockIdx.x;
-  for (int d = kept.rank - 1; d >= 0; --d) {
-    base += (rest % kept.size[d]) * kept.stride[d];
-    rest /= kept.size[d];
-  }
-  A acc = identity;
-  for (int64_t r = threadIdx.x; r < reducedCount; r += blockDim.x) {
-    int64_t offset = base, left = r;
-    for (int d = reduced.rank - 1; d >= 0; --d) {
-      offset += (left % reduced.size[d]) * reduced.stride[d];
-      left /= reduced.size[d];
-    }
-    acc = combine<A>(kind, acc, static_cast<A>(in[offset]));
-  }
+  int64_t base = offsetOf(kept, blockIdx.x);
+  A acc = reduceIdentity<T>(kind);
+  for (int64_t r = threadIdx.x; r < reducedCount; r += blockDim.x)
+    acc = combine<A>(kind, acc,
+                     static_cast<A>(in[base + offsetOf(reduced, r)]));
   shared[threadIdx.x] = acc;
   __syncthreads();
   for (int width = blockDim.x / 2; width > 0; width /= 2) {
@@ -458,16 +492,8 @@ __global__ void reduceKernel(ReduceKind kind, const T *in, Dims kept,
           combine<A>(kind, shared[threadIdx.x], shared[threadIdx.x + width]);
     __syncthreads();
   }
-  if (threadIdx.x == 0) {
-    A v = shared[0];
-    if (kind == ReduceKind::Mean && reducedCount > 0) {
-      if constexpr (std::is_floating_point_v<T>)
-        v /= static_cast<double>(reducedCount);
-      else
-        v /= reducedCount;
-    }
-    out[blockIdx.x] = static_cast<T>(v);
-  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = finishReduce<T>(kind, shared[0], reducedCount);
 }
 
 } // namespace
@@ -586,8 +612,15 @@ void reduce(cudaStream_t stream, ReduceKind kind, const T *in,
     ++target.rank;
     (isReduced[d] ? reducedCount : outCount) *= shape[d];
   }
-  LOOM_LAUNCH(reduceKernel<T>, outCount, kRowThreads, stream, kind, in, kept,
-              reduced, reducedCount, out);
+  // A thread per output when each reduces fewer elements than a warp, or
+  // when the outputs alone fill the GPU; else a block per output.
+  if (reducedCount < 32 || outCount >= (int64_t(1) << 16))
+    LOOM_LAUNCH(reduceSerialKernel<T>, outCount ? blocksFor(outCount) : 0,
+                kThreads, stream, kind, in, kept, reduced, outCount,
+                reducedCount, out);
+  else
+    LOOM_LAUNCH(reduceKernel<T>, outCount, kRowThreads, stream, kind, in,
+                kept, reduced, reducedCount, out);
 }
 
 #define LOOM_INSTANTIATE(T)                                                    \

@@ -266,28 +266,49 @@ void blockBarrier() {
   waitHere(block, Wait::Block, 0);
 }
 
-uint64_t shuffleXor(unsigned mask, uint64_t bits, int laneMask, int width) {
-  BlockRun &block = runningBlock("__shfl_xor_sync");
+namespace {
+
+/// The value `bits` of lane `sourceOf(lane)` of the caller's warp,
+/// exchanged among the lanes of `mask` (the shuffle named `what`).
+template <typename SourceOf>
+uint64_t shuffle(const char *what, unsigned mask, uint64_t bits, int width,
+                 SourceOf sourceOf) {
+  BlockRun &block = runningBlock(what);
   if (width <= 0 || width > kWarpSize || (width & (width - 1)))
-    fatal("__shfl_xor_sync: width " + std::to_string(width) +
+    fatal(std::string(what) + ": width " + std::to_string(width) +
           " is not a power of two in [1, 32]");
   int t = block.current;
   int lane = t % kWarpSize;
   if (!(mask >> lane & 1u))
-    fatal("__shfl_xor_sync: lane " + std::to_string(lane) +
+    fatal(std::string(what) + ": lane " + std::to_string(lane) +
           " calls with a mask that leaves it out");
   Warp &warp = block.warps[t / kWarpSize];
   unsigned half = warp.generation & 1u;
   warp.values[half][lane] = bits;
   waitHere(block, Wait::Shuffle, mask);
-  int source = lane ^ laneMask;
+  int source = sourceOf(lane);
   // A source past the caller's group of `width` lanes reads the caller.
   if (source / width > lane / width)
     return bits;
   if (!(mask >> source & 1u))
-    fatal("__shfl_xor_sync: lane " + std::to_string(lane) + " reads lane " +
-          std::to_string(source) + ", which is not in the mask");
+    fatal(std::string(what) + ": lane " + std::to_string(lane) +
+          " reads lane " + std::to_string(source) +
+          ", which is not in the mask");
   return warp.values[half][source];
+}
+
+} // namespace
+
+uint64_t shuffleXor(unsigned mask, uint64_t bits, int laneMask, int width) {
+  return shuffle("__shfl_xor_sync", mask, bits, width,
+                 [&](int lane) { return lane ^ laneMask; });
+}
+
+uint64_t shuffleIndex(unsigned mask, uint64_t bits, int sourceLane, int width) {
+  // As on a GPU: the source lane within the caller's group of `width`.
+  return shuffle("__shfl_sync", mask, bits, width, [&](int lane) {
+    return lane / width * width + (sourceLane & (width - 1));
+  });
 }
 
 cudaError_t launchGrid(dim3 grid, dim3 block, cudaStream_t stream,

@@ -763,15 +763,20 @@ std::optional<Failure> train(const Program &program,
       args[*program.lrScale].floats.assign(1, factor);
       lr = baseLr * static_cast<double>(factor);
     }
+    // Size the result buffers; the step writes every element it returns.
+    // They are not cleared: a CUDA step that keeps the model state on the
+    // device leaves the carried results' host buffers as they are, and
+    // clearing them (the model and its two Adam moments, 1.5 GB for GPT-2
+    // 124M) took most of the step on an H200 (docs/Performance.md).
     for (size_t i = 0; i < results.size(); ++i) {
       // Another stage's result: the step leaves it alone.
       if (!spec.computesResult(program.rank, i))
         continue;
-      int64_t n = numElements(spec.results[i].localShape);
+      auto n = static_cast<size_t>(numElements(spec.results[i].localShape));
       if (spec.results[i].isInteger)
-        results[i].ints.assign(n, 0);
+        results[i].ints.resize(n);
       else
-        results[i].floats.assign(n, T(0));
+        results[i].floats.resize(n);
     }
     // Dropout draws from (run seed, step): the masks change every step and
     // a resumed run draws the masks the uninterrupted one would.

@@ -5,17 +5,16 @@
 //===----------------------------------------------------------------------===//
 //
 // Device counterparts of loom/Runtime/Host/Attention.h (calling convention:
-// CUDA/Elementwise.h): a straightforward, exact kernel rather than a fused
-// flash kernel. One warp per query row computes the row's scores (dot
-// products reduced across the warp in double), its max and sum, and the
-// weighted values; causal masking, GQA (query heads sharing a key/value
-// head) and an additive broadcast mask behave as on the host. The gradient
-// runs one warp per query row (dquery) and one warp per key row (dkey,
-// dvalue, summing over the query heads of its group and the query rows in
-// order), so nothing is accumulated with atomics and results are
-// deterministic. Head dims are limited to kMaxAttentionHeadDim (each lane
-// holds its share of a row in registers).
-//
+// CUDA/Elementwise.h): tiled kernels in the manner of FlashAttention (a
+// block holds a tile of query rows and walks shared tiles of key and value
+// rows with an online softmax; lib/Runtime/CUDA/Attention.cu), computing in
+// double as the host does. Causal masking, GQA (query heads sharing a
+// key/value head) and an additive broadcast mask behave as on the host. The
+// gradient runs one kernel over query tiles (dquery) and one over key tiles
+// (dkey, dvalue, summing over the query heads of the group), so nothing is
+// accumulated with atomics and results are deterministic. Head dims are
+// limited to kMaxAttentionHeadDim (each lane holds its share of a row's
+// accumulators in registers).
 //===----------------------------------------------------------------------===//
 
 #ifndef LOOM_RUNTIME_CUDA_ATTENTION_H

@@ -463,6 +463,52 @@ TYPED_TEST(CudaKernelsTest, AttentionCausalGqaAndMaskWithGradients) {
   }
 }
 
+// Rows and keys spanning several tiles of the kernels (a tile is at most 32
+// rows), with a partial last tile, for every width of their accumulators
+// (head dims up to 32, 64, 128 and 256): the running max and sum must carry
+// across key tiles, and the causal walk must stop at the last key a tile's
+// rows attend.
+TYPED_TEST(CudaKernelsTest, AttentionAcrossTilesForEveryHeadDim) {
+  using T = TypeParam;
+  LOOM_REQUIRE_CUDA_DEVICE();
+  struct Case {
+    int64_t sq, skv, d, dv;
+    bool causal;
+  };
+  for (const Case &c : std::vector<Case>{{70, 70, 64, 64, true},
+                                         {37, 75, 24, 32, true},
+                                         {45, 45, 100, 72, false},
+                                         {33, 33, 256, 130, true}}) {
+    SCOPED_TRACE("sq " + std::to_string(c.sq) + ", d " + std::to_string(c.d));
+    // Two query heads share one key/value head.
+    Shape q = {1, 2, c.sq, c.d}, k = {1, 1, c.skv, c.d},
+          v = {1, 1, c.skv, c.dv}, o = {1, 2, c.sq, c.dv};
+    // Scores of several units, so that the max moves between key tiles.
+    auto hq = randomVector<T>(numElements(q), 31, -2.0, 2.0);
+    auto hk = randomVector<T>(numElements(k), 32, -2.0, 2.0);
+    auto hv = randomVector<T>(numElements(v), 33);
+    auto hdo = randomVector<T>(numElements(o), 34);
+    Buf<T> dq(hq), dk(hk), dv(hv), ddo(hdo), dout(numElements(o));
+    std::vector<T> expected(numElements(o));
+    host::attention<T>(hq.data(), q, hk.data(), k, hv.data(), v, nullptr, {},
+                       c.causal, std::nullopt, expected.data());
+    cuda::attention<T>(nullptr, dq.get(), q, dk.get(), k, dv.get(), v, nullptr,
+                       {}, c.causal, std::nullopt, dout.get());
+    expectClose(dout.download(), expected, "attention");
+    std::vector<T> eq(hq.size()), ek(hk.size()), ev(hv.size());
+    host::attentionGrad<T>(hq.data(), q, hk.data(), k, hv.data(), v,
+                           expected.data(), hdo.data(), nullptr, {}, c.causal,
+                           std::nullopt, eq.data(), ek.data(), ev.data());
+    Buf<T> gq(hq.size()), gk(hk.size()), gv(hv.size());
+    cuda::attentionGrad<T>(nullptr, dq.get(), q, dk.get(), k, dv.get(), v,
+                           dout.get(), ddo.get(), nullptr, {}, c.causal,
+                           std::nullopt, gq.get(), gk.get(), gv.get());
+    expectClose(gq.download(), eq, "attention_grad dquery");
+    expectClose(gk.download(), ek, "attention_grad dkey");
+    expectClose(gv.download(), ev, "attention_grad dvalue");
+  }
+}
+
 TYPED_TEST(CudaKernelsTest, RopeWithPositionsAndInverse) {
   using T = TypeParam;
   LOOM_REQUIRE_CUDA_DEVICE();

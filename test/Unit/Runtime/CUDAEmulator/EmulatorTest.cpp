@@ -11,9 +11,10 @@
 //   - launches: every (blockIdx, threadIdx) runs once with the right
 //     blockDim/gridDim, invalid geometries run nothing and are reported by
 //     cudaGetLastError, each thread has its own copy of the arguments;
-//   - `__syncthreads` and `__shfl_xor_sync` are real rendezvous (block-wide
-//     exchanges, butterfly reductions, sub-warp widths, partial warps), and
-//     their misuse stops the program with a message (death tests);
+//   - `__syncthreads`, `__shfl_xor_sync` and `__shfl_sync` are real
+//     rendezvous (block-wide exchanges, butterfly reductions, sub-warp widths,
+//     partial warps), and their misuse stops the program with a message (death
+//     tests);
 //   - device memory: alignment, the 0xFF fill, copies in every direction and
 //     their checks, 2-D copies, memset, frees; streams, events, devices;
 //   - cublasGemmStridedBatchedEx against a naive column-major reference, and
@@ -411,6 +412,34 @@ TEST(EmulatorShuffleTest, ALaterGroupReadsTheCallersOwnValue) {
   std::vector<int> result = out.download();
   for (int t = 0; t < 32; ++t)
     EXPECT_EQ(result[t], t < 16 ? input[t] : input[t - 16]) << "lane " << t;
+}
+
+/// Each lane reads lane `source(t)` within groups of `width` lanes.
+__global__ void exchangeIndexed(const int *in, int *out, int width) {
+  unsigned t = threadIdx.x;
+  // The source is per lane: here each lane names another one.
+  int source = static_cast<int>((t * 7 + 3) % 32);
+  out[t] = __shfl_sync(0xffffffffu, in[t], source, width);
+}
+
+TEST(EmulatorShuffleTest, IndexedShuffleReadsTheNamedLaneOfTheGroup) {
+  std::vector<int> input(64);
+  for (int t = 0; t < 64; ++t)
+    input[t] = 10 * t + 1;
+  DeviceArray<int> in(input);
+  for (int width : {32, 8}) {
+    DeviceArray<int> out(64);
+    ASSERT_EQ(launch(exchangeIndexed, dim3(1), dim3(64), nullptr, in.get(),
+                     out.get(), width),
+              cudaSuccess);
+    std::vector<int> result = out.download();
+    for (int t = 0; t < 64; ++t) {
+      // CUDA: the source lane modulo the width, in the caller's group.
+      int source = (t * 7 + 3) % 32 % width + t / width * width;
+      EXPECT_EQ(result[t], input[source])
+          << "lane " << t << ", width " << width;
+    }
+  }
 }
 
 /// Lanes 0-15 and 16-31 run separate butterflies with disjoint masks.

@@ -11,8 +11,8 @@
 //     `__shared__` (one object per OS thread: the threads of a block are
 //     fibers of one OS thread, and blocks run one after another);
 //   - the built-in variables threadIdx, blockIdx, blockDim, gridDim;
-//   - `__syncthreads()`, `__shfl_xor_sync()`, `atomicCAS()` and the bit casts
-//     and integer min/max of the device library;
+//   - `__syncthreads()`, `__shfl_xor_sync()`, `__shfl_sync()`, `atomicCAS()`
+//     and the bit casts and integer min/max of the device library;
 //   - `loom::cudaemu::launch(kernel, grid, block, stream, args...)`, which
 //     stands for `kernel<<<grid, block, 0, stream>>>(args...)`.
 //
@@ -66,6 +66,10 @@ void blockBarrier();
 /// lanes), exchanged among the lanes of `mask` in the caller's warp.
 uint64_t shuffleXor(unsigned mask, uint64_t bits, int laneMask, int width);
 
+/// The value `bits` of lane `sourceLane` (within the caller's group of
+/// `width` lanes), exchanged among the lanes of `mask` in the caller's warp.
+uint64_t shuffleIndex(unsigned mask, uint64_t bits, int sourceLane, int width);
+
 /// `kernel<<<grid, block, 0, stream>>>(args...)`: each thread calls the
 /// kernel with its own copies of the arguments, converted once to the
 /// parameter types as a launch does.
@@ -98,6 +102,17 @@ T __shfl_xor_sync(unsigned mask, T value, int laneMask, int width = 32) {
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
   bits = loom::cudaemu::shuffleXor(mask, bits, laneMask, width);
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+
+template <typename T>
+T __shfl_sync(unsigned mask, T value, int sourceLane, int width = 32) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
+                "the emulator shuffles values of at most 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  bits = loom::cudaemu::shuffleIndex(mask, bits, sourceLane, width);
   std::memcpy(&value, &bits, sizeof(T));
   return value;
 }
