@@ -27,7 +27,8 @@ namespace {
 const std::set<std::string> &switches() {
   static const std::set<std::string> names = {
       "--resume",       "--init-only",       "--print-layouts",
-      "--verify-calls", "--report-pipeline", "--report-transfers"};
+      "--verify-calls", "--report-pipeline", "--report-transfers",
+      "--report-memory"};
   return names;
 }
 
@@ -80,6 +81,7 @@ const char *trainUsage() {
          "[--data-format auto|llmc|uint16|int32] [--data-order "
          "random|sequential] [--init-only] [--print-layouts] "
          "[--verify-calls] [--report-pipeline] [--report-transfers] "
+         "[--report-memory] "
          "[--lr-schedule constant|cosine|linear|step] [--warmup-steps N] "
          "[--min-lr X] [--decay-steps N] [--step-gamma X] [--step-every N] "
          "[--metrics FILE.jsonl] [--grad-accum N]";
@@ -127,6 +129,8 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
         options.reportPipeline = true;
       else if (flag == "--report-transfers")
         options.reportTransfers = true;
+      else if (flag == "--report-memory")
+        options.reportMemory = true;
       else
         options.verifyCalls = true;
       continue;

@@ -31,7 +31,8 @@
 // whether the host reads the carried results afterwards (checkpoint steps,
 // the last step), so a CUDA step keeps the model state on the device;
 // `--report-transfers` prints rank 0's bytes copied to and from the device
-// in each logged step (deviceTransfers(); 0 for host programs).
+// in each logged step (deviceTransfers(); 0 for host programs), and
+// `--report-memory` every rank's step memory after training (stepMemory()).
 //
 // Failures outside a step go through agree(): every rank learns whether some
 // rank failed, the failing rank (rank 0 when all fail alike) prints why and
@@ -47,6 +48,7 @@
 #include "loom/Runtime/IO/TokenFile.h"
 #include "loom/Runtime/Layout/BlockLayout.h"
 #include "loom/Runtime/Support/Memory.h"
+#include "loom/Runtime/Support/StepMemory.h"
 #include "loom/Runtime/Support/Transfers.h"
 #include "loom/Runtime/Trainer/LrSchedule.h"
 #include "loom/Runtime/Trainer/MetricsLog.h"
@@ -138,6 +140,38 @@ bool sameMesh(const layout::DeviceMesh &a, const layout::DeviceMesh &b) {
 constexpr const char *kLrScaleArgument = "lr_scale";
 
 /// What step 2 of the file comment reads off the spec.
+/// `--report-memory`: rank 0 prints every rank's step memory (stepMemory():
+/// the arena of the static memory plan and the other buffers of a step)
+/// next to the liveness peak the compiler predicts for the rank. Collective.
+void reportStepMemory(int64_t rank, int64_t numRanks) {
+  const StepMemory &mine = stepMemory();
+  int64_t record[3] = {mine.arenaBytes, mine.otherBytes,
+                       mine.predictedPeakBytes};
+  std::vector<int64_t> all(rank == 0 ? 3 * numRanks : 0);
+  MPI_Gather(record, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  for (int64_t r = 0; r < numRanks; ++r) {
+    int64_t arena = all[3 * r], other = all[3 * r + 1],
+            predicted = all[3 * r + 2];
+    if (predicted < 0) {
+      std::printf("memory: rank %lld: the host program does not plan its "
+                  "buffers (only the CUDA program has an arena)\n",
+                  static_cast<long long>(r));
+      continue;
+    }
+    std::printf(
+        "memory: rank %lld: arena %lld B + other buffers %lld B = "
+        "%lld B; predicted liveness peak %lld B (ratio %.3f)\n",
+        static_cast<long long>(r), static_cast<long long>(arena),
+        static_cast<long long>(other), static_cast<long long>(arena + other),
+        static_cast<long long>(predicted),
+        predicted > 0 ? double(arena + other) / double(predicted) : 0.0);
+  }
+  std::fflush(stdout);
+}
+
 struct Program {
   const ProgramSpec *spec = nullptr;
   layout::DeviceMesh mesh;
@@ -878,6 +912,8 @@ std::optional<Failure> train(const Program &program,
     comm.abort(waited);
   if (options.reportPipeline)
     harness::reportInFlight(spec, program.rank);
+  if (options.reportMemory)
+    reportStepMemory(program.rank, program.mesh.getNumDevices());
   return std::nullopt;
 }
 

@@ -38,11 +38,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/CUDA/CUDAEmitter.h"
+#include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/Interpreter.h"
+#include "loom/Target/Common/ArenaPlan.h"
 #include "loom/Target/Common/EmitterSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -105,11 +107,20 @@ private:
   }
   std::string optional(Value value) { return value ? name(value) : "nullptr"; }
   /// Declares the zeroed device buffer of a result (in a stage's region:
-  /// declared null before it, allocated where the stage runs the op).
+  /// declared null before it, allocated where the stage runs the op), at
+  /// its offset in the step's arena (planArena, after the body).
   void allocate(Value result) {
     std::string type = elementType(result);
-    std::string alloc =
-        "ws.alloc<" + type + ">(" + std::to_string(numElements(result)) + ")";
+    emit::ArenaBuffer buffer;
+    buffer.stage = entry.stageOfOp(currentOp);
+    buffer.elements = numElements(result);
+    buffer.isInteger = isIntegerStorage(result.getType());
+    bufferIndex[result] = buffers.size();
+    buffers.push_back(buffer);
+    std::string alloc = "ws.at<" + type + ">(" + arenaTable("Offsets") + "[" +
+                        std::to_string(buffers.size() - 1) +
+                        "][sizeof(T) == 8], " +
+                        std::to_string(numElements(result)) + ")";
     if (inStageRegion()) {
       declare(type + " *" + name(result) + " = nullptr;");
       os << "  " << name(result) << " = " << alloc << ";\n";
@@ -131,6 +142,7 @@ private:
   }
   /// Another name for the same device buffer.
   void alias(Value result, Value operand) {
+    aliasOf[result] = operand;
     if (inStageRegion()) {
       declare("const " + elementType(result) + " *" + name(result) +
               " = nullptr;");
@@ -150,6 +162,24 @@ private:
   /// Prints the program's sends and the beginStep call with this rank's
   /// table computed from them.
   void emitIncoming();
+
+  /// The name of one of the step's arena tables (`kArena<what>_<entry>`).
+  std::string arenaTable(StringRef what) {
+    return ("kArena" + what + "_" + func::FuncOp(entry.func).getSymName())
+        .str();
+  }
+  /// Plans the arena of the buffers allocate() declared and prints its
+  /// tables: each buffer's offsets, each stage's arena size and liveness
+  /// peak (dist::analyzeMemory).
+  void emitArenaTables();
+
+  /// The op being emitted: allocate() takes its stage.
+  Operation *currentOp = nullptr;
+  /// The buffers allocate() declared, in order, and their values' indices.
+  std::vector<emit::ArenaBuffer> buffers;
+  llvm::DenseMap<Value, size_t> bufferIndex;
+  /// Values that name another value's buffer (alias()).
+  llvm::DenseMap<Value, Value> aliasOf;
 
   /// The carried arguments kept on the device: argument index -> the result
   /// carried into it. In a pipelined program only the stage that computes
@@ -294,7 +324,67 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
   return success();
 }
 
+void StepEmitter::emitArenaTables() {
+  auto func = func::FuncOp(entry.func);
+  // Each buffer lives from its op to the last op that reads it or an alias
+  // of it; a returned one outlives the step and gets a block of its own.
+  auto bufferOf = [&](Value v) -> std::optional<size_t> {
+    for (auto it = aliasOf.find(v); it != aliasOf.end(); it = aliasOf.find(v))
+      v = it->second;
+    auto found = bufferIndex.find(v);
+    if (found == bufferIndex.end())
+      return std::nullopt;
+    return found->second;
+  };
+  int64_t position = 0;
+  for (Operation &op : func.getBody().front()) {
+    for (Value result : op.getResults())
+      if (auto b = bufferIndex.find(result); b != bufferIndex.end())
+        buffers[b->second].first = buffers[b->second].last = position;
+    for (Value operand : op.getOperands())
+      if (std::optional<size_t> b = bufferOf(operand)) {
+        buffers[*b].last = std::max(buffers[*b].last, position);
+        if (isa<func::ReturnOp>(op))
+          buffers[*b].ownAllocation = true;
+      }
+    ++position;
+  }
+  emit::ArenaPlan plan = emit::planArena(buffers, entry.numStages);
+  auto pair = [](const emit::PerElementSize &p) {
+    return "{" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + "}";
+  };
+  os << "// The static memory plan of @" << func.getSymName()
+     << " (docs/Codegen.md, \"Memory\"): each\n"
+     << "// buffer's byte offset in the step's arena when T is float and when "
+        "it is\n"
+     << "// double (-1: a buffer of its own, a result), then the arena's size "
+        "and the\n"
+     << "// liveness peak the compiler predicts (at the declared types), per "
+        "stage.\n"
+     << "const int64_t " << arenaTable("Offsets") << "[][2] = {";
+  for (auto [i, offsets] : llvm::enumerate(plan.offsets))
+    os << (i % 6 ? " " : "\n    ") << pair(offsets) << ",";
+  // Never an empty array.
+  os << (plan.offsets.empty() ? "\n    {-1, -1}," : "") << "\n};\n"
+     << "const int64_t " << arenaTable("Bytes") << "[][2] = {";
+  for (const emit::PerElementSize &bytes : plan.arenaBytes)
+    os << pair(bytes) << ", ";
+  os << "};\n";
+  os << "// The most bytes of those buffers live at once, per stage:";
+  for (const emit::PerElementSize &bytes : plan.liveBytes)
+    os << " " << pair(bytes);
+  os << "\n"
+     << "const int64_t " << arenaTable("PredictedPeak") << "[] = {";
+  for (int64_t s = 0; s < std::max<int64_t>(entry.numStages, 1); ++s)
+    os << dist::analyzeMemory(func, entry.numStages ? std::optional<int64_t>(s)
+                                                    : std::nullopt)
+              .getPeak()
+       << ", ";
+  os << "};\n\n";
+}
+
 LogicalResult StepEmitter::emitTargetOp(Operation *op) {
+  currentOp = op;
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return emitReturn(ret);
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
@@ -860,6 +950,10 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
 
 LogicalResult StepEmitter::emit() {
   func::FuncOp func = entry.func;
+  // The arena's tables follow the function (the plan needs its whole body).
+  os << "extern const int64_t " << arenaTable("Offsets") << "[][2];\n"
+     << "extern const int64_t " << arenaTable("Bytes") << "[][2];\n"
+     << "extern const int64_t " << arenaTable("PredictedPeak") << "[];\n\n";
   emitStepComment();
   os << "template <typename T>\n"
      << "Status loom_" << func.getSymName()
@@ -875,6 +969,11 @@ LogicalResult StepEmitter::emit() {
      << "  (void)context;\n"
      << "  (void)nccl;\n"
      << "  cuda::Workspace ws(stream);\n";
+  std::string stage = entry.numStages ? "loomStage" : "0";
+  os << "  ws.openArena(" << arenaTable("Bytes") << "[" << stage
+     << "][sizeof(T) == 8]);\n"
+     << "  loom::runtime::stepMemory().predictedPeakBytes = "
+     << arenaTable("PredictedPeak") << "[" << stage << "];\n";
   emitIncoming();
   for (auto [result, arg] : emit::carriedPairs(entry))
     residentArgs[arg] = result;
@@ -917,6 +1016,7 @@ LogicalResult StepEmitter::emit() {
   if (failed(emitBody()))
     return failure();
   os << "}\n\n";
+  emitArenaTables();
   flush();
   return success();
 }
@@ -944,6 +1044,7 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/Harness/Harness.h"
 #include "loom/Runtime/NCCL/Communicator.h"
 #include "loom/Runtime/NCCL/Incoming.h"
+#include "loom/Runtime/Support/StepMemory.h"
 
 #include <cstdint>
 #include <optional>

@@ -34,14 +34,16 @@ func.func @train_step(
 // CHECK: cuda::Session &session = cuda::Session::get(comm);
 // CHECK: nccl::Communicator &nccl = session.getNccl();
 // CHECK: cuda::Workspace ws(stream);
+// CHECK-NEXT: ws.openArena(kArenaBytes_train_step[0][sizeof(T) == 8]);
+// CHECK-NEXT: loom::runtime::stepMemory().predictedPeakBytes = kArenaPredictedPeak_train_step[0];
 // CHECK: const T *arg0 = ws.upload(args[0].floats); // arg0
 // CHECK: const int64_t *arg3 = ws.upload(args[3].ints); // arg3
 // CHECK: // %[[Y:[0-9]+]] = loom.matmul %arg0, %arg1 : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("model.py":12:3)
-// CHECK-NEXT: T *v[[Y]] = ws.alloc<T>(8);
+// CHECK-NEXT: T *v[[Y]] = ws.at<T>(kArenaOffsets_train_step[0][sizeof(T) == 8], 8);
 // CHECK-NEXT: cuda::matmul<T>(blas, arg0, {2, 8}, arg1, {8, 4}, false, false, v[[Y]]);
 // CHECK: // %[[G:[0-9]+]] = dist.all_gather %[[Y]] on @m axes ["tp"] dim 1
 // CHECK-NEXT: // group over {"tp"}: the ranks that differ from this one only on those axes
-// CHECK-NEXT: T *v[[G]] = ws.alloc<T>(16);
+// CHECK-NEXT: T *v[[G]] = ws.at<T>(kArenaOffsets_train_step[1][sizeof(T) == 8], 16);
 // CHECK-NEXT: LOOM_CHECK(nccl.allGather(v[[Y]], {2, 4}, {"tp"}, 1, v[[G]]), "`dist.all_gather` at
 // CHECK: const int64_t v[[I:[0-9]+]] = loomCoords[1];
 // CHECK: const int64_t v_c16 = 16;
@@ -56,6 +58,15 @@ func.func @train_step(
 // CHECK-NEXT: return Status::success();
 
 // CHECK-NEXT: }
+// The static memory plan: the matmul's result and the embedding's share
+// offset 0 (the first is dead when the second is computed, 32 and 96 bytes
+// at 64-byte alignment); the two results are blocks of their own.
+// CHECK: const int64_t kArenaOffsets_train_step[][2] = {
+// CHECK-NEXT: {0, 0}, {-1, -1}, {0, 0}, {-1, -1},
+// CHECK-NEXT: };
+// CHECK-NEXT: const int64_t kArenaBytes_train_step[][2] = {{[{][{]}}128, 192}, };
+// CHECK-NEXT: // The most bytes of those buffers live at once, per stage: {128, 192}
+// CHECK-NEXT: const int64_t kArenaPredictedPeak_train_step[] = {760, };
 // CHECK-NOT: Status loom_
 
 // The harness's spec is the host emitter's (shared code).

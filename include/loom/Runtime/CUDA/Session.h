@@ -84,8 +84,10 @@ public:
                            int64_t count) {
     if (useResident)
       if (const T *resident = getResident<T>(
-              step, index, count * static_cast<int64_t>(sizeof(T))))
+              step, index, count * static_cast<int64_t>(sizeof(T)))) {
+        ws.countResident(count * static_cast<int64_t>(sizeof(T)));
         return resident;
+      }
     return ws.upload(host);
   }
 

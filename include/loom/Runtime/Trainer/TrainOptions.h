@@ -78,6 +78,10 @@ struct TrainOptions {
   /// from the device (`--report-transfers`; CUDA programs: the resident
   /// model state is not copied; host programs copy nothing and print 0).
   bool reportTransfers = false;
+  /// `--report-memory`: after training, rank 0 prints each rank's device
+  /// memory of a step (the arena of the static memory plan and the other
+  /// buffers) next to the liveness peak the compiler predicts for it.
+  bool reportMemory = false;
 };
 
 /// Whether `argv` asks for training rather than the harness's one step from
