@@ -189,9 +189,14 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
     names = re.findall(r'#loom\.param<"([^"]+)"', text)
     assert sorted(names) == sorted(n for n, _ in model.named_parameters())
     # The finfo.min mask is the causal triangle: one causal attention per
-    # layer (the keys and values repeated to the query heads).
+    # layer; repeat_kv's repeat is undone, so it is grouped-query attention
+    # (4 query heads, 2 key/value heads), as from_torch gives it.
     attention = re.findall(r"loom\.attention .*", text)
     assert len(attention) == 2 and all("{causal}" in a for a in attention)
+    if repeat == "repeat_kv":
+        for a in attention:
+            assert re.search(r"\(tensor<4x4x8x4xf64>, tensor<4x2x8x4xf64>, "
+                             r"tensor<4x2x8x4xf64>\)", a), a
     assert "loom.softmax" not in text
     # RMSNorm (`x * rsqrt(mean(x^2) + eps)`, then the weight) is one op: 2
     # per layer and the final one.

@@ -30,7 +30,10 @@
 //    default when it is 1/sqrt(D). Rank-3 operands `[B * H, S, D]`
 //    (nn.MultiheadAttention's `x.view(S, B * H, D).transpose(0, 1)` of an
 //    `[S, B, H * D]` tensor) are unfolded into `[B, H, S, D]` for the
-//    attention and its result folded back (causal or mask-free only).
+//    attention and its result folded back (causal or mask-free only). Keys
+//    and values repeated to the query heads by Hugging Face's repeat_kv
+//    (Unsqueeze, Expand, Reshape) are given unrepeated: grouped-query
+//    attention, as the PyTorch frontend gives it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -286,6 +289,35 @@ private:
     return in[1];
   }
 
+  /// For keys or values [B, Hkv * r, S, D] repeated as Hugging Face's
+  /// repeat_kv does (`x[:, :, None].expand(B, Hkv, r, S, D).reshape(B,
+  /// Hkv * r, S, D)`, exported as Unsqueeze, Expand (an add of zeros) and
+  /// Reshape): the [B, Hkv, 1, S, D] value the expand repeated, else -1.
+  /// Head j * r + i of the repeat is head j of x, the pairing
+  /// `loom.attention` makes for grouped-query attention.
+  int unrepeated(int x) {
+    LoomOp *view = tr.producer(x);
+    if (!view || view->op != "reshape")
+      return -1;
+    int repeated = view->operands[0];
+    const Shape &out = tr.values[x].shape, &in = tr.values[repeated].shape;
+    if (out.size() != 4 || in.size() != 5 || in[0] != out[0] ||
+        in[1] * in[2] != out[1] || in[3] != out[2] || in[4] != out[3] ||
+        in[2] < 2)
+      return -1;
+    LoomOp *expand = tr.producer(repeated);
+    if (!expand || expand->op != "add")
+      return -1;
+    for (int k = 0; k < 2; ++k) {
+      int y = expand->operands[k];
+      std::optional<double> zero = splat(expand->operands[1 - k]);
+      const Shape &ys = tr.values[y].shape;
+      if (zero && *zero == 0.0 && ys == Shape{in[0], in[1], 1, in[3], in[4]})
+        return y;
+    }
+    return -1;
+  }
+
   void fuseAttention(size_t index) {
     const LoomOp &pv = tr.ops[index];
     if (!pv.attributes.empty())
@@ -348,6 +380,13 @@ private:
     if (qs[0] != ks[0] || ks[0] != vs[0] || ks[1] != vs[1] || ks[1] == 0 ||
         qs[1] % ks[1] || ks[2] != vs[2] || qs[3] != ks[3])
       return;
+    // Grouped-query attention: keys and values repeated to the query heads
+    // (repeat_kv) are given unrepeated, so the search sees the grouped
+    // heads (docs/Frontends.md, "How attention is matched").
+    int groupedK = rank == 4 ? unrepeated(k) : -1;
+    int groupedV = rank == 4 ? unrepeated(v) : -1;
+    bool grouped = groupedK >= 0 && groupedV >= 0 &&
+                   tr.values[groupedK].shape[1] == tr.values[groupedV].shape[1];
     int64_t sq = qs[2], skv = ks[2];
     nlohmann::json attrs = nlohmann::json::object();
     bool causal = mask && isCausal(*mask, sq, skv);
@@ -374,6 +413,21 @@ private:
       folded.operands = {o};
       folded.attributes = nlohmann::json::object();
       return;
+    }
+    if (grouped) {
+      // [B, Hkv, 1, S, D] -> [B, Hkv, S, D]: the value before the unsqueeze
+      // when there is one, else a reshape.
+      auto squeezed = [&](int y) {
+        Shape shape = tr.values[y].shape;
+        shape.erase(shape.begin() + 2);
+        if (LoomOp *view = tr.producer(y);
+            view && view->op == "reshape" &&
+            tr.values[view->operands[0]].shape == shape)
+          return view->operands[0];
+        return tr.insertBefore(index, "reshape", {y}, {shape}, dtype)[0];
+      };
+      k = squeezed(groupedK);
+      v = squeezed(groupedV);
     }
     std::vector<int> operands = {q, k, v};
     if (mask && !causal)
