@@ -189,9 +189,17 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
     names = re.findall(r'#loom\.param<"([^"]+)"', text)
     assert sorted(names) == sorted(n for n, _ in model.named_parameters())
     # The finfo.min mask is the causal triangle: one causal attention per
-    # layer (the keys and values repeated to the query heads).
+    # layer; repeat_kv's repeat is undone, so it is grouped-query attention
+    # (4 query heads, 2 key/value heads), as from_torch gives it.
     attention = re.findall(r"loom\.attention .*", text)
     assert len(attention) == 2 and all("{causal}" in a for a in attention)
+    # Hugging Face's float32 RoPE tables are not loom.rope's in f64: the
+    # rotation stays the model's own, primitive and exact.
+    assert "loom.rope" not in text
+    if repeat == "repeat_kv":
+        for a in attention:
+            assert re.search(r"\(tensor<4x4x8x4xf64>, tensor<4x2x8x4xf64>, "
+                             r"tensor<4x2x8x4xf64>\)", a), a
     assert "loom.softmax" not in text
     # RMSNorm (`x * rsqrt(mean(x^2) + eps)`, then the weight) is one op: 2
     # per layer and the final one.
@@ -226,6 +234,75 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
             assert np.max(np.abs(out[name] - start[name])) > 1e-4
 
 
+def test_llama_rope_in_model_precision_is_loom_rope(tmp_path):
+    """With RoPE tables computed in the model's precision (f64 here), the
+    exported `q * cos + rotate_half(q) * sin` of q and k is `loom.rope`
+    (theta read from the tables), as through from_torch; the loss and one
+    AdamW step on 1 device and on a searched 4-rank plan equal PyTorch's,
+    and Megatron costs 4 all-reduces per layer, as on `loom-model llama`.
+    (Hugging Face's float32 tables, in test_llama_forward_and_adamw_step,
+    stay primitive: they are not loom.rope's tables in f64.)"""
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    model, ids, labels = llama(seed=23, rope_dtype=torch.float64,
+                               rope_theta=500000.0)
+    path = tmp_path / "llama.onnx"
+    torch.onnx.export(model, (ids, labels), str(path), opset_version=17,
+                      input_names=["input_ids", "labels"],
+                      output_names=["logits", "loss"],
+                      do_constant_folding=False)
+    ir = tmp_path / "llama.mlir"
+    tool("loom-translate", "--import-onnx", path, "-o", ir)
+    text = ir.read_text()
+    ropes = re.findall(r"loom\.rope .*", text)
+    assert len(ropes) == 4, text
+    assert all("{theta = 5.000000e+05 : f64}" in r for r in ropes), ropes
+    assert "loom.concat" not in text and "loom.neg" not in text
+
+    start = weights(model)
+    inputs = {**start, "input_ids": ids.numpy(), "labels": labels.numpy()}
+    with torch.no_grad():
+        expected_loss = model(ids, labels)["loss"]
+    close(loom.run(ir, inputs, entry="forward")["loss"], expected_loss,
+          FWD_RTOL)
+    params = dict(model.named_parameters())
+    opt = torch.optim.AdamW(
+        [{"params": [p for p in params.values() if p.dim() >= 2]},
+         {"params": [p for p in params.values() if p.dim() < 2],
+          "weight_decay": 0.0}], lr=LR)
+    loss = model(ids, labels)["loss"]
+    loss.backward()
+    opt.step()
+    for flags, ranks in ((["--compile-to", "autodiff"], None),
+                         (["--compile-to", "partition", "--cluster", "host",
+                           "--devices", 4], 4)):
+        step = tmp_path / "step.mlir"
+        tool("loomc", path, *flags, "--optimizer", "adamw", "--lr", LR, "-o",
+             step)
+        out = loom.run(step, inputs, entry="train_step", ranks=ranks)
+        close(out["loss"], loss, STEP_RTOL)
+        for name, p in params.items():
+            close(out[name], p, STEP_RTOL)
+            assert np.max(np.abs(out[name] - start[name])) > 1e-4
+
+    per_depth = []
+    for layers in (1, 2):
+        deep, d_ids, _ = llama(seed=23, num_hidden_layers=layers,
+                               rope_dtype=torch.float64)
+        depth_path = tmp_path / f"llama{layers}.onnx"
+        torch.onnx.export(deep, (d_ids, d_ids), str(depth_path),
+                          opset_version=17,
+                          input_names=["input_ids", "labels"],
+                          output_names=["logits", "loss"],
+                          do_constant_folding=False)
+        per_depth.append(onnx_collectives(
+            depth_path, tmp_path / f"llama{layers}.mlir",
+            '{"data_parallel": 1, "model_parallel": 2}'))
+    shallow, deep_found = per_depth
+    assert {k: deep_found.get(k, 0) - shallow.get(k, 0)
+            for k in deep_found} == {"all_reduce": 4}
+
+
 def test_llama_megatron_tensor_parallel(tmp_path):
     """Megatron (`--parallel-config` model_parallel 2) on the imported
     Llama: per layer two all-reduces forward and two backward, nothing else,
@@ -256,6 +333,55 @@ def test_llama_megatron_tensor_parallel(tmp_path):
     shallow, deep = per_depth
     assert {k: deep.get(k, 0) - shallow.get(k, 0) for k in deep} == \
         {"all_reduce": 4}
+
+
+def onnx_collectives(path, out, parallel_config):
+    tool("loomc", path, "--compile-to", "partition", "--optimizer", "adamw",
+         "--lr", LR, "--parallel-config", parallel_config, "-o", out)
+    found = {}
+    for kind in re.findall(r"dist\.(all_reduce|all_gather|reduce_scatter|"
+                           r"all_to_all|collective_permute)\b",
+                           out.read_text()):
+        found[kind] = found.get(kind, 0) + 1
+    return found
+
+
+def test_gpt_megatron_tensor_parallel(tmp_path):
+    """Megatron on the exported nanoGPT: its `MatMul` + `Add` + `Split` of
+    c_attn is held as the [3, 1, H, H] view (loom-view-fused-projections,
+    in the import pipeline), so a layer costs two all-reduces forward and
+    two backward, as through `loom.from_torch` and on `loom-model gpt2`;
+    and one AdamW step on a 4-rank plan with tp = 2 gives
+    torch.optim.AdamW's weights, in nanoGPT's [3H, H] layout."""
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    megatron = '{"data_parallel": 1, "model_parallel": 2}'
+    per_depth = []
+    for layers in (1, 2):
+        model, idx, targets = gpt(seed=11, n_layer=layers)
+        path = export(model, idx, targets, tmp_path / f"gpt{layers}.onnx")
+        per_depth.append(onnx_collectives(
+            path, tmp_path / f"gpt{layers}.mlir", megatron))
+    shallow, deep = per_depth
+    assert {k: deep.get(k, 0) - shallow.get(k, 0) for k in deep} == \
+        {"all_reduce": 4}
+
+    start = weights(model)
+    inputs = {**start, **data(idx, targets)}
+    loss, expected = torch_adamw_step(model, idx, targets)
+    step = tmp_path / "tp.mlir"
+    tool("loomc", path, "--compile-to", "partition", "--optimizer", "adamw",
+         "--lr", LR, "--parallel-config",
+         '{"data_parallel": 2, "model_parallel": 2}', "-o", step)
+    text = step.read_text()
+    hidden = model.config.n_embd
+    assert f"loom.file_shape = array<i64: {3 * hidden}, {hidden}>" in text
+    out = loom.run(step, inputs, entry="train_step", ranks=4)
+    close(out["loss"], loss, STEP_RTOL)
+    for name, w in expected.items():
+        assert out[name].shape == tuple(w.shape), name
+        close(out[name], w, STEP_RTOL)
+        assert np.max(np.abs(out[name] - start[name])) > 1e-4
 
 
 #===----------------------------------------------------------------------===#

@@ -30,7 +30,15 @@
 //    default when it is 1/sqrt(D). Rank-3 operands `[B * H, S, D]`
 //    (nn.MultiheadAttention's `x.view(S, B * H, D).transpose(0, 1)` of an
 //    `[S, B, H * D]` tensor) are unfolded into `[B, H, S, D]` for the
-//    attention and its result folded back (causal or mask-free only).
+//    attention and its result folded back (causal or mask-free only). Keys
+//    and values repeated to the query heads by Hugging Face's repeat_kv
+//    (Unsqueeze, Expand, Reshape) are given unrepeated: grouped-query
+//    attention, as the PyTorch frontend gives it.
+// 5. RoPE: `x * cos + cat(-x2, x1) * sin` (Hugging Face's rotate_half, x1
+//    and x2 the halves of x's last dim) becomes `loom.rope` when the cos/sin
+//    constants are the tables `loom.rope` computes (positions 0..S-1, theta
+//    read from them) to 8 ulps of the model's dtype, as in the PyTorch
+//    frontend; other tables stay primitive.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +69,9 @@ public:
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "mul")
         fuseRmsNorm(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "add")
+        fuseRope(i);
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "matmul")
         fuseAttention(i);
@@ -286,6 +297,149 @@ private:
     return in[1];
   }
 
+  /// For `v = x * c` (either order, c a constant): x and c's data.
+  bool splitConstant(int v, int &x, const ConstTensor *&c) {
+    LoomOp *mul = tr.producer(v);
+    if (!mul || mul->op != "mul")
+      return false;
+    for (int k = 0; k < 2; ++k)
+      if (LoomOp *p = tr.producer(mul->operands[1 - k]);
+          p && p->op == "constant") {
+        x = mul->operands[k];
+        c = p->value;
+        return true;
+      }
+    return false;
+  }
+
+  /// Whether `v` is the half `which` (0: first, 1: second) of `x`'s last
+  /// dim, cut by a split.
+  bool isHalfOf(int v, int x, int which) {
+    LoomOp *split = tr.producer(v);
+    const Shape &shape = tr.values[x].shape;
+    if (!split || split->op != "split" || split->operands[0] != x ||
+        split->attributes["axis"].get<int64_t>() != int64_t(shape.size() - 1))
+      return false;
+    std::vector<int64_t> sizes =
+        split->attributes["sizes"].get<std::vector<int64_t>>();
+    int64_t half = shape.back() / 2, offset = 0;
+    for (size_t i = 0; i < split->results.size(); ++i) {
+      if (split->results[i] == v)
+        return sizes[i] == half && offset == which * half;
+      offset += sizes[i];
+    }
+    return false;
+  }
+
+  /// The theta whose rotary tables (`loom.rope`'s definition, positions
+  /// 0..S-1) `cos` and `sin`, broadcast to `shape` [B, H, S, D], are, to 8
+  /// ulps of `dtype`; nullopt otherwise (the tables differ, or differ
+  /// across B or H).
+  static std::optional<double> ropeTheta(const ConstTensor &cos,
+                                         const ConstTensor &sin,
+                                         const Shape &shape, DType dtype) {
+    int64_t s = shape[2], d = shape[3];
+    if (s < 2 || d < 4 || d % 2)
+      return std::nullopt;
+    // Element [b, h, p, i] of a constant broadcast to `shape`: 0 for
+    // dims the constant does not hold (its size 1 there), as B and H are.
+    auto at = [&](const ConstTensor &c, int64_t p, int64_t i) {
+      const Shape &cs = c.shape;
+      size_t r = cs.size();
+      int64_t rows = r >= 2 ? cs[r - 2] : 1, cols = r >= 1 ? cs[r - 1] : 1;
+      return c.at((rows == 1 ? 0 : p) * cols + (cols == 1 ? 0 : i));
+    };
+    for (const ConstTensor *c : {&cos, &sin}) {
+      const Shape &cs = c->shape;
+      size_t r = cs.size();
+      if (r < 2 || r > 4 || cs[r - 2] != s || cs[r - 1] != d)
+        return std::nullopt;
+      for (size_t k = 0; k + 2 < r; ++k)
+        if (cs[k] != 1)
+          return std::nullopt;
+    }
+    double angle = std::atan2(at(sin, 1, 1), at(cos, 1, 1));
+    if (!(angle > 0))
+      return std::nullopt;
+    double theta = std::pow(angle, -double(d) / 2);
+    if (std::fabs(theta - std::round(theta)) <= 1e-6 * theta)
+      theta = std::round(theta);
+    double eps = dtype == DType::F64 ? 0x1p-52 : 0x1p-23;
+    if (dtype != DType::F64 && dtype != DType::F32)
+      return std::nullopt;
+    for (int64_t p = 0; p < s; ++p)
+      for (int64_t i = 0; i < d; ++i) {
+        double a =
+            double(p) * std::pow(theta, -double(2 * (i % (d / 2))) / double(d));
+        if (std::fabs(at(cos, p, i) - std::cos(a)) > 8 * eps ||
+            std::fabs(at(sin, p, i) - std::sin(a)) > 8 * eps)
+          return std::nullopt;
+      }
+    return theta;
+  }
+
+  /// Hugging Face's `x * cos + rotate_half(x) * sin` (rotate_half(x) =
+  /// cat(-x2, x1) of x's halves) as `loom.rope` when the cos/sin constants
+  /// are the tables `loom.rope` computes, to 8 ulps of the model's dtype;
+  /// tables computed in another precision stay the model's own (primitive).
+  void fuseRope(size_t index) {
+    LoomOp &add = tr.ops[index];
+    for (int k = 0; k < 2; ++k) {
+      int x, r;
+      const ConstTensor *cos, *sin;
+      if (!splitConstant(add.operands[k], x, cos) ||
+          !splitConstant(add.operands[1 - k], r, sin))
+        continue;
+      const Shape &shape = tr.values[x].shape;
+      LoomOp *cat = tr.producer(r);
+      if (shape.size() != 4 || !cat || cat->op != "concat" ||
+          cat->attributes["axis"].get<int64_t>() != 3 ||
+          cat->operands.size() != 2)
+        continue;
+      LoomOp *neg = tr.producer(cat->operands[0]);
+      if (!neg || neg->op != "neg" || !isHalfOf(neg->operands[0], x, 1) ||
+          !isHalfOf(cat->operands[1], x, 0))
+        continue;
+      std::optional<double> theta =
+          ropeTheta(*cos, *sin, shape, tr.values[x].dtype);
+      if (!theta)
+        continue;
+      add.op = "rope";
+      add.operands = {x};
+      add.attributes = {{"theta", *theta}};
+      return;
+    }
+  }
+
+  /// For keys or values [B, Hkv * r, S, D] repeated as Hugging Face's
+  /// repeat_kv does (`x[:, :, None].expand(B, Hkv, r, S, D).reshape(B,
+  /// Hkv * r, S, D)`, exported as Unsqueeze, Expand (an add of zeros) and
+  /// Reshape): the [B, Hkv, 1, S, D] value the expand repeated, else -1.
+  /// Head j * r + i of the repeat is head j of x, the pairing
+  /// `loom.attention` makes for grouped-query attention.
+  int unrepeated(int x) {
+    LoomOp *view = tr.producer(x);
+    if (!view || view->op != "reshape")
+      return -1;
+    int repeated = view->operands[0];
+    const Shape &out = tr.values[x].shape, &in = tr.values[repeated].shape;
+    if (out.size() != 4 || in.size() != 5 || in[0] != out[0] ||
+        in[1] * in[2] != out[1] || in[3] != out[2] || in[4] != out[3] ||
+        in[2] < 2)
+      return -1;
+    LoomOp *expand = tr.producer(repeated);
+    if (!expand || expand->op != "add")
+      return -1;
+    for (int k = 0; k < 2; ++k) {
+      int y = expand->operands[k];
+      std::optional<double> zero = splat(expand->operands[1 - k]);
+      const Shape &ys = tr.values[y].shape;
+      if (zero && *zero == 0.0 && ys == Shape{in[0], in[1], 1, in[3], in[4]})
+        return y;
+    }
+    return -1;
+  }
+
   void fuseAttention(size_t index) {
     const LoomOp &pv = tr.ops[index];
     if (!pv.attributes.empty())
@@ -348,6 +502,13 @@ private:
     if (qs[0] != ks[0] || ks[0] != vs[0] || ks[1] != vs[1] || ks[1] == 0 ||
         qs[1] % ks[1] || ks[2] != vs[2] || qs[3] != ks[3])
       return;
+    // Grouped-query attention: keys and values repeated to the query heads
+    // (repeat_kv) are given unrepeated, so the search sees the grouped
+    // heads (docs/Frontends.md, "How attention is matched").
+    int groupedK = rank == 4 ? unrepeated(k) : -1;
+    int groupedV = rank == 4 ? unrepeated(v) : -1;
+    bool grouped = groupedK >= 0 && groupedV >= 0 &&
+                   tr.values[groupedK].shape[1] == tr.values[groupedV].shape[1];
     int64_t sq = qs[2], skv = ks[2];
     nlohmann::json attrs = nlohmann::json::object();
     bool causal = mask && isCausal(*mask, sq, skv);
@@ -374,6 +535,21 @@ private:
       folded.operands = {o};
       folded.attributes = nlohmann::json::object();
       return;
+    }
+    if (grouped) {
+      // [B, Hkv, 1, S, D] -> [B, Hkv, S, D]: the value before the unsqueeze
+      // when there is one, else a reshape.
+      auto squeezed = [&](int y) {
+        Shape shape = tr.values[y].shape;
+        shape.erase(shape.begin() + 2);
+        if (LoomOp *view = tr.producer(y);
+            view && view->op == "reshape" &&
+            tr.values[view->operands[0]].shape == shape)
+          return view->operands[0];
+        return tr.insertBefore(index, "reshape", {y}, {shape}, dtype)[0];
+      };
+      k = squeezed(groupedK);
+      v = squeezed(groupedV);
     }
     std::vector<int> operands = {q, k, v};
     if (mask && !causal)

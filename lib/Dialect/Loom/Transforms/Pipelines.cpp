@@ -18,8 +18,10 @@ using namespace mlir;
 using namespace mlir::loom;
 
 void mlir::loom::buildImportPipeline(OpPassManager &pm) {
-  // The importers build the graph directly; all that is left is to check it
-  // satisfies the contract every later phase assumes.
+  // An imported fused projection (q, k, v split from one weight) held as
+  // the builders hold it, so tensor parallelism splits its heads directly.
+  pm.addPass(createViewFusedProjectionsPass());
+  // Then check the graph satisfies the contract every later phase assumes.
   pm.addPass(createVerifyImportPass());
 }
 

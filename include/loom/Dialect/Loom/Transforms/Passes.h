@@ -43,8 +43,9 @@ int64_t getMicroBatchCount(func::FuncOp step);
 /// `step` that every step loom-autodiff builds has (none: not such a step).
 std::optional<unsigned> getStepCounterIndex(func::FuncOp step);
 
-/// Builds the import phase: checks a freshly imported module against the
-/// contract the later phases rely on.
+/// Builds the import phase: loom-view-fused-projections (fused q/k/v
+/// weights held as the builders hold them), then loom-verify-import, which
+/// checks the module against the contract the later phases rely on.
 void buildImportPipeline(OpPassManager &pm);
 
 /// The autodiff phase: loom-mixed-precision unless `precision` asks for

@@ -35,6 +35,39 @@ def VerifyImportPass : Pass<"loom-verify-import", "::mlir::ModuleOp"> {
   ];
 }
 
+def ViewFusedProjectionsPass
+    : Pass<"loom-view-fused-projections", "::mlir::ModuleOp"> {
+  let summary = "Hold a fused projection split into equal parts as a view";
+  let description = [{
+    A fused projection (nanoGPT's `c_attn`, an imported `q, k, v =
+    linear(x, W, b).split(N, dim=-1)`) stores the rows of its parts one
+    block after another in a [k * N, K] weight. Splitting every part by
+    heads takes k strided pieces of that weight, which a block layout
+    cannot describe, so an imported model would get gathers around its
+    attention. This pass finds, in the entry function,
+
+      %y = loom.matmul %x, %W {transpose_rhs}   // W a parameter [k*N, K]
+      %y' = loom.add %y, %b                     // optional, b a parameter [k*N]
+      %p0, ..., %pk-1 = loom.split %y' {axis = last, sizes = [N] * k}
+
+    (W and b used nowhere else, without a `loom.file_shape`) and rewrites
+    it into the form `loom-model gpt2` builds (docs/Models.md, "Fused QKV
+    projection"): W becomes the row-major view [k, 1.., N, K] and b
+    [k, 1.., N] (the same elements in the same order), each with
+    `loom.file_shape` set to its old shape, so parameter names, file
+    layout and checkpoints are unchanged; the product is
+    [k, batch.., M, N] and a split of dim 0 gives the parts, viewed back
+    as the old pieces (a reshape that consumed a piece now consumes the
+    view directly). Anything else is left as it is. It runs first in
+    `loom-import-pipeline`, so every frontend gets it.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"forward\"",
+           "Name of the function that computes the loss">,
+  ];
+}
+
 def MixedPrecisionPass : Pass<"loom-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "Cast @forward to a mixed-precision policy (fp32 master weights)";
   let description = [{
