@@ -220,7 +220,7 @@ run_on_gpu() {
 
   note "small GPT-2 training"
   local t=$bundle/train
-  "$t/cuda/launch.sh" --data "$t/tokens.bin" --steps $train_steps --seed 5 > "$out/train.log" 2> "$out/train.err" ||
+  "$t/cuda/launch.sh" --data "$t/tokens.bin" --steps $train_steps --seed 5 --report-memory > "$out/train.log" 2> "$out/train.err" ||
     { failed=1; note "FAILED: training (train.log, train.err)"; }
 
   note "train-vs-pytorch (GPT-2 124M, f32)"
