@@ -1,5 +1,12 @@
 // RUN: loom-opt %s -split-input-file -loom-mixed-precision=precision=bf16-mixed -loom-autodiff -loom-widen-param-grads -loom-verify-train-step 2>/dev/null | FileCheck %s
 // RUN: loom-opt %s -split-input-file -loom-mixed-precision=precision=fp16-mixed -loom-autodiff -loom-widen-param-grads -loom-verify-train-step 2>/dev/null | FileCheck %s --check-prefix=F16
+// An f32 step has no gradient cast: the pass changes nothing.
+// RUN: loom-opt %s -split-input-file -loom-autodiff -o %t.f32.mlir 2>/dev/null
+// RUN: loom-opt %t.f32.mlir -split-input-file -loom-widen-param-grads -o %t.f32.widened.mlir
+// RUN: cmp %t.f32.mlir %t.f32.widened.mlir
+// Without a training step there is nothing to widen, which is an error.
+// RUN: not loom-opt %s -split-input-file -loom-widen-param-grads -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSTEP
+// NOSTEP: error: loom-widen-param-grads: no function `train_step` with a body (run loom-autodiff first)
 
 // The tied table's gradient has two parts, the head's weight gradient (a
 // product over the tokens) and the embedding's scatter-add. Both are
