@@ -23,7 +23,8 @@
 //      a leaf, widened by a cast right before the op that reads it (exact:
 //      f32 holds every bf16 and f16 value; placed there, the f32 copy of an
 //      activation lives only as long as that op needs it);
-//   3. replace the cast by the rebuilt value and erase what is left unused.
+//   3. replace the cast by the rebuilt value and erase what is left unused;
+//      a remark on the step counts what was rebuilt.
 //
 // Every sum over the batch that the partitioner may split (the weight
 // gradient's contraction over tokens, the embedding's scatter-add, a
@@ -48,7 +49,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "loom-widen-param-grads"
 
@@ -206,8 +206,8 @@ void WidenParamGradsPass::runOnOperation() {
           dead.insert(def);
     }
   }
-  LLVM_DEBUG(llvm::dbgs() << "widened " << gradCasts.size()
-                          << " parameter gradients: " << rebuilt
-                          << " ops rebuilt in f32, " << leaves
-                          << " leaves cast\n");
+  if (!gradCasts.empty())
+    step.emitRemark() << "parameter gradients summed in f32: "
+                      << gradCasts.size() << "; ops rebuilt in f32: " << rebuilt
+                      << "; low-type operands widened: " << leaves;
 }
