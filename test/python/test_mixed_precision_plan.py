@@ -16,8 +16,10 @@ from `loom-model` and checks each category against it.
 import json
 import re
 
+import numpy as np
 import pytest
 
+import safetensors_io
 from steps import tool
 
 MODEL = ["gpt2", "--layers", "2", "--hidden", "256", "--heads", "4",
@@ -111,3 +113,34 @@ def test_bf16_runs_at_the_tensor_core_rate(model):
     # The GEMMs run 16 times faster; the bandwidth-bound ops of this small
     # model (hidden 256) about twice.
     assert mixed["compute_s"] < f32["compute_s"] / 3
+
+
+@pytest.mark.parametrize("flags", [
+    ["--mesh", "dp=2"],
+    ["--mesh", "dp=2", "--grad-reduce-dtype", "bf16"],
+    ["--parallel-config", '{"data_parallel": 1, "model_parallel": 2}'],
+], ids=["dp2", "dp2-bf16-sums", "tp2"])
+def test_liveness_equals_the_measured_peak(tmp_path, flags):
+    """The liveness analysis of a bf16-mixed per-rank program (values at
+    their declared sizes: bf16 at 2 bytes) is what the interpreter measures
+    on each simulated rank, to the byte."""
+    path = tmp_path / "gpt.mlir"
+    tool("loom-model", "gpt2", "--layers", "1", "--hidden", "16", "--heads",
+         "2", "--vocab", "32", "--seq", "8", "--batch", "4", "-o", path)
+    step = tmp_path / "step.mlir"
+    tool("loomc", path, "--compile-to=partition", "--precision", "bf16-mixed",
+         *flags, "-o", step)
+    assert "bf16" in step.read_text()
+    rng = np.random.default_rng(2)
+    batch = tmp_path / "batch.safetensors"
+    safetensors_io.save(batch, {
+        role: rng.integers(0, 32, size=(4, 8)).astype(np.int64)
+        for role in ("input_ids", "labels")})
+    measured = tool("loom-run", step, "--entry", "train_step", "--ranks", 2,
+                    "--dtype", "f32", "--inputs", batch,
+                    "--report-memory").stdout
+    peaks = {int(v) for v in re.findall(r"peak live bytes: (\d+)", measured)}
+    result = tool("loom-opt", step, "-test-print-memory", "-o", "/dev/null")
+    analysed = result.stdout + result.stderr
+    predicted = int(re.search(r"peak=(\d+)", analysed).group(1))
+    assert peaks == {predicted}
