@@ -31,14 +31,15 @@
 
 #include "loom/Driver/Driver.h"
 
+#include "loom/Analysis/Cost/ClusterSpec.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
-#include "loom/Target/GraphJSON/GraphJSON.h"
-#include "loom/Target/ONNX/ONNX.h"
 #include "loom/Support/InputFile.h"
 #include "loom/Support/InputLimits.h"
+#include "loom/Target/GraphJSON/GraphJSON.h"
+#include "loom/Target/ONNX/ONNX.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -171,6 +172,10 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
       precision != "fp16-mixed")
     error() << "--precision: expected f32, bf16-mixed or fp16-mixed, found '"
             << precision << "'";
+  if (options.gradReduceDtype && *options.gradReduceDtype != "f32" &&
+      *options.gradReduceDtype != "bf16" && *options.gradReduceDtype != "f16")
+    error() << "--grad-reduce-dtype: expected f32, bf16 or f16, found '"
+            << *options.gradReduceDtype << "'";
   std::string optimizer = options.optimizer.value_or("adamw");
   if (optimizer != "adamw" && optimizer != "sgd")
     error() << "--optimizer: expected adamw or sgd, found '" << optimizer
@@ -344,7 +349,72 @@ static std::string getMeshSpec(const CompileOptions &options) {
   return "";
 }
 
-/// The options the phases after autodiff see: the pipeline stages and
+/// The name of the low type of a mixed precision (`bf16`, `f16`); empty for
+/// f32.
+static StringRef getLowTypeName(StringRef precision) {
+  return precision == "bf16-mixed"   ? "bf16"
+         : precision == "fp16-mixed" ? "f16"
+                                     : "";
+}
+
+/// Merges the parallel config's `precision` key into `staged.precision`
+/// (`--precision` and the key are one setting: given both, they must
+/// agree) and checks what depends on the precision: the gradient reduction
+/// type, and a cluster that can price the low type.
+static LogicalResult resolvePrecision(const CompileOptions &options,
+                                      CompileOptions &staged,
+                                      MLIRContext *context) {
+  if (options.parallelConfig || options.strategy) {
+    std::string fromConfig = dist::getRequestedPrecision(
+        options.strategy.value_or(""), options.parallelConfig.value_or(""));
+    if (!fromConfig.empty()) {
+      if (options.precision && *options.precision != fromConfig)
+        return emitError(UnknownLoc::get(context))
+               << "--precision " << *options.precision
+               << " disagrees with the parallel config's precision = "
+               << fromConfig;
+      staged.precision = fromConfig;
+    }
+  }
+  std::string precision = staged.precision.value_or("f32");
+  StringRef low = getLowTypeName(precision);
+  // The gradient reduction type is a choice of a mixed-precision step: f32
+  // or its own low type.
+  if (options.gradReduceDtype) {
+    if (low.empty())
+      return emitError(UnknownLoc::get(context))
+             << "--grad-reduce-dtype applies to a mixed-precision step: give "
+                "--precision bf16-mixed or fp16-mixed (with --precision f32 "
+                "every gradient is f32)";
+    if (*options.gradReduceDtype != "f32" && *options.gradReduceDtype != low)
+      return emitError(UnknownLoc::get(context))
+             << "--grad-reduce-dtype " << *options.gradReduceDtype
+             << " with --precision " << precision << ": expected f32 or " << low
+             << " (the step's low type)";
+  }
+  // A mixed-precision step runs its GEMMs at the low type's peak: a device
+  // without one cannot price it (Volta has no bf16), which the flag's error
+  // says rather than the cost model's about some op. A cluster that cannot
+  // be read is the search's to report.
+  if (options.cluster && options.compileTo >= Phase::Sharding && !low.empty()) {
+    dist::ValueOrError<dist::ClusterSpec> cluster =
+        dist::loadClusterSpec(*options.cluster);
+    if (cluster && !cluster->device.peakFlopsPerSecond.count(low.str())) {
+      std::string known;
+      for (const auto &entry : cluster->device.peakFlopsPerSecond)
+        known += (known.empty() ? "" : ", ") + entry.first;
+      return emitError(UnknownLoc::get(context))
+             << "--precision " << precision << ": device `"
+             << cluster->device.name << "` of cluster `" << cluster->name
+             << "` has no " << low << " peak FLOP/s (it has " << known
+             << "); choose another precision or cluster";
+    }
+  }
+  return success();
+}
+
+/// The options the phases see after the flags are merged with the parallel
+/// config: the precision policy (resolvePrecision), the pipeline stages and
 /// micro-batches resolved from the flags and the parallel config (they must
 /// agree), and with S stages the device count of one stage (devices / S),
 /// which the search, the mesh and the device check then use.
@@ -370,6 +440,8 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
                    "--pipeline-stages", "pipeline_stage")) ||
       failed(merge(staged.microBatches, requested.microBatches,
                    "--micro-batches", "micro_batch_num")))
+    return failure();
+  if (failed(resolvePrecision(options, staged, context)))
     return failure();
   if (!requested.stageLayerCounts.empty()) {
     std::string counts;
@@ -531,7 +603,8 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
     MixedPrecisionPassOptions precision;
     applyTableOptions(*staged, precision);
     buildAutodiffPipeline(pm, getAutodiffOptions(*staged),
-                          getSlicingOptions(*staged), precision);
+                          getSlicingOptions(*staged), precision,
+                          staged->gradReduceDtype.value_or("f32"));
   }
   // The search runs whenever a cluster is given; with every strategy fixed
   // by the user it only prices them.

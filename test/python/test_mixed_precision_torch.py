@@ -107,12 +107,15 @@ def model_ir(tmp_path, family, *flags):
     return path
 
 
-def build_step(tmp_path, forward, precision, autodiff):
+def build_step(tmp_path, forward, precision, autodiff, widen=False):
     """The training step of `forward` under `precision`, as loom-opt builds
-    it (the policy pass, then autodiff)."""
-    step = tmp_path / f"step-{precision}.mlir"
+    it (the policy pass, then autodiff; with `widen`, the parameters'
+    gradients summed in f32 by loom-widen-param-grads, loomc's default)."""
+    step = tmp_path / f"step-{precision}{'-widened' if widen else ''}.mlir"
     tool("loom-opt", forward, f"-loom-mixed-precision=precision={precision}",
-         f"-loom-autodiff={autodiff}", "-loom-verify-train-step", "-o", step)
+         f"-loom-autodiff={autodiff}",
+         *(["-loom-widen-param-grads"] if widen else []),
+         "-loom-verify-train-step", "-o", step)
     return step
 
 
@@ -441,6 +444,33 @@ def test_first_step(tmp_path, model):
     # The policy changed the numbers: far more than the f32 agreement, and
     # more than the tolerance, so a no-op pass fails the comparison above.
     assert max(far.values()) > 2 * GRAD_TOL
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_first_step_f32_gradient_sums(tmp_path, model):
+    """loomc's default `--grad-reduce-dtype f32` (loom-widen-param-grads)
+    sums each parameter's gradient in f32 where autocast's backward rounds
+    it to bf16 before the cast back (the weight-gradient GEMM's output, a
+    bias's sum, the tied table's two parts): one rounding fewer, so within
+    the same tolerance of autocast, and not the bf16-summed step."""
+    ir, w, ids, labels, loss_fn = prepare(tmp_path, model)
+    batch = {"input_ids": ids, "labels": labels}
+    rounded = run_step(tmp_path, build_step(tmp_path, ir, "bf16-mixed",
+                                            "optimizer=none"),
+                       {**w, **batch})
+    wide = run_step(tmp_path, build_step(tmp_path, ir, "bf16-mixed",
+                                         "optimizer=none", widen=True),
+                    {**w, **batch})
+    loss, grads = torch_grads(loss_fn, w, ids, labels, BF16)
+    assert rel_err(wide["loss"], loss) <= LOSS_TOL
+    errors = {k: rel_err(wide[k + ".grad"], g) for k, g in grads.items()}
+    print(f"\n{model}: f32 gradient sums vs autocast: max grad "
+          f"{max(errors.values()):.2e} ({max(errors, key=errors.get)})")
+    for name, err in errors.items():
+        assert err <= GRAD_TOL * GRAD_ULPS[model], \
+            f"{name}: relative error {err:.3e}"
+    assert any(not np.array_equal(wide[k + ".grad"], rounded[k + ".grad"])
+               for k in grads)
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))

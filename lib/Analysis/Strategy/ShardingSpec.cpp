@@ -254,6 +254,15 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
                 "got " + describe(value);
       else
         config.contextParallelAlgo = value.get<std::string>();
+    } else if (key == "precision") {
+      if (!value.is_string() || (value.get<std::string>() != "f32" &&
+                                 value.get<std::string>() != "bf16-mixed" &&
+                                 value.get<std::string>() != "fp16-mixed"))
+        error = "parallel config: precision: expected \"f32\", "
+                "\"bf16-mixed\" or \"fp16-mixed\", got " +
+                describe(value);
+      else
+        config.precision = value.get<std::string>();
     } else if (key == "recompute") {
       if (!value.is_boolean())
         error = "parallel config: recompute: expected true or false, got " +
@@ -265,7 +274,7 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
               "` (expected data_parallel, model_parallel, pipeline_stage, "
               "micro_batch_num, optimizer_shard, gradient_aggregation_group, "
               "recompute, vocab_emb_dp, use_seq_parallel, context_parallel, "
-              "context_parallel_algo)";
+              "context_parallel_algo, precision)";
     }
     if (!error.empty())
       return Result::failure(error);
@@ -315,6 +324,7 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   spec.recompute = config.recompute;
   spec.pipelineStages = config.pipelineStages;
   spec.microBatches = config.microBatches;
+  spec.precision = config.precision;
   if (sp > 1) {
     // DeepSpeed-Ulysses: activations split on the sequence over sp, attention
     // on heads over (tp, sp) -- whole sequences, so the q, k, v and output

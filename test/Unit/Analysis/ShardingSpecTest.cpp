@@ -113,6 +113,19 @@ TEST(ShardingSpecTest, ReadsThePipelineKeys) {
   EXPECT_EQ(spec.microBatches, 8);
 }
 
+TEST(ShardingSpecTest, ReadsThePrecisionKey) {
+  auto config = parseParallelConfig(R"({"precision": "bf16-mixed"})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_EQ(config->precision, "bf16-mixed");
+  ShardingSpec spec;
+  expandParallelConfig(*config, spec);
+  EXPECT_EQ(spec.precision, "bf16-mixed");
+  // Not given: empty, so that `--precision` alone decides.
+  ShardingSpec unset;
+  expandParallelConfig(ParallelConfig(), unset);
+  EXPECT_EQ(unset.precision, "");
+}
+
 TEST(ShardingSpecTest, ReadsLayerStages) {
   ShardingSpec spec;
   EXPECT_EQ(parseStrategyFile(R"({"layer_stages": [0, 0, 1, 2, 2]})", spec),
@@ -152,6 +165,10 @@ TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
   check(R"({"optimizer_shard": 2})", "expected true, false, 0, 1");
   check(R"({"data_parallel": 0})", "data_parallel: expected an integer >= 1");
   check(R"({"expert_parallel": 2})", "unknown key `expert_parallel`");
+  check(R"({"precision": "bf8"})",
+        "precision: expected \"f32\", \"bf16-mixed\" or \"fp16-mixed\", "
+        "got \"bf8\"");
+  check(R"({"precision": 16})", "precision: expected \"f32\"");
   check("[1]", "expected an object");
 }
 

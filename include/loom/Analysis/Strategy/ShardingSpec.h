@@ -122,6 +122,9 @@ struct ShardingSpec {
   /// The stage of each transformer layer (`layer_stages` of a strategy
   /// file); empty for an even split.
   std::vector<int64_t> layerStages;
+  /// The precision policy (`precision`: f32, bf16-mixed or fp16-mixed);
+  /// empty when not given. The driver merges it with `--precision`.
+  std::string precision;
 };
 
 /// Parses a strategy file's text into `spec` (appending). Errors name the
@@ -144,6 +147,9 @@ struct ParallelConfig {
   /// `pipeline_stage` and `micro_batch_num` (docs/Pipeline.md).
   int64_t pipelineStages = 1;
   int64_t microBatches = 1;
+  /// `precision`: f32, bf16-mixed or fp16-mixed (docs/MixedPrecision.md);
+  /// empty when the config does not say.
+  std::string precision;
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of

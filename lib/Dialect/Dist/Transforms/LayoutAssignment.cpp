@@ -214,6 +214,15 @@ mlir::loom::dist::getRequestedPipeline(const std::string &strategyFile,
   return request;
 }
 
+std::string
+mlir::loom::dist::getRequestedPrecision(const std::string &strategyFile,
+                                        const std::string &parallelConfig) {
+  ShardingSpec spec;
+  if (!loadShardingSpec(strategyFile, parallelConfig, spec).empty())
+    return "";
+  return spec.precision;
+}
+
 namespace {
 /// A chosen strategy: factor axes and the pending sums the op keeps.
 struct Choice {

@@ -80,7 +80,7 @@ pipeline::StageProblem mlir::loom::dist::getStageProblem(
         (total - sync - cost.forwardSeconds) * perMicro;
     piece.stepSeconds += sync;
     piece.stateBytes +=
-        2 * cost.parameterBytes +
+        cost.parameterBytes + cost.gradientBytes +
         (outer.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes) +
         builder.getNodeTransientBytes(index, candidate, outer) * perMicro;
     piece.activationBytes +=

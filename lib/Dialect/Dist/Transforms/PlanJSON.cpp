@@ -222,6 +222,16 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
         {"memory_bytes_per_device", choice.getMemoryBytesPerDevice()},
         {"model_flops_per_step", choice.getModelFlops()},
         {"step_time_s", choice.getStepTime()}};
+    // The search's memory per device by category (its pipelines: the
+    // fullest stage's), in bytes; they add up to memory_bytes_per_device.
+    if (auto memory = module->getAttrOfType<DictionaryAttr>(kMemoryAttrName)) {
+      ojson breakdown = ojson::object();
+      for (StringRef key : {"activations", "gradients", "optimizer_states",
+                            "parameters", "transients"})
+        if (auto value = memory.getAs<IntegerAttr>(key))
+          breakdown[key.str()] = value.getInt();
+      plan["predicted"]["memory_breakdown"] = breakdown;
+    }
     plan["plan"] = {{"recompute", choice.getRecompute()},
                     {"zero", choice.getZero()}};
   }

@@ -825,7 +825,8 @@ LogicalResult SearchStrategyPass::search() {
                    builder.getStrArrayAttr(names));
   }
   double compute = 0, comm = 0;
-  double parameters = 0, optimizerStates = 0, activations = 0, transients = 0;
+  double parameters = 0, gradients = 0, optimizerStates = 0, activations = 0,
+         transients = 0;
   const std::vector<SearchNode> &nodes = best.builder->getNodes();
   // With a pipeline the memory breakdown is the fullest stage's (its
   // activations times its micro-batches in flight, of 1/M of the batch
@@ -879,6 +880,7 @@ LogicalResult SearchStrategyPass::search() {
       nodeCompute += cost.forwardSeconds;
     if (countMemory) {
       parameters += cost.parameterBytes;
+      gradients += cost.gradientBytes;
       optimizerStates +=
           best.choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes;
       activations += activationScale * best.builder->getNodeActivationBytes(
@@ -916,14 +918,14 @@ LogicalResult SearchStrategyPass::search() {
                     best.builder->getModelFlops()));
   if (best.pipeline)
     writePipelineAttr(module, *best.pipeline);
-  // The memory breakdown, for reports (parameters and gradients alike).
+  // The memory breakdown, for reports and the plan JSON.
   module->setAttr(
       kMemoryAttrName,
       builder.getDictionaryAttr(
           {builder.getNamedAttr("activations",
                                 builder.getI64IntegerAttr(activations)),
            builder.getNamedAttr("gradients",
-                                builder.getI64IntegerAttr(parameters)),
+                                builder.getI64IntegerAttr(gradients)),
            builder.getNamedAttr("optimizer_states",
                                 builder.getI64IntegerAttr(optimizerStates)),
            builder.getNamedAttr("parameters",

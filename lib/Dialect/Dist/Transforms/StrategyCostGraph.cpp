@@ -72,6 +72,29 @@ std::string mlir::loom::dist::getComputeTypeName(Operation *op) {
     tensor.getElementType().print(os);
     return text;
   };
+  // A GEMM whose float operands are all exact widenings of one narrower
+  // type (loom-widen-param-grads' weight gradients: bf16 operands cast to
+  // f32 for an f32 result) is the GEMM of the narrow operands with an f32
+  // output, which runs at the narrow type's rate (cuBLAS GemmEx with bf16
+  // A and B and an f32 C).
+  if (isa<MatmulOp>(op)) {
+    std::string narrow;
+    bool allWidened = op->getNumOperands() > 0;
+    for (Value operand : op->getOperands()) {
+      auto cast = operand.getDefiningOp<CastOp>();
+      std::string source = cast ? name(cast.getInput().getType()) : "";
+      bool widening = cast && !source.empty() &&
+                      getElementBytes(cast.getInput().getType()) <
+                          getElementBytes(cast.getResult().getType());
+      if (!widening || (!narrow.empty() && narrow != source)) {
+        allWidened = false;
+        break;
+      }
+      narrow = source;
+    }
+    if (allWidened)
+      return narrow;
+  }
   for (Type type : op->getResultTypes())
     if (std::string text = name(type); !text.empty())
       return text;
@@ -522,6 +545,27 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
           parameterOwner.lookup(argIndex) != index)
         continue;
       double bytes = getLocalBytes(mesh, layout, shape, elementBytes);
+      // The gradient is reduced in the type it is summed in: a
+      // mixed-precision step whose gradient comes back to f32 through a
+      // cast from the low type (`--grad-reduce-dtype bf16`) sends the low
+      // type; the f32 one (loom-widen-param-grads) and an f32 step send f32.
+      int64_t gradientElementBytes = elementBytes;
+      int64_t reduceElementBytes = elementBytes;
+      for (auto [update, time] : updates) {
+        if (update->getOperand(0) != value || update->getNumOperands() < 2)
+          continue;
+        Value gradient = update->getOperand(1);
+        gradientElementBytes = getValueElementBytes(gradient);
+        reduceElementBytes = gradientElementBytes;
+        if (auto cast = gradient.getDefiningOp<CastOp>())
+          if (isFloatTensor(cast.getInput()))
+            reduceElementBytes = std::min(
+                reduceElementBytes, getValueElementBytes(cast.getInput()));
+      }
+      double gradientBytes =
+          getLocalBytes(mesh, layout, shape, gradientElementBytes);
+      double reduceBytes =
+          getLocalBytes(mesh, layout, shape, reduceElementBytes);
       // The gradient is a pending sum over the axes that split work the
       // parameter does not have.
       Layout::AxisList partial;
@@ -540,21 +584,23 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
         return llvm::is_contained(partial, a);
       });
       if (!partial.empty())
-        cost.syncSeconds += model
-                                .getCollectiveTime(CollectiveKind::AllReduce,
-                                                   partial, bytes, bytes)
-                                .seconds;
+        cost.syncSeconds +=
+            model
+                .getCollectiveTime(CollectiveKind::AllReduce, partial,
+                                   reduceBytes, reduceBytes)
+                .seconds;
       if (!rest.empty())
         cost.zeroSyncSeconds +=
-            model.getCollectiveTime(CollectiveKind::AllReduce, rest, bytes,
-                                    bytes)
+            model
+                .getCollectiveTime(CollectiveKind::AllReduce, rest, reduceBytes,
+                                   reduceBytes)
                 .seconds;
       if (zeroSize > 1) {
         if (zeroPartial)
           cost.zeroSyncSeconds +=
               model
                   .getCollectiveTime(CollectiveKind::ReduceScatter, zeroGroup,
-                                     bytes, bytes / zeroSize)
+                                     reduceBytes, reduceBytes / zeroSize)
                   .seconds;
         cost.zeroSyncSeconds +=
             model
@@ -563,6 +609,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
                 .seconds;
       }
       cost.parameterBytes += bytes;
+      cost.gradientBytes += gradientBytes;
       // The optimizer update of this parameter: its states and its time.
       for (auto [update, time] : updates) {
         if (update->getOperand(0) != value)
@@ -744,7 +791,7 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
                                         const StrategyChoice &choice) const {
   const CandidateCost &cost = nodes[node].costs[candidate];
   // Parameters and their gradients.
-  double total = 2 * cost.parameterBytes +
+  double total = cost.parameterBytes + cost.gradientBytes +
                  (choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes);
   return total + getNodeActivationBytes(node, candidate, choice) +
          getNodeTransientBytes(node, candidate, choice);

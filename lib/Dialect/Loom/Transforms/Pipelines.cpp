@@ -28,7 +28,7 @@ void mlir::loom::buildImportPipeline(OpPassManager &pm) {
 void mlir::loom::buildAutodiffPipeline(
     OpPassManager &pm, const AutodiffPassOptions &options,
     const SliceMicroBatchesPassOptions &slicing,
-    const MixedPrecisionPassOptions &precision) {
+    const MixedPrecisionPassOptions &precision, StringRef gradReduceDtype) {
   // The precision policy's casts go into @forward, so the backward follows
   // them (docs/MixedPrecision.md).
   if (precision.precision != "f32")
@@ -36,6 +36,10 @@ void mlir::loom::buildAutodiffPipeline(
   // Reverse mode and the optimizer in one pass (the forward op ids it
   // records must survive), then the contract the search relies on.
   pm.addPass(createAutodiffPass(options));
+  // Megatron's f32 gradient accumulation: no parameter gradient's sum is
+  // rounded to the low type, so data-parallel reductions run in f32.
+  if (precision.precision != "f32" && gradReduceDtype == "f32")
+    pm.addPass(createWidenParamGradsPass());
   // A micro-batch count the user fixed splits the step now (gradient
   // accumulation, a fixed pipeline); one the search chooses, later.
   if (slicing.microBatches != 1)
@@ -65,6 +69,12 @@ struct AutodiffPipelineOptions
       *this, "precision",
       llvm::cl::desc("f32, bf16-mixed or fp16-mixed (docs/MixedPrecision.md)"),
       llvm::cl::init("f32")};
+  Option<std::string> gradReduceDtype{
+      *this, "grad-reduce-dtype",
+      llvm::cl::desc("The type a mixed-precision step's parameter gradients "
+                     "are summed and reduced in: f32 (default) or the low "
+                     "type (bf16, f16)"),
+      llvm::cl::init("f32")};
 };
 } // namespace
 
@@ -90,6 +100,7 @@ void mlir::loom::registerLoomPipelines() {
         slicing.microBatches = options.microBatches;
         MixedPrecisionPassOptions precision;
         precision.precision = options.precision;
-        buildAutodiffPipeline(pm, passOptions, slicing, precision);
+        buildAutodiffPipeline(pm, passOptions, slicing, precision,
+                              options.gradReduceDtype);
       });
 }

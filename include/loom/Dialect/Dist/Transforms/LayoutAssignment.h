@@ -92,6 +92,12 @@ struct RequestedPipeline {
 RequestedPipeline getRequestedPipeline(const std::string &strategyFile,
                                        const std::string &parallelConfig);
 
+/// The precision policy the parallel config names (its `precision` key);
+/// empty when it names none or cannot be read (dist-insert-reshards then
+/// reports it).
+std::string getRequestedPrecision(const std::string &strategyFile,
+                                  const std::string &parallelConfig);
+
 /// Whether the strategy file and parallel config ask for activation
 /// recompute (`recompute: true`); false when they cannot be read, which
 /// dist-insert-reshards then reports.

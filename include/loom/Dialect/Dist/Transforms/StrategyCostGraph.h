@@ -64,11 +64,13 @@ struct CandidateCost {
   /// or under ZeRO reduce-scatter + all-gather.
   double syncSeconds = 0;
   double zeroSyncSeconds = 0;
-  /// Per-device bytes of owned parameters (and as much again for their
-  /// gradients), optimizer states with and without ZeRO, and the values
-  /// kept for the backward: results the node's followers read, at its
-  /// result layouts, and operands they read, at its operand layouts.
+  /// Per-device bytes of owned parameters, of their gradients (in the type
+  /// the optimizer reads them: f32 for f32 master weights), optimizer
+  /// states with and without ZeRO, and the values kept for the backward:
+  /// results the node's followers read, at its result layouts, and operands
+  /// they read, at its operand layouts.
   double parameterBytes = 0;
+  double gradientBytes = 0;
   double optimizerBytes = 0;
   double zeroOptimizerBytes = 0;
   double activationBytes = 0;
@@ -208,7 +210,9 @@ private:
 int64_t getLayerIndex(StringRef name);
 
 /// The element type name (`f32`, ...) an op's compute is priced at: its
-/// first floating-point result or operand, else `f32`.
+/// first floating-point result or operand, else `f32`; for a matmul whose
+/// operands are all casts widening one narrower type, that type (the GEMM
+/// reads the narrow operands and writes the wide result).
 std::string getComputeTypeName(Operation *op);
 
 } // namespace mlir::loom::dist

@@ -49,12 +49,17 @@ std::optional<unsigned> getStepCounterIndex(func::FuncOp step);
 void buildImportPipeline(OpPassManager &pm);
 
 /// The autodiff phase: loom-mixed-precision unless `precision` asks for
-/// f32, loom-autodiff with `options`, then, unless `slicing` asks for one
-/// micro-batch, loom-slice-micro-batches, then loom-verify-train-step.
+/// f32, loom-autodiff with `options`, loom-widen-param-grads when the
+/// precision is mixed and `gradReduceDtype` is f32, then, unless `slicing`
+/// asks for one micro-batch, loom-slice-micro-batches, then
+/// loom-verify-train-step. `gradReduceDtype` is `f32` (Megatron's default)
+/// or the low type's name (`bf16`, `f16`: the gradients are summed and
+/// reduced in it).
 void buildAutodiffPipeline(OpPassManager &pm,
                            const AutodiffPassOptions &options = {},
                            const SliceMicroBatchesPassOptions &slicing = {},
-                           const MixedPrecisionPassOptions &precision = {});
+                           const MixedPrecisionPassOptions &precision = {},
+                           llvm::StringRef gradReduceDtype = "f32");
 
 /// Registers `loom-import-pipeline` with the global pass registry.
 void registerLoomPipelines();

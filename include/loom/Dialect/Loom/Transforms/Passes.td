@@ -123,6 +123,39 @@ def MixedPrecisionPass : Pass<"loom-mixed-precision", "::mlir::ModuleOp"> {
   ];
 }
 
+def WidenParamGradsPass : Pass<"loom-widen-param-grads", "::mlir::ModuleOp"> {
+  let summary = "Compute a mixed-precision step's parameter gradients in f32";
+  let description = [{
+    Megatron's f32 gradient accumulation for a step that loom-autodiff
+    built from a mixed-precision `@forward` (`--grad-reduce-dtype f32`,
+    the default): each parameter's gradient used to be summed in the low
+    type and cast back to f32 by the VJP of the cast that narrowed the
+    parameter; the pass rebuilds what that cast widens so that no sum is
+    rounded to the low type:
+
+    1. a gradient cast is a `loom.cast` low -> f32 sharing its `loom.fwd`
+       with a forward cast f32 -> low of a `#loom.param` argument;
+    2. the value it widens is rebuilt: a `matmul` becomes the same product
+       of its operands cast to f32 (exact, so it is the GEMM of low-type
+       operands with an f32 result; the cost model prices it at the low
+       type's rate); `add`,
+       `reduce_sum`, `reshape` and `embedding_grad` are rebuilt on their
+       widened operands in f32; any other value is widened by a cast
+       (exact);
+    3. the cast's users read the rebuilt value; the rounded chain is erased.
+
+    The partial sums a data-parallel (or ZeRO, or pipelined) plan leaves on
+    each rank are then f32 and are reduced in f32, so the partitioned step
+    computes the single-device step's gradients up to the order of f32
+    additions. See docs/MixedPrecision.md.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Name of the training step">,
+  ];
+}
+
 def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
   let summary = "Build @train_step: forward, reverse-mode backward, update";
   let description = [{
