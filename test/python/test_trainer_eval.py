@@ -190,3 +190,27 @@ def test_eval_flags_are_checked(data):
         capture_output=True, text=True)
     assert bad.returncode != 0
     assert "--eval-steps expects an integer >= 1, got `0`" in bad.stderr
+
+
+def test_token_ids_beyond_the_vocabulary_are_refused(data):
+    """The trainer checks every id it reads, training and held-out, against
+    the model's vocabulary (64 here): a file tokenized for a larger one
+    stops the run with the id, its position and the vocabulary."""
+    prog = data / "dptp" / "prog"
+    if not prog.exists():  # run alone: compile the dp x tp program here
+        run([find_tool("loomc"), data / "gpt.mlir", "--parallel-config",
+             '{"data_parallel": 2, "model_parallel": 2}', "--emit", "host",
+             "--emit-dtypes", "f64", "-o", prog])
+    ids = np.fromfile(data / "train.bin", np.uint16)
+    ids[5] = 100
+    ids.tofile(data / "bad.bin")
+    base = [prog / "launch.sh", "--data-format", "uint16", "--dtype", "f64",
+            "--steps", "1", "--data-order", "sequential"]
+    for flags in (["--data", data / "bad.bin"],
+                  ["--data", data / "train.bin", "--eval-data",
+                   data / "bad.bin"]):
+        bad = subprocess.run([str(a) for a in base + flags],
+                             capture_output=True, text=True)
+        assert bad.returncode != 0
+        assert ("bad.bin`: token id 100 at position 5 is outside the "
+                "vocabulary [0, 64)") in bad.stderr, bad.stderr
