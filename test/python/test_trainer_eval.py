@@ -6,8 +6,9 @@ training step (dist-derive-eval-step) on the first M batches of VAL.bin in
 file order, before the first step, every K steps and after the last, and
 prints `step N | val loss X | val ppl Y` on rank 0 (docs/Codegen.md,
 "Evaluation"). Checked here, in f64 on host MPI ranks, for a dp=2 x tp=2
-plan (Megatron tensor parallelism inside data parallelism) and a 2-stage
-1F1B pipeline with 2 micro-batches:
+plan (Megatron tensor parallelism inside data parallelism), the same with
+ZeRO (optimizer states and parameters sharded over dp), a 2-stage 1F1B
+pipeline with 2 micro-batches, and 2 GPipe stages x dp=2:
 
 - each logged validation loss equals the mean, over the same M batches
   (`loom-data batch --sequential`), of the single-device interpreter's
@@ -164,6 +165,22 @@ def test_eval_on_a_pipeline_equals_the_forward(data):
     check_plan(data, "pp",
                ["--devices", "2", "--pipeline-stages", "2",
                 "--micro-batches", "2", "--schedule", "1f1b"], 2)
+
+
+def test_eval_with_zero_equals_the_forward(data):
+    """Optimizer states and parameters sharded over dp (ZeRO): the
+    evaluation gathers the parameters as the step's forward does."""
+    check_plan(data, "zero",
+               ["--parallel-config",
+                '{"data_parallel": 2, "model_parallel": 2, '
+                '"optimizer_shard": true}'], 4)
+
+
+def test_eval_on_a_gpipe_pipeline_with_dp_equals_the_forward(data):
+    """2 GPipe stages x dp=2 on 4 ranks."""
+    check_plan(data, "gpipe",
+               ["--devices", "4", "--pipeline-stages", "2",
+                "--micro-batches", "2", "--schedule", "gpipe"], 4)
 
 
 def test_eval_flags_are_checked(data):
