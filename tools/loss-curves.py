@@ -10,7 +10,9 @@
 # integration tests and the quickstart claim:
 #
 #   loss-curves.py compare A.log B.log --rtol R   every step both logs share
-#                                                 has |a - b| <= R |b|
+#                  [--val]                        has |a - b| <= R |b| (with
+#                                                 --val: the `step N | val
+#                                                 loss X` lines of --eval-data)
 #   loss-curves.py falls A.log                    the last loss is below the
 #                                                 first
 #   loss-curves.py interp A.log SUMMARY --rtol R  step 1's (or --step N's)
@@ -30,18 +32,21 @@ import re
 import sys
 
 STEP = re.compile(r"^step (\d+) \| loss (\S+) \| ")
+VAL = re.compile(r"^step (\d+) \| val loss (\S+) \| ")
 TIME = re.compile(r"^step \d+ \| loss \S+ \| ([0-9.]+) ms \| ([0-9.]+) tok/s")
 
 
-def read_log(path):
+def read_log(path, val=False):
     losses = {}
     with open(path) as f:
         for line in f:
-            m = STEP.match(line)
+            m = (VAL if val else STEP).match(line)
             if m:
                 losses[int(m.group(1))] = float(m.group(2))
     if not losses:
-        sys.exit(f"loss-curves.py: error: no `step N | loss X` line in {path}")
+        kind = "val loss" if val else "loss"
+        sys.exit(f"loss-curves.py: error: no `step N | {kind} X` line in "
+                 f"{path}")
     return losses
 
 
@@ -50,7 +55,7 @@ def relative(a, b):
 
 
 def compare(args):
-    a, b = read_log(args.a), read_log(args.b)
+    a, b = read_log(args.a, args.val), read_log(args.b, args.val)
     steps = sorted(set(a) & set(b))
     if not steps:
         sys.exit("loss-curves.py: error: the logs share no step")
@@ -136,6 +141,8 @@ def main():
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--rtol", type=float, required=True)
+    p.add_argument("--val", action="store_true",
+                   help="compare the validation losses")
     p.set_defaults(run=compare)
     p = sub.add_parser("falls")
     p.add_argument("a")

@@ -648,6 +648,10 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
     partition.sinks = sinks;
     dist::buildPartitionPipeline(pm, partition);
   }
+  // The emitted program evaluates with a forward-only entry cut out of the
+  // partitioned step (docs/Codegen.md, "Evaluation").
+  if (options.compileTo >= Phase::Codegen)
+    dist::buildCodegenPipeline(pm);
   if (options.timeline) {
     dist::WriteTimelinePassOptions timeline;
     timeline.cluster = options.cluster.value_or("host");

@@ -7,6 +7,7 @@
 // RUN: loom-opt %s -loom-autodiff='optimizer=sgd' 2>&1 | FileCheck %s --check-prefix=SGD-DEFAULT
 // RUN: loom-opt %s -loom-autodiff='optimizer=sgd weight-decay=0.1' 2>/dev/null | FileCheck %s --check-prefix=SGD-WD
 // RUN: not loom-opt %s -loom-autodiff='weight-decay=-0.5' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: loom-opt %s -loom-autodiff='grad-norm=true' -loom-verify-train-step 2>/dev/null | FileCheck %s --check-prefix=GNORM
 
 // REMARK: remark: built @train_step from @forward: 2 parameters (1 with weight decay 0.01), optimizer adamw, no clipping
 
@@ -47,6 +48,18 @@
 // CLIP: loom.adamw_update %{{.*}}, %[[CW]], %{{.*}}, %{{.*}}, %[[STEP]] lr_scale(%{{.*}}) {{{.*}}weight_decay = 1.000000e-02 : f64}
 // CLIP: loom.adamw_update {{.*}}weight_decay = 0.000000e+00 : f64}
 // CLIP: loom.add %[[STEP]], %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+
+// grad-norm returns the same global norm as `grad_norm` and scales no
+// gradient: the updates take the raw gradients.
+// GNORM-LABEL: func.func @train_step
+// GNORM-SAME: {loom.name = "grad_norm"}
+// GNORM: %[[SQW:.*]] = loom.mul %[[GW:[0-9]+]], %[[GW]] {loom.fwd = 0 : i64} : (tensor<4x3xf64>
+// GNORM: loom.reduce_sum %[[SQW]] {axes = array<i64: 0, 1>
+// GNORM: %[[NORM:.*]] = loom.sqrt
+// GNORM-NOT: loom.relu
+// GNORM: loom.adamw_update %{{.*}}, %[[GW]], %{{.*}}, %{{.*}}, %{{.*}} lr_scale(
+// GNORM-NOT: loom.relu
+// GNORM: return {{.*}}%[[NORM]], %{{.*}} :
 
 // Micro-batches (the phase pipeline's loom-slice-micro-batches): the batch
 // is sliced along dim 0 (every slice up front),

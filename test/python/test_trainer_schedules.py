@@ -229,8 +229,43 @@ def test_metrics_omit_mfu_without_a_cluster(program):
     """The schedules' program has a mesh but no searched cluster plan, and
     no clipping."""
     metrics = program / "nocluster.jsonl"
-    run([program / "prog" / "launch.sh", "--data", program / "tokens.bin",
-         "--steps", "2", "--dtype", "f64", "--metrics", metrics])
+    log = run([program / "prog" / "launch.sh", "--data",
+               program / "tokens.bin", "--steps", "2", "--dtype", "f64",
+               "--metrics", metrics]).stdout
     for line in metrics.read_text().splitlines():
         assert "mfu" not in json.loads(line)
         assert "grad_norm" not in json.loads(line)  # no clipping
+    # The trainer says why the norm is missing, and how to get it.
+    assert ("note: --metrics: no grad_norm: @train_step does not compute the "
+            "gradient norm (compile it with loomc --grad-norm, or "
+            "--clip-norm)") in log
+
+
+def test_metrics_grad_norm_without_clipping(program):
+    """`loomc --grad-norm` returns the global gradient norm without
+    clipping: the metrics report the interpreter's norm on the same batch,
+    and the training follows the program compiled without it bit for bit
+    (nothing is clipped)."""
+    run([find_tool("loomc"), program / "gpt.mlir", "--mesh", "dp=2",
+         "--optimizer", "sgd", "--lr", str(BASE_LR), "--grad-norm", "--emit",
+         "host", "--emit-dtypes", "f64", "-o", program / "norm"])
+    with_norm = program / "norm.jsonl"
+    without = program / "without-norm.jsonl"
+    for prog, metrics in ((program / "norm", with_norm),
+                          (program / "prog", without)):
+        run([prog / "launch.sh", "--data", program / "tokens.bin", "--steps",
+             "3", "--dtype", "f64", "--metrics", metrics])
+    records = [json.loads(l) for l in with_norm.read_text().splitlines()]
+    plain = [json.loads(l) for l in without.read_text().splitlines()]
+    assert [r["loss"] for r in records] == [r["loss"] for r in plain]
+    assert all(r["grad_norm"] > 0 for r in records)
+    run([find_tool("loom-data"), "batch", program / "tokens.bin", "--batch",
+         "4", "--seq", "8", "--step", "0", "--seed", "0", "-o",
+         program / "norm-batch0.safetensors"])
+    run([find_tool("loom-run"), program / "norm" / "step.mlir", "--entry",
+         "train_step", "--ranks", "2", "--dtype", "f64", "--inputs",
+         program / "norm-batch0.safetensors", "--outputs",
+         program / "norm-out.safetensors"])
+    out = safetensors_io.load(program / "norm-out.safetensors")
+    assert records[0]["grad_norm"] == pytest.approx(float(out["grad_norm"]),
+                                                    rel=1e-12)

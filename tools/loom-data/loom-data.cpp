@@ -4,20 +4,23 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// loom-data encode --input TEXT --output TOKENS.bin [--format
-// llmc|uint16|int32] loom-data inspect TOKENS.bin [--format
-// auto|llmc|uint16|int32] [--vocab N] loom-data batch TOKENS.bin --batch B
-// --seq T --step S [--seed N]
+// loom-data encode --input TEXT --output TOKENS.bin
+//                  [--format llmc|uint16|int32] [--tokenizer bytes|gpt2]
+// loom-data inspect TOKENS.bin [--format auto|llmc|uint16|int32] [--vocab N]
+// loom-data batch TOKENS.bin --batch B --seq T --step S [--seed N]
 //                 [--mesh dp=2,tp=2 --layout '[["dp"], ["tp"]]' --rank R]
 //                 [-o BATCH.safetensors]
 //
-// `encode` tokenizes text byte by byte (vocabulary 256) into a token file
+// `encode` tokenizes text byte by byte (vocabulary 256), or with GPT-2's BPE
+// through tiktoken (`--tokenizer gpt2`, Tiktoken.h), into a token file
 // (include/loom/Runtime/IO/TokenFile.h); `inspect` checks a token file and
 // prints its layout, size and id range; `batch` prints the inputs and labels
 // of one step's batch, or one rank's block of it, exactly as a training
 // program reads them (docs/Checkpoints.md, "Token files").
 //
 //===----------------------------------------------------------------------===//
+
+#include "Tiktoken.h"
 
 #include "loom/Runtime/IO/SafeTensors.h"
 #include "loom/Runtime/IO/TensorFile.h"
@@ -53,6 +56,13 @@ static cl::opt<std::string>
                  cl::desc("llmc (llm.c header + uint16, default), uint16 "
                           "(headerless, nanoGPT) or int32 (headerless)"),
                  cl::init("llmc"), cl::sub(encodeCommand));
+
+static cl::opt<std::string>
+    tokenizer("tokenizer",
+              cl::desc("bytes (each byte a token, vocabulary 256; default) or "
+                       "gpt2 (GPT-2's BPE, vocabulary 50257, through the "
+                       "Python package tiktoken)"),
+              cl::init("bytes"), cl::sub(encodeCommand));
 
 static cl::opt<std::string> tokenPath(cl::Positional, cl::desc("<TOKENS.bin>"),
                                       cl::Required, cl::sub(inspectCommand),
@@ -107,14 +117,26 @@ static int runEncode() {
     return fail(status.message());
   if (format == io::TokenFormat::Auto)
     return fail("--format must be llmc, uint16 or int32");
+  if (tokenizer != "bytes" && tokenizer != "gpt2")
+    return fail("--tokenizer expects bytes or gpt2, got `" + tokenizer + "`");
+  // Read here for both: for gpt2 it gives a missing file this tool's
+  // message rather than a Python traceback.
   std::string text;
   if (auto error = io::readWholeFile(input, text))
     return fail(*error);
-  std::vector<int32_t> tokens = io::encodeBytes(text);
+  std::vector<int32_t> tokens;
+  if (tokenizer == "gpt2") {
+    if (auto error = loom::data::encodeGpt2(input, tokens))
+      return fail(*error);
+  } else {
+    tokens = io::encodeBytes(text);
+  }
   if (Status status = io::writeTokenFile(output, format, tokens); !status)
     return fail(status.message());
-  llvm::outs() << "wrote " << tokens.size() << " tokens (byte-level, vocab "
-               << "256) to " << output << " as " << io::tokenFormatName(format)
+  llvm::outs() << "wrote " << tokens.size() << " tokens ("
+               << (tokenizer == "gpt2" ? "GPT-2 BPE, vocab 50257"
+                                       : "byte-level, vocab 256")
+               << ") to " << output << " as " << io::tokenFormatName(format)
                << "\n";
   return 0;
 }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -116,6 +117,16 @@ std::string MetricsLog::format(const MetricsRecord &record) {
 
 Status MetricsLog::append(const MetricsRecord &record) {
   return writeAll(fd, format(record) + "\n", path);
+}
+
+std::string MetricsLog::formatEvaluation(int64_t step, double loss) {
+  nlohmann::ordered_json object = {
+      {"step", step}, {"val_loss", loss}, {"val_ppl", std::exp(loss)}};
+  return object.dump();
+}
+
+Status MetricsLog::appendEvaluation(int64_t step, double loss) {
+  return writeAll(fd, formatEvaluation(step, loss) + "\n", path);
 }
 
 } // namespace loom::runtime::trainer

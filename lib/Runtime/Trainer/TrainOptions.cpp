@@ -38,7 +38,7 @@ const std::set<std::string> &valued() {
       "--seed",        "--log-every",   "--ckpt-dir",     "--ckpt-every",
       "--dtype",       "--lr-schedule", "--warmup-steps", "--min-lr",
       "--decay-steps", "--step-gamma",  "--step-every",   "--metrics",
-      "--grad-accum"};
+      "--grad-accum",  "--eval-data",   "--eval-every",   "--eval-steps"};
   return names;
 }
 
@@ -84,7 +84,8 @@ const char *trainUsage() {
          "[--report-memory] "
          "[--lr-schedule constant|cosine|linear|step] [--warmup-steps N] "
          "[--min-lr X] [--decay-steps N] [--step-gamma X] [--step-every N] "
-         "[--metrics FILE.jsonl] [--grad-accum N]";
+         "[--metrics FILE.jsonl] [--grad-accum N] [--eval-data TOKENS.bin "
+         "[--eval-every K] [--eval-steps M]]";
 }
 
 bool isTrainingCommandLine(int argc, char **argv) {
@@ -215,6 +216,16 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
     } else if (flag == "--grad-accum") {
       if (auto error = parseCount(flag, value, 1, options.gradAccum))
         return error;
+    } else if (flag == "--eval-data") {
+      if (value.empty())
+        return "--eval-data expects a token file (the held-out split)";
+      options.evalData = value;
+    } else if (flag == "--eval-every") {
+      if (auto error = parseCount(flag, value, 1, options.evalEvery))
+        return error;
+    } else if (flag == "--eval-steps") {
+      if (auto error = parseCount(flag, value, 1, options.evalSteps))
+        return error;
     } else if (flag == "--metrics") {
       if (value.empty())
         return "--metrics expects a file (one JSON object per logged step)";
@@ -244,6 +255,14 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
     return "--decay-steps (" + std::to_string(options.schedule.decaySteps) +
            ") must exceed --warmup-steps (" +
            std::to_string(options.schedule.warmupSteps) + ")";
+
+  // Evaluation flags shape an evaluation: without its data they would be
+  // silently ignored.
+  for (const char *flag : {"--eval-every", "--eval-steps"})
+    if (given.count(flag) && options.evalData.empty())
+      return std::string(flag) +
+             " shapes the evaluation: give the held-out tokens with "
+             "--eval-data TOKENS.bin";
 
   if (options.printLayouts)
     return std::nullopt;

@@ -18,7 +18,13 @@
 //    (StepContext: run seed and RNG step, for dropout), move
 //    each carried result into its argument, log on rank 0 (and append to
 //    `--metrics`), checkpoint every K steps and after the last (the
-//    schedule and the last rate go in the manifest's metadata).
+//    schedule and the last rate go in the manifest's metadata);
+// 5. with `--eval-data`, every `--eval-every` steps (and before the first
+//    step of a fresh run) and after the last, run the forward-only
+//    evaluation step (`@eval_step`, another entry of the same program over
+//    the same layouts, fed the same state buffers) on the first
+//    `--eval-steps` batches of the held-out file in file order; rank 0
+//    logs `step N | val loss X | val ppl Y`.
 //
 // Pipelined programs (ProgramSpec::pipelineAxis): a rank initializes,
 // carries, checkpoints and loads only the model state its stage owns; the
@@ -649,10 +655,71 @@ double peakFlopsPerDevice(const ProgramSpec &spec, bool f32) {
   return 0;
 }
 
+/// The held-out evaluation (`--eval-data`): the forward-only step over the
+/// first `batches` batches of the file in file order (the same batches at
+/// every evaluation, so the numbers compare along the run).
+template <typename T> struct Evaluation {
+  StepFn<T> step = nullptr;
+  io::TokenFile file;
+  io::BatchSpec batch;
+  int64_t batches = 0;
+
+  /// The mean loss over the batches, on rank 0 (the loss's rank sends it
+  /// there in a pipelined program); the step reads the training state in
+  /// `args`, whose `input_ids` and `labels` it overwrites. A failure inside
+  /// stops the job, as in a training step.
+  double run(const Program &program, mpi::Communicator &comm,
+             const harness::StepContext &trainContext,
+             std::vector<Buffer<T>> &args) const {
+    std::vector<Buffer<T>> results(1);
+    double sum = 0;
+    for (int64_t i = 0; i < batches; ++i) {
+      Status read = readBatch(program, file, batch, i, args);
+      if (!read.ok())
+        comm.abort(Status::failure("--eval-data: " + read.message()));
+      if (program.lrScale)
+        args[*program.lrScale].floats.assign(1, T(1));
+      results[0].floats.assign(1, T(0));
+      // No dropout in the evaluation step; the context only says that the
+      // host holds every argument (nothing is resident for this entry).
+      harness::StepContext context{trainContext.seed, trainContext.step};
+      Status ran = step(comm, context, args, results);
+      if (!ran.ok())
+        comm.abort(ran);
+      sum += double(results[0].floats[0]);
+    }
+    double mean = sum / double(batches);
+    if (program.lossRank != 0) {
+      if (program.rank == program.lossRank)
+        MPI_Send(&mean, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
+      else if (program.rank == 0)
+        MPI_Recv(&mean, 1, MPI_DOUBLE, program.lossRank, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
+    return mean;
+  }
+};
+
+/// Rank 0 prints `step N | val loss X | val ppl Y` and appends it to the
+/// metrics file.
+void reportEvaluation(const Program &program, mpi::Communicator &comm,
+                      MetricsLog &metrics, int64_t done, double loss) {
+  if (program.rank != 0)
+    return;
+  std::printf("step %lld | val loss %.9g | val ppl %.6g\n",
+              static_cast<long long>(done), loss, std::exp(loss));
+  if (metrics.isOpen()) {
+    Status written = metrics.appendEvaluation(done, loss);
+    if (!written.ok())
+      comm.abort(written);
+  }
+  std::fflush(stdout);
+}
+
 template <typename T>
-std::optional<Failure> train(const Program &program,
-                             const TrainOptions &options,
-                             mpi::Communicator &comm, StepFn<T> step) {
+std::optional<Failure>
+train(const Program &program, const TrainOptions &options,
+      mpi::Communicator &comm, StepFn<T> step, StepFn<T> evalStep) {
   const ProgramSpec &spec = *program.spec;
   std::vector<Buffer<T>> args(spec.arguments.size());
   CheckpointInfo info;
@@ -720,8 +787,11 @@ std::optional<Failure> train(const Program &program,
   batch.order = options.sequentialData ? io::BatchSpec::Order::Sequential
                                        : io::BatchSpec::Order::Random;
   io::TokenFile file;
+  // Every id read is checked against the model's vocabulary: a file
+  // tokenized for another model fails by name instead of indexing past the
+  // embedding.
   Status opened = io::TokenFile::open(options.data, options.dataFormat,
-                                      /*vocabSize=*/0, file);
+                                      spec.vocabSize, file);
   if (opened.ok() && file.getNumTokens() <= batch.seqLen)
     opened = Status::failure(
         "`" + options.data + "` holds " + std::to_string(file.getNumTokens()) +
@@ -729,6 +799,39 @@ std::optional<Failure> train(const Program &program,
         " inputs and its next-token label");
   if (auto failure = agree(opened, program.rank))
     return failure;
+
+  // The held-out split, read as the training data is (its format, its
+  // batch shape), in file order.
+  Evaluation<T> evaluation;
+  if (!options.evalData.empty()) {
+    Status ready = Status::success();
+    if (!evalStep)
+      ready = Status::failure(
+          "--eval-data: this program has no evaluation step (@eval_step, "
+          "which `loomc --emit` derives from the training step): rebuild it "
+          "with this loomc");
+    if (ready.ok())
+      ready = io::TokenFile::open(options.evalData, options.dataFormat,
+                                  spec.vocabSize, evaluation.file);
+    if (ready.ok() && evaluation.file.getNumTokens() <= batch.seqLen)
+      ready = Status::failure("--eval-data: `" + options.evalData + "` holds " +
+                              std::to_string(evaluation.file.getNumTokens()) +
+                              " tokens, too few for one sequence of " +
+                              std::to_string(batch.seqLen) +
+                              " inputs and its next-token label");
+    if (auto failure = agree(ready, program.rank))
+      return failure;
+    evaluation.step = evalStep;
+    evaluation.batch = batch;
+    evaluation.batch.seed = 0;
+    evaluation.batch.order = io::BatchSpec::Order::Sequential;
+    evaluation.batches = options.evalSteps;
+  }
+  auto evaluatesAfter = [&](int64_t done) {
+    return evaluation.step &&
+           ((options.evalEvery && done % options.evalEvery == 0) ||
+            done == options.steps);
+  };
 
   // The schedule: the command line's, or, resuming without schedule flags,
   // the checkpoint's (so it goes on where it stopped).
@@ -775,12 +878,26 @@ std::optional<Failure> train(const Program &program,
     metricsOpened = MetricsLog::open(options.metrics, info.step, metrics);
   if (auto failure = agree(metricsOpened, program.rank))
     return failure;
+  // The norm is computed inside the step, from gradients the trainer never
+  // sees: a program compiled without it cannot report it.
+  if (metrics.isOpen() && !program.gradNorm)
+    std::printf("note: --metrics: no grad_norm: @%s does not compute the "
+                "gradient norm (compile it with loomc --grad-norm, or "
+                "--clip-norm)\n",
+                spec.entry.c_str());
 
   double peak = peakFlopsPerDevice(spec, std::is_same_v<T, float>);
 
   std::vector<Buffer<T>> results(spec.results.size());
   double tokensPerStep = double(batch.batchSize * batch.seqLen);
   int64_t firstStep = info.step;
+  // A run from scratch with periodic evaluation starts from the initial
+  // model's loss, as nanoGPT's does.
+  if (evaluation.step && options.evalEvery && firstStep == 0 &&
+      firstStep < options.steps)
+    reportEvaluation(
+        program, comm, metrics, 0,
+        evaluation.run(program, comm, {info.rngSeed, info.rngStep}, args));
   double runStart = MPI_Wtime();
   for (int64_t s = firstStep; s < options.steps; ++s) {
     double start = MPI_Wtime();
@@ -824,7 +941,9 @@ std::optional<Failure> train(const Program &program,
                       ((options.ckptEvery && done % options.ckptEvery == 0) ||
                        done == options.steps);
     context.carriedAreLastResults = s > firstStep;
-    context.hostNeedsCarried = checkpoint || done == options.steps;
+    // An evaluation after the step reads the state on the host.
+    bool evaluate = evaluatesAfter(done);
+    context.hostNeedsCarried = checkpoint || evaluate || done == options.steps;
     TransferCounts before = deviceTransfers();
     Status ran = step(comm, context, args, results);
     ++info.rngStep;
@@ -896,6 +1015,9 @@ std::optional<Failure> train(const Program &program,
                     static_cast<long long>(after.toHost - before.toHost));
       std::fflush(stdout);
     }
+    if (evaluate)
+      reportEvaluation(program, comm, metrics, done,
+                       evaluation.run(program, comm, context, args));
     if (checkpoint) {
       info.step = done;
       if (auto failure = writeCheckpoint(program, options.ckptDir, info, args))
@@ -939,7 +1061,8 @@ std::string layoutsJson(const Program &program) {
 } // namespace
 
 int runTrainer(int argc, char **argv, const ProgramSpec &spec,
-               StepFn<float> f32Step, StepFn<double> f64Step) {
+               StepFn<float> f32Step, StepFn<double> f64Step,
+               StepFn<float> f32Eval, StepFn<double> f64Eval) {
   std::string name = argv[0];
   name = name.substr(name.find_last_of('/') + 1);
   MPI_Init(&argc, &argv);
@@ -993,8 +1116,8 @@ int runTrainer(int argc, char **argv, const ProgramSpec &spec,
     return fail(status.message());
 
   std::optional<Failure> failure =
-      options.f32 ? train<float>(program, options, *comm, f32Step)
-                  : train<double>(program, options, *comm, f64Step);
+      options.f32 ? train<float>(program, options, *comm, f32Step, f32Eval)
+                  : train<double>(program, options, *comm, f64Step, f64Eval);
   std::fflush(stdout);
   comm.reset();
   if (failure)

@@ -1097,6 +1097,8 @@ using namespace loom::runtime;
 const harness::ProgramSpec &loomProgramSpec();
 harness::StepFn<float> loomStepF32();
 harness::StepFn<double> loomStepF64();
+harness::StepFn<float> loomEvalStepF32();
+harness::StepFn<double> loomEvalStepF64();
 
 int main(int argc, char **argv) {
   // The CUDA steps have the host steps' signature (host buffers in and out),
@@ -1104,7 +1106,8 @@ int main(int argc, char **argv) {
   // host program's.
   if (trainer::isTrainingCommandLine(argc, argv))
     return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepF32(),
-                               loomStepF64());
+                               loomStepF64(), loomEvalStepF32(),
+                               loomEvalStepF64());
   return harness::runMain(argc, argv, loomProgramSpec(), loomStepF32(),
                           loomStepF64());
 }
@@ -1409,9 +1412,27 @@ LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
   StepEmitter stepEmitter(entry, asmState, os);
   if (failed(stepEmitter.emit()))
     return failure();
+  // The forward-only evaluation step beside it (the trainer's --eval-data),
+  // with the same arguments.
+  FailureOr<func::FuncOp> eval = emit::findEvalEntry(entry.func, kCUDA);
+  if (failed(eval))
+    return failure();
+  if (*eval) {
+    EntryInfo evalEntry;
+    if (failed(emit::readEntry(module, eval->getSymName(), kCUDA, evalEntry)))
+      return failure();
+    if (failed(matchPointToPoint(evalEntry)))
+      return failure();
+    AsmState evalAsmState(
+        *eval, OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
+    StepEmitter evalEmitter(evalEntry, evalAsmState, os);
+    if (failed(evalEmitter.emit()))
+      return failure();
+  }
   os << "} // namespace\n\n";
   if (failed(emit::emitProgramSpec(entry, os)))
     return failure();
+  emit::emitEvalAccessors(*eval, os);
 
   files.clear();
   files.emplace_back("train_step.cu", std::move(step));

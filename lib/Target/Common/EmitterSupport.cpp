@@ -800,6 +800,28 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
     llvm::raw_string_ostream(name) << element;
     os << "    s.matmulDType = " << stringLiteral(name) << ";\n";
   }
+  // The vocabulary the token files' ids must stay below: the rows of the
+  // first embedding's table, an argument (through the collectives that
+  // gather it, under ZeRO or a vocabulary-parallel layout, whose global
+  // shape is the argument's).
+  int64_t vocabSize = 0;
+  func.walk([&](EmbeddingOp op) {
+    if (vocabSize)
+      return;
+    Value table = op.getTable();
+    while (Operation *def = table.getDefiningOp()) {
+      if (def->getName().getDialectNamespace() != "dist" ||
+          def->getNumOperands() != 1)
+        break;
+      table = def->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(table);
+    if (arg && arg.getOwner()->getParentOp() == func.getOperation() &&
+        !entry.args[arg.getArgNumber()].globalShape.empty())
+      vocabSize = entry.args[arg.getArgNumber()].globalShape[0];
+  });
+  if (vocabSize)
+    os << "    s.vocabSize = " << vocabSize << ";\n";
   auto tensorSpec = [&](const TensorInfo &t, const std::string &init,
                         const std::string &initArgs) {
     os << "        {" << stringLiteral(t.name) << ", "
@@ -853,6 +875,43 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
        << "}\n\n";
   }
   return success();
+}
+
+FailureOr<func::FuncOp> findEvalEntry(func::FuncOp train,
+                                      const EmitterName &emitter) {
+  if (train.getSymName() != "train_step")
+    return func::FuncOp();
+  auto module = train->getParentOfType<ModuleOp>();
+  auto eval =
+      module ? module.lookupSymbol<func::FuncOp>("eval_step") : func::FuncOp();
+  if (!eval)
+    return func::FuncOp();
+  if (eval.getArgumentTypes() != train.getArgumentTypes() ||
+      eval.getNumResults() != 1 || interp::getResultName(eval, 0) != "loss")
+    return eval.emitError()
+           << "@eval_step must take @train_step's arguments and return its "
+              "`loss` alone (dist-derive-eval-step builds it so); the "
+           << emitter.target << " emitter passes it the training state";
+  return eval;
+}
+
+void emitEvalAccessors(func::FuncOp eval, raw_ostream &os) {
+  for (StringRef type : {"float", "double"}) {
+    StringRef suffix = type == "float" ? "F32" : "F64";
+    os << "/// The forward-only evaluation step, computing in " << type
+       << " (null without one, or when built with LOOM_STEP_NO_" << suffix
+       << ").\n"
+       << "StepFn<" << type << "> loomEvalStep" << suffix << "() {\n";
+    if (eval)
+      os << "#ifndef LOOM_STEP_NO_" << suffix << "\n"
+         << "  return &loom_" << eval.getSymName() << "<" << type << ">;\n"
+         << "#else\n"
+         << "  return nullptr;\n"
+         << "#endif\n";
+    else
+      os << "  return nullptr;\n";
+    os << "}\n\n";
+  }
 }
 
 LogicalResult

@@ -850,11 +850,14 @@ using namespace loom::runtime;
 const harness::ProgramSpec &loomProgramSpec();
 harness::StepFn<float> loomStepF32();
 harness::StepFn<double> loomStepF64();
+harness::StepFn<float> loomEvalStepF32();
+harness::StepFn<double> loomEvalStepF64();
 
 int main(int argc, char **argv) {
   if (trainer::isTrainingCommandLine(argc, argv))
     return trainer::runTrainer(argc, argv, loomProgramSpec(), loomStepF32(),
-                               loomStepF64());
+                               loomStepF64(), loomEvalStepF32(),
+                               loomEvalStepF64());
   return harness::runMain(argc, argv, loomProgramSpec(), loomStepF32(),
                           loomStepF64());
 }
@@ -971,8 +974,24 @@ LogicalResult emitHostProgram(ModuleOp module, const HostEmitOptions &options,
   StepEmitter stepEmitter(entry, asmState, os);
   if (failed(stepEmitter.emit()))
     return failure();
+  // The forward-only evaluation step beside it (the trainer's --eval-data),
+  // with the same arguments.
+  FailureOr<func::FuncOp> eval = emit::findEvalEntry(entry.func, kHost);
+  if (failed(eval))
+    return failure();
+  if (*eval) {
+    EntryInfo evalEntry;
+    if (failed(emit::readEntry(module, eval->getSymName(), kHost, evalEntry)))
+      return failure();
+    AsmState evalAsmState(
+        *eval, OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
+    StepEmitter evalEmitter(evalEntry, evalAsmState, os);
+    if (failed(evalEmitter.emit()))
+      return failure();
+  }
   if (failed(emitSpec(entry, os)))
     return failure();
+  emit::emitEvalAccessors(*eval, os);
 
   files.clear();
   files.emplace_back("train_step.cpp", std::move(step));

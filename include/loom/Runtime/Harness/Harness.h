@@ -109,6 +109,10 @@ struct ProgramSpec {
   int64_t microBatches = 1;
   std::vector<std::pair<std::string, double>> peakFlopsPerSecond;
   std::string matmulDType;
+  /// The model's vocabulary: the rows of the table the token ids index
+  /// (the first embedding's), which the trainer checks every id it reads
+  /// against; 0 when the program has no embedding of an argument.
+  int64_t vocabSize = 0;
 
   /// The number of ranks: the product of the mesh's axis sizes.
   int64_t numRanks() const;

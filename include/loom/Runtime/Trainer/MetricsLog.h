@@ -65,8 +65,13 @@ public:
   /// (`grad_norm` and `mfu` only when known).
   host::Status append(const MetricsRecord &record);
 
-  /// The line append writes, without its newline.
+  /// Appends an evaluation after `step` steps: `{"step": ..., "val_loss":
+  /// ..., "val_ppl": ...}` (the perplexity is exp of the loss).
+  host::Status appendEvaluation(int64_t step, double loss);
+
+  /// The lines append and appendEvaluation write, without their newline.
   static std::string format(const MetricsRecord &record);
+  static std::string formatEvaluation(int64_t step, double loss);
 
 private:
   int fd = -1;

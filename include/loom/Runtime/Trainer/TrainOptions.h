@@ -82,6 +82,14 @@ struct TrainOptions {
   /// memory of a step (the arena of the static memory plan and the other
   /// buffers) next to the liveness peak the compiler predicts for it.
   bool reportMemory = false;
+  /// The held-out token file (`--eval-data`, read with `--data-format`):
+  /// every `evalEvery` steps (`--eval-every`; 0: only after the last step)
+  /// and after the last, rank 0 prints the mean loss of the forward-only
+  /// evaluation step over its first `evalSteps` batches in file order
+  /// (`--eval-steps`) and their perplexity (docs/Codegen.md, "Evaluation").
+  std::string evalData;
+  int64_t evalEvery = 0;
+  int64_t evalSteps = 10;
 };
 
 /// Whether `argv` asks for training rather than the harness's one step from

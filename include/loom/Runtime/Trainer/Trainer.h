@@ -63,9 +63,14 @@ namespace loom::runtime::trainer {
 /// Runs the training executable: initializes MPI, parses the flags
 /// (TrainOptions.h), trains this rank with `f32Step` or `f64Step` (the one
 /// step every rank runs; null when the program was built without that
-/// precision), and finalizes MPI. Returns main's exit status.
+/// precision), evaluates with `f32Eval` or `f64Eval` (the forward-only
+/// `@eval_step`, which takes the step's arguments and returns its `loss`;
+/// null when the program has none) and finalizes MPI. Returns main's exit
+/// status.
 int runTrainer(int argc, char **argv, const harness::ProgramSpec &spec,
-               harness::StepFn<float> f32Step, harness::StepFn<double> f64Step);
+               harness::StepFn<float> f32Step, harness::StepFn<double> f64Step,
+               harness::StepFn<float> f32Eval = nullptr,
+               harness::StepFn<double> f64Eval = nullptr);
 
 } // namespace loom::runtime::trainer
 

@@ -275,6 +275,19 @@ LogicalResult verifyPipelineOps(const EntryInfo &entry,
 /// leaves that precision out).
 LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os);
 
+/// The evaluation entry emitted beside a training step: `@eval_step`
+/// (dist-derive-eval-step) when `train` is `@train_step` and the module has
+/// one, else null. It must take the training step's arguments and return
+/// one `loss` (the trainer passes it the training state's buffers); an
+/// entry that does not is an error.
+FailureOr<func::FuncOp> findEvalEntry(func::FuncOp train,
+                                      const EmitterName &emitter);
+
+/// Prints `loomEvalStepF32()` and `loomEvalStepF64()`: `loom_<eval><T>`,
+/// or null when there is no evaluation entry (`eval` null) or the build
+/// leaves that precision out.
+void emitEvalAccessors(func::FuncOp eval, raw_ostream &os);
+
 /// Writes an emitted program: with an empty `dir`, the first file to `os`;
 /// otherwise every file into `dir` (created if needed) and their paths to
 /// `os`. Errors are reported at `module`.

@@ -5,11 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // The phase pipelines of the dist dialect: `loom-sharding-pipeline` (the
-// strategy search), `loom-pipeline-pipeline` (stages) and
+// strategy search), `loom-pipeline-pipeline` (stages),
 // `loom-partition-pipeline` (the global training step, with strategies,
-// into the per-rank program). `loomc` builds its pass manager from these
-// builders alone (lib/Driver), so `loom-opt` with the text `loomc
-// --dump-pass-pipeline` prints reproduces it.
+// into the per-rank program) and `loom-codegen-pipeline` (what the
+// emitters need beside it: the evaluation step). `loomc` builds its pass
+// manager from these builders alone (lib/Driver), so `loom-opt` with the
+// text `loomc --dump-pass-pipeline` prints reproduces it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,14 @@ void mlir::loom::dist::buildPartitionPipeline(
   if (options.reportMemory)
     pm.addPass(createReportMemoryPass(options.sinks));
   // The contract the code generators rely on.
+  pm.addPass(createVerifyPartitionedPass());
+}
+
+void mlir::loom::dist::buildCodegenPipeline(OpPassManager &pm) {
+  // The forward-only entry the trainer evaluates with, cut out of the
+  // partitioned step so that it reads the training state where it is.
+  pm.addPass(createDeriveEvalStepPass());
+  // The emitters' contract holds for the new entry too.
   pm.addPass(createVerifyPartitionedPass());
 }
 
@@ -208,4 +217,9 @@ void mlir::loom::dist::registerDistPipelines() {
         passOptions.assignment.devices = options.devices;
         buildPartitionPipeline(pm, passOptions);
       });
+  PassPipelineRegistration<>(
+      "loom-codegen-pipeline",
+      "Derive the forward-only evaluation step from the partitioned step "
+      "(the IR part of the codegen phase)",
+      [](OpPassManager &pm) { buildCodegenPipeline(pm); });
 }

@@ -273,9 +273,10 @@ void AutodiffPass::runOnOperation() {
     paramGrads.push_back(
         reverse.buildParamGrad(builder, loc, param, owners[k]));
   // The global gradient norm, returned as `grad_norm` when clipping
-  // computes it (the trainer's metrics report it).
+  // computes it or `grad-norm` asks for it (the trainer's metrics report
+  // it).
   Value gradNorm;
-  if (clipNorm > 0.0) {
+  if (clipNorm > 0.0 || returnGradNorm) {
     // clip_grad_norm_: norm = sqrt(sum of squares of every gradient),
     // coef = max_norm / (norm + 1e-6), grads *= min(coef, 1), the min
     // written 1 - relu(1 - coef) with loom ops.
@@ -298,9 +299,10 @@ void AutodiffPass::runOnOperation() {
                                        owners[k])
                               : sum;
     }
-    if (sumSquares) {
-      Value norm = tagged(SqrtOp::create(builder, loc, sumSquares), lossId);
-      gradNorm = norm;
+    if (sumSquares)
+      gradNorm = tagged(SqrtOp::create(builder, loc, sumSquares), lossId);
+    if (gradNorm && clipNorm > 0.0) {
+      Value norm = gradNorm;
       Value denom = tagged(
           AddOp::create(builder, loc, norm,
                         buildSplat(builder, loc, lossElement, 1e-6)),

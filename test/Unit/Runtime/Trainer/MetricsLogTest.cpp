@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -52,6 +53,15 @@ TEST(MetricsLogTest, FormatsOneObjectPerStep) {
   EXPECT_EQ(MetricsLog::format(record),
             R"({"step":3,"loss":2.5,"lr":0.25,"grad_norm":1.5,"step_ms":500.0,)"
             R"("tokens_per_s":1024.0,"mfu":0.125})");
+}
+
+TEST(MetricsLogTest, FormatsAnEvaluation) {
+  // The perplexity is exp of the loss: exp(log 8) is 8 up to rounding.
+  std::string line = MetricsLog::formatEvaluation(200, std::log(8.0));
+  EXPECT_EQ(line.rfind(R"({"step":200,"val_loss":2.0794415416798)", 0), 0u)
+      << line;
+  EXPECT_NE(line.find(R"("val_ppl":7.99999999999999)"), std::string::npos)
+      << line;
 }
 
 TEST(MetricsLogTest, ResumingKeepsTheLinesUpToItsStep) {

@@ -172,6 +172,44 @@ TEST(TrainOptionsTest, ParsesTheScheduleAndMetricsFlags) {
   EXPECT_FALSE(o.scheduleGiven);
 }
 
+TEST(TrainOptionsTest, ParsesTheEvaluationFlags) {
+  TrainOptions o;
+  ASSERT_EQ(parse({"--data", "t", "--steps", "100", "--eval-data", "v.bin",
+                   "--eval-every=20", "--eval-steps", "4"},
+                  o),
+            std::nullopt);
+  EXPECT_EQ(o.evalData, "v.bin");
+  EXPECT_EQ(o.evalEvery, 20);
+  EXPECT_EQ(o.evalSteps, 4);
+
+  // Without --eval-every: only after the last step, over 10 batches.
+  o = TrainOptions();
+  ASSERT_EQ(parse({"--data", "t", "--steps", "9", "--eval-data", "v"}, o),
+            std::nullopt);
+  EXPECT_EQ(o.evalEvery, 0);
+  EXPECT_EQ(o.evalSteps, 10);
+}
+
+TEST(TrainOptionsTest, EvaluationFlagsAreCheckedByName) {
+  TrainOptions o;
+  EXPECT_EQ(parse({"--data", "t", "--steps", "9", "--eval-every", "2"}, o),
+            "--eval-every shapes the evaluation: give the held-out tokens "
+            "with --eval-data TOKENS.bin");
+  EXPECT_EQ(parse({"--data", "t", "--steps", "9", "--eval-steps", "2"}, o),
+            "--eval-steps shapes the evaluation: give the held-out tokens "
+            "with --eval-data TOKENS.bin");
+  EXPECT_EQ(parse({"--data", "t", "--steps", "9", "--eval-data", "v",
+                   "--eval-steps", "0"},
+                  o),
+            "--eval-steps expects an integer >= 1, got `0`");
+  EXPECT_EQ(parse({"--data", "t", "--steps", "9", "--eval-data", "v",
+                   "--eval-every", "x"},
+                  o),
+            "--eval-every expects an integer >= 1, got `x`");
+  EXPECT_EQ(parse({"--data", "t", "--steps", "9", "--eval-data="}, o),
+            "--eval-data expects a token file (the held-out split)");
+}
+
 TEST(TrainOptionsTest, ScheduleFlagsAreCheckedByName) {
   auto error = [](std::vector<std::string> extra) {
     TrainOptions o;

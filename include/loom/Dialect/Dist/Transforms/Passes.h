@@ -77,8 +77,14 @@ struct PartitionPipelineOptions {
 void buildPartitionPipeline(OpPassManager &pm,
                             const PartitionPipelineOptions &options = {});
 
-/// Registers `loom-sharding-pipeline`, `loom-pipeline-pipeline` and
-/// `loom-partition-pipeline` with the global pass registry.
+/// The codegen phase's IR step: dist-derive-eval-step (the forward-only
+/// `@eval_step` the emitted trainer evaluates with), then
+/// dist-verify-partitioned on the module that now holds it.
+void buildCodegenPipeline(OpPassManager &pm);
+
+/// Registers `loom-sharding-pipeline`, `loom-pipeline-pipeline`,
+/// `loom-partition-pipeline` and `loom-codegen-pipeline` with the global
+/// pass registry.
 void registerDistPipelines();
 } // namespace loom::dist
 } // namespace mlir

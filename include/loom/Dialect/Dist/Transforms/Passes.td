@@ -186,6 +186,30 @@ def VerifyPartitionedPass : Pass<"dist-verify-partitioned",
   }];
 }
 
+def DeriveEvalStepPass : Pass<"dist-derive-eval-step", "::mlir::ModuleOp"> {
+  let summary = "Derive the forward-only evaluation step from the partitioned "
+                "training step";
+  let description = [{
+    Adds `@eval_step` next to the partitioned `@train_step`: the same
+    arguments, one result (the `loss`, with its attributes), and only the
+    ops the loss depends on, so the forward of every micro-batch with its
+    collectives and pipeline transfers, in the training step's order and
+    layouts, and no backward, no update and no dropout (a forward dropout
+    passes its input through, as `model.eval()` does). A kept receive keeps
+    the send it pairs with (the same axis, stages and tag, in program order).
+    Does nothing when the module has no training step or the step returns
+    no `loss`; says so with a remark when a receive cannot be paired. Runs
+    in the codegen phase, so that the emitted program carries both entries
+    (docs/Codegen.md, "Evaluation").
+  }];
+  let options = [
+    Option<"trainEntry", "train-entry", "std::string",
+           /*default=*/"\"train_step\"", "The partitioned training step">,
+    Option<"evalEntry", "eval-entry", "std::string",
+           /*default=*/"\"eval_step\"", "The function to add">,
+  ];
+}
+
 def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
   let summary = "Assign every op of the training step to a pipeline stage";
   let description = [{

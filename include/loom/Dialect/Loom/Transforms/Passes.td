@@ -206,6 +206,9 @@ def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
            "SGD momentum (0: no momentum buffer)">,
     Option<"clipNorm", "clip-norm", "::mlir::loom::ExactDouble", /*default=*/"0.0",
            "Clip the global L2 norm of the gradients to this (0: off)">,
+    Option<"returnGradNorm", "grad-norm", "bool", /*default=*/"false",
+           "Return the global L2 norm of the gradients as `grad_norm` "
+           "(always with clipping)">,
   ];
 }
 
