@@ -269,8 +269,8 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (options.virtualStages && *options.virtualStages == 0 && !options.cluster)
     error() << "--virtual-stages 0 lets the strategy search choose the "
                "chunks per stage: give --cluster";
-  if (options.virtualStages && *options.virtualStages > 1 &&
-      options.schedule && *options.schedule != "interleaved-1f1b")
+  if (options.virtualStages && *options.virtualStages > 1 && options.schedule &&
+      *options.schedule != "interleaved-1f1b")
     error() << "--virtual-stages " << *options.virtualStages
             << " needs --schedule interleaved-1f1b, found '"
             << *options.schedule << "'";
@@ -378,8 +378,8 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
     flag = fromConfig;
     return success();
   };
-  if (failed(merge(staged.pipelineStages, requested.stages,
-                   "--pipeline-stages", "pipeline_stage")) ||
+  if (failed(merge(staged.pipelineStages, requested.stages, "--pipeline-stages",
+                   "pipeline_stage")) ||
       failed(merge(staged.microBatches, requested.microBatches,
                    "--micro-batches", "micro_batch_num")) ||
       failed(merge(staged.virtualStages, requested.virtualStages,

@@ -145,8 +145,8 @@ Simulation simulatePipeline(ScheduleKind kind,
   sim.events.resize(numStages);
   std::vector<std::vector<Unit>> orders;
   for (int64_t s = 0; s < numStages; ++s)
-    orders.push_back(getStageUnitOrder(kind, numStages, s, microBatches,
-                                       virtualStages));
+    orders.push_back(
+        getStageUnitOrder(kind, numStages, s, microBatches, virtualStages));
 
   // End times per global chunk (v * S + s) and micro-batch; negative = not
   // run yet.

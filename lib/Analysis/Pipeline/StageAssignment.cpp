@@ -167,8 +167,10 @@ StageAssignment assignInterleavedStages(const StageProblem &problem) {
     return result;
   }
   if (layers % numChunks != 0) {
-    result.error = std::to_string(layers) + " layers do not split evenly "
-                   "into " + std::to_string(stages) + " stages of " +
+    result.error = std::to_string(layers) +
+                   " layers do not split evenly "
+                   "into " +
+                   std::to_string(stages) + " stages of " +
                    std::to_string(chunks) + " chunks";
     return result;
   }
@@ -221,9 +223,9 @@ StageAssignment assignInterleavedStages(const StageProblem &problem) {
         result.bottleneckSeconds, info.times.forward + info.times.backward);
     result.stages.push_back(info);
   }
-  result.simulation = simulatePipeline(problem.schedule, times,
-                                       problem.microBatches,
-                                       problem.p2pSeconds, chunks);
+  result.simulation =
+      simulatePipeline(problem.schedule, times, problem.microBatches,
+                       problem.p2pSeconds, chunks);
   result.stepSeconds = result.simulation.makespan + slowestStep;
   result.bubbleSeconds = result.simulation.bubble;
   result.p2pSeconds = problem.p2pSeconds;

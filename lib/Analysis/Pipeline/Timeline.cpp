@@ -49,17 +49,16 @@ std::string getTimelineJSON(const Simulation &simulation, ScheduleKind kind,
                            std::to_string(event.unit.microBatch);
         if (kind == ScheduleKind::Interleaved1F1B)
           name += "." + std::to_string(event.unit.chunk);
-        events.push_back(
-            {{"name", name},
-             {"cat", event.unit.backward ? "backward" : "forward"},
-             {"ph", "X"},
-             {"pid", stage},
-             {"tid", stage * ranksPerStage + local},
-             {"ts", event.start * kMicroseconds},
-             {"dur", (event.end - event.start) * kMicroseconds},
-             {"args",
-              {{"micro_batch", event.unit.microBatch},
-               {"chunk", event.unit.chunk}}}});
+        events.push_back({{"name", name},
+                          {"cat", event.unit.backward ? "backward" : "forward"},
+                          {"ph", "X"},
+                          {"pid", stage},
+                          {"tid", stage * ranksPerStage + local},
+                          {"ts", event.start * kMicroseconds},
+                          {"dur", (event.end - event.start) * kMicroseconds},
+                          {"args",
+                           {{"micro_batch", event.unit.microBatch},
+                            {"chunk", event.unit.chunk}}}});
       }
   ojson trace = {
       {"traceEvents", events},

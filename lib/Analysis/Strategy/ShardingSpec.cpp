@@ -245,7 +245,8 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
     } else if (key == "pipeline_interleave") {
       if (!value.is_boolean())
         error = "parallel config: pipeline_interleave: expected true or "
-                "false, got " + describe(value);
+                "false, got " +
+                describe(value);
       else
         config.pipelineInterleave = value.get<bool>();
     } else if (key == "gradient_aggregation_group") {

@@ -165,14 +165,14 @@ TEST(PipelineSchedule, InterleavedEqualChunksShrinkTheBubbleByV) {
       for (int64_t groups : {1, 2, 4}) {
         int64_t micro = groups * stages;
         double tf = 1.0, tb = 2.0;
-        std::vector<StageTimes> chunkTimes(
-            stages * chunks, {tf / static_cast<double>(chunks),
-                              tb / static_cast<double>(chunks)});
+        std::vector<StageTimes> chunkTimes(stages * chunks,
+                                           {tf / static_cast<double>(chunks),
+                                            tb / static_cast<double>(chunks)});
         Simulation sim = simulatePipeline(ScheduleKind::Interleaved1F1B,
                                           chunkTimes, micro, 0.0, chunks);
-        Simulation plain = simulatePipeline(
-            ScheduleKind::OneFOneB,
-            std::vector<StageTimes>(stages, {tf, tb}), micro);
+        Simulation plain =
+            simulatePipeline(ScheduleKind::OneFOneB,
+                             std::vector<StageTimes>(stages, {tf, tb}), micro);
         EXPECT_NEAR(sim.bubble, plain.bubble / static_cast<double>(chunks),
                     1e-9)
             << "S=" << stages << " V=" << chunks << " M=" << micro;
@@ -191,8 +191,8 @@ TEST(PipelineSchedule, InterleavedUnitsRespectTheChunkChain) {
   for (int64_t c = 0; c < stages * chunks; ++c)
     times.push_back({0.5 + 0.25 * c, 1.0 + 0.1 * c});
   double p2p = 0.125;
-  Simulation sim = simulatePipeline(ScheduleKind::Interleaved1F1B, times,
-                                    micro, p2p, chunks);
+  Simulation sim = simulatePipeline(ScheduleKind::Interleaved1F1B, times, micro,
+                                    p2p, chunks);
   auto endOf = [&](int64_t c, bool backward, int64_t m) {
     for (const UnitEvent &event : sim.events[c % stages])
       if (event.unit == Unit{backward, m, c / stages})

@@ -116,9 +116,10 @@ TEST(ShardingSpecTest, ReadsThePipelineKeys) {
 TEST(ShardingSpecTest, ReadsTheInterleaveKeys) {
   // MindFormers' interleaved pipeline: pp_interleave_num chunks per stage,
   // with or without pipeline_interleave.
-  for (const char *text :
-       {R"({"pipeline_stage": 4, "micro_batch_num": 8, "pp_interleave_num": 2})",
-        R"({"pipeline_stage": 4, "micro_batch_num": 8,
+  for (
+      const char *text :
+      {R"({"pipeline_stage": 4, "micro_batch_num": 8, "pp_interleave_num": 2})",
+       R"({"pipeline_stage": 4, "micro_batch_num": 8,
             "pipeline_interleave": true, "pp_interleave_num": 2})"}) {
     auto config = parseParallelConfig(text);
     ASSERT_TRUE(config.ok()) << config.error();
@@ -132,8 +133,9 @@ TEST(ShardingSpecTest, ReadsTheInterleaveKeys) {
   EXPECT_EQ(off->virtualStages, 1);
   auto lonely = parseParallelConfig(R"({"pipeline_interleave": true})");
   ASSERT_FALSE(lonely.ok());
-  EXPECT_TRUE(contains(lonely.error(), "pipeline_interleave = true needs "
-                                       "pp_interleave_num >= 2 (chunks per stage), got 1"));
+  EXPECT_TRUE(contains(lonely.error(),
+                       "pipeline_interleave = true needs "
+                       "pp_interleave_num >= 2 (chunks per stage), got 1"));
   auto contradicting = parseParallelConfig(
       R"({"pipeline_interleave": false, "pp_interleave_num": 2})");
   ASSERT_FALSE(contradicting.ok());
@@ -142,8 +144,8 @@ TEST(ShardingSpecTest, ReadsTheInterleaveKeys) {
                        "false"));
   auto notBool = parseParallelConfig(R"({"pipeline_interleave": 1})");
   ASSERT_FALSE(notBool.ok());
-  EXPECT_TRUE(contains(notBool.error(),
-                       "pipeline_interleave: expected true or false"));
+  EXPECT_TRUE(
+      contains(notBool.error(), "pipeline_interleave: expected true or false"));
   auto zero = parseParallelConfig(R"({"pp_interleave_num": 0})");
   ASSERT_FALSE(zero.ok());
   EXPECT_TRUE(contains(zero.error(), "pp_interleave_num"));

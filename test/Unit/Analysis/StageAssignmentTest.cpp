@@ -271,8 +271,7 @@ TEST(StageAssignment, InterleavedErrors) {
   problem.memoryLimit = 5;
   StageAssignment full = assignStages(problem);
   EXPECT_FALSE(full.feasible);
-  EXPECT_NE(full.error.find("over the limit"), std::string::npos)
-      << full.error;
+  EXPECT_NE(full.error.find("over the limit"), std::string::npos) << full.error;
 }
 
 } // namespace

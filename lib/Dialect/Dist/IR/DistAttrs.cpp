@@ -427,11 +427,13 @@ LogicalResult PipelinePredictionAttr::verify(
   return success();
 }
 
-LogicalResult PipelineAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, StringRef axis,
-    int64_t stages, int64_t microBatches,
-    ::loom::pipeline::ScheduleKind schedule, int64_t virtualStages,
-    ArrayRef<LayerRange> stageLayers, PipelinePredictionAttr predicted) {
+LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef axis, int64_t stages,
+                                   int64_t microBatches,
+                                   ::loom::pipeline::ScheduleKind schedule,
+                                   int64_t virtualStages,
+                                   ArrayRef<LayerRange> stageLayers,
+                                   PipelinePredictionAttr predicted) {
   // C1.
   if (axis.empty())
     return emitError() << "expects a non-empty `axis`";
@@ -469,12 +471,10 @@ LogicalResult PipelineAttr::verify(
   // C3.
   if (predicted &&
       (static_cast<int64_t>(predicted.getStageForwardS().size()) != chunks ||
-       static_cast<int64_t>(predicted.getStageMemoryBytes().size()) !=
-           stages))
-    return emitError() << "expects `predicted` for " << stages
-                       << " stages of " << virtualStages
-                       << " chunk(s), got " << predicted.getStageForwardS().size()
-                       << " time(s) and "
+       static_cast<int64_t>(predicted.getStageMemoryBytes().size()) != stages))
+    return emitError() << "expects `predicted` for " << stages << " stages of "
+                       << virtualStages << " chunk(s), got "
+                       << predicted.getStageForwardS().size() << " time(s) and "
                        << predicted.getStageMemoryBytes().size()
                        << " memory size(s)";
   return success();

@@ -8,12 +8,12 @@
 // that runs it.
 //
 //   1. walk the entry's ops in order; the first op carrying a `loom.fwd` id
-//      that depends on a parameter is that id's forward op. A forward op that reads a parameter of a
-//      transformer layer (LayerNames.h) is in that layer; any other forward
-//      op is in the layer of the forward op before it (before the first
-//      layer: the embedding, ordinal -1). Layers are numbered in order of
-//      appearance (ordinals), so an encoder's and a decoder's layers count
-//      on from each other;
+//      that depends on a parameter is that id's forward op. A forward op that
+//      reads a parameter of a transformer layer (LayerNames.h) is in that
+//      layer; any other forward op is in the layer of the forward op before it
+//      (before the first layer: the embedding, ordinal -1). Layers are numbered
+//      in order of appearance (ordinals), so an encoder's and a decoder's
+//      layers count on from each other;
 //   2. split the ordinals into contiguous chunk ranges (one chunk per stage,
 //      or S · V under interleaved 1F1B): the user's counts, else the
 //      search's `dist.pipeline`, else an even split;
@@ -176,12 +176,13 @@ void AssignStagesPass::runOnOperation() {
   // Step 1.
   auto [ordinalOf, numLayers] = getLayerOrdinals(entry);
   if (numChunks > numLayers) {
-    InFlightDiagnostic diag = module.emitError("dist-assign-stages: cannot split ");
+    InFlightDiagnostic diag =
+        module.emitError("dist-assign-stages: cannot split ");
     diag << numLayers << " transformer layer(s) into " << info.stages
          << " pipeline stages";
     if (info.virtualStages > 1)
-      diag << " of " << info.virtualStages << " chunks each ("
-           << numChunks << " chunks)";
+      diag << " of " << info.virtualStages << " chunks each (" << numChunks
+           << " chunks)";
     diag << ": every " << (info.virtualStages > 1 ? "chunk" : "stage")
          << " needs at least one layer (layers "
             "are recognized by parameter names with a numeric component, "
@@ -210,8 +211,8 @@ void AssignStagesPass::runOnOperation() {
         first != numLayers) {
       module.emitError("dist-assign-stages: stage-layers '")
           << stageLayers << "' gives " << ranges.size() << " "
-          << (info.virtualStages > 1 ? "chunk" : "stage") << "(s) of "
-          << first << " layer(s), expected " << numChunks << " "
+          << (info.virtualStages > 1 ? "chunk" : "stage") << "(s) of " << first
+          << " layer(s), expected " << numChunks << " "
           << (info.virtualStages > 1 ? "chunk" : "stage") << "(s) of "
           << numLayers << " layer(s)";
       return signalPassFailure();
@@ -243,8 +244,7 @@ void AssignStagesPass::runOnOperation() {
   }
   if (static_cast<int64_t>(info.stageLayers.size()) != numChunks) {
     module.emitError("dist-assign-stages: the plan has ")
-        << info.stageLayers.size() << " layer range(s), expected "
-        << numChunks;
+        << info.stageLayers.size() << " layer range(s), expected " << numChunks;
     return signalPassFailure();
   }
   auto chunkOfOrdinal = [&](int64_t ordinal) -> int64_t {
@@ -292,7 +292,7 @@ void AssignStagesPass::runOnOperation() {
       << (info.virtualStages > 1
               ? " of " + std::to_string(info.virtualStages) + " chunks"
               : std::string())
-      << " over " << numLayers << " layers " << ranges << ", "
-      << microBatches << " micro-batch(es), "
+      << " over " << numLayers << " layers " << ranges << ", " << microBatches
+      << " micro-batch(es), "
       << ::loom::pipeline::getScheduleKindName(info.schedule);
 }

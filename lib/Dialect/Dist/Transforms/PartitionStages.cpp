@@ -219,9 +219,8 @@ void PartitionStagesPass::runOnOperation() {
   std::vector<std::map<UnitKey, int64_t>> unitPosition(numStages);
   for (int64_t s = 0; s < numStages; ++s) {
     std::vector<::loom::pipeline::Unit> order =
-        ::loom::pipeline::getStageUnitOrder(info.schedule, numStages, s,
-                                            info.microBatches,
-                                            info.virtualStages);
+        ::loom::pipeline::getStageUnitOrder(
+            info.schedule, numStages, s, info.microBatches, info.virtualStages);
     for (auto [k, unit] : llvm::enumerate(order))
       unitPosition[s][{unit.backward, unit.microBatch, unit.chunk}] =
           static_cast<int64_t>(k);

@@ -626,36 +626,36 @@ LogicalResult SearchStrategyPass::search() {
             virtualChoices.push_back(v);
       }
       for (int64_t chunks : virtualChoices)
-      for (int64_t micro : microChoices) {
-        pipeline::StageProblem problem =
-            getStageProblem(*builder, *groups, solution.choice, choice, micro,
-                            mesh.getNumDevices());
-        problem.stages = stages;
-        problem.schedule =
-            chunks > 1 ? pipeline::ScheduleKind::Interleaved1F1B
-            : interleavedOnly ? pipeline::ScheduleKind::OneFOneB
-                              : *scheduleKind;
-        problem.virtualStages = chunks;
-        problem.memoryLimit = limit;
-        pipeline::StageAssignment assignment = pipeline::assignStages(problem);
-        LLVM_DEBUG(llvm::dbgs()
-                   << meshName << " zero=" << choice.zero
-                   << " recompute=" << choice.recompute << " M=" << micro
-                   << ": "
-                   << (assignment.feasible
-                           ? formatSeconds(assignment.stepSeconds)
-                           : assignment.error)
-                   << "\n");
-        if (!assignment.feasible) {
-          whyNot = assignment.error;
-          continue;
+        for (int64_t micro : microChoices) {
+          pipeline::StageProblem problem =
+              getStageProblem(*builder, *groups, solution.choice, choice, micro,
+                              mesh.getNumDevices());
+          problem.stages = stages;
+          problem.schedule =
+              chunks > 1        ? pipeline::ScheduleKind::Interleaved1F1B
+              : interleavedOnly ? pipeline::ScheduleKind::OneFOneB
+                                : *scheduleKind;
+          problem.virtualStages = chunks;
+          problem.memoryLimit = limit;
+          pipeline::StageAssignment assignment =
+              pipeline::assignStages(problem);
+          LLVM_DEBUG(llvm::dbgs()
+                     << meshName << " zero=" << choice.zero << " recompute="
+                     << choice.recompute << " M=" << micro << ": "
+                     << (assignment.feasible
+                             ? formatSeconds(assignment.stepSeconds)
+                             : assignment.error)
+                     << "\n");
+          if (!assignment.feasible) {
+            whyNot = assignment.error;
+            continue;
+          }
+          if (found && assignment.stepSeconds >= found->assignment.stepSeconds)
+            continue;
+          found = PipelinePlan{stages,           micro,
+                               problem.schedule, std::move(assignment),
+                               groups->layerIds, chunks};
         }
-        if (found && assignment.stepSeconds >= found->assignment.stepSeconds)
-          continue;
-        found = PipelinePlan{stages,          micro,
-                             problem.schedule, std::move(assignment),
-                             groups->layerIds, chunks};
-      }
       return found;
     };
     std::string pipelineWhyNot;
@@ -790,18 +790,18 @@ LogicalResult SearchStrategyPass::search() {
         memory = 0;
         for (const pipeline::StageInfo &stage : assignment.stages)
           memory = std::max(memory, stage.memoryBytes);
-        pipelineNote = llvm::formatv(
-                           "; {0} micro-batches, {1}{3}, bubble {2}",
-                           meshBest->pipeline->microBatches,
-                           pipeline::getScheduleKindName(
-                               meshBest->pipeline->schedule),
-                           formatSeconds(assignment.bubbleSeconds),
-                           meshBest->pipeline->virtualStages > 1
-                               ? " x " + std::to_string(
-                                             meshBest->pipeline->virtualStages) +
-                                     " chunks"
-                               : std::string())
-                           .str();
+        pipelineNote =
+            llvm::formatv(
+                "; {0} micro-batches, {1}{3}, bubble {2}",
+                meshBest->pipeline->microBatches,
+                pipeline::getScheduleKindName(meshBest->pipeline->schedule),
+                formatSeconds(assignment.bubbleSeconds),
+                meshBest->pipeline->virtualStages > 1
+                    ? " x " +
+                          std::to_string(meshBest->pipeline->virtualStages) +
+                          " chunks"
+                    : std::string())
+                .str();
       }
       module.emitRemark() << llvm::formatv(
           "mesh {0}: {1} per step, {2:F3} GiB per device (zero={3}, "

@@ -131,9 +131,9 @@ void VerifyPipelinePass::runOnOperation() {
   for (auto &[id, entry] : idStage) {
     auto [place, op] = entry;
     if (previous && place < previous->second) {
-      op->emitOpError() << "pipeline contract: forward id " << id
-                        << " runs on " << describe(place)
-                        << " after forward id " << previous->first << " on "
+      op->emitOpError() << "pipeline contract: forward id " << id << " runs on "
+                        << describe(place) << " after forward id "
+                        << previous->first << " on "
                         << describe(previous->second) << "; "
                         << (chunks == 1 ? "stages" : "chunks")
                         << " must not fall along the forward";
