@@ -264,8 +264,20 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
     error() << "--pipeline-stages 0 lets the strategy search choose the "
                "stages: give --cluster";
   if (options.schedule && *options.schedule != "gpipe" &&
-      *options.schedule != "1f1b")
-    error() << "--schedule: expected gpipe or 1f1b, found '"
+      *options.schedule != "1f1b" && *options.schedule != "interleaved-1f1b")
+    error() << "--schedule: expected gpipe, 1f1b or interleaved-1f1b, found '"
+            << *options.schedule << "'";
+  if (options.virtualStages && *options.virtualStages < 0)
+    error() << "--virtual-stages: expected 0 (the search chooses) or a chunk "
+               "count >= 1, found "
+            << *options.virtualStages;
+  if (options.virtualStages && *options.virtualStages == 0 && !options.cluster)
+    error() << "--virtual-stages 0 lets the strategy search choose the "
+               "chunks per stage: give --cluster";
+  if (options.virtualStages && *options.virtualStages > 1 && options.schedule &&
+      *options.schedule != "interleaved-1f1b")
+    error() << "--virtual-stages " << *options.virtualStages
+            << " needs --schedule interleaved-1f1b, found '"
             << *options.schedule << "'";
   return success(ok);
 }
@@ -436,13 +448,34 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
     flag = fromConfig;
     return success();
   };
-  if (failed(merge(staged.pipelineStages, requested.stages,
-                   "--pipeline-stages", "pipeline_stage")) ||
+  if (failed(merge(staged.pipelineStages, requested.stages, "--pipeline-stages",
+                   "pipeline_stage")) ||
       failed(merge(staged.microBatches, requested.microBatches,
-                   "--micro-batches", "micro_batch_num")))
+                   "--micro-batches", "micro_batch_num")) ||
+      failed(merge(staged.virtualStages, requested.virtualStages,
+                   "--virtual-stages", "pp_interleave_num")))
     return failure();
   if (failed(resolvePrecision(options, staged, context)))
     return failure();
+  // Chunks per stage are the interleaved schedule's (`pp_interleave_num`
+  // turns it on, as in MindFormers).
+  if (staged.virtualStages && *staged.virtualStages > 1) {
+    if (staged.schedule && *staged.schedule != "interleaved-1f1b")
+      return emitError(UnknownLoc::get(context))
+             << "--schedule " << *staged.schedule << " disagrees with "
+             << *staged.virtualStages
+             << " virtual stages (pp_interleave_num / --virtual-stages): "
+                "they need interleaved-1f1b";
+    staged.schedule = "interleaved-1f1b";
+  }
+  if (staged.schedule == "interleaved-1f1b" && !staged.virtualStages) {
+    if (!options.cluster)
+      return emitError(UnknownLoc::get(context))
+             << "--schedule interleaved-1f1b needs the chunks per stage: "
+                "give --virtual-stages V (or pp_interleave_num), or --cluster "
+                "to let the search choose";
+    staged.virtualStages = 0;
+  }
   if (!requested.stageLayerCounts.empty()) {
     std::string counts;
     for (int64_t count : requested.stageLayerCounts)

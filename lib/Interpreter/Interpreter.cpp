@@ -401,9 +401,9 @@ public:
       startsMicroBatch[index] = activationOps.contains(op) &&
                                 !op->hasAttr(dist::kBackwardAttrName);
       opStage[index] = dist::getOpStage(op);
-      auto m = op->getAttrOfType<IntegerAttr>(dist::kMicroBatchAttrName);
-      if (m && op->hasAttr(dist::kBackwardAttrName))
-        lastBackward[{opStage[index].value_or(-1), m.getInt()}] = index;
+      std::optional<int64_t> key = dist::getInFlightKey(op);
+      if (key && op->hasAttr(dist::kBackwardAttrName))
+        lastBackward[{opStage[index].value_or(-1), *key}] = index;
     }
     for (BlockArgument arg : entry.getArguments())
       if (!dist::isCarriedArgument(entry, arg.getArgNumber()))
@@ -597,14 +597,15 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
     return std::nullopt;
   }
   if (pipelineAxis)
-    if (auto m = op->getAttrOfType<IntegerAttr>(dist::kMicroBatchAttrName)) {
+    if (std::optional<int64_t> key = dist::getInFlightKey(op)) {
+      // Under interleaved 1F1B a key is one (chunk, micro-batch) pair.
       if (startsMicroBatch[state.pc])
-        state.inFlight.insert(m.getInt());
+        state.inFlight.insert(*key);
       state.peakInFlight = std::max(
           state.peakInFlight, static_cast<int64_t>(state.inFlight.size()));
-      auto last = lastBackward.find({getStage(r), m.getInt()});
+      auto last = lastBackward.find({getStage(r), *key});
       if (last != lastBackward.end() && last->second == state.pc)
-        state.inFlight.erase(m.getInt());
+        state.inFlight.erase(*key);
     }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     HostTensor value;

@@ -23,7 +23,7 @@
 
 // TOO-MANY: error: dist-assign-stages: cannot split 2 transformer layer(s) into 3 pipeline stages
 // BAD-SPLIT: error: dist-assign-stages: stage-layers '1,2' gives 2 stage(s) of 3 layer(s), expected 2 stage(s) of 2 layer(s)
-// BAD-SCHEDULE: error: dist-assign-stages: unknown schedule 'zigzag', expected gpipe or 1f1b
+// BAD-SCHEDULE: error: dist-assign-stages: unknown schedule 'zigzag', expected gpipe, 1f1b or interleaved-1f1b
 // LATE: error: dist-assign-stages: @train_step already has layouts; assign stages before the partition phase
 func.func @forward(%e: tensor<4x4xf64> {loom.param = #loom.param<"emb.w", init = zeros, decay = true>},
                    %w0: tensor<4x4xf64> {loom.param = #loom.param<"h.0.w", init = zeros, decay = true>},

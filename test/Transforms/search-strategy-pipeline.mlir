@@ -7,6 +7,9 @@
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=3' 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 micro-batches=3' 2>&1 | FileCheck %s --check-prefix=MICRO
 // RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 schedule=zigzag' 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 virtual-stages=2 schedule=interleaved-1f1b micro-batches=2' | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 virtual-stages=0 micro-batches=2' | FileCheck %s --check-prefix=CHOOSE
+// RUN: not loom-opt %s -dist-search-strategy='cluster=dgx-a100-80g devices=4 pipeline-stages=2 virtual-stages=2' 2>&1 | FileCheck %s --check-prefix=CHUNKS
 
 // An embedding, four identical layers and a sum (the head). Over two stages
 // the layers split two and two; the mesh written is the intra-stage one (two
@@ -45,7 +48,17 @@
 // LAYERS: error: 8 pipeline stages need at least 8 layers; the model has 4
 // DIVIDE: error: pipeline-stages = 3 does not divide the 4 devices
 // MICRO: error: no plan fits in 80.000 GiB per device on any mesh of 4 devices; micro-batches = 3 does not divide the batch per replica ({{[0-9]+}} on mesh
-// SCHEDULE: error: schedule: expected `1f1b` or `gpipe`, found `zigzag`
+// SCHEDULE: error: schedule: expected `1f1b`, `gpipe` or `interleaved-1f1b`, found `zigzag`
+
+// Interleaved 1F1B with 2 chunks per stage: one layer per chunk, chunk c on
+// stage c mod 2; the prediction has a time per chunk and a memory size per
+// stage. Left to choose V (0), the search prices V = 1 and V = 2 (the only
+// counts that divide 4 layers over 2 stages): on this model the hop latency
+// dwarfs the compute, so the 3 hops per micro-batch of V = 2 lose to 1F1B's
+// one and the plan is plain 1F1B.
+// INTERLEAVED: dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2, schedule = "interleaved-1f1b", virtual_stages = 2, stage_layers = {{\[\[}}0, 1], [1, 2], [2, 3], [3, 4]], predicted = <step_time_s = {{[^,]+}}, bubble_s = {{[^,]+}}, p2p_s = {{[^,]+}}, stage_forward_s = [{{[^,]+}}, {{[^,]+}}, {{[^,]+}}, {{[^]]+}}], stage_backward_s = [{{[^]]+}}], stage_memory_bytes = [{{[0-9]+}}, {{[0-9]+}}]>>
+// CHOOSE: dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2, stage_layers = {{\[\[}}0, 2], [2, 4]], predicted
+// CHUNKS: error: virtual-stages = 2: expected 0 (the search chooses), 1, or more chunks under schedule `interleaved-1f1b`
 func.func @train_step(
     %wte: tensor<128x64xf32> {loom.param = #loom.param<"wte", init = zeros, decay = true>},
     %w0: tensor<64x64xf32> {loom.param = #loom.param<"h.0.w", init = zeros, decay = true>},

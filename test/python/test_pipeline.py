@@ -163,7 +163,7 @@ def test_uneven_layers_and_manual_split(tmp_path):
     (["--devices", 8, "--pipeline-stages", 8],
      "cannot split 4 transformer layer(s) into 8 pipeline stages"),
     (["--devices", 2, "--pipeline-stages", 2, "--schedule", "zigzag"],
-     "--schedule: expected gpipe or 1f1b, found 'zigzag'"),
+     "--schedule: expected gpipe, 1f1b or interleaved-1f1b, found 'zigzag'"),
     (["--pipeline-stages", 4, "--parallel-config",
       '{"pipeline_stage": 2}'],
      "--pipeline-stages 4 disagrees with the parallel config's "

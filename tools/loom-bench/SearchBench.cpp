@@ -165,8 +165,10 @@ int mlir::loom::bench::runSearchBench() {
                  << " micro_batches=" << pipeline.getMicroBatches()
                  << " schedule="
                  << ::loom::pipeline::getScheduleKindName(
-                        pipeline.getSchedule())
-                 << " stage_layers=";
+                        pipeline.getSchedule());
+    if (pipeline.getVirtualStages() > 1)
+      llvm::outs() << " virtual_stages=" << pipeline.getVirtualStages();
+    llvm::outs() << " stage_layers=";
     for (auto [index, range] : llvm::enumerate(pipeline.getStageLayers()))
       llvm::outs() << (index ? "," : "") << "[" << range.first << ","
                    << range.end << ")";

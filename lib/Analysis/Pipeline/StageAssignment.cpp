@@ -50,7 +50,8 @@ struct RangeSums {
 
 int64_t getInFlight(const StageProblem &problem, int64_t stage) {
   return getMaxInFlight(getStageUnitOrder(problem.schedule, problem.stages,
-                                          stage, problem.microBatches));
+                                          stage, problem.microBatches,
+                                          problem.virtualStages));
 }
 
 /// Stage `stage` over [first, end), from the range sums.
@@ -155,7 +156,86 @@ StageAssignment evaluateStageSplit(const StageProblem &problem,
   return result;
 }
 
+StageAssignment assignInterleavedStages(const StageProblem &problem) {
+  StageAssignment result;
+  int64_t stages = problem.stages, chunks = problem.virtualStages;
+  int64_t layers = int64_t(problem.layers.size());
+  int64_t numChunks = stages * chunks;
+  if (std::optional<std::string> error = checkSchedule(
+          problem.schedule, stages, problem.microBatches, chunks)) {
+    result.error = *error;
+    return result;
+  }
+  if (layers % numChunks != 0) {
+    result.error = std::to_string(layers) +
+                   " layers do not split evenly "
+                   "into " +
+                   std::to_string(stages) + " stages of " +
+                   std::to_string(chunks) + " chunks";
+    return result;
+  }
+  RangeSums sums(problem.layers);
+  // Chunks are the stages of an S · V-stage pipeline for the range sums and
+  // the embedding / head placement.
+  StageProblem perChunk = problem;
+  perChunk.stages = numChunks;
+  std::vector<StageTimes> times;
+  int64_t per = layers / numChunks;
+  for (int64_t c = 0; c < numChunks; ++c) {
+    StageInfo info =
+        makeStageInfo(perChunk, sums, c, c * per, (c + 1) * per, 0);
+    times.push_back(info.times);
+    result.chunks.push_back(info);
+  }
+  double slowestStep = 0.0;
+  for (int64_t s = 0; s < stages; ++s) {
+    StageInfo info;
+    info.firstLayer = s * per;
+    info.endLayer = (s + 1) * per;
+    info.inFlight = getInFlight(problem, s);
+    double state = 0.0, activation = 0.0;
+    for (int64_t c = s; c < numChunks; c += stages) {
+      const StageInfo &chunk = result.chunks[c];
+      int64_t first = chunk.firstLayer, end = chunk.endLayer;
+      info.times.forward += chunk.times.forward;
+      info.times.backward += chunk.times.backward;
+      info.stepSeconds += chunk.stepSeconds;
+      double chunkActivation =
+          sums.activation[end] - sums.activation[first] +
+          (c == 0 ? problem.embedding.activationBytes : 0.0) +
+          (c == numChunks - 1 ? problem.head.activationBytes : 0.0);
+      // makeStageInfo with nothing in flight gave the chunk's state alone.
+      state += chunk.memoryBytes;
+      activation = std::max(activation, chunkActivation);
+    }
+    info.memoryBytes = state + activation * double(info.inFlight);
+    if (info.memoryBytes > problem.memoryLimit) {
+      result.chunks.clear();
+      result.stages.clear();
+      result.error = "stage " + std::to_string(s) + " of " +
+                     std::to_string(chunks) + " chunks needs " +
+                     formatGiB(info.memoryBytes) + ", over the limit of " +
+                     formatGiB(problem.memoryLimit);
+      return result;
+    }
+    slowestStep = std::max(slowestStep, info.stepSeconds);
+    result.bottleneckSeconds = std::max(
+        result.bottleneckSeconds, info.times.forward + info.times.backward);
+    result.stages.push_back(info);
+  }
+  result.simulation =
+      simulatePipeline(problem.schedule, times, problem.microBatches,
+                       problem.p2pSeconds, chunks);
+  result.stepSeconds = result.simulation.makespan + slowestStep;
+  result.bubbleSeconds = result.simulation.bubble;
+  result.p2pSeconds = problem.p2pSeconds;
+  result.feasible = true;
+  return result;
+}
+
 StageAssignment assignStages(const StageProblem &problem) {
+  if (problem.schedule == ScheduleKind::Interleaved1F1B)
+    return assignInterleavedStages(problem);
   int64_t stages = problem.stages;
   int64_t layers = int64_t(problem.layers.size());
   if (stages < 1 || problem.microBatches < 1) {

@@ -43,17 +43,22 @@ std::string getTimelineJSON(const Simulation &simulation, ScheduleKind kind,
   for (int64_t stage = 0; stage < stages; ++stage)
     for (int64_t local = 0; local < ranksPerStage; ++local)
       for (const UnitEvent &event : simulation.events[stage]) {
+        // Interleaved units name their chunk: F3.1 is micro-batch 3's
+        // forward through the stage's chunk 1.
         std::string name = (event.unit.backward ? "B" : "F") +
                            std::to_string(event.unit.microBatch);
-        events.push_back(
-            {{"name", name},
-             {"cat", event.unit.backward ? "backward" : "forward"},
-             {"ph", "X"},
-             {"pid", stage},
-             {"tid", stage * ranksPerStage + local},
-             {"ts", event.start * kMicroseconds},
-             {"dur", (event.end - event.start) * kMicroseconds},
-             {"args", {{"micro_batch", event.unit.microBatch}}}});
+        if (kind == ScheduleKind::Interleaved1F1B)
+          name += "." + std::to_string(event.unit.chunk);
+        events.push_back({{"name", name},
+                          {"cat", event.unit.backward ? "backward" : "forward"},
+                          {"ph", "X"},
+                          {"pid", stage},
+                          {"tid", stage * ranksPerStage + local},
+                          {"ts", event.start * kMicroseconds},
+                          {"dur", (event.end - event.start) * kMicroseconds},
+                          {"args",
+                           {{"micro_batch", event.unit.microBatch},
+                            {"chunk", event.unit.chunk}}}});
       }
   ojson trace = {
       {"traceEvents", events},

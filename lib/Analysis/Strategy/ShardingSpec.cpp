@@ -240,6 +240,15 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
       error = readCount(value, key, config.pipelineStages);
     } else if (key == "micro_batch_num") {
       error = readCount(value, key, config.microBatches);
+    } else if (key == "pp_interleave_num") {
+      error = readCount(value, key, config.virtualStages);
+    } else if (key == "pipeline_interleave") {
+      if (!value.is_boolean())
+        error = "parallel config: pipeline_interleave: expected true or "
+                "false, got " +
+                describe(value);
+      else
+        config.pipelineInterleave = value.get<bool>();
     } else if (key == "gradient_aggregation_group") {
       error = readCount(value, key, count);
       if (error.empty() && count > 1)
@@ -272,7 +281,8 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
     } else {
       error = "parallel config: unknown key `" + key +
               "` (expected data_parallel, model_parallel, pipeline_stage, "
-              "micro_batch_num, optimizer_shard, gradient_aggregation_group, "
+              "micro_batch_num, pp_interleave_num, pipeline_interleave, "
+              "optimizer_shard, gradient_aggregation_group, "
               "recompute, vocab_emb_dp, use_seq_parallel, context_parallel, "
               "context_parallel_algo, precision)";
     }
@@ -290,6 +300,19 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
     return Result::failure("parallel config: use_seq_parallel with "
                            "context_parallel > 1 is not supported (both "
                            "split the sequence)");
+  // MindFormers turns the interleaved schedule on with both keys; either
+  // alone names what it needs.
+  if (config.pipelineInterleave.value_or(config.virtualStages > 1) &&
+      config.virtualStages < 2)
+    return Result::failure(
+        "parallel config: pipeline_interleave = true needs pp_interleave_num "
+        ">= 2 (chunks per stage), got " +
+        std::to_string(config.virtualStages));
+  if (config.pipelineInterleave == false && config.virtualStages > 1)
+    return Result::failure(
+        "parallel config: pp_interleave_num = " +
+        std::to_string(config.virtualStages) +
+        " with pipeline_interleave = false: interleaving needs it true");
   return config;
 }
 
@@ -325,6 +348,7 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   spec.pipelineStages = config.pipelineStages;
   spec.microBatches = config.microBatches;
   spec.precision = config.precision;
+  spec.virtualStages = config.virtualStages;
   if (sp > 1) {
     // DeepSpeed-Ulysses: activations split on the sequence over sp, attention
     // on heads over (tp, sp) -- whole sequences, so the q, k, v and output

@@ -1383,6 +1383,19 @@ LogicalResult emitCUDAProgram(ModuleOp module, const CUDAEmitOptions &options,
   EntryInfo entry;
   if (failed(emit::readEntry(module, options.entry, kCUDA, entry)))
     return failure();
+  // Interleaved 1F1B sends activations around the ring V times per
+  // micro-batch; under NCCL's rendezvous sends its order deadlocks on the
+  // CUDA emulator (both stages block in a send), so it is refused here
+  // rather than emitted to hang (docs/Pipeline.md, "Limits").
+  if (auto pipeline =
+          module->getAttrOfType<dist::PipelineAttr>(kPipelineAttrName);
+      pipeline && pipeline.getVirtualStages() > 1)
+    return module.emitError()
+           << "CUDA emission: interleaved-1f1b pipelines ("
+           << pipeline.getVirtualStages()
+           << " virtual stages) are not supported by the CUDA emitter yet: "
+              "NCCL's rendezvous sends deadlock in that order; emit host "
+              "code, or use --schedule 1f1b";
   if (failed(matchPointToPoint(entry)))
     return failure();
 

@@ -523,7 +523,9 @@ void StepEmitterBase::findMicroBatchBounds() {
   // it). A micro-batch enters with its first forward op that computes
   // activations (dist::getActivationOps, the interpreter's rule). An op
   // without a stage runs on every stage.
-  using Key = std::pair<int64_t, int64_t>; // (stage, micro-batch)
+  // (stage, micro-batch), or (stage, chunk and micro-batch) under
+  // interleaved 1F1B (dist::getInFlightKey).
+  using Key = std::pair<int64_t, int64_t>;
   std::map<Key, Operation *> first, lastFwd, lastBwd;
   auto func = func::FuncOp(entry.func);
   llvm::DenseSet<Operation *> activationOps =
@@ -531,10 +533,10 @@ void StepEmitterBase::findMicroBatchBounds() {
         return static_cast<bool>(func.getArgAttr(i, kInputAttrName));
       });
   for (Operation &op : func.getBody().front()) {
-    auto mb = op.getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
-    if (!mb)
+    std::optional<int64_t> inFlightKey = dist::getInFlightKey(&op);
+    if (!inFlightKey)
       continue;
-    int64_t m = mb.getInt();
+    int64_t m = *inFlightKey;
     int64_t tagged = entry.stageOfOp(&op);
     for (int64_t stage = tagged < 0 ? 0 : tagged;
          stage < (tagged < 0 ? entry.numStages : tagged + 1); ++stage) {

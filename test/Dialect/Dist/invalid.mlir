@@ -680,9 +680,48 @@ func.func @pipeline_no_micro_batches() attributes {dist.pipeline = #dist.pipelin
 
 // -----
 
-// expected-error @+2 {{expected schedule "1f1b" or "gpipe", found "zigzag"}}
+// expected-error @+2 {{expected schedule "1f1b", "gpipe" or "interleaved-1f1b", found "zigzag"}}
 // expected-error @+1 {{failed to parse Dist_PipelineAttr parameter 'schedule'}}
 func.func @pipeline_bad_schedule() attributes {dist.pipeline = #dist.pipeline<stages = 2, schedule = "zigzag">} {
+  return
+}
+
+// -----
+
+// #dist.pipeline C1: virtual stages only under interleaved 1F1B, which needs
+// the micro-batches a multiple of the stages.
+// expected-error @+1 {{virtual stages (2) need the interleaved-1f1b schedule, found 1f1b}}
+func.func @pipeline_chunks_without_interleaving() attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 4, virtual_stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the interleaved-1f1b schedule needs at least 2 virtual stages (chunks per device), found 1}}
+func.func @pipeline_interleaved_one_chunk() attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 4, schedule = "interleaved-1f1b">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the interleaved-1f1b schedule needs the micro-batches (3) to be a multiple of the pipeline stages (2)}}
+func.func @pipeline_interleaved_micro_batches() attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 3, schedule = "interleaved-1f1b", virtual_stages = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects `virtual_stages` >= 1, got 0}}
+func.func @pipeline_no_chunks() attributes {dist.pipeline = #dist.pipeline<stages = 2, virtual_stages = 0>} {
+  return
+}
+
+// -----
+
+// #dist.pipeline C2: one layer range per chunk (per stage without virtual
+// stages), each non-empty, in order.
+// expected-error @+1 {{expects one `stage_layers` range per chunk (4), got 2}}
+func.func @pipeline_chunk_ranges_count() attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2, schedule = "interleaved-1f1b", virtual_stages = 2, stage_layers = [[0, 1], [1, 2]]>} {
   return
 }
 
@@ -710,8 +749,9 @@ func.func @pipeline_overlap() attributes {dist.pipeline = #dist.pipeline<stages 
 
 // -----
 
-// #dist.pipeline C3: the prediction covers every stage.
-// expected-error @+1 {{expects `predicted` for 2 stages, got 1}}
+// #dist.pipeline C3: the prediction covers every stage (its times every
+// chunk).
+// expected-error @+1 {{expects `predicted` for 2 stages of 1 chunk(s), got 1 time(s) and 1 memory size(s)}}
 func.func @pipeline_prediction_stages() attributes {dist.pipeline = #dist.pipeline<stages = 2, predicted = <step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0], stage_backward_s = [1.0], stage_memory_bytes = [1]>>} {
   return
 }
@@ -741,8 +781,16 @@ func.func @prediction_negative_memory() attributes {p = #dist.pipeline_predictio
 
 // -----
 
-// #dist.pipeline_prediction C2: one entry per stage in each list.
-// expected-error @+1 {{expects one `stage_forward_s`, `stage_backward_s` and `stage_memory_bytes` entry per stage, got 2, 1 and 1}}
+// #dist.pipeline_prediction C2: one time per chunk in both time lists, a
+// memory size per stage.
+// expected-error @+1 {{expects one `stage_forward_s` and `stage_backward_s` entry per chunk and one `stage_memory_bytes` entry per stage, got 2, 1 and 1}}
 func.func @prediction_ragged() attributes {p = #dist.pipeline_prediction<step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0, 1.0], stage_backward_s = [1.0], stage_memory_bytes = [1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects one `stage_forward_s` and `stage_backward_s` entry per chunk and one `stage_memory_bytes` entry per stage, got 3, 3 and 2}}
+func.func @prediction_chunks_not_per_stage() attributes {p = #dist.pipeline_prediction<step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0, 1.0, 1.0], stage_backward_s = [1.0, 1.0, 1.0], stage_memory_bytes = [1, 1]>} {
   return
 }

@@ -128,3 +128,11 @@ func.func @pipeline_minimal() attributes {dist.pipeline = #dist.pipeline<axis = 
 func.func @pipeline_searched() attributes {dist.pipeline = #dist.pipeline<axis = "stage", stages = 2, micro_batches = 8, schedule = "gpipe", stage_layers = [[0, 3], [3, 6]], predicted = <step_time_s = 0.25, bubble_s = 0.1, p2p_s = 1.0e-5, stage_forward_s = [0.01, 0.011], stage_backward_s = [0.02, 0.022], stage_memory_bytes = [1000, 900]>>} {
   return
 }
+
+// Interleaved 1F1B: a layer range and the times per chunk, the memory per
+// stage.
+// CHECK-LABEL: func.func @pipeline_interleaved
+// CHECK-SAME: dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 4, schedule = "interleaved-1f1b", virtual_stages = 2, stage_layers = {{\[\[}}0, 1], [1, 2], [2, 3], [3, 4]], predicted = <step_time_s = 1.000000e+00, bubble_s = 1.000000e-01, p2p_s = 0.000000e+00, stage_forward_s = [1.000000e-02, 1.000000e-02, 1.000000e-02, 1.000000e-02], stage_backward_s = [2.000000e-02, 2.000000e-02, 2.000000e-02, 2.000000e-02], stage_memory_bytes = [1000, 900]>>
+func.func @pipeline_interleaved() attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 4, schedule = "interleaved-1f1b", virtual_stages = 2, stage_layers = [[0, 1], [1, 2], [2, 3], [3, 4]], predicted = <step_time_s = 1.0, bubble_s = 0.1, p2p_s = 0.0, stage_forward_s = [0.01, 0.01, 0.01, 0.01], stage_backward_s = [0.02, 0.02, 0.02, 0.02], stage_memory_bytes = [1000, 900]>>} {
+  return
+}

@@ -126,6 +126,44 @@ TEST(ShardingSpecTest, ReadsThePrecisionKey) {
   EXPECT_EQ(unset.precision, "");
 }
 
+TEST(ShardingSpecTest, ReadsTheInterleaveKeys) {
+  // MindFormers' interleaved pipeline: pp_interleave_num chunks per stage,
+  // with or without pipeline_interleave.
+  for (
+      const char *text :
+      {R"({"pipeline_stage": 4, "micro_batch_num": 8, "pp_interleave_num": 2})",
+       R"({"pipeline_stage": 4, "micro_batch_num": 8,
+            "pipeline_interleave": true, "pp_interleave_num": 2})"}) {
+    auto config = parseParallelConfig(text);
+    ASSERT_TRUE(config.ok()) << config.error();
+    EXPECT_EQ(config->virtualStages, 2);
+    ShardingSpec spec;
+    expandParallelConfig(*config, spec);
+    EXPECT_EQ(spec.virtualStages, 2);
+  }
+  auto off = parseParallelConfig(R"({"pipeline_interleave": false})");
+  ASSERT_TRUE(off.ok()) << off.error();
+  EXPECT_EQ(off->virtualStages, 1);
+  auto lonely = parseParallelConfig(R"({"pipeline_interleave": true})");
+  ASSERT_FALSE(lonely.ok());
+  EXPECT_TRUE(contains(lonely.error(),
+                       "pipeline_interleave = true needs "
+                       "pp_interleave_num >= 2 (chunks per stage), got 1"));
+  auto contradicting = parseParallelConfig(
+      R"({"pipeline_interleave": false, "pp_interleave_num": 2})");
+  ASSERT_FALSE(contradicting.ok());
+  EXPECT_TRUE(contains(contradicting.error(),
+                       "pp_interleave_num = 2 with pipeline_interleave = "
+                       "false"));
+  auto notBool = parseParallelConfig(R"({"pipeline_interleave": 1})");
+  ASSERT_FALSE(notBool.ok());
+  EXPECT_TRUE(
+      contains(notBool.error(), "pipeline_interleave: expected true or false"));
+  auto zero = parseParallelConfig(R"({"pp_interleave_num": 0})");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_TRUE(contains(zero.error(), "pp_interleave_num"));
+}
+
 TEST(ShardingSpecTest, ReadsLayerStages) {
   ShardingSpec spec;
   EXPECT_EQ(parseStrategyFile(R"({"layer_stages": [0, 0, 1, 2, 2]})", spec),

@@ -200,4 +200,78 @@ TEST(StageAssignment, MoreStagesThanLayersIsAnError) {
   EXPECT_NE(result.error.find("3 stages"), std::string::npos);
 }
 
+/// Interleaved 1F1B over 8 equal layers, 2 stages of 2 chunks: chunk c
+/// holds layers [2c, 2c + 2) on stage c mod 2; with no hop latency the
+/// bubble is 1F1B's over V; a stage's memory is its chunks' state plus its
+/// (chunk, micro-batch) units in flight times a chunk's activations.
+TEST(StageAssignment, InterleavedChunksAndTheirPrediction) {
+  StageProblem problem;
+  for (int i = 0; i < 8; ++i)
+    problem.layers.push_back({1.0, 2.0, 0.5, 10.0, 4.0});
+  problem.stages = 2;
+  problem.microBatches = 4;
+  problem.memoryLimit = 1e9;
+  problem.schedule = ScheduleKind::OneFOneB;
+  StageAssignment plain = assignStages(problem);
+  ASSERT_TRUE(plain.feasible) << plain.error;
+  problem.schedule = ScheduleKind::Interleaved1F1B;
+  problem.virtualStages = 2;
+  StageAssignment interleaved = assignStages(problem);
+  ASSERT_TRUE(interleaved.feasible) << interleaved.error;
+  ASSERT_EQ(interleaved.chunks.size(), 4u);
+  for (int64_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(interleaved.chunks[c].firstLayer, 2 * c);
+    EXPECT_EQ(interleaved.chunks[c].endLayer, 2 * c + 2);
+    EXPECT_DOUBLE_EQ(interleaved.chunks[c].times.forward, 2.0);
+    EXPECT_DOUBLE_EQ(interleaved.chunks[c].times.backward, 4.0);
+  }
+  ASSERT_EQ(interleaved.stages.size(), 2u);
+  EXPECT_NEAR(interleaved.bubbleSeconds, plain.bubbleSeconds / 2, 1e-12);
+  EXPECT_LT(interleaved.stepSeconds, plain.stepSeconds);
+  // Stage 0: 4 layers of state (40) + 5 units in flight of 2 layers' (8)
+  // activations; once-per-step 4 layers' 0.5 s.
+  EXPECT_EQ(interleaved.stages[0].inFlight, 5);
+  EXPECT_DOUBLE_EQ(interleaved.stages[0].memoryBytes, 40.0 + 5 * 8.0);
+  EXPECT_DOUBLE_EQ(interleaved.stages[0].stepSeconds, 2.0);
+  // The hops: V times as many per micro-batch, so a slow link costs the
+  // interleaved step more than the plain one.
+  problem.p2pSeconds = 1.0;
+  StageAssignment slowInterleaved = assignStages(problem);
+  problem.schedule = ScheduleKind::OneFOneB;
+  problem.virtualStages = 1;
+  StageAssignment slowPlain = assignStages(problem);
+  ASSERT_TRUE(slowInterleaved.feasible && slowPlain.feasible);
+  EXPECT_GT(slowInterleaved.stepSeconds - interleaved.stepSeconds,
+            slowPlain.stepSeconds - plain.stepSeconds);
+}
+
+TEST(StageAssignment, InterleavedErrors) {
+  StageProblem problem;
+  for (int i = 0; i < 6; ++i)
+    problem.layers.push_back({1.0, 2.0, 0.0, 1.0, 1.0});
+  problem.stages = 2;
+  problem.virtualStages = 2;
+  problem.microBatches = 4;
+  problem.memoryLimit = 1e9;
+  problem.schedule = ScheduleKind::Interleaved1F1B;
+  StageAssignment uneven = assignStages(problem);
+  EXPECT_FALSE(uneven.feasible);
+  EXPECT_NE(uneven.error.find("6 layers do not split evenly into 2 stages "
+                              "of 2 chunks"),
+            std::string::npos)
+      << uneven.error;
+  problem.layers.resize(8, {1.0, 2.0, 0.0, 1.0, 1.0});
+  problem.microBatches = 3;
+  StageAssignment odd = assignStages(problem);
+  EXPECT_FALSE(odd.feasible);
+  EXPECT_NE(odd.error.find("multiple of the pipeline stages"),
+            std::string::npos)
+      << odd.error;
+  problem.microBatches = 4;
+  problem.memoryLimit = 5;
+  StageAssignment full = assignStages(problem);
+  EXPECT_FALSE(full.feasible);
+  EXPECT_NE(full.error.find("over the limit"), std::string::npos) << full.error;
+}
+
 } // namespace

@@ -22,6 +22,14 @@
 // optimizer update run after the stage's last backward, on every stage at
 // once).
 //
+// Under interleaved 1F1B (V chunks per stage) the layers are cut evenly into
+// S · V chunks (L must divide: the search offers V only where it does), the
+// embedding joins chunk 0 and the head the last chunk; the simulation runs
+// per chunk, with the hop latency on every one of the S · V - 1 chunk
+// boundaries (V times the hops per micro-batch of 1F1B), and a stage keeps
+// its chunks' state plus, per (chunk, micro-batch) unit in flight, its
+// largest chunk's activations.
+//
 // Plain C++ with no MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
@@ -60,6 +68,8 @@ struct StageProblem {
   int64_t stages = 1;
   int64_t microBatches = 1;
   ScheduleKind schedule = ScheduleKind::OneFOneB;
+  /// Chunks per stage (interleaved 1F1B only; 1 otherwise).
+  int64_t virtualStages = 1;
   /// Latency of one activation (or gradient) hop between stages.
   double p2pSeconds = 0.0;
   /// Per-device memory limit in bytes; every stage must fit.
@@ -87,6 +97,9 @@ struct StageAssignment {
   bool feasible = false;
   std::string error;
   std::vector<StageInfo> stages;
+  /// Interleaved 1F1B: per global chunk (v · S + s) its layers and times;
+  /// empty otherwise.
+  std::vector<StageInfo> chunks;
   /// The simulated step: the schedule's makespan plus the slowest stage's
   /// once-per-step seconds.
   double stepSeconds = 0.0;
@@ -115,8 +128,15 @@ StageAssignment evaluateStageSplit(const StageProblem &problem,
                                    const std::vector<int64_t> &bounds);
 
 /// The split minimizing the bottleneck stage subject to memory, by dynamic
-/// programming over (stages, layer prefix) in O(S · L²).
+/// programming over (stages, layer prefix) in O(S · L²); under interleaved
+/// 1F1B the even split into S · V chunks (`assignInterleavedStages`).
 StageAssignment assignStages(const StageProblem &problem);
+
+/// Interleaved 1F1B: chunk c holds layers [c · L / (S V), (c + 1) · L /
+/// (S V)) and runs on stage c mod S. Infeasible when S · V does not divide
+/// the layers, the schedule refuses M (checkSchedule) or a stage exceeds
+/// the memory limit.
+StageAssignment assignInterleavedStages(const StageProblem &problem);
 
 /// The even split (`pipeline_stage` given by hand): the first L mod S stages
 /// take one layer more.

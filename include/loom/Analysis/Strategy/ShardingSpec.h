@@ -119,6 +119,9 @@ struct ShardingSpec {
   /// 1 = none): the driver's pipeline phase and autodiff read them.
   int64_t pipelineStages = 1;
   int64_t microBatches = 1;
+  /// Chunks per stage under interleaved 1F1B (`pp_interleave_num`; 1 =
+  /// not interleaved).
+  int64_t virtualStages = 1;
   /// The stage of each transformer layer (`layer_stages` of a strategy
   /// file); empty for an even split.
   std::vector<int64_t> layerStages;
@@ -150,6 +153,11 @@ struct ParallelConfig {
   /// `precision`: f32, bf16-mixed or fp16-mixed (docs/MixedPrecision.md);
   /// empty when the config does not say.
   std::string precision;
+  /// MindFormers' `pp_interleave_num` (chunks per stage, the interleaved
+  /// 1F1B schedule when > 1) and `pipeline_interleave` (true asks for it;
+  /// unset: implied by `pp_interleave_num`).
+  int64_t virtualStages = 1;
+  std::optional<bool> pipelineInterleave;
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of

@@ -378,8 +378,9 @@ mlir::loom::dist::parseSchedule(AsmParser &parser) {
   std::optional<::loom::pipeline::ScheduleKind> kind =
       ::loom::pipeline::parseScheduleKind(text);
   if (!kind)
-    return parser.emitError(loc) << "expected schedule \"1f1b\" or "
-                                    "\"gpipe\", found \""
+    return parser.emitError(loc) << "expected schedule \"1f1b\", "
+                                    "\"gpipe\" or \"interleaved-1f1b\", "
+                                    "found \""
                                  << text << "\"";
   return *kind;
 }
@@ -416,18 +417,23 @@ LogicalResult PipelinePredictionAttr::verify(
       return emitError() << "expects every `stage_memory_bytes` >= 0, got "
                          << bytes;
   // C2.
-  if (forward.size() != backward.size() || forward.size() != memory.size())
-    return emitError() << "expects one `stage_forward_s`, `stage_backward_s` "
-                          "and `stage_memory_bytes` entry per stage, got "
+  if (forward.size() != backward.size() || memory.empty() != forward.empty() ||
+      (!memory.empty() && forward.size() % memory.size() != 0))
+    return emitError() << "expects one `stage_forward_s` and "
+                          "`stage_backward_s` entry per chunk and one "
+                          "`stage_memory_bytes` entry per stage, got "
                        << forward.size() << ", " << backward.size() << " and "
                        << memory.size();
   return success();
 }
 
-LogicalResult PipelineAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, StringRef axis,
-    int64_t stages, int64_t microBatches, ::loom::pipeline::ScheduleKind,
-    ArrayRef<LayerRange> stageLayers, PipelinePredictionAttr predicted) {
+LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef axis, int64_t stages,
+                                   int64_t microBatches,
+                                   ::loom::pipeline::ScheduleKind schedule,
+                                   int64_t virtualStages,
+                                   ArrayRef<LayerRange> stageLayers,
+                                   PipelinePredictionAttr predicted) {
   // C1.
   if (axis.empty())
     return emitError() << "expects a non-empty `axis`";
@@ -435,11 +441,20 @@ LogicalResult PipelineAttr::verify(
     return emitError() << "expects `stages` >= 1, got " << stages;
   if (microBatches < 1)
     return emitError() << "expects `micro_batches` >= 1, got " << microBatches;
+  if (virtualStages < 1)
+    return emitError() << "expects `virtual_stages` >= 1, got "
+                       << virtualStages;
+  if (stages > 1 || virtualStages > 1)
+    if (std::optional<std::string> error = ::loom::pipeline::checkSchedule(
+            schedule, stages, microBatches, virtualStages))
+      return emitError() << *error;
+  int64_t chunks = stages * virtualStages;
   // C2.
   if (!stageLayers.empty()) {
-    if (static_cast<int64_t>(stageLayers.size()) != stages)
-      return emitError() << "expects one `stage_layers` range per stage ("
-                         << stages << "), got " << stageLayers.size();
+    if (static_cast<int64_t>(stageLayers.size()) != chunks)
+      return emitError() << "expects one `stage_layers` range per "
+                         << (virtualStages > 1 ? "chunk (" : "stage (")
+                         << chunks << "), got " << stageLayers.size();
     for (auto [s, range] : llvm::enumerate(stageLayers)) {
       if (range.first < 0 || range.first >= range.end)
         return emitError() << "expects stage " << s
@@ -455,9 +470,12 @@ LogicalResult PipelineAttr::verify(
   }
   // C3.
   if (predicted &&
-      static_cast<int64_t>(predicted.getStageForwardS().size()) != stages)
-    return emitError() << "expects `predicted` for " << stages
-                       << " stages, got "
-                       << predicted.getStageForwardS().size();
+      (static_cast<int64_t>(predicted.getStageForwardS().size()) != chunks ||
+       static_cast<int64_t>(predicted.getStageMemoryBytes().size()) != stages))
+    return emitError() << "expects `predicted` for " << stages << " stages of "
+                       << virtualStages << " chunk(s), got "
+                       << predicted.getStageForwardS().size() << " time(s) and "
+                       << predicted.getStageMemoryBytes().size()
+                       << " memory size(s)";
   return success();
 }

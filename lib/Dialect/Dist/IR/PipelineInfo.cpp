@@ -24,6 +24,7 @@ PipelineInfo PipelineInfo::get(PipelineAttr attr) {
   info.stages = attr.getStages();
   info.microBatches = attr.getMicroBatches();
   info.schedule = attr.getSchedule();
+  info.virtualStages = attr.getVirtualStages();
   info.stageLayers.assign(attr.getStageLayers().begin(),
                           attr.getStageLayers().end());
   info.predicted = attr.getPredicted();
@@ -32,7 +33,7 @@ PipelineInfo PipelineInfo::get(PipelineAttr attr) {
 
 PipelineAttr PipelineInfo::toAttr(MLIRContext *context) const {
   return PipelineAttr::get(context, axis, stages, microBatches, schedule,
-                           stageLayers, predicted);
+                           virtualStages, stageLayers, predicted);
 }
 
 FailureOr<std::optional<PipelineInfo>> mlir::loom::dist::getPipelineInfo(
@@ -52,6 +53,20 @@ std::optional<int64_t> mlir::loom::dist::getOpStage(Operation *op) {
   if (auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName))
     return stage.getInt();
   return std::nullopt;
+}
+
+int64_t mlir::loom::dist::getOpChunk(Operation *op) {
+  if (auto chunk = op->getAttrOfType<IntegerAttr>(kChunkAttrName))
+    return chunk.getInt();
+  return 0;
+}
+
+std::optional<int64_t> mlir::loom::dist::getInFlightKey(Operation *op) {
+  auto m = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
+  if (!m)
+    return std::nullopt;
+  // Micro-batch counts stay far below 2^32 (the search takes at most 256).
+  return (getOpChunk(op) << 32) | m.getInt();
 }
 
 llvm::DenseSet<Operation *> mlir::loom::dist::getActivationOps(

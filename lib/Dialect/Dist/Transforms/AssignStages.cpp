@@ -8,19 +8,21 @@
 // that runs it.
 //
 //   1. walk the entry's ops in order; the first op carrying a `loom.fwd` id
-//      that depends on a parameter is that id's forward op. A forward op that reads a parameter of a
-//      transformer layer (LayerNames.h) is in that layer; any other forward
-//      op is in the layer of the forward op before it (before the first
-//      layer: the embedding, ordinal -1). Layers are numbered in order of
-//      appearance (ordinals), so an encoder's and a decoder's layers count
-//      on from each other;
-//   2. split the ordinals into contiguous stage ranges: the user's counts,
-//      else the search's `dist.pipeline`, else an even split;
-//   3. tag every op with an id and operands with its id's stage; write
-//      `dist.pipeline`.
+//      that depends on a parameter is that id's forward op. A forward op that
+//      reads a parameter of a transformer layer (LayerNames.h) is in that
+//      layer; any other forward op is in the layer of the forward op before it
+//      (before the first layer: the embedding, ordinal -1). Layers are numbered
+//      in order of appearance (ordinals), so an encoder's and a decoder's
+//      layers count on from each other;
+//   2. split the ordinals into contiguous chunk ranges (one chunk per stage,
+//      or S · V under interleaved 1F1B): the user's counts, else the
+//      search's `dist.pipeline`, else an even split;
+//   3. tag every op with an id and operands with its id's stage (chunk c
+//      runs on stage c mod S; with V > 1 the op also gets `dist.chunk` =
+//      c / S); write `dist.pipeline`.
 //
-// Stages rise monotonically along the forward, so activations only flow to
-// the next stages and gradients back: the schedule cannot deadlock.
+// Chunks rise monotonically along the forward, so activations only flow to
+// the next chunks and gradients back: the schedule cannot deadlock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,6 +124,13 @@ void AssignStagesPass::runOnOperation() {
   PipelineInfo info;
   if (*existing)
     info = **existing;
+  if (virtualStages > 0) {
+    if (*existing && (*existing)->virtualStages != virtualStages) {
+      info.stageLayers.clear();
+      info.predicted = nullptr;
+    }
+    info.virtualStages = virtualStages;
+  }
   if (stages > 0) {
     if (*existing && (*existing)->stages != stages) {
       // The searched split and its prediction were for another count.
@@ -134,11 +143,14 @@ void AssignStagesPass::runOnOperation() {
     auto kind = ::loom::pipeline::parseScheduleKind(schedule.getValue());
     if (!kind) {
       module.emitError("dist-assign-stages: unknown schedule '")
-          << schedule << "', expected gpipe or 1f1b";
+          << schedule << "', expected gpipe, 1f1b or interleaved-1f1b";
       return signalPassFailure();
     }
     info.schedule = *kind;
+  } else if (info.virtualStages > 1) {
+    info.schedule = ::loom::pipeline::ScheduleKind::Interleaved1F1B;
   }
+  int64_t numChunks = info.stages * info.virtualStages;
   if (info.stages <= 1 && !*existing)
     return;
 
@@ -163,12 +175,18 @@ void AssignStagesPass::runOnOperation() {
 
   // Step 1.
   auto [ordinalOf, numLayers] = getLayerOrdinals(entry);
-  if (info.stages > numLayers) {
-    module.emitError("dist-assign-stages: cannot split ")
-        << numLayers << " transformer layer(s) into " << info.stages
-        << " pipeline stages: every stage needs at least one layer (layers "
-           "are recognized by parameter names with a numeric component, "
-           "e.g. `h.3.attn.weight`)";
+  if (numChunks > numLayers) {
+    InFlightDiagnostic diag =
+        module.emitError("dist-assign-stages: cannot split ");
+    diag << numLayers << " transformer layer(s) into " << info.stages
+         << " pipeline stages";
+    if (info.virtualStages > 1)
+      diag << " of " << info.virtualStages << " chunks each (" << numChunks
+           << " chunks)";
+    diag << ": every " << (info.virtualStages > 1 ? "chunk" : "stage")
+         << " needs at least one layer (layers "
+            "are recognized by parameter names with a numeric component, "
+            "e.g. `h.3.attn.weight`)";
     return signalPassFailure();
   }
 
@@ -189,11 +207,13 @@ void AssignStagesPass::runOnOperation() {
       ranges.push_back({first, first + count});
       first += count;
     }
-    if (static_cast<int64_t>(ranges.size()) != info.stages ||
+    if (static_cast<int64_t>(ranges.size()) != numChunks ||
         first != numLayers) {
       module.emitError("dist-assign-stages: stage-layers '")
-          << stageLayers << "' gives " << ranges.size() << " stage(s) of "
-          << first << " layer(s), expected " << info.stages << " stage(s) of "
+          << stageLayers << "' gives " << ranges.size() << " "
+          << (info.virtualStages > 1 ? "chunk" : "stage") << "(s) of " << first
+          << " layer(s), expected " << numChunks << " "
+          << (info.virtualStages > 1 ? "chunk" : "stage") << "(s) of "
           << numLayers << " layer(s)";
       return signalPassFailure();
     }
@@ -201,8 +221,8 @@ void AssignStagesPass::runOnOperation() {
   }
   if (info.stageLayers.empty()) {
     int64_t first = 0;
-    for (int64_t s = 0; s < info.stages; ++s) {
-      int64_t count = numLayers / info.stages + (s < numLayers % info.stages);
+    for (int64_t s = 0; s < numChunks; ++s) {
+      int64_t count = numLayers / numChunks + (s < numLayers % numChunks);
       info.stageLayers.push_back({first, first + count});
       first += count;
     }
@@ -222,11 +242,16 @@ void AssignStagesPass::runOnOperation() {
         << expectedFirst << " layer(s), the model has " << numLayers;
     return signalPassFailure();
   }
-  auto stageOfOrdinal = [&](int64_t ordinal) -> int64_t {
-    for (auto [s, range] : llvm::enumerate(info.stageLayers))
+  if (static_cast<int64_t>(info.stageLayers.size()) != numChunks) {
+    module.emitError("dist-assign-stages: the plan has ")
+        << info.stageLayers.size() << " layer range(s), expected " << numChunks;
+    return signalPassFailure();
+  }
+  auto chunkOfOrdinal = [&](int64_t ordinal) -> int64_t {
+    for (auto [c, range] : llvm::enumerate(info.stageLayers))
       if (ordinal < range.end)
-        return static_cast<int64_t>(s);
-    return info.stages - 1;
+        return static_cast<int64_t>(c);
+    return numChunks - 1;
   };
 
   // The micro-batches autodiff made.
@@ -236,6 +261,11 @@ void AssignStagesPass::runOnOperation() {
       microBatches = std::max(microBatches, m.getInt() + 1);
   });
   info.microBatches = microBatches;
+  if (std::optional<std::string> error = ::loom::pipeline::checkSchedule(
+          info.schedule, info.stages, microBatches, info.virtualStages)) {
+    module.emitError("dist-assign-stages: ") << *error;
+    return signalPassFailure();
+  }
 
   // Step 3.
   Builder b(context);
@@ -245,7 +275,10 @@ void AssignStagesPass::runOnOperation() {
       continue;
     auto it = ordinalOf.find(id.getInt());
     int64_t ordinal = it == ordinalOf.end() ? -1 : it->second;
-    op.setAttr(kStageAttrName, b.getI64IntegerAttr(stageOfOrdinal(ordinal)));
+    int64_t chunk = chunkOfOrdinal(ordinal);
+    op.setAttr(kStageAttrName, b.getI64IntegerAttr(chunk % info.stages));
+    if (info.virtualStages > 1)
+      op.setAttr(kChunkAttrName, b.getI64IntegerAttr(chunk / info.stages));
   }
   module->setAttr(kPipelineAttrName, info.toAttr(context));
 
@@ -255,7 +288,11 @@ void AssignStagesPass::runOnOperation() {
               std::to_string(range.first) + ", " +
               std::to_string(range.end) + ")";
   mlir::emitRemark(entry.getLoc(), "pipeline: ")
-      << info.stages << " stages over " << numLayers << " layers " << ranges
-      << ", " << microBatches << " micro-batch(es), "
+      << info.stages << " stages"
+      << (info.virtualStages > 1
+              ? " of " + std::to_string(info.virtualStages) + " chunks"
+              : std::string())
+      << " over " << numLayers << " layers " << ranges << ", " << microBatches
+      << " micro-batch(es), "
       << ::loom::pipeline::getScheduleKindName(info.schedule);
 }

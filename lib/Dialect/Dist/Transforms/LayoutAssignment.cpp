@@ -206,6 +206,7 @@ mlir::loom::dist::getRequestedPipeline(const std::string &strategyFile,
     return request;
   request.stages = spec.pipelineStages;
   request.microBatches = spec.microBatches;
+  request.virtualStages = spec.virtualStages;
   for (int64_t stage : spec.layerStages) {
     if (static_cast<int64_t>(request.stageLayerCounts.size()) <= stage)
       request.stageLayerCounts.push_back(0);

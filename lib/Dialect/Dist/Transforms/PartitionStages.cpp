@@ -10,8 +10,8 @@
 //   1. the mesh gets the pipeline axis as its major axis (a new mesh of that
 //      axis alone when the stages are single devices);
 //   2. an op without a stage (the collectives and rewrites partitioning
-//      added) takes its first staged producer's stage, else its first
-//      staged user's;
+//      added) takes its first staged producer's stage (and chunk), else its
+//      first staged user's;
 //   3. each carried argument (parameter, optimizer state, step) is owned by
 //      the stage whose result replaces it; every result gets the stage that
 //      computes it (`dist.stage` result attribute);
@@ -19,7 +19,8 @@
 //      per reading stage by a `dist.send`/`dist.recv` pair with a unique
 //      tag, and that stage reads the received value;
 //   5. each stage's ops are ordered by its schedule: an op of micro-batch m
-//      belongs to unit F(m) or B(m) (`loom.backward`); an op's unit is the
+//      belongs to unit F(m) or B(m) (`loom.backward`; of its `dist.chunk`
+//      under interleaved 1F1B); an op's unit is the
 //      earliest (in its stage's unit order, Schedule.h) of its own and its
 //      readers' on any stage (a label count needed by B(0) runs before
 //      B(0); a layout change of a gradient another stage needs for B(m)
@@ -159,6 +160,8 @@ void PartitionStagesPass::runOnOperation() {
       if (Operation *def = operand.getDefiningOp())
         if (std::optional<int64_t> stage = stageOf(def)) {
           op.setAttr(kStageAttrName, b.getI64IntegerAttr(*stage));
+          if (Attribute chunk = def->getAttr(kChunkAttrName))
+            op.setAttr(kChunkAttrName, chunk);
           break;
         }
   }
@@ -167,8 +170,11 @@ void PartitionStagesPass::runOnOperation() {
       continue;
     std::optional<int64_t> stage;
     for (Operation *user : op.getUsers())
-      if ((stage = stageOf(user)))
+      if ((stage = stageOf(user))) {
+        if (Attribute chunk = user->getAttr(kChunkAttrName))
+          op.setAttr(kChunkAttrName, chunk);
         break;
+      }
     // Only argument-fed ops nothing staged reads are left: the last stage
     // (which computes the loss) keeps them.
     op.setAttr(kStageAttrName,
@@ -208,23 +214,24 @@ void PartitionStagesPass::runOnOperation() {
   // unit and its readers' units on any stage (the F(m) an activation is
   // sent for is F(m) here too, the B(m) a gradient is needed by B(m)).
   // Computed backwards over the program, so readers come first.
-  std::vector<std::map<std::pair<bool, int64_t>, int64_t>> unitPosition(
-      numStages);
+  // A unit: (backward, micro-batch, chunk).
+  using UnitKey = std::tuple<bool, int64_t, int64_t>;
+  std::vector<std::map<UnitKey, int64_t>> unitPosition(numStages);
   for (int64_t s = 0; s < numStages; ++s) {
     std::vector<::loom::pipeline::Unit> order =
-        ::loom::pipeline::getStageUnitOrder(info.schedule, numStages, s,
-                                            info.microBatches);
+        ::loom::pipeline::getStageUnitOrder(
+            info.schedule, numStages, s, info.microBatches, info.virtualStages);
     for (auto [k, unit] : llvm::enumerate(order))
-      unitPosition[s][{unit.backward, unit.microBatch}] =
+      unitPosition[s][{unit.backward, unit.microBatch, unit.chunk}] =
           static_cast<int64_t>(k);
   }
-  DenseMap<Operation *, std::pair<bool, int64_t>> unitOf;
+  DenseMap<Operation *, UnitKey> unitOf;
   for (Operation &op : llvm::reverse(block.without_terminator())) {
     std::optional<int64_t> stage = stageOf(&op);
     if (!stage)
       continue;
     int64_t best = kNoKey;
-    auto consider = [&](std::pair<bool, int64_t> candidate) {
+    auto consider = [&](UnitKey candidate) {
       int64_t at = unitPosition[*stage].at(candidate);
       if (at < best) {
         best = at;
@@ -232,11 +239,13 @@ void PartitionStagesPass::runOnOperation() {
       }
     };
     if (auto m = op.getAttrOfType<IntegerAttr>(kMicroBatchAttrName)) {
-      std::pair<bool, int64_t> own{op.hasAttr(kBackwardAttrName), m.getInt()};
+      UnitKey own{op.hasAttr(kBackwardAttrName), m.getInt(), getOpChunk(&op)};
       if (!unitPosition[*stage].count(own)) {
         op.emitOpError("belongs to micro-batch ")
-            << m.getInt() << " but the pipeline has " << info.microBatches
-            << " micro-batch(es)";
+            << m.getInt() << " of chunk " << getOpChunk(&op)
+            << " but the pipeline has " << info.microBatches
+            << " micro-batch(es) of " << info.virtualStages
+            << " chunk(s) per stage";
         return signalPassFailure();
       }
       consider(own);

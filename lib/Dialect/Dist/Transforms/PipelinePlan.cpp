@@ -120,15 +120,21 @@ void mlir::loom::dist::writePipelineAttr(ModuleOp module,
   info.stages = plan.stages;
   info.microBatches = plan.microBatches;
   info.schedule = plan.schedule;
+  info.virtualStages = plan.virtualStages;
   SmallVector<double> forward, backward;
   SmallVector<int64_t> memory;
-  for (const pipeline::StageInfo &stage : assignment.stages) {
-    info.stageLayers.push_back({plan.layerIds[stage.firstLayer],
-                                plan.layerIds[stage.endLayer - 1] + 1});
-    memory.push_back(int64_t(stage.memoryBytes));
-    forward.push_back(stage.times.forward);
-    backward.push_back(stage.times.backward);
+  // Layer ranges and times per chunk (per stage without virtual stages),
+  // memory per stage.
+  const std::vector<pipeline::StageInfo> &pieces =
+      assignment.chunks.empty() ? assignment.stages : assignment.chunks;
+  for (const pipeline::StageInfo &piece : pieces) {
+    info.stageLayers.push_back({plan.layerIds[piece.firstLayer],
+                                plan.layerIds[piece.endLayer - 1] + 1});
+    forward.push_back(piece.times.forward);
+    backward.push_back(piece.times.backward);
   }
+  for (const pipeline::StageInfo &stage : assignment.stages)
+    memory.push_back(int64_t(stage.memoryBytes));
   info.predicted = PipelinePredictionAttr::get(
       context, llvm::APFloat(assignment.stepSeconds),
       llvm::APFloat(assignment.bubbleSeconds),

@@ -23,6 +23,7 @@
 #include "loom/Analysis/Pipeline/Timeline.h"
 #include "loom/Dialect/Dist/IR/CollectiveKinds.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
 #include "loom/Interfaces/CostOpInterface.h"
 
@@ -107,6 +108,8 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
   int64_t stages = attr.getStages();
   input.microBatches = attr.getMicroBatches();
   input.schedule = attr.getSchedule();
+  input.virtualStages = attr.getVirtualStages();
+  int64_t chunks = stages * input.virtualStages;
   // The ranks of one stage: the mesh without its pipeline axis.
   std::optional<Mesh> mesh;
   for (MeshOp meshOp : module.getOps<MeshOp>())
@@ -120,10 +123,10 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
       input.ranksPerStage /= mesh->getAxis(*axis).size;
   }
 
-  // 2. Unit times: the prediction (one entry per stage, as the attribute
+  // 2. Unit times: the prediction (one entry per chunk, as the attribute
   // guarantees)...
   if (PipelinePredictionAttr predicted = attr.getPredicted()) {
-    for (int64_t s = 0; s < stages; ++s)
+    for (int64_t s = 0; s < chunks; ++s)
       input.stages.push_back({predicted.getStageForwardS()[s],
                               predicted.getStageBackwardS()[s]});
     input.p2pSeconds = predicted.getP2P();
@@ -142,7 +145,7 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
   if (!func || func.isExternal())
     return module.emitError()
            << "no `train_step` to estimate the pipeline's unit times from";
-  input.stages.assign(stages, {});
+  input.stages.assign(chunks, {});
   std::vector<double> hops;
   WalkResult walk = func.walk([&](Operation *op) {
     auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName);
@@ -162,7 +165,13 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
       hops.push_back(*seconds);
       return WalkResult::advance();
     }
-    pipeline::StageTimes &times = input.stages[stage.getInt()];
+    int64_t chunk = getOpChunk(op);
+    if (chunk < 0 || chunk >= input.virtualStages) {
+      op->emitOpError() << "dist.chunk = " << chunk << " is outside the "
+                        << input.virtualStages << " chunk(s) per stage";
+      return WalkResult::interrupt();
+    }
+    pipeline::StageTimes &times = input.stages[chunk * stages + stage.getInt()];
     (op->hasAttr(kBackwardAttrName) ? times.backward : times.forward) +=
         *seconds / double(input.microBatches);
     return WalkResult::advance();
@@ -183,7 +192,8 @@ LogicalResult mlir::loom::dist::writePipelineTimeline(ModuleOp module,
     return failure();
   // 3. Simulate and write.
   pipeline::Simulation simulation = pipeline::simulatePipeline(
-      input->schedule, input->stages, input->microBatches, input->p2pSeconds);
+      input->schedule, input->stages, input->microBatches, input->p2pSeconds,
+      input->virtualStages);
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
   if (!file)

@@ -244,6 +244,10 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
         {"schedule", ::loom::pipeline::getScheduleKindName(
                          pipeline.getSchedule())},
         {"axis", pipeline.getAxis().str()}};
+    // Interleaved 1F1B: stage_list then holds one entry per chunk, on stage
+    // chunk mod stages.
+    if (pipeline.getVirtualStages() > 1)
+      object["virtual_stages"] = pipeline.getVirtualStages();
     PipelinePredictionAttr predicted = pipeline.getPredicted();
     if (predicted) {
       object["predicted_step_time_s"] = predicted.getStepTime();
@@ -264,11 +268,15 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
         backward = predicted.getStageBackwardS().asArrayRef();
         memory = predicted.getStageMemoryBytes().asArrayRef();
       }
-      stageList.push_back({{"stage", index},
-                           {"layers", {range.first, range.end}},
-                           {"forward_s", element(forward, index)},
-                           {"backward_s", element(backward, index)},
-                           {"memory_bytes", element(memory, index)}});
+      size_t stage = index % size_t(pipeline.getStages());
+      ojson entry = {{"stage", stage},
+                     {"layers", {range.first, range.end}},
+                     {"forward_s", element(forward, index)},
+                     {"backward_s", element(backward, index)},
+                     {"memory_bytes", element(memory, stage)}};
+      if (pipeline.getVirtualStages() > 1)
+        entry["chunk"] = index;
+      stageList.push_back(entry);
     }
     object["stage_list"] = stageList;
     plan["pipeline"] = object;

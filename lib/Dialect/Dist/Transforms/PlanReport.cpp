@@ -136,14 +136,22 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
     os << "Pipeline: " << stages << " stages, " << pipeline.getMicroBatches()
        << " micro-batches, "
        << ::loom::pipeline::getScheduleKindName(pipeline.getSchedule());
+    int64_t chunks = pipeline.getVirtualStages();
+    if (chunks > 1)
+      os << " with " << chunks << " chunks per stage (chunk c on stage c mod "
+         << stages << ")";
     // The search's prediction, when it chose the pipeline (a hand-given
     // split has none).
     if (predicted)
       os << "; bubble " << formatTime(predicted.getBubble());
     os << "\n";
     for (auto [s, range] : llvm::enumerate(layers)) {
-      os << llvm::formatv("  stage {0}: layers [{1}, {2}){3}{4}", s,
-                          range.first, range.end,
+      int64_t stage = int64_t(s) % stages;
+      if (chunks > 1)
+        os << llvm::formatv("  chunk {0} (stage {1})", s, stage);
+      else
+        os << llvm::formatv("  stage {0}", s);
+      os << llvm::formatv(": layers [{0}, {1}){2}{3}", range.first, range.end,
                           s == 0 ? " + embedding" : "",
                           s + 1 == layers.size() ? " + head" : "");
       if (predicted)
@@ -151,7 +159,7 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
             "; F {0}, B {1} per micro-batch; {2} per device",
             formatTime(predicted.getStageForwardS()[s]),
             formatTime(predicted.getStageBackwardS()[s]),
-            formatBytes(double(predicted.getStageMemoryBytes()[s])));
+            formatBytes(double(predicted.getStageMemoryBytes()[stage])));
       os << "\n";
     }
   }

@@ -283,8 +283,17 @@ LogicalResult SearchStrategyPass::search() {
   std::optional<pipeline::ScheduleKind> scheduleKind =
       pipeline::parseScheduleKind(schedule);
   if (!scheduleKind) {
-    module.emitError() << "schedule: expected `1f1b` or `gpipe`, found `"
+    module.emitError() << "schedule: expected `1f1b`, `gpipe` or "
+                          "`interleaved-1f1b`, found `"
                        << schedule.getValue() << "`";
+    return failure();
+  }
+  if (virtualStages < 0 ||
+      (virtualStages > 1 &&
+       *scheduleKind != pipeline::ScheduleKind::Interleaved1F1B)) {
+    module.emitError() << "virtual-stages = " << virtualStages.getValue()
+                       << ": expected 0 (the search chooses), 1, or more "
+                          "chunks under schedule `interleaved-1f1b`";
     return failure();
   }
   if (auto error = ::loom::support::checkAtLeast(
@@ -597,31 +606,56 @@ LogicalResult SearchStrategyPass::search() {
                            const StrategyChoice &choice, std::string &whyNot,
                            double limit) -> std::optional<PipelinePlan> {
       std::optional<PipelinePlan> found;
-      for (int64_t micro : microChoices) {
-        pipeline::StageProblem problem =
-            getStageProblem(*builder, *groups, solution.choice, choice, micro,
-                            mesh.getNumDevices());
-        problem.stages = stages;
-        problem.schedule = *scheduleKind;
-        problem.memoryLimit = limit;
-        pipeline::StageAssignment assignment = pipeline::assignStages(problem);
-        LLVM_DEBUG(llvm::dbgs()
-                   << meshName << " zero=" << choice.zero
-                   << " recompute=" << choice.recompute << " M=" << micro
-                   << ": "
-                   << (assignment.feasible
-                           ? formatSeconds(assignment.stepSeconds)
-                           : assignment.error)
-                   << "\n");
-        if (!assignment.feasible) {
-          whyNot = assignment.error;
-          continue;
-        }
-        if (found && assignment.stepSeconds >= found->assignment.stepSeconds)
-          continue;
-        found = PipelinePlan{stages, micro, *scheduleKind,
-                             std::move(assignment), groups->layerIds};
+      // Chunks per stage: the option's, or (0) every count that splits the
+      // layers evenly, 1 (the plain schedule) included unless the
+      // interleaved schedule was asked for. Each V > 1 is priced by the
+      // interleaved simulation: a bubble of (S - 1) / V chunk units against
+      // V times the hops.
+      int64_t numLayers = int64_t(groups->layerIds.size());
+      std::vector<int64_t> virtualChoices;
+      bool interleavedOnly =
+          *scheduleKind == pipeline::ScheduleKind::Interleaved1F1B;
+      // `interleaved-1f1b` with the option's default (1) lets it choose.
+      if (virtualStages > 1 || (virtualStages == 1 && !interleavedOnly)) {
+        virtualChoices.push_back(virtualStages);
+      } else {
+        if (!interleavedOnly)
+          virtualChoices.push_back(1);
+        for (int64_t v = 2; stages * v <= numLayers; ++v)
+          if (numLayers % (stages * v) == 0)
+            virtualChoices.push_back(v);
       }
+      for (int64_t chunks : virtualChoices)
+        for (int64_t micro : microChoices) {
+          pipeline::StageProblem problem =
+              getStageProblem(*builder, *groups, solution.choice, choice, micro,
+                              mesh.getNumDevices());
+          problem.stages = stages;
+          problem.schedule =
+              chunks > 1        ? pipeline::ScheduleKind::Interleaved1F1B
+              : interleavedOnly ? pipeline::ScheduleKind::OneFOneB
+                                : *scheduleKind;
+          problem.virtualStages = chunks;
+          problem.memoryLimit = limit;
+          pipeline::StageAssignment assignment =
+              pipeline::assignStages(problem);
+          LLVM_DEBUG(llvm::dbgs()
+                     << meshName << " zero=" << choice.zero << " recompute="
+                     << choice.recompute << " M=" << micro << ": "
+                     << (assignment.feasible
+                             ? formatSeconds(assignment.stepSeconds)
+                             : assignment.error)
+                     << "\n");
+          if (!assignment.feasible) {
+            whyNot = assignment.error;
+            continue;
+          }
+          if (found && assignment.stepSeconds >= found->assignment.stepSeconds)
+            continue;
+          found = PipelinePlan{stages,           micro,
+                               problem.schedule, std::move(assignment),
+                               groups->layerIds, chunks};
+        }
       return found;
     };
     std::string pipelineWhyNot;
@@ -756,12 +790,18 @@ LogicalResult SearchStrategyPass::search() {
         memory = 0;
         for (const pipeline::StageInfo &stage : assignment.stages)
           memory = std::max(memory, stage.memoryBytes);
-        pipelineNote = llvm::formatv(
-                           "; {0} micro-batches, {1}, bubble {2}",
-                           meshBest->pipeline->microBatches,
-                           pipeline::getScheduleKindName(*scheduleKind),
-                           formatSeconds(assignment.bubbleSeconds))
-                           .str();
+        pipelineNote =
+            llvm::formatv(
+                "; {0} micro-batches, {1}{3}, bubble {2}",
+                meshBest->pipeline->microBatches,
+                pipeline::getScheduleKindName(meshBest->pipeline->schedule),
+                formatSeconds(assignment.bubbleSeconds),
+                meshBest->pipeline->virtualStages > 1
+                    ? " x " +
+                          std::to_string(meshBest->pipeline->virtualStages) +
+                          " chunks"
+                    : std::string())
+                .str();
       }
       module.emitRemark() << llvm::formatv(
           "mesh {0}: {1} per step, {2:F3} GiB per device (zero={3}, "
@@ -1266,6 +1306,9 @@ SearchStrategyPass::splitForMicroBatches(OwningOpRef<func::FuncOp> unsplit) {
   std::unique_ptr<SearchStrategyPass> search = cloneSearch();
   search->pipelineStages = (*plan)->stages;
   search->microBatches = micro;
+  // The chosen schedule and chunks, so the split step is priced as planned.
+  search->schedule = ::loom::pipeline::getScheduleKindName((*plan)->schedule);
+  search->virtualStages = (*plan)->virtualStages;
   pm.addPass(std::move(search));
   if (failed(runPipeline(pm, module)))
     return failure();

@@ -12,10 +12,12 @@
 //      a `dist.stage`;
 //   2. `dist.pipeline` is well formed (getPipelineInfo);
 //   3. every op of the entry function with operands and a `loom.fwd` id
-//      carries a stage in [0, S), and all ops of one id share it;
-//   4. the stage never falls as the id rises: ids number the forward ops
-//      in order, so activations flow only forward and gradients back, and
-//      the schedule cannot deadlock.
+//      carries a stage in [0, S) (and a `dist.chunk` in [0, V) under
+//      interleaved 1F1B), and all ops of one id share them;
+//   4. the stage (with chunks: the global chunk v * S + s) never falls as
+//      the id rises: ids number the forward ops in order, so activations
+//      flow only forward and gradients back, and the schedule cannot
+//      deadlock.
 //
 // The pass changes nothing.
 //
@@ -71,6 +73,15 @@ void VerifyPipelinePass::runOnOperation() {
     return;
   }
   int64_t stages = (*info)->stages;
+  int64_t chunks = (*info)->virtualStages;
+  // An op's place along the forward: its global chunk (its stage without
+  // virtual stages).
+  auto describe = [&](int64_t place) {
+    if (chunks == 1)
+      return "stage " + std::to_string(place);
+    return "chunk " + std::to_string(place) + " (stage " +
+           std::to_string(place % stages) + ")";
+  };
   auto func = module.lookupSymbol<func::FuncOp>(entryName);
   if (!func || func.isExternal()) {
     module.emitError() << "pipeline contract: no function @" << entryName
@@ -89,6 +100,14 @@ void VerifyPipelinePass::runOnOperation() {
       ok = false;
       return;
     }
+    int64_t chunk = getOpChunk(op);
+    if (chunk < 0 || chunk >= chunks) {
+      op->emitOpError() << "pipeline contract: chunk " << chunk
+                        << " is outside the " << chunks
+                        << " chunk(s) per stage";
+      ok = false;
+      return;
+    }
     if (!id || op->getNumOperands() == 0)
       return;
     if (!stage) {
@@ -97,27 +116,30 @@ void VerifyPipelinePass::runOnOperation() {
       ok = false;
       return;
     }
-    auto [it, inserted] = idStage.try_emplace(id.getInt(), *stage, op);
-    if (!inserted && it->second.first != *stage) {
-      op->emitOpError() << "pipeline contract: on stage " << *stage
+    int64_t place = chunk * stages + *stage;
+    auto [it, inserted] = idStage.try_emplace(id.getInt(), place, op);
+    if (!inserted && it->second.first != place) {
+      op->emitOpError() << "pipeline contract: on " << describe(place)
                         << ", but the ops of forward id " << id.getInt()
-                        << " run on stage " << it->second.first;
+                        << " run on " << describe(it->second.first);
       ok = false;
     }
   });
 
-  // 4. Stages rise with the ids.
-  std::optional<std::pair<int64_t, int64_t>> previous; // (id, stage)
+  // 4. Stages (global chunks) rise with the ids.
+  std::optional<std::pair<int64_t, int64_t>> previous; // (id, place)
   for (auto &[id, entry] : idStage) {
-    auto [stage, op] = entry;
-    if (previous && stage < previous->second) {
-      op->emitOpError() << "pipeline contract: forward id " << id
-                        << " runs on stage " << stage << " after forward id "
-                        << previous->first << " on stage " << previous->second
-                        << "; stages must not fall along the forward";
+    auto [place, op] = entry;
+    if (previous && place < previous->second) {
+      op->emitOpError() << "pipeline contract: forward id " << id << " runs on "
+                        << describe(place) << " after forward id "
+                        << previous->first << " on "
+                        << describe(previous->second) << "; "
+                        << (chunks == 1 ? "stages" : "chunks")
+                        << " must not fall along the forward";
       ok = false;
     }
-    previous = {id, stage};
+    previous = {id, place};
   }
   if (!ok)
     signalPassFailure();

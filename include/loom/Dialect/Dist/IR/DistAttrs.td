@@ -273,12 +273,14 @@ def Dist_PipelinePredictionAttr
     - `step_time_s`, `bubble_s`: the simulated step and its bubble;
       `p2p_s`: one activation's point-to-point transfer between stages.
     - `stage_forward_s`, `stage_backward_s`: each stage's forward and
-      backward of one micro-batch; `stage_memory_bytes`: each stage's
+      backward of one micro-batch (under interleaved 1F1B: each chunk's,
+      in global chunk order); `stage_memory_bytes`: each stage's
       predicted peak per device.
 
     Constraints:
     - C1: every time is finite and >= 0, every memory size >= 0.
-    - C2: the three per-stage lists have the same length.
+    - C2: the forward and backward lists have the same length, a multiple
+      of the memory list's (one entry per chunk, V per stage).
   }];
   let parameters = (ins
     Dist_ExactF64Parameter<"simulated step time (s)">:$step_time_s,
@@ -331,21 +333,29 @@ def Dist_PipelineAttr : AttrDef<Dist_Dialect, "Pipeline"> {
 
     - `axis` (default `"pp"`): the mesh axis whose coordinate is the stage.
     - `stages`, `micro_batches` (default 1): counts.
-    - `schedule` (default `"1f1b"`): `"1f1b"` or `"gpipe"`.
+    - `schedule` (default `"1f1b"`): `"1f1b"`, `"gpipe"` or
+      `"interleaved-1f1b"`.
+    - `virtual_stages` (default 1): chunks per stage under
+      `"interleaved-1f1b"` (Megatron's virtual pipeline size); the layers
+      are cut into `stages` × `virtual_stages` chunks and chunk c runs on
+      stage c mod `stages`.
 
     Fields at their defaults are not printed.
-    - `stage_layers` (may be absent): per stage, its half-open range
-      `[first, end)` of layer ordinals (transformer layers in forward
-      order).
+    - `stage_layers` (may be absent): per chunk (per stage without
+      virtual stages), its half-open range `[first, end)` of layer
+      ordinals (transformer layers in forward order).
     - `predicted` (may be absent): a `#dist.pipeline_prediction`; a
       hand-given split has none.
 
     Constraints:
-    - C1: `stages` >= 1 and `micro_batches` >= 1.
-    - C2: `stage_layers` is empty or has one range per stage, each with
-      0 <= first < end, in order (a stage starts at or after the previous
+    - C1: `stages` >= 1 and `micro_batches` >= 1; `virtual_stages` >= 1,
+      and > 1 exactly under `"interleaved-1f1b"`, which also needs
+      `micro_batches` a multiple of `stages`.
+    - C2: `stage_layers` is empty or has one range per chunk, each with
+      0 <= first < end, in order (a chunk starts at or after the previous
       one's end).
-    - C3: `predicted`'s lists have one entry per stage.
+    - C3: `predicted`'s memory list has one entry per stage, its time
+      lists one per chunk.
   }];
   let parameters = (ins
     StringRefParameter<"the pipeline's mesh axis", "\"pp\"">:$axis,
@@ -353,6 +363,8 @@ def Dist_PipelineAttr : AttrDef<Dist_Dialect, "Pipeline"> {
     DefaultValuedParameter<"int64_t", "1", "micro-batches per step">:
         $micro_batches,
     Dist_ScheduleParameter:$schedule,
+    DefaultValuedParameter<"int64_t", "1", "chunks per stage">:
+        $virtual_stages,
     Dist_StageLayersParameter:$stage_layers,
     OptionalParameter<"::mlir::loom::dist::PipelinePredictionAttr",
                       "the search's prediction">:$predicted

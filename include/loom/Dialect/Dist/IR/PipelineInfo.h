@@ -34,6 +34,9 @@ namespace mlir::loom::dist {
 /// On an op: the pipeline stage that runs it. On a result: the stage that
 /// computes it.
 using ::mlir::loom::kStageAttrName;
+/// On an op of an interleaved pipeline: which of its stage's chunks
+/// (virtual stages, 0 .. V-1) it belongs to; absent means chunk 0.
+inline constexpr llvm::StringLiteral kChunkAttrName = "dist.chunk";
 /// On the module: the pipeline (`PipelineInfo`).
 using ::mlir::loom::kPipelineAttrName;
 /// On an op: the micro-batch it belongs to (set by loom-autodiff).
@@ -48,8 +51,11 @@ struct PipelineInfo {
   int64_t microBatches = 1;
   ::loom::pipeline::ScheduleKind schedule =
       ::loom::pipeline::ScheduleKind::OneFOneB;
-  /// Per stage, its half-open range of layer ordinals (transformer layers
-  /// in forward order); empty when not known.
+  /// Chunks per stage (interleaved 1F1B's virtual stages; 1 otherwise).
+  int64_t virtualStages = 1;
+  /// Per chunk (global chunk c = v * stages + s runs on stage s), its
+  /// half-open range of layer ordinals (transformer layers in forward
+  /// order); empty when not known.
   std::vector<LayerRange> stageLayers;
   /// What the search predicted for this pipeline; null when it did not
   /// choose it (or when the stages changed since).
@@ -73,6 +79,15 @@ FailureOr<SmallVector<std::optional<int64_t>>> getStageList(ModuleOp module);
 /// The stage of `op` (its `dist.stage`), or nullopt when it runs on every
 /// stage.
 std::optional<int64_t> getOpStage(Operation *op);
+
+/// The chunk of `op` on its stage (its `dist.chunk`, else 0).
+int64_t getOpChunk(Operation *op);
+
+/// The key under which the interpreter and the emitted code count `op`'s
+/// micro-batch in flight: one per (chunk, micro-batch), since a chunk's
+/// activations live from its forward to its backward. Nullopt for an op of
+/// no micro-batch.
+std::optional<int64_t> getInFlightKey(Operation *op);
 
 /// The ops of `body` that compute activations: they read a block argument
 /// other than a data input (`isDataInput(argument number)`: token ids,

@@ -82,6 +82,8 @@ std::string resolveMeshSpec(const std::string &meshOption,
 struct RequestedPipeline {
   int64_t stages = 1;
   int64_t microBatches = 1;
+  /// Chunks per stage (`pp_interleave_num`); 1 = not interleaved.
+  int64_t virtualStages = 1;
   /// Layers per stage (from a strategy file's `layer_stages`); empty for
   /// an even split.
   std::vector<int64_t> stageLayerCounts;

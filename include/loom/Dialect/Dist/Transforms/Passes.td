@@ -78,7 +78,11 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
            "Micro-batches per step under a pipeline: 0 lets the search "
            "choose (the divisors up to 256 of the per-replica batch)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
-           "Pipeline schedule the search prices: 1f1b or gpipe">,
+           "Pipeline schedule the search prices: 1f1b, gpipe or "
+           "interleaved-1f1b">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Chunks per stage under interleaved 1F1B (1: none; 0: the search "
+           "chooses among the counts that divide the layers, 1 included)">,
     Option<"splitStep", "split-step", "bool", /*default=*/"true",
            "When a pipelined plan chose another micro-batch count than the "
            "step has, split the step into it and search it again (false: "
@@ -235,7 +239,11 @@ def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
     Option<"stageLayers", "stage-layers", "std::string", /*default=*/"\"\"",
            "Layers per stage, e.g. `3,3,2` (default: an even split)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
-           "gpipe or 1f1b (default: the module's, else 1f1b)">,
+           "gpipe, 1f1b or interleaved-1f1b (default: the module's, else "
+           "1f1b; interleaved-1f1b when virtual-stages > 1)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"0",
+           "Chunks of layers per stage under interleaved-1f1b (0: the "
+           "module's, else 1)">,
   ];
 }
 

@@ -64,10 +64,14 @@ struct PipelinePlan {
   pipeline::StageAssignment assignment;
   /// Stage s holds layers [layerIds[first], layerIds[end - 1] + 1).
   std::vector<int64_t> layerIds;
+  /// Chunks per stage (interleaved 1F1B); the assignment's `chunks` then
+  /// hold the layer ranges.
+  int64_t virtualStages = 1;
 };
 
 /// Writes `dist.pipeline = {axis = "pp", stages, micro_batches, schedule,
-/// stage_layers = [[first, end), ...], predicted = {step_time_s, bubble_s,
+/// virtual_stages, stage_layers = [[first, end), ...] (per chunk under
+/// interleaved 1F1B), predicted = {step_time_s, bubble_s,
 /// p2p_s, stage_memory_bytes, stage_forward_s, stage_backward_s}}` on
 /// `module` (stage times per micro-batch; p2p_s the hop latency the
 /// simulation used, so the timeline replays it exactly).

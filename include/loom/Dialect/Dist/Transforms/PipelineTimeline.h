@@ -36,7 +36,10 @@ struct PipelineTimelineInput {
   pipeline::ScheduleKind schedule = pipeline::ScheduleKind::OneFOneB;
   int64_t microBatches = 1;
   int64_t ranksPerStage = 1;
-  /// Per stage, one micro-batch's forward and backward seconds.
+  /// Chunks per stage (interleaved 1F1B; 1 otherwise).
+  int64_t virtualStages = 1;
+  /// Per chunk (per stage without virtual stages; chunk c on stage
+  /// c mod S), one micro-batch's forward and backward seconds.
   std::vector<pipeline::StageTimes> stages;
   double p2pSeconds = 0.0;
   /// True when the times are the search's prediction, false when estimated
