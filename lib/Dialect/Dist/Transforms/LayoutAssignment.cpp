@@ -829,9 +829,14 @@ std::string LayoutAssigner::getChoiceKey(Operation *op,
 FailureOr<Choice>
 LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
                                const FixedFactors &fixed) {
+  if (!options.reuseChoices)
+    return computeStrategy(op, rule, fixed);
   std::string key = getChoiceKey(op, fixed);
-  if (auto it = choiceCache.find(key); it != choiceCache.end())
+  if (auto it = choiceCache.find(key); it != choiceCache.end()) {
+    if (options.reusedChoices)
+      ++*options.reusedChoices;
     return it->second;
+  }
   FailureOr<Choice> choice = computeStrategy(op, rule, fixed);
   if (succeeded(choice))
     choiceCache.emplace(std::move(key), *choice);
