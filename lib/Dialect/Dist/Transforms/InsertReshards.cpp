@@ -57,7 +57,12 @@ struct InsertReshardsPass
     if (auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName))
       if (options.spec.optimizerShard == 0)
         options.spec.optimizerShard = plan.getZero();
-    if (failed(assignLayouts(module, options)) || failed(checkDevices()))
+    options.reuseChoices = reuseChoices;
+    int64_t reused = 0;
+    options.reusedChoices = &reused;
+    LogicalResult assigned = assignLayouts(module, options);
+    numReusedChoices += reused;
+    if (failed(assigned) || failed(checkDevices()))
       return signalPassFailure();
     if (planJson.empty())
       return;

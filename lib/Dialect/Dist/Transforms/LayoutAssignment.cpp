@@ -56,10 +56,12 @@
 
 #include <map>
 #include <set>
+#include <unordered_map>
 
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kLayoutAttrName;
+using ::mlir::loom::kMicroBatchAttrName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kRecomputeAttrName;
@@ -245,6 +247,9 @@ private:
   LogicalResult assignOp(Operation *op);
   FailureOr<Choice> chooseStrategy(Operation *op, const OpShardingRule &rule,
                                    const FixedFactors &fixed);
+  FailureOr<Choice> computeStrategy(Operation *op, const OpShardingRule &rule,
+                                    const FixedFactors &fixed);
+  std::string getChoiceKey(Operation *op, const FixedFactors &fixed) const;
   void choosePartial(Operation *op, const OpShardingRule &rule,
                      const FixedFactors &fixed,
                      const std::vector<FactorAxes> &raw, Choice &best,
@@ -296,6 +301,10 @@ private:
   llvm::DenseMap<Operation *, Layout::AxisList> givenPartial;
   /// The chosen strategies.
   llvm::DenseMap<Operation *, Choice> strategies;
+  /// Choices by everything `computeStrategy` reads (`getChoiceKey`): the
+  /// micro-batches of a split step repeat the same ops on the same layouts,
+  /// so all but the first get their choice here.
+  std::unordered_map<std::string, Choice> choiceCache;
   /// The forward op of each `loom.fwd` id: the first op carrying it.
   llvm::DenseMap<int64_t, Operation *> forwardOps;
   /// The forward op a `loom-recompute` clone (`loom.recompute`) repeats,
@@ -723,9 +732,130 @@ static bool isImplementedSplit(Operation *op, const OpShardingRule &rule,
   return isSplitSupported(op, rule, chosen);
 }
 
+/// Appends `layout` to a key: its dims' axes, then its pending axes.
+static void appendLayout(std::string &key, const Layout &layout) {
+  for (const Layout::AxisList &axes : layout.getDims()) {
+    key += '[';
+    for (const std::string &axis : axes)
+      key.append(axis).push_back(',');
+    key += ']';
+  }
+  key += 'p';
+  for (const std::string &axis : layout.getPartialAxes())
+    key.append(axis).push_back(',');
+  key += ';';
+}
+
+static void appendPointer(std::string &key, const void *pointer) {
+  key.append(reinterpret_cast<const char *>(&pointer), sizeof(pointer));
+}
+
+/// Everything `computeStrategy` (and `choosePartial`, `countPenalties`,
+/// `reshardCost` under it) reads about `op`, so that two ops with the same
+/// key get the same choice: the op's name, attributes (but its micro-batch
+/// index) and types, which give its sharding rule, its split support and
+/// its reshard prices; the factors the user fixed and the pending axes a
+/// given strategy keeps; per operand, its single use, its layout and every
+/// layout it is available in, in order, and the layouts its forward op's
+/// uses of the same value require (the penalties); the forward op's result
+/// types and layouts (the readings of a backward op). Types and attributes
+/// are uniqued, so their addresses stand for them.
+std::string LayoutAssigner::getChoiceKey(Operation *op,
+                                         const FixedFactors &fixed) const {
+  std::string key;
+  key.reserve(512);
+  appendPointer(key, op->getName().getAsOpaquePointer());
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (attr.getName() == kMicroBatchAttrName)
+      continue;
+    appendPointer(key, attr.getName().getAsOpaquePointer());
+    appendPointer(key, attr.getValue().getAsOpaquePointer());
+  }
+  key += '|';
+  for (Type type : op->getOperandTypes())
+    appendPointer(key, type.getAsOpaquePointer());
+  key += '|';
+  for (Type type : op->getResultTypes())
+    appendPointer(key, type.getAsOpaquePointer());
+  key += '|';
+  for (const std::optional<Layout::AxisList> &axes : fixed) {
+    if (!axes) {
+      key += '-';
+      continue;
+    }
+    key += '[';
+    for (const std::string &axis : *axes)
+      key.append(axis).push_back(',');
+    key += ']';
+  }
+  key += '|';
+  if (auto given = givenPartial.find(op); given != givenPartial.end())
+    for (const std::string &axis : given->second)
+      key.append(axis).push_back(',');
+  key += '|';
+  Operation *forward = getFollowedForwardOp(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value value = operand.get();
+    key += value.hasOneUse() ? '1' : 'n';
+    if (std::optional<Layout> layout = getLayout(value))
+      appendLayout(key, *layout);
+    else
+      key += '?';
+    if (auto it = available.find(value); it != available.end())
+      for (const Layout &other : it->second)
+        appendLayout(key, other);
+    key += '/';
+    if (!forward)
+      continue;
+    Value original = recomputedFrom.lookup(value);
+    if (!original)
+      original = value;
+    for (OpOperand &forwardUse : forward->getOpOperands()) {
+      if (forwardUse.get() != original)
+        continue;
+      key += std::to_string(forwardUse.getOperandNumber());
+      auto it = useIndex.find(&forwardUse);
+      if (it != useIndex.end())
+        appendLayout(key, uses[it->second].second);
+      else
+        key += '?';
+    }
+    key += '/';
+  }
+  key += '|';
+  if (forward) {
+    key += 'f';
+    for (Value result : forward->getResults()) {
+      appendPointer(key, result.getType().getAsOpaquePointer());
+      if (std::optional<Layout> layout = getLayout(result))
+        appendLayout(key, *layout);
+      else
+        key += '?';
+    }
+  }
+  return key;
+}
+
 FailureOr<Choice>
 LayoutAssigner::chooseStrategy(Operation *op, const OpShardingRule &rule,
                                const FixedFactors &fixed) {
+  if (!options.reuseChoices)
+    return computeStrategy(op, rule, fixed);
+  std::string key = getChoiceKey(op, fixed);
+  if (auto it = choiceCache.find(key); it != choiceCache.end()) {
+    if (options.reusedChoices)
+      ++*options.reusedChoices;
+    return it->second;
+  }
+  FailureOr<Choice> choice = computeStrategy(op, rule, fixed);
+  if (succeeded(choice))
+    choiceCache.emplace(std::move(key), *choice);
+  return choice;
+}
+
+FailureOr<Choice>
+LayoutAssigner::computeStrategy(Operation *op, const OpShardingRule &rule,
+                                const FixedFactors &fixed) {
   // Readings of each operand's own layout, and of every layout an earlier
   // user already reshards it to (following those is free too).
   std::vector<FactorAxes> own, readings;

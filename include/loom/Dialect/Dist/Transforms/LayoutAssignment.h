@@ -35,6 +35,12 @@ struct LayoutAssignmentOptions {
   std::string mesh;
   /// Strategies from a strategy file and a parallel config.
   ShardingSpec spec;
+  /// Whether an op whose choice depends on the same things as an earlier
+  /// op's (docs/Partitioning.md, "Choosing once per context") takes that
+  /// choice instead of choosing again. Off only to check it changes nothing.
+  bool reuseChoices = true;
+  /// Where to count the reused choices, if anywhere.
+  int64_t *reusedChoices = nullptr;
 };
 
 /// Runs layout assignment on `module` (see the file comment). Emits an error

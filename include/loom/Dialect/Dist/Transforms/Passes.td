@@ -131,6 +131,14 @@ def InsertReshardsPass : Pass<"dist-insert-reshards", "::mlir::ModuleOp"> {
     Option<"devices", "devices", "int64_t", /*default=*/"0",
            "The device count the mesh, times the pipeline stages of "
            "`dist.pipeline`, must have (0: not checked)">,
+    Option<"reuseChoices", "reuse-choices", "bool", /*default=*/"true",
+           "Reuse a strategy choice for every later op with the same "
+           "context (the micro-batch copies of a split step); off only to "
+           "check that reuse changes nothing">,
+  ];
+  let statistics = [
+    Statistic<"numReusedChoices", "reused-choices",
+              "Strategy choices reused for an op of the same context">,
   ];
 }
 
