@@ -163,6 +163,45 @@ private:
   /// table computed from them.
   void emitIncoming();
 
+  /// Declares an optimizer update's result: the buffer of the argument it
+  /// updates (`operand`) when the update is that argument's last reader and
+  /// the result is carried into it, else a buffer of its own (allocate).
+  /// The update kernels read each element before they write it, so the new
+  /// model state overwrites the old in place, and the step holds one copy
+  /// of the state rather than two (docs/Codegen.md, "Memory").
+  void allocateUpdate(Value result, Value operand) {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    auto carried = arg ? residentArgs.find(arg.getArgNumber())
+                       : residentArgs.end();
+    bool inPlace = carried != residentArgs.end() &&
+                   returnedAt(carried->second) == result &&
+                   argumentLastUse.lookup(arg) == positionOf.lookup(currentOp);
+    if (!inPlace) {
+      allocate(result);
+      return;
+    }
+    aliasOf[result] = operand;
+    std::string statement = name(result) + " = const_cast<" +
+                            elementType(result) + " *>(" + name(operand) + ");";
+    os << "  // In place: the update is the last reader of " << name(operand)
+       << ".\n";
+    if (inStageRegion()) {
+      declare(elementType(result) + " *" + name(result) + " = nullptr;");
+      os << "  " << statement << "\n";
+      return;
+    }
+    os << "  " << elementType(result) << " *" << statement << "\n";
+  }
+  /// The entry's returned value at `index`.
+  Value returnedAt(size_t index) {
+    Operation *ret = func::FuncOp(entry.func).getBody().front().getTerminator();
+    return index < ret->getNumOperands() ? ret->getOperand(index) : Value();
+  }
+  /// Fills positionOf and argumentLastUse: the last op that reads each
+  /// argument, directly or through values that may name its buffer
+  /// (reshape, annotate, reshard results, taken conservatively).
+  void findArgumentLastUses();
+
   /// The name of one of the step's arena tables (`kArena<what>_<entry>`).
   std::string arenaTable(StringRef what) {
     return ("kArena" + what + "_" + func::FuncOp(entry.func).getSymName())
@@ -175,6 +214,10 @@ private:
 
   /// The op being emitted: allocate() takes its stage.
   Operation *currentOp = nullptr;
+  /// Each op's position in the entry's block, and each argument's last
+  /// reader's (findArgumentLastUses).
+  llvm::DenseMap<Operation *, int64_t> positionOf;
+  llvm::DenseMap<Value, int64_t> argumentLastUse;
   /// The buffers allocate() declared, in order, and their values' indices.
   std::vector<emit::ArenaBuffer> buffers;
   llvm::DenseMap<Value, size_t> bufferIndex;
@@ -322,6 +365,24 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
   }
   os << "  return Status::success();\n";
   return success();
+}
+
+void StepEmitter::findArgumentLastUses() {
+  llvm::DenseMap<Value, Value> argumentOf;
+  for (BlockArgument arg : func::FuncOp(entry.func).getArguments())
+    argumentOf[arg] = arg;
+  int64_t position = 0;
+  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
+    positionOf[&op] = position;
+    for (Value operand : op.getOperands())
+      if (Value arg = argumentOf.lookup(operand))
+        argumentLastUse[arg] = position;
+    if (isa<ReshapeOp, dist::AnnotateOp, dist::ReshardOp>(op))
+      if (Value arg = argumentOf.lookup(op.getOperand(0)))
+        for (Value result : op.getResults())
+          argumentOf[result] = arg;
+    ++position;
+  }
 }
 
 void StepEmitter::emitArenaTables() {
@@ -907,9 +968,9 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         return success();
       })
       .Case([&](SgdUpdateOp o) {
-        allocate(o.getNewParam());
+        allocateUpdate(o.getNewParam(), o.getParam());
         if (o.getNewMomentumBuf())
-          allocate(o.getNewMomentumBuf());
+          allocateUpdate(o.getNewMomentumBuf(), o.getMomentumBuf());
         call("cuda::sgdUpdate<T>(stream, " + name(o.getParam()) + ", " +
              name(o.getGrad()) + ", " + optional(o.getMomentumBuf()) + ", " +
              shape(o.getParam()) + ", " +
@@ -923,9 +984,9 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         return success();
       })
       .Case([&](AdamwUpdateOp o) {
-        allocate(o.getNewParam());
-        allocate(o.getNewExpAvg());
-        allocate(o.getNewExpAvgSq());
+        allocateUpdate(o.getNewParam(), o.getParam());
+        allocateUpdate(o.getNewExpAvg(), o.getExpAvg());
+        allocateUpdate(o.getNewExpAvgSq(), o.getExpAvgSq());
         // The step and the learning-rate factor stay on the device; the
         // kernel reads them.
         call("cuda::adamwUpdate<T, " + elementType(o.getStep()) + ">(stream, " +
@@ -977,6 +1038,7 @@ LogicalResult StepEmitter::emit() {
   emitIncoming();
   for (auto [result, arg] : emit::carriedPairs(entry))
     residentArgs[arg] = result;
+  findArgumentLastUses();
   // `stepKey`'s address names this function (each precision's is its
   // own) to the session, which keeps its resident state and constants.
   os << "  // What the session keeps for this step function (its f32 and f64\n"
