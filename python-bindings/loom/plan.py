@@ -100,11 +100,14 @@ class Predicted:
 @dataclass(frozen=True)
 class Pipeline:
     """The pipeline of a plan (docs/Pipeline.md): `stages` stages along the
-    mesh axis `axis`, each step split into `micro_batches`."""
+    mesh axis `axis`, each step split into `micro_batches`; under the
+    interleaved 1F1B schedule each stage holds `virtual_stages` chunks of
+    layers (1 otherwise)."""
     stages: int
     micro_batches: int
     schedule: str
     axis: str
+    virtual_stages: int = 1
 
 
 @dataclass
@@ -184,7 +187,8 @@ class Plan:
                 raw=document,
                 pipeline=None if pipeline is None else Pipeline(
                     int(pipeline["stages"]), int(pipeline["micro_batches"]),
-                    str(pipeline["schedule"]), str(pipeline["axis"])))
+                    str(pipeline["schedule"]), str(pipeline["axis"]),
+                    int(pipeline.get("virtual_stages", 1))))
         except (KeyError, TypeError, ValueError) as e:
             raise LoomError(f"malformed plan JSON: {e!r}") from e
 
@@ -194,8 +198,10 @@ class Plan:
             lines = [f"mesh {self.mesh} ({self.devices} devices)"]
         else:
             q = self.pipeline
-            lines = [f"mesh {self.mesh}, pipeline of {q.stages} stages on "
-                     f"`{q.axis}` ({self.devices} devices), "
+            chunks = (f" x {q.virtual_stages} virtual stages"
+                      if q.virtual_stages > 1 else "")
+            lines = [f"mesh {self.mesh}, pipeline of {q.stages} stages"
+                     f"{chunks} on `{q.axis}` ({self.devices} devices), "
                      f"{q.micro_batches} micro-batches, {q.schedule}"]
         if p is not None:
             lines.append(

@@ -276,3 +276,21 @@ def test_embedding_doc(capsys):
     out = capsys.readouterr().out
     assert "dp=2,tp=2" in out
     assert "rejected:" in out and "does not divide" in out
+
+
+def test_plan_names_the_virtual_stages_of_an_interleaved_pipeline():
+    """`loom.compile` takes `virtual_stages` (the option table's
+    `--virtual-stages`), and `Plan.pipeline` says how many chunks of layers
+    each stage holds: 2 under interleaved 1F1B, 1 under plain 1F1B."""
+    model = loom.models.gpt2(layers=4, hidden=16, heads=4, vocab=32, seq=8,
+                             batch=8)
+    interleaved = loom.compile(model, devices=2, pipeline_stages=2,
+                               micro_batches=2, schedule="interleaved-1f1b",
+                               virtual_stages=2)
+    assert interleaved.plan.pipeline.virtual_stages == 2
+    assert interleaved.plan.pipeline.schedule == "interleaved-1f1b"
+    assert "pipeline of 2 stages x 2 virtual stages" in str(interleaved.plan)
+    plain = loom.compile(model, devices=2, pipeline_stages=2,
+                         micro_batches=2)
+    assert plain.plan.pipeline.virtual_stages == 1
+    assert "virtual stages" not in str(plain.plan)
