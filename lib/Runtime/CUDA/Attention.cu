@@ -154,6 +154,52 @@ __device__ inline double fromLane(double v, int source) {
   return __shfl_sync(0xffffffffu, v, source);
 }
 
+/// Adds to a lane's accumulators, for its columns c = lane + 32 t below
+/// `columns`, the tile's rows weighted by the lanes' `weight`s: acc[t] +=
+/// sum over k of (lane k's weight) * tile[k][c].
+template <typename T, int Slots, int Width>
+__device__ void accumulateTile(double (&acc)[Slots], double weight,
+                               const T (*tile)[Width], int rows,
+                               int64_t columns, int lane) {
+  for (int k = 0; k < rows; ++k) {
+    double wk = fromLane(weight, k);
+    for (int t = 0; t < Slots; ++t) {
+      int64_t c = lane + 32 * t;
+      if (c < columns)
+        acc[t] += wk * tile[k][c];
+    }
+  }
+}
+
+/// Writes a lane's accumulators (its columns below `columns`), divided by
+/// `divisor`, to the row at `out`.
+template <typename T, int Slots>
+__device__ void storeRow(T *out, const double (&acc)[Slots], int64_t columns,
+                         double divisor, int lane) {
+  for (int t = 0; t < Slots; ++t) {
+    int64_t c = lane + 32 * t;
+    if (c < columns)
+      out[c] = static_cast<T>(acc[t] / divisor);
+  }
+}
+
+/// Folds one key tile's scores (the lane's key; -inf where it attends
+/// none) into a row's running max and sum of exponentials (the online
+/// softmax). False, on every lane, while no score so far is finite; else
+/// `weight` is the lane's exp(s - max) and `rescale` the factor the
+/// earlier sums take.
+__device__ inline bool foldScores(double s, double &runMax, double &runSum,
+                                  double &weight, double &rescale) {
+  double newMax = fmax(runMax, warpMax(s));
+  if (newMax == -INFINITY)
+    return false;
+  weight = s == -INFINITY ? 0.0 : exp(s - newMax);
+  rescale = exp(runMax - newMax);
+  runSum = runSum * rescale + warpSum(weight);
+  runMax = newMax;
+  return true;
+}
+
 /// Copies rows [0, count) of a [rows, width] row-major block at `src` into
 /// `tile` (rows past `count` are zeros), with the whole block's threads.
 template <typename T, int Width>
@@ -213,35 +259,21 @@ __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
       bool valid = lane < kTile && j < p.keysFor(i);
       double s = valid ? tileScore(p, qs[row], ks[lane], mask, bi, h, i, j)
                        : -INFINITY;
-      double newMax = fmax(runMax[r], warpMax(s));
-      if (newMax == -INFINITY) // No finite score yet, on every lane.
+      double weight, rescale;
+      if (!foldScores(s, runMax[r], runSum[r], weight, rescale))
         continue;
-      double weight = valid ? exp(s - newMax) : 0.0;
-      double rescale = exp(runMax[r] - newMax);
-      runSum[r] = runSum[r] * rescale + warpSum(weight);
-      runMax[r] = newMax;
       for (int t = 0; t < Slots; ++t)
         acc[r][t] *= rescale;
-      for (int k = 0; k < kTile; ++k) {
-        double wk = fromLane(weight, k);
-        for (int t = 0; t < Slots; ++t) {
-          int64_t c = lane + 32 * t;
-          if (c < p.dv)
-            acc[r][t] += wk * vs[k][c];
-        }
-      }
+      accumulateTile(acc[r], weight, vs, kTile, p.dv, lane);
     }
   }
   for (int r = 0; r < kRows; ++r) {
     int64_t i = i0 + warp * kRows + r;
     if (i >= p.sq)
       continue;
-    T *o = result + p.outOffset(bi, h, i);
-    for (int t = 0; t < Slots; ++t) {
-      int64_t c = lane + 32 * t;
-      if (c < p.dv)
-        o[c] = static_cast<T>(runSum[r] > 0 ? acc[r][t] / runSum[r] : 0.0);
-    }
+    // A row that attends no key has a zero sum and zero accumulators.
+    storeRow(result + p.outOffset(bi, h, i), acc[r], p.dv,
+             runSum[r] > 0 ? runSum[r] : 1.0, lane);
   }
 }
 
@@ -286,12 +318,8 @@ attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
       bool valid = lane < kTile && j < p.keysFor(i);
       double s = valid ? tileScore(p, qs[row], ks[lane], mask, bi, h, i, j)
                        : -INFINITY;
-      double newMax = fmax(rowMax[r], warpMax(s));
-      if (newMax == -INFINITY)
-        continue;
-      double weight = valid ? exp(s - newMax) : 0.0;
-      rowSum[r] = rowSum[r] * exp(rowMax[r] - newMax) + warpSum(weight);
-      rowMax[r] = newMax;
+      double weight, rescale;
+      foldScores(s, rowMax[r], rowSum[r], weight, rescale);
     }
   }
   for (int r = 0; r < kRows; ++r) {
@@ -325,26 +353,14 @@ attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
         double dp = rowDot(dos[row], vs[lane], p.dv);
         ds = p.scale * prob * (dp - delta[r]);
       }
-      for (int k = 0; k < kTile; ++k) {
-        double dsk = fromLane(ds, k);
-        for (int t = 0; t < Slots; ++t) {
-          int64_t c = lane + 32 * t;
-          if (c < p.d)
-            dq[r][t] += dsk * ks[k][c];
-        }
-      }
+      accumulateTile(dq[r], ds, ks, kTile, p.d, lane);
     }
   }
   for (int r = 0; r < kRows; ++r) {
     int64_t i = i0 + warp * kRows + r;
     if (i >= p.sq)
       continue;
-    T *dqOut = dquery + p.queryOffset(bi, h, i);
-    for (int t = 0; t < Slots; ++t) {
-      int64_t c = lane + 32 * t;
-      if (c < p.d)
-        dqOut[c] = static_cast<T>(dq[r][t]);
-    }
+    storeRow(dquery + p.queryOffset(bi, h, i), dq[r], p.d, 1.0, lane);
     if (lane == 0) {
       int64_t statsRow = (bi * p.hq + h) * p.sq + i;
       stats[3 * statsRow] = rowMax[r];
@@ -406,16 +422,8 @@ attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
           double dp = rowDot(dos[lane], vs[row], p.dv);
           ds = p.scale * prob * (dp - rowStats[lane][2]);
         }
-        for (int k = 0; k < kTile; ++k) {
-          double pk = fromLane(prob, k), dsk = fromLane(ds, k);
-          for (int t = 0; t < Slots; ++t) {
-            int64_t c = lane + 32 * t;
-            if (c < p.dv)
-              dv[r][t] += pk * dos[k][c];
-            if (c < p.d)
-              dk[r][t] += dsk * qs[k][c];
-          }
-        }
+        accumulateTile(dv[r], prob, dos, kTile, p.dv, lane);
+        accumulateTile(dk[r], ds, qs, kTile, p.d, lane);
       }
     }
   }
@@ -423,15 +431,10 @@ attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
     int64_t j = j0 + warp * kRows + r;
     if (j >= p.skv)
       continue;
-    T *dkOut = dkey + ((bi * p.hkv + hk) * p.skv + j) * p.d;
-    T *dvOut = dvalue + ((bi * p.hkv + hk) * p.skv + j) * p.dv;
-    for (int t = 0; t < Slots; ++t) {
-      int64_t c = lane + 32 * t;
-      if (c < p.d)
-        dkOut[c] = static_cast<T>(dk[r][t]);
-      if (c < p.dv)
-        dvOut[c] = static_cast<T>(dv[r][t]);
-    }
+    storeRow(dkey + ((bi * p.hkv + hk) * p.skv + j) * p.d, dk[r], p.d, 1.0,
+             lane);
+    storeRow(dvalue + ((bi * p.hkv + hk) * p.skv + j) * p.dv, dv[r], p.dv,
+             1.0, lane);
   }
 }
 

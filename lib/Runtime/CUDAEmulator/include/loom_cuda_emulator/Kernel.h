@@ -95,26 +95,32 @@ cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block,
 
 inline void __syncthreads() { loom::cudaemu::blockBarrier(); }
 
-template <typename T>
-T __shfl_xor_sync(unsigned mask, T value, int laneMask, int width = 32) {
+namespace loom::cudaemu {
+/// `value` passed through `exchange` (a shuffle of 64-bit patterns).
+template <typename T, typename Exchange>
+T shuffleValue(T value, Exchange exchange) {
   static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
                 "the emulator shuffles values of at most 8 bytes");
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
-  bits = loom::cudaemu::shuffleXor(mask, bits, laneMask, width);
+  bits = exchange(bits);
   std::memcpy(&value, &bits, sizeof(T));
   return value;
+}
+} // namespace loom::cudaemu
+
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T value, int laneMask, int width = 32) {
+  return loom::cudaemu::shuffleValue(value, [&](uint64_t bits) {
+    return loom::cudaemu::shuffleXor(mask, bits, laneMask, width);
+  });
 }
 
 template <typename T>
 T __shfl_sync(unsigned mask, T value, int sourceLane, int width = 32) {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
-                "the emulator shuffles values of at most 8 bytes");
-  uint64_t bits = 0;
-  std::memcpy(&bits, &value, sizeof(T));
-  bits = loom::cudaemu::shuffleIndex(mask, bits, sourceLane, width);
-  std::memcpy(&value, &bits, sizeof(T));
-  return value;
+  return loom::cudaemu::shuffleValue(value, [&](uint64_t bits) {
+    return loom::cudaemu::shuffleIndex(mask, bits, sourceLane, width);
+  });
 }
 
 /// Compare-and-swap; the threads of the emulator never run at once, so a
