@@ -263,9 +263,9 @@ class _Translator:
     def rope(self, a: _Value, b: _Value) -> _Value | None:
         """Hugging Face's `q * cos + rotate_half(q) * sin` as `loom.rope`
         when the cos/sin constants are the tables `loom.rope` computes
-        (positions 0..S-1, some theta) to a few ulps of the model's dtype;
-        None otherwise (tables computed in another precision stay the
-        model's own: primitive ops)."""
+        (positions 0..S-1, some theta; `_rope_theta`'s tolerance, which
+        admits Hugging Face's float32 tables); None otherwise (other tables
+        stay the model's own: primitive ops)."""
         for m1, m2 in ((a, b), (b, a)):
             x, cos = _with_const(m1)
             r, sin = _with_const(m2)
@@ -446,9 +446,9 @@ def _half_of(v: _Value, x: _Value, index: int) -> bool:
 
 def _rope_theta(cos, sin, shape, dtype: str) -> float | None:
     """The theta whose rotary tables (loom.rope's definition, positions
-    0..S-1) `cos` and `sin` are, to 8 ulps of `dtype`; else None."""
+    0..S-1) `cos` and `sin` are, to `_rope_table_tolerance`; else None."""
     b, h, s, d = shape
-    if s < 2 or d < 4 or d % 2:
+    if s < 2 or d < 4 or d % 2 or dtype not in ("f32", "f64"):
         return None
     try:
         cos = cos.expand(b, h, s, d).double()
@@ -459,20 +459,46 @@ def _rope_theta(cos, sin, shape, dtype: str) -> float | None:
             bool((sin == sin[:1, :1]).all())):
         return None
     cos, sin = cos[0, 0], sin[0, 0]
-    angle = math.atan2(float(sin[1, 1]), float(cos[1, 1]))
+    # Tables whose every value is a float32 (Hugging Face computes them in
+    # float32, then casts them to the model's dtype).
+    float32_tables = all(bool((t.float().double() == t).all())
+                         for t in (cos, sin))
+    # Theta from the lowest frequency at position 1, theta^(-(d-2)/d): its
+    # error grows least when raised to -d/(d-2).
+    last = d // 2 - 1
+    angle = math.atan2(float(sin[1, last]), float(cos[1, last]))
     if angle <= 0:
         return None
-    theta = angle ** (-d / 2)
-    if abs(theta - round(theta)) <= 1e-6 * theta:
+    theta = angle ** (-d / (d - 2))
+    if abs(theta - round(theta)) <= 1e-5 * theta:
         theta = float(round(theta))
+    if not (1 < theta < math.inf):
+        return None
     inv = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     ang = torch.arange(s, dtype=torch.float64)[:, None] * inv[None, :]
     ang = torch.cat([ang, ang], dim=-1)
-    tol = 8 * torch.finfo(_torch_dtype(dtype)).eps
-    if float((cos - ang.cos()).abs().max()) > tol or \
-            float((sin - ang.sin()).abs().max()) > tol:
+    tol = _rope_table_tolerance(ang, theta, dtype, float32_tables)
+    if not (bool(((cos - ang.cos()).abs() <= tol).all()) and
+            bool(((sin - ang.sin()).abs() <= tol).all())):
         return None
     return theta
+
+
+def _rope_table_tolerance(angle, theta: float, dtype: str,
+                          float32_tables: bool):
+    """How far table entries at `angle` may be from the exact cos / sin:
+    8 ulps of the model's dtype; for tables of float32 values, the error of
+    computing them in float32 as Hugging Face does (the exponent 2i/d, the
+    product t * inv_freq and cos/sin each rounded: about eps32 * (1 + a *
+    (1 + ln theta)), measured at most 0.47 of that for theta 1e4 to 1e6, d
+    4 to 128, 8192 positions), twice over. The ONNX importer uses the same
+    rule (lib/Target/ONNX/Fusions.cpp, ropeTableTolerance)."""
+    own = 8 * torch.finfo(_torch_dtype(dtype)).eps
+    if not float32_tables:
+        return torch.full_like(angle, own)
+    eps32 = torch.finfo(torch.float32).eps
+    return torch.clamp(2 * eps32 * (1 + angle.abs() * (1 + math.log(theta))),
+                       min=own)
 
 
 def _scaled(x: _Value):
