@@ -970,9 +970,14 @@ def test_op_coverage():
     graph = loom.from_torch(model, (ids, labels))
     assert graph.input_roles() == {"ids": "input_ids", "labels": "labels"}
     used = {o["op"] for o in graph.to_json()["ops"]}
-    assert {"split", "concat", "transpose", "tanh", "sigmoid", "relu", "exp",
-            "sqrt", "reduce_mean", "reduce_max", "reduce_sum", "layer_norm",
-            "cross_entropy"} <= used
+    expected_ops = {"split", "concat", "transpose", "tanh", "sigmoid", "relu",
+                    "exp", "sqrt", "reduce_mean", "reduce_max", "reduce_sum",
+                    "layer_norm", "cross_entropy"}
+    if int(torch.__version__.split(".")[0]) >= 2:
+        # torch.export records no copy for `.contiguous()`, so the two
+        # permutes around it compose to the identity.
+        expected_ops.discard("transpose")
+    assert expected_ops <= used
     start = weights(model)
     with torch.no_grad():
         expected = model(ids, labels)
