@@ -88,3 +88,54 @@ def test_encoder_lm_through_torch_export():
     close(loom.run(graph, {**weights(model), "data": data.numpy(),
                            "targets": targets.numpy()})["loss"], expected,
           FWD_RTOL)
+
+
+class SdpaLM(torch.nn.Module):
+    """Attention through `F.scaled_dot_product_attention` (which PyTorch
+    1.13 lacks): causal, or with a boolean band mask (True: attend)."""
+
+    def __init__(self, causal):
+        super().__init__()
+        nn = torch.nn
+        self.wte = nn.Embedding(11, 16)
+        self.qkv = nn.Linear(16, 48)
+        self.proj = nn.Linear(16, 16)
+        self.head = nn.Linear(16, 11)
+        self.causal = causal
+        i = torch.arange(8)
+        self.register_buffer("band", (i[None, :] - i[:, None]).abs() <= 2)
+
+    def forward(self, idx, targets):
+        F = torch.nn.functional
+        b, t = idx.shape
+        x = self.wte(idx)
+        q, k, v = self.qkv(x).split(16, dim=2)
+        q, k, v = (y.view(b, t, 4, 4).transpose(1, 2) for y in (q, k, v))
+        if self.causal:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=self.band)
+        y = self.proj(y.transpose(1, 2).reshape(b, t, 16))
+        return F.cross_entropy(self.head(x + y).view(-1, 11),
+                               targets.view(-1))
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_scaled_dot_product_attention_through_torch_export(causal):
+    """F.scaled_dot_product_attention is one loom.attention (causal, or
+    the band as its additive mask operand); the loss is PyTorch's."""
+    torch.manual_seed(7)
+    model = SdpaLM(causal).double()
+    idx = torch.randint(0, 11, (2, 8))
+    targets = torch.randint(0, 11, (2, 8))
+    graph = loom.from_torch(model, (idx, targets))
+    attention = ops(graph, "attention")
+    assert len(attention) == 1 and not ops(graph, "softmax")
+    assert attention[0].get("attributes", {}) == (
+        {"causal": True} if causal else {})
+    assert len(attention[0]["operands"]) == (3 if causal else 4)
+    with torch.no_grad():
+        expected = model(idx, targets)
+    close(loom.run(graph, {**weights(model), "idx": idx.numpy(),
+                           "targets": targets.numpy()})["loss"], expected,
+          FWD_RTOL)
