@@ -318,17 +318,19 @@ def test_llama_rope_in_model_precision_is_loom_rope(tmp_path):
             for k in deep_found} == {"all_reduce": 4}
 
 
-def test_llama_megatron_tensor_parallel(tmp_path):
+@pytest.mark.parametrize("repeat", ["repeat_kv", "repeat_interleave"])
+def test_llama_megatron_tensor_parallel(tmp_path, repeat):
     """Megatron (`--parallel-config` model_parallel 2) on the imported
     Llama: per layer two all-reduces forward and two backward, nothing else,
-    as on `loom-model llama` and through `loom.from_torch`."""
+    as on `loom-model llama` and through `loom.from_torch`, whichever way
+    the keys and values are repeated (both are grouped attention)."""
     if not have_onnx():
         pytest.skip("this Loom build has no ONNX support")
     from test_from_torch import LlamaConfig, LlamaForCausalLM
     per_depth = []
     for layers in (1, 2):
         model = LlamaForCausalLM(LlamaConfig(
-            num_hidden_layers=layers)).double()
+            num_hidden_layers=layers, repeat=repeat)).double()
         ids = torch.randint(0, 41, (4, 8))
         path = tmp_path / f"llama{layers}.onnx"
         torch.onnx.export(model, (ids, ids), str(path), opset_version=17,
