@@ -1,27 +1,27 @@
-"""`loom.from_torch` through `torch.export` (PyTorch >= 2).
+"""`loom.from_torch` through `torch.export` (PyTorch >= 2.6).
 
-With PyTorch 2, from_torch exports the module's loss with
+With PyTorch >= 2.6, from_torch exports the module's loss with
 `torch.export.export` (non-strict) and decomposes it to core ATen, keeping
 the ATen ops Loom maps whole; make_fx (PyTorch 1.13's path) is not used.
 These tests check that it is the path taken and that the three models of
 test_from_torch.py come through it with their attention recognised and
 their loss PyTorch's in f64. Every other test of test_from_torch.py runs
 through the same path under PyTorch 2 (docs/Frontends.md, "Tracing with
-torch.export", says how to run them). Skipped with PyTorch < 2, as on
-Debian's 1.13 (CI).
+torch.export", says how to run them). Skipped with PyTorch < 2.6, as
+on Debian's 1.13 (CI).
 """
 
 import pytest
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed for this Python")
-if int(torch.__version__.split(".")[0]) < 2:
-    pytest.skip(f"torch.export needs PyTorch >= 2 (this is "
-                f"{torch.__version__}); docs/Frontends.md says how to run "
-                f"these tests", allow_module_level=True)
-
 import loom  # noqa: E402
 from loom.frontends import torch as frontend  # noqa: E402
+
+if not frontend._has_torch_export():
+    pytest.skip(f"from_torch uses torch.export from PyTorch 2.6 on (this is "
+                f"{torch.__version__}); docs/Frontends.md says how to run "
+                f"these tests", allow_module_level=True)
 
 from test_from_torch import (FWD_RTOL, LM, close, gpt, llama,  # noqa: E402
                              ops, weights)

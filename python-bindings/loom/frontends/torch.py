@@ -9,6 +9,8 @@ loss as a `loom.Graph` (docs/Frontends.md).
 How it works:
 
 1. **Trace.** The module runs once on its example inputs under
+   `torch.export.export` (non-strict, PyTorch >= 2.6, decomposed to core
+   ATen except the ops Loom maps) or, in older PyTorch (Debian's 1.13),
    `torch.fx.experimental.proxy_tensor.make_fx` with fake tensors (no
    compute), so every shape is specialized and plain Python (`b, t =
    idx.size()`, `assert`, `if targets is not None:`) simply runs; what is
@@ -1116,9 +1118,12 @@ def _tracing_failed(module, e):
 
 
 def _has_torch_export() -> bool:
-    """torch.export (PyTorch >= 2.1 has `torch.export.export`)."""
-    major = int(torch.__version__.split(".")[0])
-    return major >= 2 and hasattr(getattr(torch, "export", None), "export")
+    """Whether this PyTorch has the torch.export that `_export` uses:
+    `export(..., strict=False)` and `default_decompositions()` (PyTorch
+    2.6 on; tested with 2.15). Older ones trace with make_fx."""
+    export = getattr(torch, "export", None)
+    return hasattr(export, "export") and \
+        hasattr(export, "default_decompositions")
 
 
 def _export(module, flat, names, kinds, bound, loss):
@@ -1171,6 +1176,14 @@ def _export(module, flat, names, kinds, bound, loss):
             out_flat.append(tensor)
             continue
         target = spec.target
+        if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER,
+                             InputKind.CONSTANT_TENSOR) or \
+                not isinstance(state.get(target), torch.Tensor):
+            raise LoomError(
+                f"from_torch: torch.export lifted an input Loom does not "
+                f"take ({spec.kind.name} {target!r}): a script object or an "
+                f"effect token; only parameters, buffers, constant tensors "
+                f"and the forward's tensor arguments are supported")
         tensor = state[target]
         name = target[len("model."):] if target.startswith("model.") \
             else target
