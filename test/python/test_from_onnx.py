@@ -208,6 +208,8 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
     # per layer and the final one.
     assert text.count("loom.rms_norm ") == 5, text
     assert "loom.reduce_mean" not in text
+    # SwiGLU's gate: the exported `x * sigmoid(x)` is one loom.silu.
+    assert text.count("loom.silu ") == 2 and "loom.sigmoid" not in text
 
     # loom.rope's tables are exact: the numbers to equal are the same
     # model's with f64 tables; the float32-table model's loss is within

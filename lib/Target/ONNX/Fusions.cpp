@@ -43,6 +43,8 @@
 //    float32 values (Hugging Face's), to the error of computing them in
 //    float32 (ropeTableTolerance), as in the PyTorch frontend; other tables
 //    (scaled positions, other frequencies) stay primitive.
+// 6. SiLU: `x * sigmoid(x)` (either order) becomes `loom.silu` (SwiGLU's
+//    gate, as the exporter spells `F.silu`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +75,9 @@ public:
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "mul")
         fuseRmsNorm(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "mul")
+        fuseSilu(i);
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "add")
         fuseRope(i);
@@ -252,6 +257,24 @@ private:
         square->operands[0] != square->operands[1])
       return -1;
     return square->operands[0];
+  }
+
+  /// SiLU as the exporter spells `F.silu` (opsets < 22): `x * sigmoid(x)`,
+  /// either order, becomes `loom.silu x`.
+  void fuseSilu(size_t index) {
+    LoomOp &mul = tr.ops[index];
+    for (int k = 0; k < 2; ++k) {
+      int x = mul.operands[k];
+      LoomOp *sigmoid = tr.producer(mul.operands[1 - k]);
+      if (sigmoid && sigmoid->op == "sigmoid" &&
+          sigmoid->operands[0] == x &&
+          tr.values[x].shape == tr.values[mul.results[0]].shape) {
+        mul.op = "silu";
+        mul.operands = {x};
+        mul.attributes = nlohmann::json::object();
+        return;
+      }
+    }
   }
 
   void fuseRmsNorm(size_t index) {
