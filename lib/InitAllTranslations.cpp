@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -51,15 +52,29 @@ void mlir::loom::registerAllTranslations() {
       [](DialectRegistry &registry) { registerAllDialects(registry); });
 
   // ONNX models (torch.onnx.export): to IR, or to the graph JSON the
-  // import goes through (to read or edit what was translated).
+  // import goes through (to read or edit what was translated). The user's
+  // word on which initializers train, as loomc's flags of the same names.
+  static llvm::cl::list<std::string> onnxConstants(
+      "onnx-constants", llvm::cl::CommaSeparated,
+      llvm::cl::value_desc("name,name"),
+      llvm::cl::desc("--import-onnx: initializers to hold as constants "
+                     "(buffers), whatever their use"));
+  static llvm::cl::list<std::string> onnxParameters(
+      "onnx-parameters", llvm::cl::CommaSeparated,
+      llvm::cl::value_desc("name,name"),
+      llvm::cl::desc("--import-onnx: initializers to train, whatever their "
+                     "use"));
   static TranslateToMLIRRegistration importOnnxModel(
       "import-onnx", "Import an ONNX model into the loom dialect",
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        OnnxImportOptions options;
+        options.constants.assign(onnxConstants.begin(), onnxConstants.end());
+        options.parameters.assign(onnxParameters.begin(), onnxParameters.end());
         return importOnnx(buffer->getBuffer(), buffer->getBufferIdentifier(),
-                          context);
+                          context, options);
       },
       [](DialectRegistry &registry) { registerAllDialects(registry); });
 

@@ -230,7 +230,8 @@ LoomStatus *loomSessionLoadFile(LoomSession *session, const char *path) {
   session->sourceName = path;
   session->sourceMgr = std::make_unique<llvm::SourceMgr>();
   OwningOpRef<ModuleOp> module =
-      loadInput(path, &session->context, *session->sourceMgr);
+      loadInput(path, &session->context, *session->sourceMgr,
+                onnxImportOptions(session->options));
   if (!module) {
     // An unreadable file is an I/O error; a bad graph a bad argument.
     bool readable = llvm::sys::fs::is_regular_file(path);

@@ -166,6 +166,15 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
       reject("--" NAME, *phase);
 #include "loom/Driver/CompileOptions.def"
 
+  // The ONNX import options name initializers of an ONNX input.
+  if ((options.onnxConstants || options.onnxParameters) &&
+      !StringRef(options.inputFile).ends_with(".onnx") &&
+      !options.inputFile.empty())
+    error() << (options.onnxConstants ? "--onnx-constants"
+                                      : "--onnx-parameters")
+            << " applies to an ONNX input (.onnx), found '" << options.inputFile
+            << "'";
+
   // Values the autodiff phase would refuse, named by their flags.
   std::string precision = options.precision.value_or("f32");
   if (precision != "f32" && precision != "bf16-mixed" &&
@@ -282,9 +291,25 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   return success(ok);
 }
 
+OnnxImportOptions mlir::loom::onnxImportOptions(const CompileOptions &options) {
+  auto names = [](const std::optional<std::string> &list) {
+    std::vector<std::string> out;
+    if (!list)
+      return out;
+    SmallVector<StringRef> parts;
+    StringRef(*list).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef part : parts)
+      if (!part.trim().empty())
+        out.push_back(part.trim().str());
+    return out;
+  };
+  return {names(options.onnxConstants), names(options.onnxParameters)};
+}
+
 OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
                                             MLIRContext *context,
-                                            llvm::SourceMgr &sourceMgr) {
+                                            llvm::SourceMgr &sourceMgr,
+                                            const OnnxImportOptions &onnx) {
   StringRef extension = llvm::sys::path::extension(path);
   bool isJson = extension == ".json";
   bool isMlir = extension == ".mlir";
@@ -312,13 +337,14 @@ OwningOpRef<ModuleOp> mlir::loom::loadInput(StringRef path,
                          isJson   ? InputFormat::GraphJSON
                          : isOnnx ? InputFormat::ONNX
                                   : InputFormat::MLIR,
-                         context, sourceMgr);
+                         context, sourceMgr, onnx);
 }
 
 OwningOpRef<ModuleOp>
 mlir::loom::loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                             InputFormat format, MLIRContext *context,
-                            llvm::SourceMgr &sourceMgr) {
+                            llvm::SourceMgr &sourceMgr,
+                            const OnnxImportOptions &onnx) {
   std::string name = buffer->getBufferIdentifier().str();
   unsigned bufferId = sourceMgr.AddNewSourceBuffer(std::move(buffer), SMLoc());
   if (format == InputFormat::GraphJSON)
@@ -326,7 +352,7 @@ mlir::loom::loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                            name, context);
   if (format == InputFormat::ONNX)
     return importOnnx(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(), name,
-                      context);
+                      context, onnx);
   // The MLIR parser recurses once per nested bracket and overflows the
   // stack on deep input: a cheap scan refuses it first (docs/Testing.md,
   // "Bad input").
@@ -700,8 +726,8 @@ OwningOpRef<ModuleOp> mlir::loom::compile(const CompileOptions &options,
   if (failed(checkOptions(options, context)))
     return {};
   prepareContext(context);
-  OwningOpRef<ModuleOp> module =
-      loadInput(options.inputFile, context, sourceMgr);
+  OwningOpRef<ModuleOp> module = loadInput(
+      options.inputFile, context, sourceMgr, onnxImportOptions(options));
   if (!module || failed(runPhases(options, *module)))
     return {};
   return module;

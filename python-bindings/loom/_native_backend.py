@@ -37,6 +37,11 @@ def _model_options(options: dict) -> str:
 def _session(source: tuple, options: dict) -> "_loom.Session":
     session = _loom.Session()
     kind = source[0]
+    # The ONNX import options act when the file is loaded: set first.
+    load_options = ("onnx-constants", "onnx-parameters")
+    for name in load_options:
+        if name in options:
+            session.set_option(name, options[name])
     if kind == "model":
         session.load_model(source[1], _model_options(source[2]))
     elif kind == "json":
@@ -46,7 +51,8 @@ def _session(source: tuple, options: dict) -> "_loom.Session":
     else:
         session.load_mlir(source[1], "input.mlir")
     for name, value in options.items():
-        session.set_option(name, value)
+        if name not in load_options:
+            session.set_option(name, value)
     return session
 
 

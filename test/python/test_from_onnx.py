@@ -42,8 +42,9 @@ torch = pytest.importorskip(
 nn = torch.nn
 F = torch.nn.functional
 
-from test_from_torch import (CONFIGS, FWD_RTOL, LR, STEP_RTOL,  # noqa: E402
-                             close, gpt, llama, torch_adamw_step, weights)
+from test_from_torch import (CONFIGS, F32_TABLES_RTOL, FWD_RTOL,  # noqa
+                             LR, LM, STEP_RTOL, close, gpt, llama,
+                             torch_adamw_step, weights)
 import onnx_writer  # noqa: E402
 
 TOOLS = pathlib.Path(os.environ.get("LOOM_TOOLS_DIR") or pathlib.Path(
@@ -189,30 +190,47 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
     names = re.findall(r'#loom\.param<"([^"]+)"', text)
     assert sorted(names) == sorted(n for n, _ in model.named_parameters())
     # The finfo.min mask is the causal triangle: one causal attention per
-    # layer; repeat_kv's repeat is undone, so it is grouped-query attention
-    # (4 query heads, 2 key/value heads), as from_torch gives it.
+    # layer; the repeat (repeat_kv's Unsqueeze/Expand/Reshape, or
+    # repeat_interleave's Split/Unsqueeze/Expand/Reshape/Concat) is undone,
+    # so it is grouped-query attention (4 query heads, 2 key/value heads),
+    # as from_torch gives it.
     attention = re.findall(r"loom\.attention .*", text)
     assert len(attention) == 2 and all("{causal}" in a for a in attention)
-    # Hugging Face's float32 RoPE tables are not loom.rope's in f64: the
-    # rotation stays the model's own, primitive and exact.
-    assert "loom.rope" not in text
-    if repeat == "repeat_kv":
-        for a in attention:
-            assert re.search(r"\(tensor<4x4x8x4xf64>, tensor<4x2x8x4xf64>, "
-                             r"tensor<4x2x8x4xf64>\)", a), a
+    for a in attention:
+        assert re.search(r"\(tensor<4x4x8x4xf64>, tensor<4x2x8x4xf64>, "
+                         r"tensor<4x2x8x4xf64>\)", a), a
+    # Hugging Face's float32 RoPE tables are loom.rope's to the error of
+    # float32 tables (docs/Frontends.md, "RoPE tables"): one per q and k.
+    assert len(re.findall(r"loom\.rope ", text)) == 4
+    assert "loom.concat" not in text and "loom.neg" not in text
     assert "loom.softmax" not in text
     # RMSNorm (`x * rsqrt(mean(x^2) + eps)`, then the weight) is one op: 2
     # per layer and the final one.
     assert text.count("loom.rms_norm ") == 5, text
     assert "loom.reduce_mean" not in text
+    # SwiGLU's gate: the exported `x * sigmoid(x)` is one loom.silu.
+    assert text.count("loom.silu ") == 2 and "loom.sigmoid" not in text
 
+    # loom.rope's tables are exact: the numbers to equal are the same
+    # model's with f64 tables; the float32-table model's loss is within
+    # F32_TABLES_RTOL of them.
+    exact, _, _ = llama(seed=21, repeat=repeat, rope_dtype=torch.float64)
     start = weights(model)
     inputs = {**start, "input_ids": ids.numpy(), "labels": labels.numpy()}
     with torch.no_grad():
-        expected_loss = model(ids, labels)["loss"]
-    close(loom.run(ir, inputs, entry="forward")["loss"], expected_loss,
-          FWD_RTOL)
+        expected_loss = exact(ids, labels)["loss"]
+        f32_tables_loss = model(ids, labels)["loss"]
+    got = loom.run(ir, inputs, entry="forward")["loss"]
+    close(got, expected_loss, FWD_RTOL)
+    close(got, f32_tables_loss, F32_TABLES_RTOL)
+    adamw_one_device_and_4_ranks(tmp_path, path, exact, ids, labels, start)
 
+
+def adamw_one_device_and_4_ranks(tmp_path, path, model, ids, labels, start,
+                                 extra=()):
+    """One AdamW step of `loomc path` on 1 device and on a searched 4-rank
+    plan equals torch.optim.AdamW's on `model` (decay on the matrices)."""
+    inputs = {**start, "input_ids": ids.numpy(), "labels": labels.numpy()}
     params = dict(model.named_parameters())
     opt = torch.optim.AdamW(
         [{"params": [p for p in params.values() if p.dim() >= 2]},
@@ -225,8 +243,8 @@ def test_llama_forward_and_adamw_step(tmp_path, repeat):
                          (["--compile-to", "partition", "--cluster", "host",
                            "--devices", 4], 4)):
         step = tmp_path / "step.mlir"
-        tool("loomc", path, *flags, "--optimizer", "adamw", "--lr", LR, "-o",
-             step)
+        tool("loomc", path, *flags, *extra, "--optimizer", "adamw", "--lr",
+             LR, "-o", step)
         out = loom.run(step, inputs, entry="train_step", ranks=ranks)
         close(out["loss"], loss, STEP_RTOL)
         for name, p in params.items():
@@ -240,8 +258,7 @@ def test_llama_rope_in_model_precision_is_loom_rope(tmp_path):
     (theta read from the tables), as through from_torch; the loss and one
     AdamW step on 1 device and on a searched 4-rank plan equal PyTorch's,
     and Megatron costs 4 all-reduces per layer, as on `loom-model llama`.
-    (Hugging Face's float32 tables, in test_llama_forward_and_adamw_step,
-    stay primitive: they are not loom.rope's tables in f64.)"""
+    (Hugging Face's float32 tables: test_llama_forward_and_adamw_step.)"""
     if not have_onnx():
         pytest.skip("this Loom build has no ONNX support")
     model, ids, labels = llama(seed=23, rope_dtype=torch.float64,
@@ -303,17 +320,19 @@ def test_llama_rope_in_model_precision_is_loom_rope(tmp_path):
             for k in deep_found} == {"all_reduce": 4}
 
 
-def test_llama_megatron_tensor_parallel(tmp_path):
+@pytest.mark.parametrize("repeat", ["repeat_kv", "repeat_interleave"])
+def test_llama_megatron_tensor_parallel(tmp_path, repeat):
     """Megatron (`--parallel-config` model_parallel 2) on the imported
     Llama: per layer two all-reduces forward and two backward, nothing else,
-    as on `loom-model llama` and through `loom.from_torch`."""
+    as on `loom-model llama` and through `loom.from_torch`, whichever way
+    the keys and values are repeated (both are grouped attention)."""
     if not have_onnx():
         pytest.skip("this Loom build has no ONNX support")
     from test_from_torch import LlamaConfig, LlamaForCausalLM
     per_depth = []
     for layers in (1, 2):
         model = LlamaForCausalLM(LlamaConfig(
-            num_hidden_layers=layers)).double()
+            num_hidden_layers=layers, repeat=repeat)).double()
         ids = torch.randint(0, 41, (4, 8))
         path = tmp_path / f"llama{layers}.onnx"
         torch.onnx.export(model, (ids, ids), str(path), opset_version=17,
@@ -612,6 +631,138 @@ def test_transformer_encoder_layer_forward_and_step(tmp_path, causal):
     close(out["loss"], loss, STEP_RTOL)
     for name, p in model.named_parameters():
         close(out[name], p, STEP_RTOL)
+
+
+#===----------------------------------------------------------------------===#
+# Persistent float buffers (initializers that do not train)
+#===----------------------------------------------------------------------===#
+
+
+def test_persistent_sinusoidal_table_is_a_constant(tmp_path):
+    """The PyTorch seed's TransformerEncoder LM (test_from_torch.py's LM:
+    nn.TransformerEncoderLayer, a sinusoidal `pe` registered the default,
+    persistent way): the exporter writes `pe` as an initializer, read
+    through a Slice (`pe[:S]`), so it is a constant; the parameters are
+    exactly named_parameters(), and the loss and one SGD step equal
+    PyTorch's. `--onnx-parameters` makes it a parameter all the same, and
+    `--onnx-constants` holds a weight constant (it is then not trained)."""
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    torch.manual_seed(31)
+    model = LM(causal=True).double()
+    tokens = torch.randint(0, 29, (4, 8))
+    targets = torch.randint(0, 29, (32,))
+    assert "encoder.pos_encoder.pe" in model.state_dict()
+    path = tmp_path / "seed.onnx"
+    torch.onnx.export(model, (tokens, targets), str(path), opset_version=17,
+                      input_names=["data", "targets"],
+                      do_constant_folding=False)
+    ir = tmp_path / "seed.mlir"
+    tool("loom-translate", "--import-onnx", path, "-o", ir)
+    text = ir.read_text()
+    names = re.findall(r'#loom\.param<"([^"]+)"', text)
+    assert sorted(names) == sorted(n for n, _ in model.named_parameters())
+    assert len(re.findall(r"loom\.attention .*", text)) == 2
+
+    inputs = {**weights(model), "input_ids": tokens.numpy(),
+              "labels": targets.numpy()}
+    with torch.no_grad():
+        expected = model(tokens, targets)
+    close(loom.run(ir, inputs, entry="forward")["loss"], expected, FWD_RTOL)
+    step = tmp_path / "step.mlir"
+    tool("loomc", path, "--compile-to", "autodiff", "--optimizer", "sgd",
+         "--lr", 0.5, "-o", step)
+    out = loom.run(step, inputs, entry="train_step")
+    loss = model(tokens, targets)
+    loss.backward()
+    torch.optim.SGD(model.parameters(), lr=0.5).step()
+    close(out["loss"], loss, STEP_RTOL)
+    for name, p in model.named_parameters():
+        close(out[name], p, STEP_RTOL)
+
+    # The user's word over the rule, in both tools.
+    pe, weight = "encoder.pos_encoder.pe", "decoder.decoder.weight"
+    for command in (["loom-translate", "--import-onnx"],
+                    ["loomc", "--compile-to", "import"]):
+        tool(*command, path, f"--onnx-parameters={pe}",
+             f"--onnx-constants={weight}", "-o", ir)
+        names = set(re.findall(r'#loom\.param<"([^"]+)"', ir.read_text()))
+        assert pe in names and weight not in names
+        assert names - {pe} == {n for n, _ in model.named_parameters()} - \
+            {weight}
+    # loom.compile takes them as keywords (the C API's options).
+    ir_text = loom.compile(path, phase="import", onnx_parameters=pe).ir
+    assert pe in re.findall(r'#loom\.param<"([^"]+)"', ir_text)
+
+
+def test_onnx_buffer_options_bad_input(tmp_path):
+    """A name that is not an initializer, a name given both ways, and the
+    flags on a non-ONNX input are errors: named, exit non-zero, no
+    output."""
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    torch.manual_seed(31)
+    model = LM().double()
+    tokens = torch.randint(0, 29, (4, 8))
+    path = tmp_path / "seed.onnx"
+    torch.onnx.export(model, (tokens, tokens.reshape(-1)), str(path),
+                      opset_version=17, input_names=["data", "targets"],
+                      do_constant_folding=False)
+    pe = "encoder.pos_encoder.pe"
+    cases = [
+        (["--onnx-constants=no.such.weight"],
+         r"--onnx-constants names 'no\.such\.weight', which is not an "
+         r"initializer of the model"),
+        ([f"--onnx-constants={pe}", f"--onnx-parameters={pe}"],
+         rf"'{re.escape(pe)}' is named by both --onnx-constants and "
+         r"--onnx-parameters"),
+    ]
+    for flags, pattern in cases:
+        for command in (["loom-translate", "--import-onnx"],
+                        ["loomc", "--compile-to", "import"]):
+            out = tmp_path / "out.mlir"
+            result = tool(*command, path, *flags, "-o", out, check=False)
+            assert result.returncode != 0 and not out.exists()
+            assert re.search(pattern, result.stderr), result.stderr
+    graph = tmp_path / "graph.json"
+    graph.write_text("{}")
+    result = tool("loomc", graph, "--onnx-constants=x", "-o",
+                  tmp_path / "out.mlir", check=False)
+    assert result.returncode != 0
+    assert "--onnx-constants applies to an ONNX input (.onnx)" in \
+        result.stderr, result.stderr
+
+
+def test_llama_persistent_rope_tables_are_constants(tmp_path):
+    """A Llama whose RoPE tables are persistent buffers (older
+    transformers): the exporter writes them as initializers, read through
+    a Slice (`cos_cached[:, :, :S]`), so they are constants, the rotation
+    is one loom.rope per q and k, and the parameters are exactly
+    named_parameters(); the loss equals the exact-table model's to 1e-10
+    and one AdamW step torch.optim.AdamW's to 1e-9."""
+    if not have_onnx():
+        pytest.skip("this Loom build has no ONNX support")
+    model, ids, labels = llama(seed=24, rope_persistent=True)
+    assert "layers.0.self_attn.rotary_emb.cos_cached" in model.state_dict()
+    path = tmp_path / "llama.onnx"
+    torch.onnx.export(model, (ids, labels), str(path), opset_version=17,
+                      input_names=["input_ids", "labels"],
+                      output_names=["logits", "loss"],
+                      do_constant_folding=False)
+    ir = tmp_path / "llama.mlir"
+    tool("loom-translate", "--import-onnx", path, "-o", ir)
+    text = ir.read_text()
+    names = re.findall(r'#loom\.param<"([^"]+)"', text)
+    assert sorted(names) == sorted(n for n, _ in model.named_parameters())
+    assert len(re.findall(r"loom\.rope ", text)) == 4
+    exact, _, _ = llama(seed=24, rope_dtype=torch.float64)
+    start = weights(model)
+    with torch.no_grad():
+        expected = exact(ids, labels)["loss"]
+    close(loom.run(ir, {**start, "input_ids": ids.numpy(),
+                        "labels": labels.numpy()}, entry="forward")["loss"],
+          expected, FWD_RTOL)
+    adamw_one_device_and_4_ranks(tmp_path, path, exact, ids, labels, start)
 
 
 #===----------------------------------------------------------------------===#

@@ -22,6 +22,7 @@
 #ifndef LOOM_DRIVER_DRIVER_H
 #define LOOM_DRIVER_DRIVER_H
 
+#include "loom/Target/ONNX/ImportOptions.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
@@ -124,8 +125,15 @@ LogicalResult checkOptions(const CompileOptions &options, MLIRContext *context);
 /// through the parser.
 /// The file's buffer is added to `sourceMgr` so that diagnostics can quote
 /// the source.
+/// `onnx` applies to `.onnx` input (onnxImportOptions gives it from the
+/// flags).
 OwningOpRef<ModuleOp> loadInput(StringRef path, MLIRContext *context,
-                                llvm::SourceMgr &sourceMgr);
+                                llvm::SourceMgr &sourceMgr,
+                                const OnnxImportOptions &onnx = {});
+
+/// The ONNX import options `--onnx-constants` / `--onnx-parameters` give
+/// (comma-separated initializer names).
+OnnxImportOptions onnxImportOptions(const CompileOptions &options);
 
 /// The formats `loadInputBuffer` reads.
 enum class InputFormat { GraphJSON, MLIR, ONNX };
@@ -135,7 +143,8 @@ enum class InputFormat { GraphJSON, MLIR, ONNX };
 /// file. The buffer is added to `sourceMgr`.
 OwningOpRef<ModuleOp>
 loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer, InputFormat format,
-                MLIRContext *context, llvm::SourceMgr &sourceMgr);
+                MLIRContext *context, llvm::SourceMgr &sourceMgr,
+                const OnnxImportOptions &onnx = {});
 
 /// Registers and loads every dialect Loom reads into `context`, and turns
 /// off printing the whole op with each diagnostic (errors name their

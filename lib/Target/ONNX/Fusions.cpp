@@ -32,13 +32,19 @@
 //    `[S, B, H * D]` tensor) are unfolded into `[B, H, S, D]` for the
 //    attention and its result folded back (causal or mask-free only). Keys
 //    and values repeated to the query heads by Hugging Face's repeat_kv
-//    (Unsqueeze, Expand, Reshape) are given unrepeated: grouped-query
-//    attention, as the PyTorch frontend gives it.
+//    (Unsqueeze, Expand, Reshape) or by `repeat_interleave(r, dim=1)` (a
+//    Split into heads, each Unsqueezed, Expanded and Reshaped, then a
+//    Concat) are given unrepeated: grouped-query attention, as the PyTorch
+//    frontend gives it.
 // 5. RoPE: `x * cos + cat(-x2, x1) * sin` (Hugging Face's rotate_half, x1
 //    and x2 the halves of x's last dim) becomes `loom.rope` when the cos/sin
 //    constants are the tables `loom.rope` computes (positions 0..S-1, theta
-//    read from them) to 8 ulps of the model's dtype, as in the PyTorch
-//    frontend; other tables stay primitive.
+//    read from them): to 8 ulps of the model's dtype, or, for tables of
+//    float32 values (Hugging Face's), to the error of computing them in
+//    float32 (ropeTableTolerance), as in the PyTorch frontend; other tables
+//    (scaled positions, other frequencies) stay primitive.
+// 6. SiLU: `x * sigmoid(x)` (either order) becomes `loom.silu` (SwiGLU's
+//    gate, as the exporter spells `F.silu`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +75,9 @@ public:
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "mul")
         fuseRmsNorm(i);
+    for (size_t i = 0; i < tr.ops.size(); ++i)
+      if (tr.ops[i].op == "mul")
+        fuseSilu(i);
     for (size_t i = 0; i < tr.ops.size(); ++i)
       if (tr.ops[i].op == "add")
         fuseRope(i);
@@ -250,6 +259,24 @@ private:
     return square->operands[0];
   }
 
+  /// SiLU as the exporter spells `F.silu` (opsets < 22): `x * sigmoid(x)`,
+  /// either order, becomes `loom.silu x`.
+  void fuseSilu(size_t index) {
+    LoomOp &mul = tr.ops[index];
+    for (int k = 0; k < 2; ++k) {
+      int x = mul.operands[k];
+      LoomOp *sigmoid = tr.producer(mul.operands[1 - k]);
+      if (sigmoid && sigmoid->op == "sigmoid" &&
+          sigmoid->operands[0] == x &&
+          tr.values[x].shape == tr.values[mul.results[0]].shape) {
+        mul.op = "silu";
+        mul.operands = {x};
+        mul.attributes = nlohmann::json::object();
+        return;
+      }
+    }
+  }
+
   void fuseRmsNorm(size_t index) {
     const LoomOp &scaled = tr.ops[index];
     double eps = 0;
@@ -332,14 +359,18 @@ private:
   }
 
   /// The theta whose rotary tables (`loom.rope`'s definition, positions
-  /// 0..S-1) `cos` and `sin`, broadcast to `shape` [B, H, S, D], are, to 8
-  /// ulps of `dtype`; nullopt otherwise (the tables differ, or differ
-  /// across B or H).
+  /// 0..S-1) `cos` and `sin`, broadcast to `shape` [B, H, S, D], are;
+  /// nullopt otherwise (the tables differ, or differ across B or H). The
+  /// tolerance is ropeTableTolerance's: 8 ulps of the model's dtype, or,
+  /// for tables whose every value is a float32 (Hugging Face computes them
+  /// in float32), the error such a computation makes.
   static std::optional<double> ropeTheta(const ConstTensor &cos,
                                          const ConstTensor &sin,
                                          const Shape &shape, DType dtype) {
     int64_t s = shape[2], d = shape[3];
     if (s < 2 || d < 4 || d % 2)
+      return std::nullopt;
+    if (dtype != DType::F64 && dtype != DType::F32)
       return std::nullopt;
     // Element [b, h, p, i] of a constant broadcast to `shape`: 0 for
     // dims the constant does not hold (its size 1 there), as B and H are.
@@ -349,6 +380,7 @@ private:
       int64_t rows = r >= 2 ? cs[r - 2] : 1, cols = r >= 1 ? cs[r - 1] : 1;
       return c.at((rows == 1 ? 0 : p) * cols + (cols == 1 ? 0 : i));
     };
+    bool float32Tables = true;
     for (const ConstTensor *c : {&cos, &sin}) {
       const Shape &cs = c->shape;
       size_t r = cs.size();
@@ -357,31 +389,55 @@ private:
       for (size_t k = 0; k + 2 < r; ++k)
         if (cs[k] != 1)
           return std::nullopt;
+      for (int64_t p = 0; p < s && float32Tables; ++p)
+        for (int64_t i = 0; i < d && float32Tables; ++i)
+          float32Tables = double(float(at(*c, p, i))) == at(*c, p, i);
     }
-    double angle = std::atan2(at(sin, 1, 1), at(cos, 1, 1));
+    // Theta from the lowest frequency at position 1, theta^(-(d-2)/d):
+    // its error grows least when raised to -d/(d-2).
+    int64_t last = d / 2 - 1;
+    double angle = std::atan2(at(sin, 1, last), at(cos, 1, last));
     if (!(angle > 0))
       return std::nullopt;
-    double theta = std::pow(angle, -double(d) / 2);
-    if (std::fabs(theta - std::round(theta)) <= 1e-6 * theta)
+    double theta = std::pow(angle, -double(d) / double(d - 2));
+    if (std::fabs(theta - std::round(theta)) <= 1e-5 * theta)
       theta = std::round(theta);
-    double eps = dtype == DType::F64 ? 0x1p-52 : 0x1p-23;
-    if (dtype != DType::F64 && dtype != DType::F32)
+    if (!(theta > 1) || !std::isfinite(theta))
       return std::nullopt;
     for (int64_t p = 0; p < s; ++p)
       for (int64_t i = 0; i < d; ++i) {
         double a =
             double(p) * std::pow(theta, -double(2 * (i % (d / 2))) / double(d));
-        if (std::fabs(at(cos, p, i) - std::cos(a)) > 8 * eps ||
-            std::fabs(at(sin, p, i) - std::sin(a)) > 8 * eps)
+        double tol = ropeTableTolerance(a, theta, dtype, float32Tables);
+        if (!(std::fabs(at(cos, p, i) - std::cos(a)) <= tol) ||
+            !(std::fabs(at(sin, p, i) - std::sin(a)) <= tol))
           return std::nullopt;
       }
     return theta;
   }
 
+  /// How far a table entry at angle `a` may be from the exact cos / sin.
+  /// Tables in the model's precision: 8 ulps of it. Tables of float32
+  /// values (Hugging Face's `inv_freq = 1 / theta^(2i/d)`, `t * inv_freq`
+  /// and cos/sin all in float32, then cast): float32 rounds the exponent
+  /// 2i/d (an error of up to ln(theta) ulps in inv_freq), the product and
+  /// the cos/sin, so an entry is off by up to about
+  /// eps32 * (1 + a * (1 + ln theta)) (measured: at most 0.47 of that for
+  /// theta 1e4 to 1e6, d 4 to 128, 8192 positions); twice that is allowed.
+  /// (docs/Frontends.md, "RoPE tables".)
+  static double ropeTableTolerance(double a, double theta, DType dtype,
+                                   bool float32Tables) {
+    double ownUlps = 8 * (dtype == DType::F64 ? 0x1p-52 : 0x1p-23);
+    if (!float32Tables)
+      return ownUlps;
+    return std::max(ownUlps,
+                    2 * 0x1p-23 * (1 + std::fabs(a) * (1 + std::log(theta))));
+  }
+
   /// Hugging Face's `x * cos + rotate_half(x) * sin` (rotate_half(x) =
   /// cat(-x2, x1) of x's halves) as `loom.rope` when the cos/sin constants
-  /// are the tables `loom.rope` computes, to 8 ulps of the model's dtype;
-  /// tables computed in another precision stay the model's own (primitive).
+  /// are the tables `loom.rope` computes (ropeTheta's tolerance); other
+  /// tables stay the model's own (primitive).
   void fuseRope(size_t index) {
     LoomOp &add = tr.ops[index];
     for (int k = 0; k < 2; ++k) {
@@ -438,6 +494,58 @@ private:
         return y;
     }
     return -1;
+  }
+
+  /// For keys or values [B, Hkv * r, S, D] repeated as
+  /// `x.repeat_interleave(r, dim=1)` is exported (a Split of x into its Hkv
+  /// heads; each head Unsqueezed, Expanded r times (an add of zeros) and
+  /// Reshaped to [B, r, S, D]; the Hkv pieces Concatenated in order): x
+  /// [B, Hkv, S, D], else -1. Head j * r + i of the result is head j of x,
+  /// as with repeat_kv, so the same grouped-query pairing holds.
+  int uninterleaved(int x) {
+    LoomOp *cat = tr.producer(x);
+    const Shape &out = tr.values[x].shape;
+    if (!cat || cat->op != "concat" || out.size() != 4 ||
+        cat->attributes.value("axis", int64_t(-1)) != 1 ||
+        cat->operands.size() < 2)
+      return -1;
+    LoomOp *split = nullptr;
+    int64_t heads = cat->operands.size(), r = out[1] / heads;
+    if (r < 2 || r * heads != out[1])
+      return -1;
+    for (int64_t j = 0; j < heads; ++j) {
+      // piece j = reshape(add(unsqueeze(head j), zeros [B, 1, r, S, D]))
+      LoomOp *view = tr.producer(cat->operands[j]);
+      if (!view || view->op != "reshape")
+        return -1;
+      int expanded = view->operands[0];
+      if (tr.values[expanded].shape != Shape{out[0], 1, r, out[2], out[3]})
+        return -1;
+      LoomOp *expand = tr.producer(expanded);
+      if (!expand || expand->op != "add")
+        return -1;
+      int head = -1;
+      for (int k = 0; k < 2 && head < 0; ++k) {
+        std::optional<double> zero = splat(expand->operands[1 - k]);
+        int y = expand->operands[k];
+        if (!zero || *zero != 0.0 ||
+            tr.values[y].shape != Shape{out[0], 1, 1, out[2], out[3]})
+          continue;
+        LoomOp *unsqueeze = tr.producer(y);
+        if (unsqueeze && unsqueeze->op == "reshape")
+          head = unsqueeze->operands[0];
+      }
+      LoomOp *cut = head >= 0 ? tr.producer(head) : nullptr;
+      if (!cut || cut->op != "split" || (split && cut != split) ||
+          cut->attributes.value("axis", int64_t(-1)) != 1 ||
+          int64_t(cut->results.size()) != heads || cut->results[j] != head)
+        return -1;
+      split = cut;
+    }
+    int source = split->operands[0];
+    if (tr.values[source].shape != Shape{out[0], heads, out[2], out[3]})
+      return -1;
+    return source;
   }
 
   void fuseAttention(size_t index) {
@@ -505,8 +613,16 @@ private:
     // Grouped-query attention: keys and values repeated to the query heads
     // (repeat_kv) are given unrepeated, so the search sees the grouped
     // heads (docs/Frontends.md, "How attention is matched").
+    // Both repeats are recognised: repeat_kv's (unrepeated, [B, Hkv, 1, S,
+    // D]) and repeat_interleave's (uninterleaved, [B, Hkv, S, D]).
     int groupedK = rank == 4 ? unrepeated(k) : -1;
     int groupedV = rank == 4 ? unrepeated(v) : -1;
+    bool interleaved = false;
+    if (rank == 4 && (groupedK < 0 || groupedV < 0)) {
+      groupedK = uninterleaved(k);
+      groupedV = uninterleaved(v);
+      interleaved = true;
+    }
     bool grouped = groupedK >= 0 && groupedV >= 0 &&
                    tr.values[groupedK].shape[1] == tr.values[groupedV].shape[1];
     int64_t sq = qs[2], skv = ks[2];
@@ -548,8 +664,8 @@ private:
           return view->operands[0];
         return tr.insertBefore(index, "reshape", {y}, {shape}, dtype)[0];
       };
-      k = squeezed(groupedK);
-      v = squeezed(groupedV);
+      k = interleaved ? groupedK : squeezed(groupedK);
+      v = interleaved ? groupedV : squeezed(groupedV);
     }
     std::vector<int> operands = {q, k, v};
     if (mask && !causal)

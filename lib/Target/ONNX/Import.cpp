@@ -50,7 +50,7 @@ static std::string printable(const std::string &text) {
 
 /// Reads and translates; reports every error and returns false on any.
 static bool translate(StringRef bytes, StringRef fileName, MLIRContext *context,
-                      nlohmann::json &doc) {
+                      const OnnxImportOptions &options, nlohmann::json &doc) {
   Location loc = UnknownLoc::get(context);
   onnx_import::Model model;
   std::string error;
@@ -64,7 +64,7 @@ static bool translate(StringRef bytes, StringRef fileName, MLIRContext *context,
                       "to 18 (torch.onnx.export's opset_version 14-17)";
     return false;
   }
-  onnx_import::Translator translator(model);
+  onnx_import::Translator translator(model, options);
   std::vector<std::string> errors;
   if (translator.run(doc, errors))
     return true;
@@ -80,19 +80,20 @@ static bool translate(StringRef bytes, StringRef fileName, MLIRContext *context,
 
 OwningOpRef<ModuleOp> mlir::loom::importOnnx(StringRef bytes,
                                              StringRef fileName,
-                                             MLIRContext *context) {
+                                             MLIRContext *context,
+                                             const OnnxImportOptions &options) {
   nlohmann::json doc;
-  if (!translate(bytes, fileName, context, doc))
+  if (!translate(bytes, fileName, context, options, doc))
     return {};
   return importGraphJson(doc.dump(), fileName, context);
 }
 
-LogicalResult mlir::loom::translateOnnxToGraphJson(StringRef bytes,
-                                                   StringRef fileName,
-                                                   MLIRContext *context,
-                                                   raw_ostream &os) {
+LogicalResult
+mlir::loom::translateOnnxToGraphJson(StringRef bytes, StringRef fileName,
+                                     MLIRContext *context, raw_ostream &os,
+                                     const OnnxImportOptions &options) {
   nlohmann::json doc;
-  if (!translate(bytes, fileName, context, doc))
+  if (!translate(bytes, fileName, context, options, doc))
     return failure();
   os << doc.dump(2) << "\n";
   return success();

@@ -7,11 +7,13 @@
 // Translates a read ONNX model (OnnxModel.h) into a graph-JSON document:
 //
 //   1. initializers: those that reach a computation on the data inputs
-//      through floating-point values are the trainable parameters (their
-//      names kept); the others (a causal-mask buffer, shape constants) are
-//      constants. An `Identity` of an initializer under another name (the
-//      exporter's de-duplication of equal-valued parameters) is a parameter
-//      of its own with the same initial value, as it was in the model;
+//      through floating-point values, not through a Slice (a buffer
+//      table's lookup), are the trainable parameters (their names kept);
+//      the others (a causal-mask buffer, sinusoidal or RoPE tables, shape
+//      constants) are constants. The user's options name exceptions. An
+//      `Identity` of an initializer under another name (the exporter's
+//      de-duplication of equal-valued parameters) is a parameter of its own
+//      with the same initial value, as it was in the model;
 //   2. graph inputs that are not initializers are the data inputs; their
 //      shapes must be static;
 //   3. every node's op type is checked first, so all unsupported nodes are
@@ -199,7 +201,10 @@ void Translator::classifyInitializers() {
 
   // Which values depend on the data inputs, and which float initializers
   // feed a non-data value through floats (the mask buffer stops at its
-  // comparison; a weight reaches the data at its matmul).
+  // comparison; a weight reaches the data at its matmul). A Slice of an
+  // initializer is a table lookup (`pe[:T]`, `cos_cached[:, :, :T]`): what
+  // it yields is a window of a buffer, so the chain ends there too
+  // (docs/Frontends.md, "Parameters and buffers").
   std::set<std::string> dynamic;
   for (const ValueInfo &input : model.inputs)
     if (!initializers.count(input.name))
@@ -231,7 +236,7 @@ void Translator::classifyInitializers() {
     static const std::set<std::string> nonFloat = {
         "Equal", "Less",        "Greater",        "Not",    "And",
         "Or",    "LessOrEqual", "GreaterOrEqual", "ArgMax", "ArgMin"};
-    if (nonFloat.count(node.opType))
+    if (nonFloat.count(node.opType) || node.opType == "Slice")
       continue;
     if (node.opType == "Cast") {
       std::optional<DType> to = castTarget(node);
@@ -241,6 +246,40 @@ void Translator::classifyInitializers() {
     for (const std::string &output : node.outputs)
       sources[output] = feeding;
   }
+  // The user's word over the rule (loomc / loom-translate
+  // --onnx-constants, --onnx-parameters; checked in checkOverrides).
+  for (const std::string &name : options.constants)
+    trainable.erase(name);
+  for (const std::string &name : options.parameters)
+    if (auto it = initializers.find(name);
+        it != initializers.end() && isFloat(it->second->dtype))
+      trainable.insert(name);
+}
+
+bool Translator::checkOverrides(std::vector<std::string> &errors) const {
+  std::set<std::string> constants(options.constants.begin(),
+                                  options.constants.end());
+  auto check = [&](const std::vector<std::string> &names, const char *flag,
+                   bool parameter) {
+    for (const std::string &name : names) {
+      auto it = initializers.find(name);
+      if (it == initializers.end())
+        errors.push_back(std::string(flag) + " names '" + name +
+                         "', which is not an initializer of the model");
+      else if (parameter && !isFloat(it->second->dtype))
+        errors.push_back(std::string(flag) + " names '" + name +
+                         "', an initializer of element type " +
+                         dtypeName(it->second->dtype) +
+                         "; parameters are floating-point");
+      else if (parameter && constants.count(name))
+        errors.push_back("'" + name +
+                         "' is named by both --onnx-constants and "
+                         "--onnx-parameters");
+    }
+  };
+  check(options.constants, "--onnx-constants", false);
+  check(options.parameters, "--onnx-parameters", true);
+  return errors.empty();
 }
 
 bool Translator::declareInputs(std::vector<std::string> &errors) {
@@ -623,7 +662,8 @@ json Translator::writeDocument(int loss) {
 
 bool Translator::run(json &doc, std::vector<std::string> &errors) {
   classifyInitializers();
-  if (!declareInputs(errors) || !translateNodes(errors))
+  if (!checkOverrides(errors) || !declareInputs(errors) ||
+      !translateNodes(errors))
     return false;
   fusePatterns(*this);
   int loss = -1;

@@ -23,6 +23,8 @@
 
 #include "OnnxModel.h"
 
+#include "loom/Target/ONNX/ImportOptions.h"
+
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -69,7 +71,8 @@ bool broadcastShapes(const Shape &a, const Shape &b, Shape &result);
 
 class Translator {
 public:
-  explicit Translator(const Model &model) : model(model) {}
+  Translator(const Model &model, const OnnxImportOptions &options)
+      : model(model), options(options) {}
 
   /// Translates the whole model into `doc` (graph JSON). Every problem is
   /// appended to `errors` (all unsupported nodes at once); on any error the
@@ -126,6 +129,9 @@ private:
   /// parameter (a parameter of its own).
   bool isParameterCopy(const Node &node) const;
   void classifyInitializers();
+  /// Every name the options give is a (float, for parameters)
+  /// initializer, and none is given twice.
+  bool checkOverrides(std::vector<std::string> &errors) const;
   bool declareInputs(std::vector<std::string> &errors);
   bool translateNodes(std::vector<std::string> &errors);
   bool chooseLoss(int &loss, std::vector<std::string> &errors);
@@ -134,6 +140,7 @@ private:
   nlohmann::json writeDocument(int loss);
 
   const Model &model;
+  const OnnxImportOptions &options;
   std::map<std::string, const ConstTensor *> initializers;
   std::set<std::string> trainable;
   std::map<std::string, ConstTensor> constants; // ONNX name -> data

@@ -9,6 +9,8 @@ loss as a `loom.Graph` (docs/Frontends.md).
 How it works:
 
 1. **Trace.** The module runs once on its example inputs under
+   `torch.export.export` (non-strict, PyTorch >= 2.6, decomposed to core
+   ATen except the ops Loom maps) or, in older PyTorch (Debian's 1.13),
    `torch.fx.experimental.proxy_tensor.make_fx` with fake tensors (no
    compute), so every shape is specialized and plain Python (`b, t =
    idx.size()`, `assert`, `if targets is not None:`) simply runs; what is
@@ -263,9 +265,9 @@ class _Translator:
     def rope(self, a: _Value, b: _Value) -> _Value | None:
         """Hugging Face's `q * cos + rotate_half(q) * sin` as `loom.rope`
         when the cos/sin constants are the tables `loom.rope` computes
-        (positions 0..S-1, some theta) to a few ulps of the model's dtype;
-        None otherwise (tables computed in another precision stay the
-        model's own: primitive ops)."""
+        (positions 0..S-1, some theta; `_rope_theta`'s tolerance, which
+        admits Hugging Face's float32 tables); None otherwise (other tables
+        stay the model's own: primitive ops)."""
         for m1, m2 in ((a, b), (b, a)):
             x, cos = _with_const(m1)
             r, sin = _with_const(m2)
@@ -446,9 +448,9 @@ def _half_of(v: _Value, x: _Value, index: int) -> bool:
 
 def _rope_theta(cos, sin, shape, dtype: str) -> float | None:
     """The theta whose rotary tables (loom.rope's definition, positions
-    0..S-1) `cos` and `sin` are, to 8 ulps of `dtype`; else None."""
+    0..S-1) `cos` and `sin` are, to `_rope_table_tolerance`; else None."""
     b, h, s, d = shape
-    if s < 2 or d < 4 or d % 2:
+    if s < 2 or d < 4 or d % 2 or dtype not in ("f32", "f64"):
         return None
     try:
         cos = cos.expand(b, h, s, d).double()
@@ -459,20 +461,46 @@ def _rope_theta(cos, sin, shape, dtype: str) -> float | None:
             bool((sin == sin[:1, :1]).all())):
         return None
     cos, sin = cos[0, 0], sin[0, 0]
-    angle = math.atan2(float(sin[1, 1]), float(cos[1, 1]))
+    # Tables whose every value is a float32 (Hugging Face computes them in
+    # float32, then casts them to the model's dtype).
+    float32_tables = all(bool((t.float().double() == t).all())
+                         for t in (cos, sin))
+    # Theta from the lowest frequency at position 1, theta^(-(d-2)/d): its
+    # error grows least when raised to -d/(d-2).
+    last = d // 2 - 1
+    angle = math.atan2(float(sin[1, last]), float(cos[1, last]))
     if angle <= 0:
         return None
-    theta = angle ** (-d / 2)
-    if abs(theta - round(theta)) <= 1e-6 * theta:
+    theta = angle ** (-d / (d - 2))
+    if abs(theta - round(theta)) <= 1e-5 * theta:
         theta = float(round(theta))
+    if not (1 < theta < math.inf):
+        return None
     inv = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     ang = torch.arange(s, dtype=torch.float64)[:, None] * inv[None, :]
     ang = torch.cat([ang, ang], dim=-1)
-    tol = 8 * torch.finfo(_torch_dtype(dtype)).eps
-    if float((cos - ang.cos()).abs().max()) > tol or \
-            float((sin - ang.sin()).abs().max()) > tol:
+    tol = _rope_table_tolerance(ang, theta, dtype, float32_tables)
+    if not (bool(((cos - ang.cos()).abs() <= tol).all()) and
+            bool(((sin - ang.sin()).abs() <= tol).all())):
         return None
     return theta
+
+
+def _rope_table_tolerance(angle, theta: float, dtype: str,
+                          float32_tables: bool):
+    """How far table entries at `angle` may be from the exact cos / sin:
+    8 ulps of the model's dtype; for tables of float32 values, the error of
+    computing them in float32 as Hugging Face does (the exponent 2i/d, the
+    product t * inv_freq and cos/sin each rounded: about eps32 * (1 + a *
+    (1 + ln theta)), measured at most 0.47 of that for theta 1e4 to 1e6, d
+    4 to 128, 8192 positions), twice over. The ONNX importer uses the same
+    rule (lib/Target/ONNX/Fusions.cpp, ropeTableTolerance)."""
+    own = 8 * torch.finfo(_torch_dtype(dtype)).eps
+    if not float32_tables:
+        return torch.full_like(angle, own)
+    eps32 = torch.finfo(torch.float32).eps
+    return torch.clamp(2 * eps32 * (1 + angle.abs() * (1 + math.log(theta))),
+                       min=own)
 
 
 def _scaled(x: _Value):
@@ -985,7 +1013,8 @@ def _where_of(node) -> str:
     # The trace is innermost first; take the first frame outside torch.
     frames = [i for i, l in enumerate(lines) if l.strip().startswith("File ")]
     for i in frames:
-        if f'"{_TORCH_DIR}' not in lines[i]:
+        if f'"{_TORCH_DIR}' not in lines[i] and \
+                f'"{_LOOM_DIR}' not in lines[i]:
             head = lines[i].strip()
             code = lines[i + 1].strip() if i + 1 < len(lines) and \
                 i + 1 not in frames else ""
@@ -1036,6 +1065,160 @@ def _pick_loss(out, loss):
                         f"forward's output ({type(out).__name__}): {e}")
 
 
+def _call_for_loss(module, bound, input_names, tensors, loss, call_module):
+    """The forward called with the example's arguments, its tensor
+    arguments `input_names` replaced by `tensors`, and the loss picked from
+    its output (checked to be a rank-0 floating-point tensor)."""
+    call = dict(bound.arguments)
+    for n, t in zip(input_names, tensors):
+        call[n] = t
+    args, kwargs = [], {}
+    for name, p in bound.signature.parameters.items():
+        if name not in call:
+            continue
+        if p.kind == p.VAR_POSITIONAL:
+            args.extend(call[name])
+        elif p.kind == p.VAR_KEYWORD:
+            kwargs.update(call[name])
+        elif p.kind == p.KEYWORD_ONLY:
+            kwargs[name] = call[name]
+        else:
+            args.append(call[name])
+    out = call_module(tuple(args), kwargs)
+    picked = _pick_loss(out, loss)
+    if not isinstance(picked, torch.Tensor):
+        raise LoomError(
+            f"from_torch: the loss is a {type(picked).__name__}, not a "
+            "tensor" + ("; pick it from the forward's output with loss= "
+                        "(an index, a key or a callable)"
+                        if loss is None else ""))
+    if picked.dim() != 0 or not picked.is_floating_point():
+        raise LoomError(f"from_torch: the loss must be a rank-0 "
+                        f"floating-point tensor; got shape "
+                        f"{list(picked.shape)} {picked.dtype}")
+    return picked
+
+
+_DATA_DEPENDENT = (
+    "data-dependent control flow: the forward reads a value computed from "
+    "its inputs or parameters (`if x.sum() > 0:`, `.item()`, `bool(t)`), "
+    "which a trace cannot follow (it would be specialized to the example's "
+    "value); express it with tensor ops such as torch.where, or move it "
+    "out of the forward")
+
+
+def _tracing_failed(module, e):
+    what = "".join(traceback.format_exception_only(type(e), e)).strip()
+    if "get value out of a tracing tensor" in what or \
+            "data-dependent" in what or "GuardOnDataDependent" in what:
+        what = _DATA_DEPENDENT
+    return LoomError(f"from_torch: tracing {type(module).__name__} on the "
+                     f"example inputs failed: {what}"
+                     f"{_user_frame(e.__traceback__)}")
+
+
+def _has_torch_export() -> bool:
+    """Whether this PyTorch has the torch.export that `_export` uses:
+    `export(..., strict=False)` and `default_decompositions()` (PyTorch
+    2.6 on; tested with 2.15). Older ones trace with make_fx."""
+    export = getattr(torch, "export", None)
+    return hasattr(export, "export") and \
+        hasattr(export, "default_decompositions")
+
+
+def _export(module, flat, names, kinds, bound, loss):
+    """torch.export of the module's loss (PyTorch >= 2): the ATen graph of
+    a wrapper whose inputs are the forward's tensor arguments, decomposed
+    to core ATen (`run_decompositions`), with the placeholders re-aligned to
+    `flat` (parameters and buffers lifted by the export under their state
+    names). Returns (graph module, names, kinds, flat) for `_translate`."""
+    n_state = sum(1 for k in kinds if k != "input")
+    input_names = names[n_state:]
+
+    class LossOf(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = module
+
+        def forward(self, *tensors):
+            return _call_for_loss(
+                module, bound, input_names, tensors, loss,
+                lambda args, kwargs: self.model(*args, **kwargs))
+
+    try:
+        exported = torch.export.export(LossOf(), tuple(flat[n_state:]),
+                                       strict=False)
+        table = torch.export.default_decompositions()
+        for op in _kept_ops():
+            table.pop(op, None)
+        exported = exported.run_decompositions(table)
+    except LoomError:
+        raise
+    except Exception as e:  # noqa: BLE001 (the user's model raised)
+        raise _tracing_failed(module, e) from e
+    from torch.export.graph_signature import InputKind
+    for node in exported.graph_module.graph.nodes:
+        # torch.export records the user's frames outermost first; the
+        # messages name the innermost (make_fx's order).
+        trace = node.meta.get("stack_trace")
+        if trace:
+            node.meta["stack_trace"] = _innermost_first(trace)
+    state = {**exported.state_dict, **exported.constants}
+    # A tied parameter may be lifted under each of its names: all are the
+    # `named_parameters()` one (`_translate` gives them one value).
+    aliases = _aliases(module)
+    out_names, out_kinds, out_flat = [], [], []
+    users = iter(zip(input_names, flat[n_state:]))
+    for spec in exported.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            name, tensor = next(users)
+            out_names.append(name), out_kinds.append("input")
+            out_flat.append(tensor)
+            continue
+        target = spec.target
+        if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER,
+                             InputKind.CONSTANT_TENSOR) or \
+                not isinstance(state.get(target), torch.Tensor):
+            raise LoomError(
+                f"from_torch: torch.export lifted an input Loom does not "
+                f"take ({spec.kind.name} {target!r}): a script object or an "
+                f"effect token; only parameters, buffers, constant tensors "
+                f"and the forward's tensor arguments are supported")
+        tensor = state[target]
+        name = target[len("model."):] if target.startswith("model.") \
+            else target
+        name = aliases.get(name, name)
+        kind = "param" if spec.kind == InputKind.PARAMETER else "buffer"
+        out_names.append(name), out_kinds.append(kind)
+        out_flat.append(tensor)
+    return exported.graph_module, out_names, out_kinds, out_flat
+
+
+def _innermost_first(trace: str) -> str:
+    """A stack trace's frames (a `File ...` line and its code) reversed."""
+    frames = []
+    for line in trace.rstrip().split("\n"):
+        if line.strip().startswith("File ") or not frames:
+            frames.append([line])
+        else:
+            frames[-1].append(line)
+    return "\n".join(line for frame in reversed(frames) for line in frame)
+
+
+def _kept_ops() -> list:
+    """The ATen overloads Loom maps, which `run_decompositions` must leave
+    whole (core ATen would spell `nll_loss_forward` as `gather` + `where`,
+    which Loom has no op for)."""
+    kept = []
+    for name in _ATEN:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is None:
+            continue
+        for overload in packet.overloads():
+            kept.append(getattr(packet, overload))
+    return kept
+
+
 def _trace(module, flat, names, kinds, bound, loss):
     """make_fx of the module's loss over `flat` (parameters, buffers, data
     inputs), with stack traces recorded."""
@@ -1055,35 +1238,10 @@ def _trace(module, flat, names, kinds, bound, loss):
         for alias, name in aliases.items():
             if name in state:
                 state[alias] = state[name]
-        call = dict(bound.arguments)
-        for n, t, k in zip(names[n_state:], tensors[n_state:],
-                           kinds[n_state:]):
-            call[n] = t
-        args, kwargs = [], {}
-        for name, p in bound.signature.parameters.items():
-            if name not in call:
-                continue
-            if p.kind == p.VAR_POSITIONAL:
-                args.extend(call[name])
-            elif p.kind == p.VAR_KEYWORD:
-                kwargs.update(call[name])
-            elif p.kind == p.KEYWORD_ONLY:
-                kwargs[name] = call[name]
-            else:
-                args.append(call[name])
-        out = functional_call(module, state, tuple(args), kwargs)
-        picked = _pick_loss(out, loss)
-        if not isinstance(picked, torch.Tensor):
-            raise LoomError(
-                f"from_torch: the loss is a {type(picked).__name__}, not a "
-                "tensor" + ("; pick it from the forward's output with loss= "
-                            "(an index, a key or a callable)"
-                            if loss is None else ""))
-        if picked.dim() != 0 or not picked.is_floating_point():
-            raise LoomError(f"from_torch: the loss must be a rank-0 "
-                            f"floating-point tensor; got shape "
-                            f"{list(picked.shape)} {picked.dtype}")
-        return picked
+        return _call_for_loss(
+            module, bound, names[n_state:], tensors[n_state:], loss,
+            lambda args, kwargs: functional_call(module, state, args,
+                                                 kwargs))
 
     tracer = proxy_tensor.PythonKeyTracer
     saved = tracer.record_stack_traces
@@ -1103,17 +1261,7 @@ def _trace(module, flat, names, kinds, bound, loss):
     except LoomError:
         raise
     except Exception as e:  # noqa: BLE001 (the user's model raised)
-        what = "".join(traceback.format_exception_only(type(e), e)).strip()
-        if "get value out of a tracing tensor" in what:
-            what = ("data-dependent control flow: the forward reads a value "
-                    "computed from its inputs or parameters (`if x.sum() > "
-                    "0:`, `.item()`, `bool(t)`), which a trace cannot follow "
-                    "(it would be specialized to the example's value); "
-                    "express it with tensor ops such as torch.where, or "
-                    "move it out of the forward")
-        raise LoomError(f"from_torch: tracing {type(module).__name__} on the "
-                        f"example inputs failed: {what}"
-                        f"{_user_frame(e.__traceback__)}") from e
+        raise _tracing_failed(module, e) from e
     finally:
         tracer.record_stack_traces = saved
 
@@ -1153,7 +1301,11 @@ def from_torch(module, example_args=(), example_kwargs=None,
             # tensor may be given for two arguments.
             names.append(name), kinds.append("input")
             flat.append(value.detach().clone())
-    gm = _trace(module, flat, names, kinds, bound, loss)
+    if _has_torch_export():
+        gm, names, kinds, flat = _export(module, flat, names, kinds, bound,
+                                         loss)
+    else:
+        gm = _trace(module, flat, names, kinds, bound, loss)
     return _translate(gm, names, kinds, flat, _torch_inits(module))
 
 
@@ -1213,12 +1365,16 @@ def _translate(gm, names, kinds, flat, inits) -> Graph:
     if len(placeholders) != len(flat):
         raise LoomError("from_torch: the trace's inputs do not match the "
                         "module's parameters, buffers and tensor arguments")
+    by_name = {}
     for node, name, kind, t in zip(placeholders, names, kinds, flat):
         if kind == "buffer":
             env[node] = tr.const(t.detach().clone())
+        elif kind == "param" and name in by_name:
+            env[node] = by_name[name]  # a tied parameter's other name
         else:
-            env[node] = _Value(kind, t.shape, _dtype(t.dtype), name=name,
-                               attrs={"init": inits.get(name)})
+            env[node] = by_name[name] = _Value(
+                kind, t.shape, _dtype(t.dtype), name=name,
+                attrs={"init": inits.get(name)})
 
     def value(a):
         if isinstance(a, torch.fx.Node):
@@ -1247,6 +1403,8 @@ def _translate(gm, names, kinds, flat, inits) -> Graph:
             continue
         if node.op == "output":
             result = value(node.args[0])
+            if isinstance(result, (list, tuple)) and len(result) == 1:
+                result = result[0]  # torch.export's outputs are a tuple
             break
         if node.op == "get_attr":
             env[node] = tr.const(getattr(gm, node.target))

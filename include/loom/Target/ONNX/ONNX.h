@@ -15,6 +15,7 @@
 #ifndef LOOM_TARGET_ONNX_ONNX_H
 #define LOOM_TARGET_ONNX_ONNX_H
 
+#include "loom/Target/ONNX/ImportOptions.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
@@ -30,12 +31,14 @@ namespace loom {
 /// name and op type), dynamic shapes, an initializer whose shape disagrees
 /// with its use. In a build without libonnx it says so.
 OwningOpRef<ModuleOp> importOnnx(StringRef bytes, StringRef fileName,
-                                 MLIRContext *context);
+                                 MLIRContext *context,
+                                 const OnnxImportOptions &options = {});
 
 /// Translates the model to graph JSON text instead (what `importOnnx` then
 /// imports); for tests and for users who want to read or edit the graph.
 LogicalResult translateOnnxToGraphJson(StringRef bytes, StringRef fileName,
-                                       MLIRContext *context, raw_ostream &os);
+                                       MLIRContext *context, raw_ostream &os,
+                                       const OnnxImportOptions &options = {});
 
 /// Whether this build can read ONNX (libonnx-dev was found).
 bool isOnnxImportAvailable();
