@@ -217,8 +217,9 @@ static std::string reconcileZeroStage(std::optional<int> optimizerShard,
   if (zeroStage && optimizerShard &&
       (*optimizerShard == 0) != (*zeroStage == 0))
     return "parallel config: optimizer_shard = " +
-           std::to_string(*optimizerShard) + " disagrees with zero_stage = " +
-           std::to_string(*zeroStage) + " (stage 0 has no optimizer shard, "
+           std::to_string(*optimizerShard) +
+           " disagrees with zero_stage = " + std::to_string(*zeroStage) +
+           " (stage 0 has no optimizer shard, "
            "stages 1-3 have one)";
   if (zeroStage && optimizerShard && *optimizerShard == 3 && *zeroStage != 3)
     return "parallel config: optimizer_shard = 3 disagrees with zero_stage = " +
@@ -229,10 +230,12 @@ static std::string reconcileZeroStage(std::optional<int> optimizerShard,
     if (*accumulationShard && zeroStage && *zeroStage < 2)
       return "parallel config: gradient_accumulation_shard = true needs "
              "zero_stage 2 or 3 (the accumulated gradients sharded), got "
-             "zero_stage = " + std::to_string(*zeroStage);
+             "zero_stage = " +
+             std::to_string(*zeroStage);
     if (!*accumulationShard && stage && *stage >= 2)
       return "parallel config: gradient_accumulation_shard = false with "
-             "ZeRO stage " + std::to_string(*stage) +
+             "ZeRO stage " +
+             std::to_string(*stage) +
              ", which shards the accumulated gradients";
     if (*accumulationShard)
       stage = std::max(stage.value_or(0), 2);
@@ -298,7 +301,8 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
     } else if (key == "gradient_accumulation_shard") {
       if (!value.is_boolean())
         error = "parallel config: gradient_accumulation_shard: expected true "
-                "or false, got " + describe(value);
+                "or false, got " +
+                describe(value);
       else
         accumulationShard = value.get<bool>();
     } else if (key == "pipeline_stage") {
@@ -356,7 +360,7 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
       return Result::failure(error);
   }
   if (std::string error = reconcileZeroStage(optimizerShard, zeroStage,
-                                              accumulationShard, config);
+                                             accumulationShard, config);
       !error.empty())
     return Result::failure(error);
   if (config.contextParallel > 1 && config.contextParallelAlgo != "ulysses_cp")

@@ -1137,9 +1137,9 @@ LogicalResult LayoutAssigner::assignOp(Operation *op) {
     return failure();
   if (options.spec.optimizerShard >= 1 && isOptimizerUpdate(op))
     strategy->factors = shardOptimizer(rule, op, strategy->factors);
-  if (auto it = gradientAccumulators.find(op);
-      it != gradientAccumulators.end())
-    if (std::optional<FactorAxes> sharded = shardAccumulator(rule, it->second)) {
+  if (auto it = gradientAccumulators.find(op); it != gradientAccumulators.end())
+    if (std::optional<FactorAxes> sharded =
+            shardAccumulator(rule, it->second)) {
       strategy->factors = *sharded;
       strategy->partial.clear();
     }

@@ -17,18 +17,19 @@
 // 3. Per mesh: resolve the fixed factors, build the cost graph once
 //    (StrategyCostGraph.cpp), then per outer choice (ZeRO stage 0, 1 or 2
 //    when the mesh has data-parallel axes, the config's when it fixes one;
-//    stage 2 skipped on a flat mesh where stage 1 fits; recompute off/all layers when there are
-//    layers, only on when the config asks for it) assemble the graph and solve it by elimination under the
-//    memory limit, with the repeated layers named so that the solver
-//    reduces one layer and chains it (it checks that they repeat and falls
-//    back to the plain solve otherwise). With S > 1 stages the plan of the
-//    whole model on the intra-stage mesh gives per-layer costs, and per
-//    micro-batch count the stage-assignment DP (StageAssignment.h) splits
-//    the layers under the memory limit per stage and predicts the step by
-//    simulating the schedule (a plan whose layers split nowhere is solved
-//    again under 0.75, then 0.5 times S times the limit). Keep the plan with the least
-//    predicted step time over all candidates (ties keep the earlier: no
-//    pipeline, less tensor parallelism, a lower ZeRO stage, no recompute).
+//    stage 2 skipped on a flat mesh where stage 1 fits; recompute off/all
+//    layers when there are layers, only on when the config asks for it)
+//    assemble the graph and solve it by elimination under the memory limit,
+//    with the repeated layers named so that the solver reduces one layer and
+//    chains it (it checks that they repeat and falls back to the plain solve
+//    otherwise). With S > 1 stages the plan of the whole model on the
+//    intra-stage mesh gives per-layer costs, and per micro-batch count the
+//    stage-assignment DP (StageAssignment.h) splits the layers under the memory
+//    limit per stage and predicts the step by simulating the schedule (a plan
+//    whose layers split nowhere is solved again under 0.75, then 0.5 times S
+//    times the limit). Keep the plan with the least predicted step time over
+//    all candidates (ties keep the earlier: no pipeline, less tensor
+//    parallelism, a lower ZeRO stage, no recompute).
 // 4. Write the mesh, every node's `dist.strategy`, the `#dist.plan`
 //    (choices and predictions) and, with S > 1, `dist.pipeline`; under
 //    `explain`, one remark per mesh and per node
@@ -571,12 +572,10 @@ LogicalResult SearchStrategyPass::search() {
     // stage 2 in this model (docs/Search.md, "ZeRO stages").
     std::vector<int> zeroChoices = {0};
     if (sharding.zeroFixed)
-      zeroChoices = {dataParallel > 1 && hasOptimizer
-                         ? sharding.optimizerShard
-                         : 0};
+      zeroChoices = {dataParallel > 1 && hasOptimizer ? sharding.optimizerShard
+                                                      : 0};
     else if (hasOptimizer && dataParallel > 1)
-      for (int stage = 1; stage <= std::min(2, sharding.zeroMaxStage);
-           ++stage)
+      for (int stage = 1; stage <= std::min(2, sharding.zeroMaxStage); ++stage)
         zeroChoices.push_back(stage);
     // A config that asks for recompute gets it (the partition pipeline
     // recomputes every layer then), so only plans that pay for it compete.
@@ -594,9 +593,8 @@ LogicalResult SearchStrategyPass::search() {
       double bound = kInfiniteCost;
       for (int zero : zeroChoices)
         for (bool recompute : recomputeChoices)
-          bound = std::min(bound, builder->getNodeCostLowerBound(
-                                      StrategyChoice{zero, recompute,
-                                                     flatMicroBatches}));
+          bound = std::min(bound, builder->getNodeCostLowerBound(StrategyChoice{
+                                      zero, recompute, flatMicroBatches}));
       bound /= double(stages);
       if (bound >= best.stepTime) {
         if (explain)
@@ -655,8 +653,9 @@ LogicalResult SearchStrategyPass::search() {
           pipeline::StageAssignment assignment =
               pipeline::assignStages(problem);
           LLVM_DEBUG(llvm::dbgs()
-                     << meshName << " zero=" << choice.zeroStage << " recompute="
-                     << choice.recompute << " M=" << micro << ": "
+                     << meshName << " zero=" << choice.zeroStage
+                     << " recompute=" << choice.recompute << " M=" << micro
+                     << ": "
                      << (assignment.feasible
                              ? formatSeconds(assignment.stepSeconds)
                              : assignment.error)
@@ -835,9 +834,9 @@ LogicalResult SearchStrategyPass::search() {
           "{7:F1}%; {8}{9}",
           meshName, formatSeconds(meshBest->stepTime),
           memory / double(int64_t(1) << 30), meshBest->choice.zeroStage,
-          meshBest->choice.recompute ? "on" : "off",
-          builder->getNodes().size(), builder->getEdges().size(),
-          100 * stats.getHitRate(), layeredNote, pipelineNote);
+          meshBest->choice.recompute ? "on" : "off", builder->getNodes().size(),
+          builder->getEdges().size(), 100 * stats.getHitRate(), layeredNote,
+          pipelineNote);
     }
     if (stages == 1)
       bestFlatStepTime = std::min(bestFlatStepTime, meshBest->stepTime);
@@ -972,14 +971,12 @@ LogicalResult SearchStrategyPass::search() {
   for (StringRef line : llvm::split(printedCluster, '\n'))
     clusterJson += line.ltrim(' ').str();
   module->setAttr(kClusterAttrName, builder.getStringAttr(clusterJson));
-  module->setAttr(
-      kPlanAttrName,
-      PlanAttr::get(builder.getContext(),
-                    best.choice.zeroStage,
-                    best.choice.recompute,
-                    best.pipeline ? stepTime : compute + comm, compute, comm,
-                    bubble, int64_t(memoryPerDevice),
-                    best.builder->getModelFlops()));
+  module->setAttr(kPlanAttrName,
+                  PlanAttr::get(builder.getContext(), best.choice.zeroStage,
+                                best.choice.recompute,
+                                best.pipeline ? stepTime : compute + comm,
+                                compute, comm, bubble, int64_t(memoryPerDevice),
+                                best.builder->getModelFlops()));
   if (best.pipeline)
     writePipelineAttr(module, *best.pipeline);
   // The memory breakdown, for reports and the plan JSON.
