@@ -201,6 +201,58 @@ static std::string readCount(const json &value, const std::string &key,
   return "";
 }
 
+/// The ZeRO stage the config's keys name together: `zero_stage` as given,
+/// `optimizer_shard` (true: 1) when it is absent, and
+/// `gradient_accumulation_shard: true` raising a sharded optimizer's stage
+/// to 2 (MindSpore shards the accumulated gradients only under its
+/// parallel optimizer; here the key implies it). Keys that disagree, and a
+/// `zero_stage` above 0 without a data-parallel axis to shard over, are
+/// errors; `optimizer_shard` and `gradient_accumulation_shard` without one
+/// change nothing (MindSpore recipes set them whatever the mesh).
+static std::string reconcileZeroStage(std::optional<int> optimizerShard,
+                                      std::optional<int> zeroStage,
+                                      std::optional<bool> accumulationShard,
+                                      ParallelConfig &config) {
+  std::optional<int> stage = zeroStage;
+  if (zeroStage && optimizerShard &&
+      (*optimizerShard == 0) != (*zeroStage == 0))
+    return "parallel config: optimizer_shard = " +
+           std::to_string(*optimizerShard) +
+           " disagrees with zero_stage = " + std::to_string(*zeroStage) +
+           " (stage 0 has no optimizer shard, "
+           "stages 1-3 have one)";
+  if (zeroStage && optimizerShard && *optimizerShard == 3 && *zeroStage != 3)
+    return "parallel config: optimizer_shard = 3 disagrees with zero_stage = " +
+           std::to_string(*zeroStage);
+  if (!stage)
+    stage = optimizerShard;
+  if (accumulationShard) {
+    if (*accumulationShard && zeroStage && *zeroStage < 2)
+      return "parallel config: gradient_accumulation_shard = true needs "
+             "zero_stage 2 or 3 (the accumulated gradients sharded), got "
+             "zero_stage = " +
+             std::to_string(*zeroStage);
+    if (!*accumulationShard && stage && *stage >= 2)
+      return "parallel config: gradient_accumulation_shard = false with "
+             "ZeRO stage " +
+             std::to_string(*stage) +
+             ", which shards the accumulated gradients";
+    if (*accumulationShard)
+      stage = std::max(stage.value_or(0), 2);
+    else if (!stage)
+      // Unsharded accumulators still leave stages 0 and 1 to the search;
+      // the search's choice is bounded in expandParallelConfig.
+      stage = std::nullopt;
+  }
+  if (zeroStage && *zeroStage > 0 && config.dataParallel == 1)
+    return "parallel config: zero_stage = " + std::to_string(*zeroStage) +
+           " needs data_parallel > 1 (ZeRO shards over the data-parallel "
+           "axis), got data_parallel = 1";
+  config.zeroStage = stage;
+  config.accumulationShard = accumulationShard;
+  return "";
+}
+
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
   using Result = ValueOrError<ParallelConfig>;
   json root;
@@ -210,6 +262,9 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
     return Result::failure("parallel config: expected an object, got " +
                            describe(root));
   ParallelConfig config;
+  // The three keys that name the ZeRO stage, reconciled after the loop.
+  std::optional<int> optimizerShard, zeroStage;
+  std::optional<bool> accumulationShard;
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string &key = it.key();
     const json &value = it.value();
@@ -229,13 +284,27 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
         config.useSeqParallel = value.get<bool>();
     } else if (key == "optimizer_shard") {
       if (value.is_boolean())
-        config.optimizerShard = value.get<bool>() ? 1 : 0;
+        optimizerShard = value.get<bool>() ? 1 : 0;
       else if (std::optional<int64_t> level = ::loom::support::getInt64(value);
                level && (*level == 0 || *level == 1 || *level == 3))
-        config.optimizerShard = int(*level);
+        optimizerShard = int(*level);
       else
         error = "parallel config: optimizer_shard: expected true, false, 0, "
                 "1 (ZeRO-1) or 3 (ZeRO-3), got " + describe(value);
+    } else if (key == "zero_stage") {
+      if (std::optional<int64_t> stage = ::loom::support::getInt64(value);
+          stage && *stage >= 0 && *stage <= 3)
+        zeroStage = int(*stage);
+      else
+        error = "parallel config: zero_stage: expected 0, 1, 2 or 3, got " +
+                describe(value);
+    } else if (key == "gradient_accumulation_shard") {
+      if (!value.is_boolean())
+        error = "parallel config: gradient_accumulation_shard: expected true "
+                "or false, got " +
+                describe(value);
+      else
+        accumulationShard = value.get<bool>();
     } else if (key == "pipeline_stage") {
       error = readCount(value, key, config.pipelineStages);
     } else if (key == "micro_batch_num") {
@@ -282,13 +351,18 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
       error = "parallel config: unknown key `" + key +
               "` (expected data_parallel, model_parallel, pipeline_stage, "
               "micro_batch_num, pp_interleave_num, pipeline_interleave, "
-              "optimizer_shard, gradient_aggregation_group, "
+              "optimizer_shard, zero_stage, gradient_accumulation_shard, "
+              "gradient_aggregation_group, "
               "recompute, vocab_emb_dp, use_seq_parallel, context_parallel, "
               "context_parallel_algo, precision)";
     }
     if (!error.empty())
       return Result::failure(error);
   }
+  if (std::string error = reconcileZeroStage(optimizerShard, zeroStage,
+                                             accumulationShard, config);
+      !error.empty())
+    return Result::failure(error);
   if (config.contextParallel > 1 && config.contextParallelAlgo != "ulysses_cp")
     return Result::failure(
         "parallel config: context_parallel = " +
@@ -343,7 +417,9 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   spec.devices = dp * sp * tp;
   spec.dataParallelAxes =
       dp > 1 ? Layout::AxisList{"dp"} : Layout::AxisList{};
-  spec.optimizerShard = dp > 1 ? config.optimizerShard : 0;
+  spec.optimizerShard = dp > 1 ? config.zeroStage.value_or(0) : 0;
+  spec.zeroFixed = config.zeroStage.has_value() || dp == 1;
+  spec.zeroMaxStage = config.accumulationShard == false ? 1 : 3;
   spec.recompute = config.recompute;
   spec.pipelineStages = config.pipelineStages;
   spec.microBatches = config.microBatches;

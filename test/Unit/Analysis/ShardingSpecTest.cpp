@@ -82,11 +82,79 @@ TEST(ShardingSpecTest, ParsesParallelConfig) {
   EXPECT_EQ(config->modelParallel, 4);
   EXPECT_FALSE(config->vocabEmbDp);
   EXPECT_TRUE(config->useSeqParallel);
-  EXPECT_EQ(config->optimizerShard, 3);
+  EXPECT_EQ(config->zeroStage, 3);
   EXPECT_FALSE(config->recompute);
   auto zero1 = parseParallelConfig(R"({"optimizer_shard": true})");
   ASSERT_TRUE(zero1.ok());
-  EXPECT_EQ(zero1->optimizerShard, 1);
+  EXPECT_EQ(zero1->zeroStage, 1);
+}
+
+TEST(ShardingSpecTest, ZeroStageKeys) {
+  auto stage = [](const char *text) -> std::optional<int> {
+    auto config = parseParallelConfig(text);
+    EXPECT_TRUE(config.ok()) << text << ": " << config.error();
+    return config.ok() ? config->zeroStage : std::nullopt;
+  };
+  EXPECT_EQ(stage(R"({"data_parallel": 2})"), std::nullopt);
+  EXPECT_EQ(stage(R"({"data_parallel": 2, "zero_stage": 2})"), 2);
+  EXPECT_EQ(stage(R"({"data_parallel": 2, "zero_stage": 0})"), 0);
+  EXPECT_EQ(stage(R"({"data_parallel": 2, "optimizer_shard": false})"), 0);
+  // MindSpore's gradient_accumulation_shard raises the parallel
+  // optimizer's stage 1 to 2, and implies the optimizer shard.
+  EXPECT_EQ(stage(R"({"data_parallel": 2, "optimizer_shard": true,
+                      "gradient_accumulation_shard": true})"),
+            2);
+  EXPECT_EQ(stage(R"({"data_parallel": 2,
+                      "gradient_accumulation_shard": true})"),
+            2);
+  EXPECT_EQ(stage(R"({"data_parallel": 2, "zero_stage": 3,
+                      "gradient_accumulation_shard": true})"),
+            3);
+  EXPECT_EQ(stage(R"({"data_parallel": 2, "optimizer_shard": true,
+                      "gradient_accumulation_shard": false})"),
+            1);
+  // Without a data-parallel axis the MindSpore keys change nothing.
+  EXPECT_EQ(stage(R"({"optimizer_shard": true,
+                      "gradient_accumulation_shard": true})"),
+            2);
+  ParallelConfig none = *parseParallelConfig(
+      R"({"optimizer_shard": true, "gradient_accumulation_shard": true})");
+  ShardingSpec spec;
+  expandParallelConfig(none, spec);
+  EXPECT_EQ(spec.optimizerShard, 0);
+  EXPECT_TRUE(spec.zeroFixed);
+}
+
+TEST(ShardingSpecTest, ZeroStageErrors) {
+  auto error = [](const char *text) {
+    auto config = parseParallelConfig(text);
+    EXPECT_FALSE(config.ok()) << text;
+    return config.ok() ? std::string() : config.error();
+  };
+  EXPECT_EQ(error(R"({"data_parallel": 2, "zero_stage": 4})"),
+            "parallel config: zero_stage: expected 0, 1, 2 or 3, got 4");
+  EXPECT_EQ(error(R"({"data_parallel": 2, "zero_stage": "2"})"),
+            "parallel config: zero_stage: expected 0, 1, 2 or 3, got \"2\"");
+  EXPECT_EQ(error(R"({"zero_stage": 2})"),
+            "parallel config: zero_stage = 2 needs data_parallel > 1 (ZeRO "
+            "shards over the data-parallel axis), got data_parallel = 1");
+  EXPECT_EQ(error(R"({"data_parallel": 2, "optimizer_shard": false,
+                      "zero_stage": 2})"),
+            "parallel config: optimizer_shard = 0 disagrees with zero_stage "
+            "= 2 (stage 0 has no optimizer shard, stages 1-3 have one)");
+  EXPECT_EQ(error(R"({"data_parallel": 2, "zero_stage": 1,
+                      "gradient_accumulation_shard": true})"),
+            "parallel config: gradient_accumulation_shard = true needs "
+            "zero_stage 2 or 3 (the accumulated gradients sharded), got "
+            "zero_stage = 1");
+  EXPECT_EQ(error(R"({"data_parallel": 2, "zero_stage": 2,
+                      "gradient_accumulation_shard": false})"),
+            "parallel config: gradient_accumulation_shard = false with ZeRO "
+            "stage 2, which shards the accumulated gradients");
+  EXPECT_EQ(error(R"({"data_parallel": 2,
+                      "gradient_accumulation_shard": 1})"),
+            "parallel config: gradient_accumulation_shard: expected true or "
+            "false, got 1");
 }
 
 TEST(ShardingSpecTest, RecomputeReachesTheSpec) {
@@ -311,11 +379,12 @@ TEST(ShardingSpecTest, ExpandsVocabAndSequenceParallel) {
 TEST(ShardingSpecTest, ExpandsDataParallelAndOptimizerShard) {
   ParallelConfig config;
   config.dataParallel = 4;
-  config.optimizerShard = 1;
+  config.zeroStage = 1;
   ShardingSpec spec;
   expandParallelConfig(config, spec);
   EXPECT_EQ(spec.mesh, "dp=4");
   EXPECT_EQ(spec.optimizerShard, 1);
+  EXPECT_TRUE(spec.zeroFixed);
   EXPECT_TRUE(spec.ops.empty());
 }
 

@@ -106,9 +106,19 @@ struct ShardingSpec {
   std::vector<OpEntry> ops;
   /// Argument layouts by argument name, dim by dim.
   std::map<std::string, std::vector<Layout::AxisList>> args;
-  /// 0: none; 1: optimizer states and updates sharded over the data-parallel
-  /// axes (ZeRO-1); 3: parameters stored sharded as well (ZeRO-3 style).
+  /// The ZeRO stage over the data-parallel axes (docs/Partitioning.md,
+  /// "ZeRO"): 0: none; 1: optimizer states and updates sharded (ZeRO-1);
+  /// 2: the accumulated gradients sharded as well, each micro-batch's
+  /// gradient reduce-scattered into its shard (ZeRO-2); 3: parameters
+  /// stored sharded as well (ZeRO-3). With `zeroFixed` false the search
+  /// chooses the stage and this is unused until it has.
   int optimizerShard = 0;
+  /// Whether the user fixed the stage (`zero_stage`, `optimizer_shard` or
+  /// `gradient_accumulation_shard`); the search then only prices it.
+  bool zeroFixed = false;
+  /// The highest stage the search may choose when the stage is not fixed
+  /// (`gradient_accumulation_shard: false` makes it 1).
+  int zeroMaxStage = 3;
   /// The device count the config implies (data_parallel * model_parallel),
   /// checked against the mesh; 0 when unknown.
   int64_t devices = 0;
@@ -141,7 +151,13 @@ struct ParallelConfig {
   int64_t modelParallel = 1;
   bool vocabEmbDp = true;
   bool useSeqParallel = false;
-  int optimizerShard = 0;
+  /// The ZeRO stage (`optimizer_shard`: true is 1; `zero_stage`: 0-3;
+  /// `gradient_accumulation_shard`: true raises 1 to 2); std::nullopt when
+  /// the config names none (the search chooses).
+  std::optional<int> zeroStage;
+  /// `gradient_accumulation_shard` as given; false bounds the search's
+  /// stage to 1.
+  std::optional<bool> accumulationShard;
   bool recompute = false;
   /// MindFormers' `context_parallel` (the number of sequence slices) with
   /// `context_parallel_algo`; only `ulysses_cp` is implemented.

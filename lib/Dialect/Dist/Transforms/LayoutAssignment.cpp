@@ -22,7 +22,11 @@
 //    An op linear in all its operands whose operands are all pending sums
 //    over common axes may keep them (a `partial` strategy) when that costs
 //    no more, counting the reduction its result will need.
-//    Optimizer updates get the data-parallel axes added under ZeRO. A
+//    Optimizer updates get the data-parallel axes added under ZeRO; under
+//    ZeRO-2/3 so do the adds that accumulate a parameter's gradient over
+//    micro-batches (found before the walk by following each update's
+//    gradient back), so each micro-batch's part is reduce-scattered into
+//    the shard and no rank keeps a whole accumulated gradient. A
 //    recomputed clone (`loom.recompute`) takes its forward op's strategy.
 //    An argument without a layout takes the one its first user requires
 //    (ZeRO-3: that layout, also split over the data-parallel axes).
@@ -260,6 +264,9 @@ private:
                             FactorAxes strategy);
   Layout shardOverDataParallel(const Layout &layout,
                                const std::vector<int64_t> &shape);
+  void collectGradientAccumulators();
+  std::optional<FactorAxes> shardAccumulator(const OpShardingRule &rule,
+                                             Value parameter);
   void require(OpOperand &use, const Layout &layout);
   LogicalResult assignResults(func::ReturnOp ret);
   void materialize();
@@ -317,6 +324,9 @@ private:
   Operation *getFollowedForwardOp(Operation *op) const;
   /// The original forward value of each recomputed clone's result.
   llvm::DenseMap<Value, Value> recomputedFrom;
+  /// Under ZeRO-2/3: each add that accumulates a parameter's gradient (over
+  /// micro-batches, or a tied parameter's parts), with that parameter.
+  llvm::DenseMap<Operation *, Value> gradientAccumulators;
   /// Argument names and required result layouts.
   std::vector<std::string> argNames;
   std::vector<std::optional<Layout>> resultLayouts;
@@ -500,6 +510,76 @@ LogicalResult LayoutAssigner::applyOpEntries() {
 //===----------------------------------------------------------------------===//
 // The walk
 //===----------------------------------------------------------------------===//
+
+void LayoutAssigner::collectGradientAccumulators() {
+  Block &body = func.getBody().front();
+  for (Operation &op : body) {
+    if (!isOptimizerUpdate(&op) || op.getNumOperands() < 2)
+      continue;
+    Value parameter = op.getOperand(0);
+    auto arg = dyn_cast<BlockArgument>(parameter);
+    if (!arg || arg.getOwner() != &body ||
+        !func.getArgAttr(arg.getArgNumber(), kParamAttrName))
+      continue;
+    std::vector<int64_t> shape = getShape(parameter);
+    // The gradient the update reads, under the clipping's scalar factor and
+    // a widening cast (mixed precision), is the root of a tree of adds of
+    // the parameter's shape: the micro-batches' parts.
+    Value gradient = op.getOperand(1);
+    for (;;) {
+      Operation *def = gradient.getDefiningOp();
+      if (auto mul = dyn_cast_or_null<MulOp>(def)) {
+        auto isScalar = [](Value v) {
+          return cast<RankedTensorType>(v.getType()).getRank() == 0;
+        };
+        if (isScalar(mul.getRhs()) && !isScalar(mul.getLhs())) {
+          gradient = mul.getLhs();
+          continue;
+        }
+        if (isScalar(mul.getLhs()) && !isScalar(mul.getRhs())) {
+          gradient = mul.getRhs();
+          continue;
+        }
+      }
+      if (auto castOp = dyn_cast_or_null<CastOp>(def)) {
+        gradient = castOp.getInput();
+        continue;
+      }
+      break;
+    }
+    std::vector<Value> pending = {gradient};
+    while (!pending.empty()) {
+      Value value = pending.back();
+      pending.pop_back();
+      auto add = value.getDefiningOp<AddOp>();
+      if (!add || add->getBlock() != &body || getShape(value) != shape ||
+          getShape(add.getLhs()) != shape || getShape(add.getRhs()) != shape)
+        continue;
+      gradientAccumulators.try_emplace(add, parameter);
+      pending.push_back(add.getLhs());
+      pending.push_back(add.getRhs());
+    }
+  }
+}
+
+std::optional<FactorAxes>
+LayoutAssigner::shardAccumulator(const OpShardingRule &rule, Value parameter) {
+  // The parameter's layout is known: its forward users came first. The
+  // shard is the one its update will take (shardOptimizer reads the same
+  // layout through the same rule), so the accumulated shard reaches the
+  // update without another reshard.
+  std::optional<Layout> stored = getLayout(parameter);
+  if (!stored)
+    return std::nullopt;
+  Layout sharded = shardOverDataParallel(*stored, getShape(parameter));
+  if (llvm::none_of(dataParallelAxes,
+                    [&](const std::string &a) { return sharded.uses(a); }))
+    return std::nullopt;
+  FactorAxes reading = readFactorAxes(rule, *mesh, 0, sharded);
+  if (!verifyFactorAxes(rule, *mesh, reading).empty())
+    return std::nullopt;
+  return reading;
+}
 
 void LayoutAssigner::require(OpOperand &use, const Layout &layout) {
   Value value = use.get();
@@ -1057,6 +1137,12 @@ LogicalResult LayoutAssigner::assignOp(Operation *op) {
     return failure();
   if (options.spec.optimizerShard >= 1 && isOptimizerUpdate(op))
     strategy->factors = shardOptimizer(rule, op, strategy->factors);
+  if (auto it = gradientAccumulators.find(op); it != gradientAccumulators.end())
+    if (std::optional<FactorAxes> sharded =
+            shardAccumulator(rule, it->second)) {
+      strategy->factors = *sharded;
+      strategy->partial.clear();
+    }
   ValueOrError<OpLayouts> derived =
       deriveOpLayouts(rule, *mesh, strategy->factors, strategy->partial);
   if (!derived)
@@ -1176,6 +1262,8 @@ LogicalResult LayoutAssigner::run() {
   if (failed(setUpEntryAndMesh()) || failed(setUpArguments()) ||
       failed(applyOpEntries()))
     return failure();
+  if (options.spec.optimizerShard >= 2)
+    collectGradientAccumulators();
   Block &body = func.getBody().front();
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {

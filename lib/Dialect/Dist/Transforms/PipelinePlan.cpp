@@ -73,15 +73,17 @@ pipeline::StageProblem mlir::loom::dist::getStageProblem(
     unsigned candidate = choice[index];
     const CandidateCost &cost = node.costs[candidate];
     pipeline::LayerCost &piece = pieceOf(index);
-    double sync = outer.zero ? cost.zeroSyncSeconds : cost.syncSeconds;
-    double total = builder.getNodeCost(index, candidate, outer);
+    // getNodeCost prices the outer choice's micro-batches; this step has
+    // `microBatches` (ZeRO-2/3 reduce-scatter once per micro-batch).
+    double total = builder.getNodeCost(index, candidate, outer) -
+                   cost.getSyncSeconds(outer.zeroStage, outer.microBatches);
     piece.forwardSeconds += cost.forwardSeconds * perMicro;
-    piece.backwardSeconds +=
-        (total - sync - cost.forwardSeconds) * perMicro;
-    piece.stepSeconds += sync;
+    piece.backwardSeconds += (total - cost.forwardSeconds) * perMicro;
+    piece.stepSeconds += cost.getSyncSeconds(outer.zeroStage, microBatches);
     piece.stateBytes +=
-        cost.parameterBytes + cost.gradientBytes +
-        (outer.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes) +
+        cost.getParameterBytes(outer.zeroStage) +
+        cost.getGradientBytes(outer.zeroStage) +
+        cost.getOptimizerBytes(outer.zeroStage) +
         builder.getNodeTransientBytes(index, candidate, outer) * perMicro;
     piece.activationBytes +=
         builder.getNodeActivationBytes(index, candidate, outer) * perMicro;

@@ -15,19 +15,21 @@
 //    `devices` up to the layer count) the intra-stage meshes over
 //    devices / S, tp kept inside a node when the search chooses S > 1.
 // 3. Per mesh: resolve the fixed factors, build the cost graph once
-//    (StrategyCostGraph.cpp), then per outer choice (ZeRO-1 off/on when the
-//    mesh has data-parallel axes, recompute off/all layers when there are
-//    layers, only on when the config asks for it) assemble the graph and solve it by elimination under the
-//    memory limit, with the repeated layers named so that the solver
-//    reduces one layer and chains it (it checks that they repeat and falls
-//    back to the plain solve otherwise). With S > 1 stages the plan of the
-//    whole model on the intra-stage mesh gives per-layer costs, and per
-//    micro-batch count the stage-assignment DP (StageAssignment.h) splits
-//    the layers under the memory limit per stage and predicts the step by
-//    simulating the schedule (a plan whose layers split nowhere is solved
-//    again under 0.75, then 0.5 times S times the limit). Keep the plan with the least
-//    predicted step time over all candidates (ties keep the earlier: no
-//    pipeline, less tensor parallelism, no ZeRO, no recompute).
+//    (StrategyCostGraph.cpp), then per outer choice (ZeRO stage 0, 1 or 2
+//    when the mesh has data-parallel axes, the config's when it fixes one;
+//    stage 2 skipped on a flat mesh where stage 1 fits; recompute off/all
+//    layers when there are layers, only on when the config asks for it)
+//    assemble the graph and solve it by elimination under the memory limit,
+//    with the repeated layers named so that the solver reduces one layer and
+//    chains it (it checks that they repeat and falls back to the plain solve
+//    otherwise). With S > 1 stages the plan of the whole model on the
+//    intra-stage mesh gives per-layer costs, and per micro-batch count the
+//    stage-assignment DP (StageAssignment.h) splits the layers under the memory
+//    limit per stage and predicts the step by simulating the schedule (a plan
+//    whose layers split nowhere is solved again under 0.75, then 0.5 times S
+//    times the limit). Keep the plan with the least predicted step time over
+//    all candidates (ties keep the earlier: no pipeline, less tensor
+//    parallelism, a lower ZeRO stage, no recompute).
 // 4. Write the mesh, every node's `dist.strategy`, the `#dist.plan`
 //    (choices and predictions) and, with S > 1, `dist.pipeline`; under
 //    `explain`, one remark per mesh and per node
@@ -409,6 +411,9 @@ LogicalResult SearchStrategyPass::search() {
   Block &body = func.getBody().front();
   bool hasOptimizer = llvm::any_of(
       body, [](Operation &op) { return isOptimizerUpdate(&op); });
+  // Gradient accumulation without a pipeline: ZeRO-2/3 pay a reduce-scatter
+  // per micro-batch.
+  int64_t flatMicroBatches = getMicroBatchCount(func);
   // The global batch: dim 0 of the first data input.
   int64_t batch = 1;
   for (BlockArgument arg : body.getArguments()) {
@@ -559,11 +564,19 @@ LogicalResult SearchStrategyPass::search() {
       continue;
     }
 
-    std::vector<bool> zeroChoices = {false};
-    if (sharding.optimizerShard >= 1)
-      zeroChoices = {true};
+    // ZeRO stages: the config's when it names one, else every stage up to
+    // its bound where there is an optimizer and a data-parallel group.
+    // Stage 3 is priced only when asked for: its stored shard comes on top
+    // of the gathered copy every forward and backward op reads (held
+    // through the step), with stage 2's communication, so it never beats
+    // stage 2 in this model (docs/Search.md, "ZeRO stages").
+    std::vector<int> zeroChoices = {0};
+    if (sharding.zeroFixed)
+      zeroChoices = {dataParallel > 1 && hasOptimizer ? sharding.optimizerShard
+                                                      : 0};
     else if (hasOptimizer && dataParallel > 1)
-      zeroChoices.push_back(true);
+      for (int stage = 1; stage <= std::min(2, sharding.zeroMaxStage); ++stage)
+        zeroChoices.push_back(stage);
     // A config that asks for recompute gets it (the partition pipeline
     // recomputes every layer then), so only plans that pay for it compete.
     std::vector<bool> recomputeChoices = {false};
@@ -578,10 +591,10 @@ LogicalResult SearchStrategyPass::search() {
     // earlier plan), so skipping it changes nothing but the time.
     if (best.builder) {
       double bound = kInfiniteCost;
-      for (bool zero : zeroChoices)
+      for (int zero : zeroChoices)
         for (bool recompute : recomputeChoices)
-          bound = std::min(bound, builder->getNodeCostLowerBound(
-                                      StrategyChoice{zero, recompute}));
+          bound = std::min(bound, builder->getNodeCostLowerBound(StrategyChoice{
+                                      zero, recompute, flatMicroBatches}));
       bound /= double(stages);
       if (bound >= best.stepTime) {
         if (explain)
@@ -640,8 +653,9 @@ LogicalResult SearchStrategyPass::search() {
           pipeline::StageAssignment assignment =
               pipeline::assignStages(problem);
           LLVM_DEBUG(llvm::dbgs()
-                     << meshName << " zero=" << choice.zero << " recompute="
-                     << choice.recompute << " M=" << micro << ": "
+                     << meshName << " zero=" << choice.zeroStage
+                     << " recompute=" << choice.recompute << " M=" << micro
+                     << ": "
                      << (assignment.feasible
                              ? formatSeconds(assignment.stepSeconds)
                              : assignment.error)
@@ -659,9 +673,18 @@ LogicalResult SearchStrategyPass::search() {
       return found;
     };
     std::string pipelineWhyNot;
-    for (bool zero : zeroChoices) {
+    // Per recompute choice, whether ZeRO-1's unconstrained plan fits:
+    // stage 2 then cannot beat it (no cheaper node anywhere, and ties keep
+    // the earlier plan), so a flat mesh skips it.
+    std::set<bool> stageOneFits;
+    for (int zero : zeroChoices) {
       for (bool recompute : recomputeChoices) {
-        StrategyChoice choice{zero, recompute};
+        if (zero == 2 && stages == 1 && !sharding.zeroFixed &&
+            stageOneFits.count(recompute))
+          continue;
+        // A pipelined plan prices its micro-batches in getStageProblem.
+        StrategyChoice choice{zero, recompute,
+                              stages > 1 ? int64_t(1) : flatMicroBatches};
         CostGraph graph = builder->build(choice);
         // Branch and bound: the unconstrained optimum is a lower bound on
         // the constrained one (the solver is exact without a limit), so a
@@ -744,6 +767,8 @@ LogicalResult SearchStrategyPass::search() {
                           std::move(split), step};
           continue;
         }
+        if (zero == 1 && !free.choice.empty() && free.memory <= memoryLimit)
+          stageOneFits.insert(recompute);
         if (!free.choice.empty() && free.cost >= bestSoFar &&
             free.memory <= memoryLimit)
           continue;
@@ -808,10 +833,10 @@ LogicalResult SearchStrategyPass::search() {
           "recompute={4}); {5} nodes, {6} edges, signature cache hit rate "
           "{7:F1}%; {8}{9}",
           meshName, formatSeconds(meshBest->stepTime),
-          memory / double(int64_t(1) << 30), meshBest->choice.zero ? 1 : 0,
-          meshBest->choice.recompute ? "on" : "off",
-          builder->getNodes().size(), builder->getEdges().size(),
-          100 * stats.getHitRate(), layeredNote, pipelineNote);
+          memory / double(int64_t(1) << 30), meshBest->choice.zeroStage,
+          meshBest->choice.recompute ? "on" : "off", builder->getNodes().size(),
+          builder->getEdges().size(), 100 * stats.getHitRate(), layeredNote,
+          pipelineNote);
     }
     if (stages == 1)
       bestFlatStepTime = std::min(bestFlatStepTime, meshBest->stepTime);
@@ -919,10 +944,9 @@ LogicalResult SearchStrategyPass::search() {
     if (recomputed)
       nodeCompute += cost.forwardSeconds;
     if (countMemory) {
-      parameters += cost.parameterBytes;
-      gradients += cost.gradientBytes;
-      optimizerStates +=
-          best.choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes;
+      parameters += cost.getParameterBytes(best.choice.zeroStage);
+      gradients += cost.getGradientBytes(best.choice.zeroStage);
+      optimizerStates += cost.getOptimizerBytes(best.choice.zeroStage);
       activations += activationScale * best.builder->getNodeActivationBytes(
                                            index, candidate, best.choice);
       transients += transientScale * best.builder->getNodeTransientBytes(
@@ -947,15 +971,12 @@ LogicalResult SearchStrategyPass::search() {
   for (StringRef line : llvm::split(printedCluster, '\n'))
     clusterJson += line.ltrim(' ').str();
   module->setAttr(kClusterAttrName, builder.getStringAttr(clusterJson));
-  module->setAttr(
-      kPlanAttrName,
-      PlanAttr::get(builder.getContext(),
-                    best.choice.zero ? std::max(1, sharding.optimizerShard)
-                                     : 0,
-                    best.choice.recompute,
-                    best.pipeline ? stepTime : compute + comm, compute, comm,
-                    bubble, int64_t(memoryPerDevice),
-                    best.builder->getModelFlops()));
+  module->setAttr(kPlanAttrName,
+                  PlanAttr::get(builder.getContext(), best.choice.zeroStage,
+                                best.choice.recompute,
+                                best.pipeline ? stepTime : compute + comm,
+                                compute, comm, bubble, int64_t(memoryPerDevice),
+                                best.builder->getModelFlops()));
   if (best.pipeline)
     writePipelineAttr(module, *best.pipeline);
   // The memory breakdown, for reports and the plan JSON.

@@ -597,7 +597,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
                 .seconds;
       if (zeroSize > 1) {
         if (zeroPartial)
-          cost.zeroSyncSeconds +=
+          cost.zeroReduceSeconds +=
               model
                   .getCollectiveTime(CollectiveKind::ReduceScatter, zeroGroup,
                                      reduceBytes, reduceBytes / zeroSize)
@@ -610,6 +610,8 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
       }
       cost.parameterBytes += bytes;
       cost.gradientBytes += gradientBytes;
+      cost.zeroParameterBytes += bytes / zeroSize;
+      cost.zeroGradientBytes += gradientBytes / zeroSize;
       // The optimizer update of this parameter: its states and its time.
       for (auto [update, time] : updates) {
         if (update->getOperand(0) != value)
@@ -780,7 +782,7 @@ double StrategyCostGraphBuilder::getNodeCost(unsigned node, unsigned candidate,
   const CandidateCost &cost = nodes[node].costs[candidate];
   double total = cost.forwardSeconds + cost.followerSeconds +
                  cost.reshardSeconds +
-                 (choice.zero ? cost.zeroSyncSeconds : cost.syncSeconds);
+                 cost.getSyncSeconds(choice.zeroStage, choice.microBatches);
   if (choice.recompute && nodes[node].layer >= 0)
     total += cost.forwardSeconds;
   return total;
@@ -791,8 +793,9 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
                                         const StrategyChoice &choice) const {
   const CandidateCost &cost = nodes[node].costs[candidate];
   // Parameters and their gradients.
-  double total = cost.parameterBytes + cost.gradientBytes +
-                 (choice.zero ? cost.zeroOptimizerBytes : cost.optimizerBytes);
+  double total = cost.getParameterBytes(choice.zeroStage) +
+                 cost.getGradientBytes(choice.zeroStage) +
+                 cost.getOptimizerBytes(choice.zeroStage);
   return total + getNodeActivationBytes(node, candidate, choice) +
          getNodeTransientBytes(node, candidate, choice);
 }

@@ -194,8 +194,9 @@ def Dist_PlanAttr : AttrDef<Dist_Dialect, "Plan"> {
         model_flops_per_step = 1.2e+15>} { ... }
     ```
 
-    - `zero`: the ZeRO level (0: none; 1: optimizer states sharded over the
-      data-parallel axis); `dist-insert-reshards` applies it unless the user
+    - `zero`: the ZeRO stage (0: none; 1: optimizer states sharded over the
+      data-parallel axis; 2: the accumulated gradients too; 3: the stored
+      parameters too); `dist-insert-reshards` applies it unless the user
       set one.
     - `recompute`: whether every layer's forward is recomputed in the
       backward (`loom-recompute{layers=plan}` applies it).

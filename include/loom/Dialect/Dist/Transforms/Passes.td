@@ -26,7 +26,7 @@ def SearchStrategyPass : Pass<"dist-search-strategy", "::mlir::ModuleOp"> {
     candidates: mesh axes per sharding-rule factor, keeping what the user
     fixed; edges: tensors priced by redistribution forward and backward),
     solves it by graph elimination under the memory limit for each outer
-    choice (ZeRO-1 on/off, recompute off/all layers), and keeps the
+    choice (ZeRO stage 0, 1 or 2, recompute off/all layers), and keeps the
     cheapest plan. Writes the mesh (`dist.mesh`), each forward op's
     `dist.strategy`, and the module attribute `dist.plan`, a `#dist.plan`
     with the outer choices (zero, recompute) and the predictions

@@ -45,12 +45,20 @@ namespace mlir::loom::dist {
 
 /// The outer choices of the search, priced into node costs and memories.
 struct StrategyChoice {
-  /// ZeRO-1: optimizer states and updates split over the data-parallel
-  /// axes (gradients reduce-scattered, updated parameters all-gathered).
-  bool zero = false;
+  /// The ZeRO stage over the data-parallel axes: 1 splits optimizer states
+  /// and updates (gradients reduce-scattered once per step, updated
+  /// parameters all-gathered); 2 also keeps the accumulated gradient split
+  /// (each micro-batch's gradient reduce-scattered); 3 also stores the
+  /// parameters split (gathered at the step's start, the gathered copy held
+  /// through the backward).
+  int zeroStage = 0;
   /// Full per-layer activation recompute: a layer keeps only its input and
   /// runs its forward once more in the backward.
   bool recompute = false;
+  /// Micro-batches of a step split already (gradient accumulation without
+  /// a pipeline): ZeRO-2/3 reduce-scatter each one's gradient. Pipelined
+  /// plans price their micro-batches in getStageProblem instead.
+  int64_t microBatches = 1;
 };
 
 /// What one candidate of one node costs, split by kind (seconds, bytes).
@@ -62,8 +70,13 @@ struct CandidateCost {
   double reshardSeconds = 0;
   /// Gradient synchronization of the parameters this node owns: all-reduce,
   /// or under ZeRO reduce-scatter + all-gather.
+  /// Under ZeRO the reduce-scatter (`zeroReduceSeconds`, once per step at
+  /// stage 1, once per micro-batch at stages 2 and 3) is apart from the
+  /// rest (`zeroSyncSeconds`: the all-gather and any all-reduce over other
+  /// axes).
   double syncSeconds = 0;
   double zeroSyncSeconds = 0;
+  double zeroReduceSeconds = 0;
   /// Per-device bytes of owned parameters, of their gradients (in the type
   /// the optimizer reads them: f32 for f32 master weights), optimizer
   /// states with and without ZeRO, and the values kept for the backward:
@@ -74,6 +87,11 @@ struct CandidateCost {
   double optimizerBytes = 0;
   double zeroOptimizerBytes = 0;
   double activationBytes = 0;
+  /// The owned parameters' and gradients' bytes split over the
+  /// data-parallel group (ZeRO-3's stored copy, ZeRO-2's gradients).
+  double zeroParameterBytes = 0;
+  double zeroGradientBytes = 0;
+
   /// Under recompute: the bytes this node keeps when it starts a layer (its
   /// input), else 0.
   double layerInputBytes = 0;
@@ -83,6 +101,28 @@ struct CandidateCost {
   /// at its result layouts (docs/Search.md, "Memory").
   double transientBytes = 0;
   double resultGradientBytes = 0;
+
+  /// Seconds of gradient synchronization per step under `zeroStage` with
+  /// `microBatches` micro-batches.
+  double getSyncSeconds(int zeroStage, int64_t microBatches) const {
+    if (zeroStage == 0)
+      return syncSeconds;
+    return zeroSyncSeconds +
+           zeroReduceSeconds * (zeroStage >= 2 ? double(microBatches) : 1.0);
+  }
+  /// Bytes of parameters, gradients and optimizer states under `zeroStage`:
+  /// stage 2 divides the gradients by the group; stage 3 the parameters'
+  /// stored copy too, but the gathered copy lives through the step.
+  double getParameterBytes(int zeroStage) const {
+    return zeroStage >= 3 ? parameterBytes + zeroParameterBytes
+                          : parameterBytes;
+  }
+  double getGradientBytes(int zeroStage) const {
+    return zeroStage >= 2 ? zeroGradientBytes : gradientBytes;
+  }
+  double getOptimizerBytes(int zeroStage) const {
+    return zeroStage >= 1 ? zeroOptimizerBytes : optimizerBytes;
+  }
 };
 
 /// One searched op.
