@@ -166,13 +166,14 @@ findNonUTF8StringLiteral(std::string_view text) {
 std::optional<TextProblem> checkIRText(std::string_view text) {
   if (std::optional<TextPosition> tooDeep = findTooDeepNesting(text))
     return TextProblem{*tooDeep, describeTooDeepNesting()};
-  if (std::optional<NonUTF8StringLiteral> bad = findNonUTF8StringLiteral(text)) {
+  if (std::optional<NonUTF8StringLiteral> bad =
+          findNonUTF8StringLiteral(text)) {
     char hex[8];
     std::snprintf(hex, sizeof(hex), "0x%02X", bad->byte);
     return TextProblem{
         bad->position,
-        "string literal is not UTF-8: byte " + std::string(hex) +
-            " at byte " + std::to_string(bad->valueOffset) +
+        "string literal is not UTF-8: byte " + std::string(hex) + " at byte " +
+            std::to_string(bad->valueOffset) +
             " of its value (names reach plan JSON, checkpoint manifests and "
             "messages, which must be UTF-8; docs/Testing.md \"Bad input\")"};
   }
