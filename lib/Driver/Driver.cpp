@@ -354,15 +354,16 @@ mlir::loom::loadInputBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     return importOnnx(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(), name,
                       context, onnx);
   // The MLIR parser recurses once per nested bracket and overflows the
-  // stack on deep input: a cheap scan refuses it first (docs/Testing.md,
-  // "Bad input").
+  // stack on deep input, and a string that is not UTF-8 aborts the JSON
+  // writers later: a cheap scan refuses both first (docs/Testing.md, "Bad
+  // input").
   StringRef text = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
-  if (std::optional<::loom::support::TextPosition> tooDeep =
-          ::loom::support::findTooDeepNesting(
+  if (std::optional<::loom::support::TextProblem> problem =
+          ::loom::support::checkIRText(
               std::string_view(text.data(), text.size()))) {
-    emitError(FileLineColLoc::get(context, name, tooDeep->line,
-                                  tooDeep->column))
-        << ::loom::support::describeTooDeepNesting();
+    emitError(FileLineColLoc::get(context, name, problem->position.line,
+                                  problem->position.column))
+        << problem->message;
     return {};
   }
   if (bufferId == sourceMgr.getMainFileID())

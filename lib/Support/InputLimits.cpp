@@ -116,6 +116,70 @@ std::optional<size_t> findInvalidUTF8(std::string_view text) {
   return std::nullopt;
 }
 
+/// The value of a hex digit, or -1.
+static int getHexDigit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<NonUTF8StringLiteral>
+findNonUTF8StringLiteral(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+      continue;
+    }
+    if (text[i] != '"')
+      continue;
+    // Decode the literal as MLIR's lexer does; it ends at its closing quote
+    // or, unterminated, at the end of the line (the parser reports that).
+    size_t start = i;
+    std::string value;
+    for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
+      if (text[i] != '\\' || i + 1 >= text.size()) {
+        value.push_back(text[i]);
+        continue;
+      }
+      char next = text[++i];
+      int high = getHexDigit(next);
+      int low = i + 1 < text.size() ? getHexDigit(text[i + 1]) : -1;
+      if (high >= 0 && low >= 0) {
+        value.push_back(static_cast<char>(high * 16 + low));
+        ++i;
+      } else {
+        value.push_back(next == 'n' ? '\n' : next == 't' ? '\t' : next);
+      }
+    }
+    if (std::optional<size_t> bad = findInvalidUTF8(value))
+      return NonUTF8StringLiteral{getTextPosition(text, start), *bad,
+                                  static_cast<unsigned char>(value[*bad])};
+  }
+  return std::nullopt;
+}
+
+std::optional<TextProblem> checkIRText(std::string_view text) {
+  if (std::optional<TextPosition> tooDeep = findTooDeepNesting(text))
+    return TextProblem{*tooDeep, describeTooDeepNesting()};
+  if (std::optional<NonUTF8StringLiteral> bad =
+          findNonUTF8StringLiteral(text)) {
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "0x%02X", bad->byte);
+    return TextProblem{
+        bad->position,
+        "string literal is not UTF-8: byte " + std::string(hex) + " at byte " +
+            std::to_string(bad->valueOffset) +
+            " of its value (names reach plan JSON, checkpoint manifests and "
+            "messages, which must be UTF-8; docs/Testing.md \"Bad input\")"};
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t>
 getCheckedElementCount(const std::vector<int64_t> &shape) {
   int64_t count = 1;

@@ -35,6 +35,7 @@ int main(void) {
                         "\"inputs\": [], \"ops\": [], \"outputs\": [\"x\"]}";
   const char *badMlir = "func.func @forward(%x: tensor<2xf32>) -> "
                         "tensor<f32> {\n  %y = loom.matmul %x, %x\n}\n";
+  const char *badName = "func.func @\"f\\FF\"() {\n  return\n}\n";
   LoomStringRef text;
 
   CHECK_OK(loomSessionCreate(&session));
@@ -55,6 +56,16 @@ int main(void) {
   // CHECK-NEXT: mlir: invalid-argument: cannot load 'bad.mlir'
   // CHECK-NEXT: bad.mlir:2:26: expected ':'
   EXPECT_FAILURE("mlir", loomSessionLoadMlir(session, text, "bad.mlir"));
+
+  /* A name that is not UTF-8 (an escaped byte): refused before parsing, so
+   * that it never reaches a JSON writer or a caller that decodes messages
+   * as UTF-8 (Python). */
+  text.data = badName;
+  text.length = strlen(badName);
+  // CHECK-NEXT: callback error at 'name.mlir:1:12': string literal is not UTF-8: byte 0xFF at byte 1 of its value
+  // CHECK-NEXT: utf8: invalid-argument: cannot load 'name.mlir'
+  // CHECK-NEXT: name.mlir:1:12: string literal is not UTF-8: byte 0xFF at byte 1 of its value
+  EXPECT_FAILURE("utf8", loomSessionLoadMlir(session, text, "name.mlir"));
 
   /* A file that is not there. */
   // CHECK-NEXT: callback error at '': input: cannot read `/nonexistent/graph.json`: No such file or directory
@@ -97,10 +108,10 @@ int main(void) {
   loomSessionResetOptions(session);
 
   /* The session still works; the callback saw each error once (json,
-   * mlir, file, limit, pipeline, onnx, devices). */
+   * mlir, utf8, file, limit, pipeline, onnx, devices). */
   CHECK_OK(loomSessionSetDevices(session, 2));
   CHECK_OK(loomSessionRunTo(session, LOOM_PHASE_PARTITION));
-  // CHECK: recovered: partition, errors seen by the callback: 7
+  // CHECK: recovered: partition, errors seen by the callback: 8
   printf("recovered: %s, errors seen by the callback: %d\n",
          loomPhaseGetName(loomSessionGetPhase(session)), errorsSeen);
 

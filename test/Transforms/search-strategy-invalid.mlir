@@ -16,9 +16,10 @@ module {
 // -----
 
 // A memory limit no plan fits in is an error that says how much the
-// smallest plan needs.
+// smallest plan needs, on which mesh, the parameters' total and the largest
+// argument with its dims.
 
-// expected-error @+1 {{no plan fits in 0.000 GiB per device: the smallest needs}}
+// expected-error-re @+1 {{no plan fits in 0.000 GiB per device: the smallest needs {{[0-9.]+}} GiB (mesh {dp:2}); raise --memory-limit or add devices; parameters 32.0 KiB in all; the largest argument is `input_ids` (tensor<1024x1024xi64>, 8.0 MiB)}}
 module attributes {test.limit} {
   dist.mesh @mesh shape [2] axes ["dp"]
   func.func @train_step(

@@ -65,3 +65,17 @@ func.func @forward(%x: tensor<f32>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 
+
+// -----
+
+// Rule 5: sizes must fit int64. A parameter of 2^63 - 1 elements (f32: its
+// bytes overflow), an argument and a broadcast result whose element counts
+// overflow; before, the search planned such a parameter as "6.5 KiB per
+// device, fits".
+// expected-error @+2 {{argument #1 ('tensor<9223372036854775807xf32>'): 9223372036854775807 elements of 4 bytes overflow int64; tensor sizes must fit int64}}
+// expected-error @+1 {{argument #2 ('tensor<4294967296x4294967296xi1>'): its element count overflows int64}}
+func.func @forward(%x: tensor<f32>, %w: tensor<9223372036854775807xf32>, %m: tensor<4294967296x4294967296xi1>, %a: tensor<4294967296x1xf32>, %b: tensor<4294967296xf32>) -> tensor<f32> {
+  // expected-error @+1 {{result #0 ('tensor<4294967296x4294967296xf32>'): its element count overflows int64}}
+  %0 = loom.add %a, %b : (tensor<4294967296x1xf32>, tensor<4294967296xf32>) -> tensor<4294967296x4294967296xf32>
+  return %x : tensor<f32>
+}

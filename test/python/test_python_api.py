@@ -193,6 +193,17 @@ def test_errors_carry_loom_messages():
         loom.compile(bad, phase="import")
 
 
+def test_names_that_are_not_utf8_are_errors():
+    """A name that is not UTF-8 (an escaped byte in IR text) is a LoomError
+    at its line and column; it used to reach the plan JSON writer, which
+    aborted the process, and no Python message can hold its bytes."""
+    text = ('func.func @forward(%x: tensor<f32> {loom.name = "x\\FF"}) '
+            '-> tensor<f32> {\n  return %x : tensor<f32>\n}\n')
+    with pytest.raises(loom.LoomError,
+                       match=r"1:49.*string literal is not UTF-8: byte 0xFF"):
+        loom.compile(text, devices=1)
+
+
 def test_options_are_the_library_table():
     """`loom.compile`'s keywords are the library's option table, the one
     `loomc`'s flags are made from: each option but the C API's `-json` ones

@@ -58,11 +58,11 @@ int main(int argc, char **argv) {
   if (!file)
     return fail(errorMessage);
   llvm::StringRef text = file->getBuffer();
-  if (auto tooDeep = ::loom::support::findTooDeepNesting(
+  if (auto problem = ::loom::support::checkIRText(
           std::string_view(text.data(), text.size())))
-    return fail(inputFilename + ":" + std::to_string(tooDeep->line) + ":" +
-                std::to_string(tooDeep->column) + ": " +
-                ::loom::support::describeTooDeepNesting());
+    return fail(inputFilename + ":" + std::to_string(problem->position.line) +
+                ":" + std::to_string(problem->position.column) + ": " +
+                problem->message);
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &errorMessage);
   if (!output)

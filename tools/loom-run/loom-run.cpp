@@ -252,14 +252,14 @@ static int runFile(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
   if (!buffer)
     return fail("cannot read `" + path + "`: " + buffer.getError().message());
-  // The MLIR parser recurses per nested bracket (docs/Testing.md, "Bad
-  // input").
+  // The MLIR parser recurses per nested bracket, and names must be UTF-8
+  // (docs/Testing.md, "Bad input").
   llvm::StringRef text = (*buffer)->getBuffer();
-  if (auto tooDeep = ::loom::support::findTooDeepNesting(
+  if (auto problem = ::loom::support::checkIRText(
           std::string_view(text.data(), text.size())))
-    return fail(path + ":" + std::to_string(tooDeep->line) + ":" +
-                std::to_string(tooDeep->column) + ": " +
-                ::loom::support::describeTooDeepNesting());
+    return fail(path + ":" + std::to_string(problem->position.line) + ":" +
+                std::to_string(problem->position.column) + ": " +
+                problem->message);
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);

@@ -17,6 +17,8 @@
 
 #include "loom/InitAllTranslations.h"
 #include "loom/Support/Flags.h"
+#include "loom/Support/InputFile.h"
+#include "loom/Support/InputLimits.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -79,10 +81,44 @@ findRepeatedFlag(const std::vector<std::string> &args) {
   return std::nullopt;
 }
 
+/// Checks the textual IR a translation from MLIR reads against the input
+/// limits before MLIR's parser sees it (docs/Testing.md, "Bad input"): the
+/// parser overflows the stack on deep nesting, and a name that is not UTF-8
+/// aborts the JSON writers. The input is the one positional argument (`-o`
+/// takes the next); imports (`--import-*`) read JSON or ONNX, whose readers
+/// check their own limits, and standard input is left to the parser.
+static std::optional<std::string>
+checkMlirInput(const std::vector<std::string> &args) {
+  std::string input;
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
+    if (arg.ltrim('-').starts_with("import-"))
+      return std::nullopt;
+    if (arg == "-o") {
+      ++i;
+      continue;
+    }
+    if (!arg.starts_with("-"))
+      input = arg.str();
+  }
+  std::string text;
+  if (input.empty() || loom::support::readRegularFile(input, text))
+    return std::nullopt; // MLIR's reader reports a file it cannot read.
+  if (auto problem = loom::support::checkIRText(text))
+    return input + ":" + std::to_string(problem->position.line) + ":" +
+           std::to_string(problem->position.column) + ": " + problem->message;
+  return std::nullopt;
+}
+
 int main(int argc, char **argv) {
   if (auto repeated =
           findRepeatedFlag(std::vector<std::string>(argv, argv + argc))) {
     llvm::errs() << "loom-translate: error: " << *repeated << "\n";
+    return 1;
+  }
+  if (auto problem =
+          checkMlirInput(std::vector<std::string>(argv, argv + argc))) {
+    llvm::errs() << "loom-translate: error: " << *problem << "\n";
     return 1;
   }
   mlir::loom::registerAllTranslations();

@@ -63,6 +63,33 @@ std::string describeTooDeepNesting(int maxDepth = kMaxNestingDepth);
 /// U+10FFFF), or nullopt when all of it is.
 std::optional<size_t> findInvalidUTF8(std::string_view text);
 
+/// A string literal of textual IR whose value is not UTF-8: where the
+/// literal starts (its opening quote), and the first bad byte of its value
+/// after MLIR's escapes (`\\`, `\"`, `\n`, `\t`, `\XX`) are decoded.
+struct NonUTF8StringLiteral {
+  TextPosition position;
+  size_t valueOffset = 0;
+  unsigned char byte = 0;
+};
+
+/// Scans MLIR textual IR for a string literal (symbol names, `loom.name`,
+/// `#loom.param` names, mesh axes, dictionary keys, locations) whose value
+/// is not UTF-8, skipping `//` comments; nullopt when every one is. Every
+/// such string can reach a JSON writer (plans, manifests, safetensors
+/// headers), which refuses the bytes, or a message.
+std::optional<NonUTF8StringLiteral>
+findNonUTF8StringLiteral(std::string_view text);
+
+/// A problem in an input text, found before it is parsed.
+struct TextProblem {
+  TextPosition position;
+  std::string message;
+};
+
+/// The input limits on textual IR, checked before MLIR's parser by every
+/// reader of `.mlir` files: nesting depth, then UTF-8 string literals.
+std::optional<TextProblem> checkIRText(std::string_view text);
+
 /// The element count of a tensor of `shape`, or nullopt when a dim is
 /// negative or the product overflows int64_t.
 std::optional<int64_t> getCheckedElementCount(const std::vector<int64_t> &shape);

@@ -11,10 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Layout/Layout.h"
+#include "loom/Support/InputLimits.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <sstream>
 
 using namespace mlir::loom::dist;
@@ -36,12 +38,29 @@ static std::string quoteList(const std::vector<std::string> &names) {
 // Mesh
 //===----------------------------------------------------------------------===//
 
+/// Why `text` is not UTF-8 ("byte 0xFF at byte 1"), or nullopt when it is.
+/// Axis names are written to plan JSON and messages, which must be UTF-8;
+/// the message cannot quote the name itself.
+static std::optional<std::string> describeNonUTF8(std::string_view text) {
+  std::optional<size_t> bad = loom::support::findInvalidUTF8(text);
+  if (!bad)
+    return std::nullopt;
+  char hex[8];
+  std::snprintf(hex, sizeof(hex), "0x%02X",
+                static_cast<unsigned char>(text[*bad]));
+  return "byte " + std::string(hex) + " at byte " + std::to_string(*bad);
+}
+
 ValueOrError<Mesh> Mesh::get(std::vector<Axis> axes) {
   int64_t devices = 1;
   for (size_t i = 0; i < axes.size(); ++i) {
     if (axes[i].name.empty())
       return ValueOrError<Mesh>::failure("mesh axis " + std::to_string(i) +
                                          " has an empty name");
+    if (std::optional<std::string> bad = describeNonUTF8(axes[i].name))
+      return ValueOrError<Mesh>::failure("mesh axis " + std::to_string(i) +
+                                         " has a name that is not UTF-8 (" +
+                                         *bad + " of the name)");
     if (axes[i].size < 1)
       return ValueOrError<Mesh>::failure(
           "mesh axis " + quote(axes[i].name) + " has size " +
@@ -63,6 +82,10 @@ ValueOrError<Mesh> Mesh::get(std::vector<Axis> axes) {
 }
 
 ValueOrError<Mesh> Mesh::parse(std::string_view text) {
+  // Every message below quotes the text.
+  if (std::optional<std::string> bad = describeNonUTF8(text))
+    return ValueOrError<Mesh>::failure("mesh: the text is not UTF-8 (" + *bad +
+                                       "); axis names must be UTF-8");
   std::vector<Axis> axes;
   std::string_view rest = text;
   while (!rest.empty()) {

@@ -13,6 +13,7 @@
 
 #include "loom/Runtime/Trainer/TrainOptions.h"
 #include "loom/Support/Flags.h"
+#include "loom/Support/InputLimits.h"
 
 #include <cerrno>
 #include <cmath>
@@ -150,6 +151,13 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
     if (flag == "--data") {
       if (value.empty())
         return "--data expects a token file";
+      // Checkpoint manifests record the path in JSON, whose writer aborts on
+      // bytes that are not UTF-8 (docs/Testing.md, "Bad input"); the
+      // message cannot quote them.
+      if (std::optional<size_t> bad = ::loom::support::findInvalidUTF8(value))
+        return "--data: the path is not UTF-8 (byte " + std::to_string(*bad) +
+               " is not part of a UTF-8 character); checkpoints record it "
+               "in their JSON manifest, so rename the file";
       options.data = value;
     } else if (flag == "--data-format") {
       if (!io::parseTokenFormat(value, options.dataFormat).ok())

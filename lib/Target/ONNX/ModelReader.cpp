@@ -14,10 +14,13 @@
 
 #include "OnnxModel.h"
 
+#include "loom/Support/InputLimits.h"
+
 // onnx_pb.h defines ONNX_API and includes onnx-ml.pb.h (ONNX_ML).
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -237,6 +240,51 @@ static bool convertNode(const pb::NodeProto &proto, Node &out,
   return true;
 }
 
+/// Checks that `text` (the `what` of a model) is UTF-8: names become graph
+/// JSON, parameter and tensor names, and parts of messages, and the JSON
+/// writer refuses other bytes (docs/Testing.md, "Bad input"). The message
+/// shows the text; the importer prints its bad bytes as \xNN.
+static bool checkUTF8(const std::string &text, const std::string &what,
+                      std::string &error) {
+  std::optional<size_t> bad = loom::support::findInvalidUTF8(text);
+  if (!bad)
+    return true;
+  char hex[8];
+  std::snprintf(hex, sizeof(hex), "0x%02X",
+                static_cast<unsigned char>(text[*bad]));
+  error = what + " '" + text + "' is not UTF-8 (byte " + hex + " at byte " +
+          std::to_string(*bad) + ")";
+  return false;
+}
+
+/// Every string of the model that the importer copies into graph JSON or a
+/// message: value, node, initializer and attribute names, op types,
+/// domains and string attributes.
+static bool checkNamesAreUTF8(const Model &model, std::string &error) {
+  for (const auto &[name, tensor] : model.initializers)
+    if (!checkUTF8(name, "initializer name", error))
+      return false;
+  for (const std::vector<ValueInfo> *values : {&model.inputs, &model.outputs})
+    for (const ValueInfo &value : *values)
+      if (!checkUTF8(value.name, "graph input/output name", error))
+        return false;
+  for (const Node &node : model.nodes) {
+    for (const std::string *text : {&node.name, &node.opType, &node.domain})
+      if (!checkUTF8(*text, "node name, op type or domain", error))
+        return false;
+    for (const std::vector<std::string> *names : {&node.inputs, &node.outputs})
+      for (const std::string &name : *names)
+        if (!checkUTF8(name, "value name", error))
+          return false;
+    for (const auto &[key, attribute] : node.attributes)
+      if (!checkUTF8(key, "attribute name", error) ||
+          (attribute.kind == Attribute::String &&
+           !checkUTF8(attribute.s, "string attribute", error)))
+        return false;
+  }
+  return true;
+}
+
 bool mlir::loom::onnx_import::readModel(const char *data, size_t size,
                                         Model &model, std::string &error) {
   pb::ModelProto proto;
@@ -282,5 +330,5 @@ bool mlir::loom::onnx_import::readModel(const char *data, size_t size,
     if (!convertNode(node, model.nodes.back(), error))
       return false;
   }
-  return true;
+  return checkNamesAreUTF8(model, error);
 }

@@ -88,6 +88,11 @@ TEST(MeshTest, RejectsBadAxes) {
             "mesh axis `dp` has size 0; sizes must be at least 1");
   EXPECT_EQ(Mesh::get({{"dp", 2}, {"", 2}}).error(),
             "mesh axis 1 has an empty name");
+  // Names reach plan JSON and messages; the message leaves the bytes out.
+  EXPECT_EQ(Mesh::get({{"dp", 2}, {"t\xC3", 2}}).error(),
+            "mesh axis 1 has a name that is not UTF-8 (byte 0xC3 at byte 1 of "
+            "the name)");
+  EXPECT_TRUE(Mesh::get({{"d\xC3\xA9", 2}}).ok());
   EXPECT_EQ(dpTp().toString(), "{dp:2, tp:4}");
 }
 
@@ -103,6 +108,11 @@ TEST(MeshTest, ParsesTheDriverSpelling) {
 }
 
 TEST(MeshTest, ParseRejectsBadSpellingsWithTheirText) {
+  // Every message below quotes the text, so bytes that are not UTF-8 are
+  // refused first, without it.
+  EXPECT_EQ(Mesh::parse("dp=2,\xFF=x").error(),
+            "mesh: the text is not UTF-8 (byte 0xFF at byte 5); axis names "
+            "must be UTF-8");
   EXPECT_EQ(Mesh::parse("dp=2,tp").error(),
             "mesh `dp=2,tp`: expected NAME=SIZE, got `tp`");
   EXPECT_EQ(Mesh::parse("dp=x").error(),

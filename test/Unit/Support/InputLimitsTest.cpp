@@ -53,6 +53,42 @@ TEST(InputLimitsTest, UTF8FollowsRFC3629) {
   EXPECT_EQ(findInvalidUTF8("\xe2\x82x"), 0u);      // bad continuation
 }
 
+TEST(InputLimitsTest, StringLiteralsOfIRAreDecodedAndCheckedForUTF8) {
+  // Names in UTF-8, raw or escaped, pass; so do bytes in comments.
+  EXPECT_FALSE(findNonUTF8StringLiteral(
+      "func.func @\"caf\xC3\xA9\"() attributes {n = \"\\C3\\A9\"}"));
+  EXPECT_FALSE(findNonUTF8StringLiteral("// \xFF\n\"ok\\n\\t\\\"\\\\\""));
+  // An escaped byte: the literal's position and the byte in the value.
+  std::optional<NonUTF8StringLiteral> escaped =
+      findNonUTF8StringLiteral("x\n  loom.name = \"ab\\FF\"");
+  ASSERT_TRUE(escaped);
+  EXPECT_EQ(escaped->position.line, 2u);
+  EXPECT_EQ(escaped->position.column, 15u);
+  EXPECT_EQ(escaped->valueOffset, 2u);
+  EXPECT_EQ(escaped->byte, 0xFF);
+  // A raw byte, a lone continuation byte, a surrogate written as escapes.
+  EXPECT_TRUE(findNonUTF8StringLiteral("@\"\xFE\""));
+  EXPECT_TRUE(findNonUTF8StringLiteral("[\"ok\", \"\\80\"]"));
+  EXPECT_TRUE(findNonUTF8StringLiteral("\"\\ED\\A0\\80\""));
+  // `\"` does not end the literal, so the byte after it is inside it.
+  EXPECT_TRUE(findNonUTF8StringLiteral("\"a\\\"\\FF\""));
+  // An escape of a quote or backslash followed by hex-looking text.
+  EXPECT_FALSE(findNonUTF8StringLiteral("\"\\\\FF\""));
+
+  // checkIRText: nesting first, then the strings, each with a message.
+  std::optional<TextProblem> deep =
+      checkIRText(std::string(300, '[') + "\"\\FF\"");
+  ASSERT_TRUE(deep);
+  EXPECT_NE(deep->message.find("nested deeper than 256"), std::string::npos);
+  std::optional<TextProblem> name = checkIRText("@\"\\FF\"");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->position.column, 2u);
+  EXPECT_NE(name->message.find("string literal is not UTF-8: byte 0xFF at "
+                               "byte 0 of its value"),
+            std::string::npos);
+  EXPECT_FALSE(checkIRText("func.func @f() { return }"));
+}
+
 TEST(InputLimitsTest, SizesAreCheckedAgainstInt64AndMemory) {
   constexpr int64_t max = std::numeric_limits<int64_t>::max();
   EXPECT_EQ(getCheckedElementCount({2, 3, 4}), 24);

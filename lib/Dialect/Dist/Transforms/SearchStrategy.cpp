@@ -59,6 +59,7 @@
 #include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Support/Flags.h"
+#include "loom/Support/InputLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -92,6 +93,54 @@ namespace mlir::loom::dist {
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
+
+/// What the memory of `func` is made of, for "no plan fits": its parameters'
+/// total and its largest argument with its dims (the tensor the user most
+/// likely mis-sized), e.g. "; parameters 1.5 GiB in all; the largest
+/// argument is `wte` (tensor<50257x768xf32>, 147.2 MiB)". Sizes are
+/// computed in double: the import phase has checked that each fits int64.
+static std::string describeLargestArguments(func::FuncOp func) {
+  // Bytes as a message says them; a sum past int64 saturates.
+  auto format = [](double bytes) {
+    return ::loom::support::formatBytes(int64_t(std::min(bytes, 9.0e18)));
+  };
+  double parameterBytes = 0, largestBytes = -1;
+  std::string largest;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    double bytes = double((type.getElementTypeBitWidth() + 7) / 8);
+    for (int64_t dim : type.getShape())
+      bytes *= double(dim);
+    auto param = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                  kParamAttrName);
+    if (param)
+      parameterBytes += bytes;
+    if (bytes <= largestBytes)
+      continue;
+    largestBytes = bytes;
+    std::string name;
+    if (param)
+      name = param.getName().str();
+    else if (auto text = func.getArgAttrOfType<StringAttr>(
+                 arg.getArgNumber(), ::mlir::loom::kNameAttrName))
+      name = text.getValue().str();
+    else if (auto role = func.getArgAttrOfType<InputRoleAttr>(
+                 arg.getArgNumber(), kInputAttrName))
+      name = stringifyInputRole(role.getValue()).str();
+    else
+      name = "#" + std::to_string(arg.getArgNumber());
+    std::string typeText;
+    llvm::raw_string_ostream os(typeText);
+    os << type;
+    largest = "`" + name + "` (" + typeText + ", " + format(bytes) + ")";
+  }
+  if (largestBytes < 0)
+    return "";
+  return "; parameters " + format(parameterBytes) +
+         " in all; the largest argument is " + largest;
+}
 
 /// `{dp:2, tp:4}` as `dp x tp` factors: every factorization of `devices`
 /// into a data-parallel and a tensor-parallel axis, tp ascending.
@@ -854,9 +903,10 @@ LogicalResult SearchStrategyPass::search() {
                           memoryLimit / double(int64_t(1) << 30));
     if (std::isfinite(smallestMemory))
       diag << llvm::formatv(
-          ": the smallest needs {0:F3} GiB (mesh {1}); raise "
-          "--memory-limit or add devices",
-          smallestMemory / double(int64_t(1) << 30), smallestMesh);
+                  ": the smallest needs {0:F3} GiB (mesh {1}); raise "
+                  "--memory-limit or add devices",
+                  smallestMemory / double(int64_t(1) << 30), smallestMesh)
+           << describeLargestArguments(func);
     else
       diag << " on any mesh of " << devices.getValue() << " devices";
     diag << microNote;

@@ -12,13 +12,19 @@
 //   2. require exactly one result, a rank-0 floating-point tensor (the loss);
 //   3. require every argument and op result to be a statically shaped ranked
 //      tensor of a Loom element type;
-//   4. require every op to come from an allowed dialect.
+//   4. require every op to come from an allowed dialect;
+//   5. require every argument's and op result's element count and byte size
+//      to fit int64_t: every later size (the search's memory per device,
+//      the planner's buffers, the emitted allocations) is computed from
+//      them, and MLIR's getNumElements wraps silently (a parameter of
+//      2^63 - 1 elements was planned as "6.5 KiB per device, fits").
 //
 // Every violation is reported (not just the first), then the pass fails.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Support/InputLimits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,9 +55,23 @@ static bool isLoomTensorType(Type type) {
          isLoomElementType(tensor.getElementType()) && !tensor.getEncoding();
 }
 
+/// Why the size of `type` (a Loom tensor type) overflows int64_t, or an
+/// empty string when it fits.
+static std::string describeSizeOverflow(RankedTensorType type) {
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  std::optional<int64_t> count = ::loom::support::getCheckedElementCount(shape);
+  if (!count)
+    return "its element count overflows int64";
+  int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  if (!::loom::support::getCheckedByteSize(*count, elementBytes))
+    return std::to_string(*count) + " elements of " +
+           std::to_string(elementBytes) + " bytes overflow int64";
+  return "";
+}
+
 namespace {
 struct VerifyImportPass
-    : public loom::impl::VerifyImportPassBase<VerifyImportPass> {
+    : public mlir::loom::impl::VerifyImportPassBase<VerifyImportPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -86,10 +106,20 @@ struct VerifyImportPass
       ok = false;
     }
 
-    // 3. Argument types.
+    // 3 and 5. Argument types.
     for (BlockArgument arg : entry.getArguments()) {
-      if (isLoomTensorType(arg.getType()))
+      if (isLoomTensorType(arg.getType())) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        if (std::string overflow = describeSizeOverflow(type);
+            !overflow.empty()) {
+          entry.emitError() << "argument #" << arg.getArgNumber() << " ("
+                            << type << "): " << overflow
+                            << "; tensor sizes must fit int64 "
+                               "(docs/Testing.md, \"Bad input\")";
+          ok = false;
+        }
         continue;
+      }
       entry.emitError() << "argument #" << arg.getArgNumber()
                         << ": expected a statically shaped tensor of f64, f32, "
                            "bf16, f16, i64, i32 or i1, found "
@@ -108,8 +138,18 @@ struct VerifyImportPass
         ok = false;
       }
       for (OpResult result : op->getResults()) {
-        if (isLoomTensorType(result.getType()))
+        if (isLoomTensorType(result.getType())) {
+          auto type = cast<RankedTensorType>(result.getType());
+          if (std::string overflow = describeSizeOverflow(type);
+              !overflow.empty()) {
+            op->emitError() << "result #" << result.getResultNumber() << " ("
+                            << type << "): " << overflow
+                            << "; tensor sizes must fit int64 "
+                               "(docs/Testing.md, \"Bad input\")";
+            ok = false;
+          }
           continue;
+        }
         op->emitError() << "result #" << result.getResultNumber()
                         << ": expected a statically shaped tensor of f64, f32, "
                            "bf16, f16, i64, i32 or i1, found "

@@ -7,6 +7,10 @@
                                       brackets deep, one bracket per line
   edit-json.py bad-utf8-graph IN OUT  IN (graph JSON) with byte 0xFF in the
                                       first parameter name
+  edit-json.py bad-utf8-onnx IN OUT   IN (an ONNX model) with byte 0xFF in
+                                      the name `ln.weight`, everywhere it
+                                      occurs (the same length, so the
+                                      protobuf stays well-formed)
   edit-json.py set-manifest DIR PATH JSON
                                       sets field PATH (`data.position`) of
                                       DIR/manifest.json to the JSON value
@@ -50,6 +54,11 @@ def main():
         data = data.replace(b'"transformer.wte.weight"',
                             b'"transformer.wte\xff.weight"', 1)
         open(sys.argv[3], "wb").write(data)
+    elif what == "bad-utf8-onnx":
+        data = open(sys.argv[2], "rb").read()
+        if b"ln.weight" not in data:
+            sys.exit("no `ln.weight` in " + sys.argv[2])
+        open(sys.argv[3], "wb").write(data.replace(b"ln.weight", b"ln\xffweight"))
     else:
         sys.exit("unknown edit " + what)
 

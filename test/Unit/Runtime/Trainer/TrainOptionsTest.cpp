@@ -72,6 +72,10 @@ TEST(TrainOptionsTest, BadValuesNameTheirFlag) {
   const Case cases[] = {
       {{"--data", "t", "--steps", "0"},
        "--steps expects an integer >= 1, got `0`"},
+      {{"--data", "tokens\xff.bin", "--steps", "1"},
+       "--data: the path is not UTF-8 (byte 6 is not part of a UTF-8 "
+       "character); checkpoints record it in their JSON manifest, so rename "
+       "the file"},
       {{"--data", "t", "--steps", "2x"},
        "--steps expects an integer >= 1, got `2x`"},
       {{"--data", "t", "--steps", "1", "--seed", "-1"},
