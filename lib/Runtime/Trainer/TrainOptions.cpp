@@ -38,7 +38,8 @@ const std::set<std::string> &valued() {
       "--seed",        "--log-every",   "--ckpt-dir",     "--ckpt-every",
       "--dtype",       "--lr-schedule", "--warmup-steps", "--min-lr",
       "--decay-steps", "--step-gamma",  "--step-every",   "--metrics",
-      "--grad-accum",  "--eval-data",   "--eval-every",   "--eval-steps"};
+      "--grad-accum",  "--eval-data",   "--eval-every",   "--eval-steps",
+      "--init-from",   "--init-format"};
   return names;
 }
 
@@ -85,7 +86,8 @@ const char *trainUsage() {
          "[--lr-schedule constant|cosine|linear|step] [--warmup-steps N] "
          "[--min-lr X] [--decay-steps N] [--step-gamma X] [--step-every N] "
          "[--metrics FILE.jsonl] [--grad-accum N] [--eval-data TOKENS.bin "
-         "[--eval-every K] [--eval-steps M]]";
+         "[--eval-every K] [--eval-steps M]] [--init-from WEIGHTS "
+         "--init-format loom|nanogpt|hf]";
 }
 
 bool isTrainingCommandLine(int argc, char **argv) {
@@ -226,6 +228,16 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
     } else if (flag == "--eval-steps") {
       if (auto error = parseCount(flag, value, 1, options.evalSteps))
         return error;
+    } else if (flag == "--init-from") {
+      if (value.empty())
+        return "--init-from expects a safetensors file of pretrained weights "
+               "(or a sharded index JSON, or a directory holding either)";
+      options.initFrom = value;
+    } else if (flag == "--init-format") {
+      if (value != "loom" && value != "nanogpt" && value != "hf")
+        return "--init-format expects loom, nanogpt or hf, got `" + value +
+               "`";
+      options.initFormat = value;
     } else if (flag == "--metrics") {
       if (value.empty())
         return "--metrics expects a file (one JSON object per logged step)";
@@ -263,6 +275,20 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
       return std::string(flag) +
              " shapes the evaluation: give the held-out tokens with "
              "--eval-data TOKENS.bin";
+
+  // Pretrained weights: where from and how they are laid out, and never on
+  // top of a checkpoint (which has weights and optimizer states of its own).
+  if (!options.initFrom.empty() && options.initFormat.empty())
+    return "--init-from needs --init-format loom|nanogpt|hf: how the file "
+           "names and lays out the weights (docs/Checkpoints.md, \"Weight "
+           "formats\")";
+  if (options.initFrom.empty() && !options.initFormat.empty())
+    return "--init-format says how the --init-from file is laid out: give "
+           "--init-from WEIGHTS";
+  if (!options.initFrom.empty() && options.resume)
+    return "--init-from and --resume exclude each other: --resume continues "
+           "a checkpoint with its own weights and optimizer states; "
+           "--init-from starts a new run from pretrained weights";
 
   if (options.printLayouts)
     return std::nullopt;

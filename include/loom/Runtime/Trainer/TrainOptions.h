@@ -90,6 +90,12 @@ struct TrainOptions {
   std::string evalData;
   int64_t evalEvery = 0;
   int64_t evalSteps = 10;
+  /// Pretrained weights to start from instead of the initializers
+  /// (`--init-from`: a safetensors file, a sharded index JSON or a directory
+  /// holding either) and how they are named and laid out (`--init-format
+  /// loom|nanogpt|hf`; InitFrom.h). Excludes `--resume`.
+  std::string initFrom;
+  std::string initFormat;
 };
 
 /// Whether `argv` asks for training rather than the harness's one step from
@@ -100,7 +106,8 @@ bool isTrainingCommandLine(int argc, char **argv);
 /// Parses `--flag value` and `--flag=value` into `options` and checks their
 /// combination (`--steps` and `--data` unless `--init-only` or
 /// `--print-layouts`; `--ckpt-dir` for `--resume`, `--ckpt-every` and
-/// `--init-only`; each schedule flag only with the schedules it shapes).
+/// `--init-only`; each schedule flag only with the schedules it shapes;
+/// `--init-format` with `--init-from` and not with `--resume`).
 /// Returns the error message, if any.
 std::optional<std::string>
 parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options);
