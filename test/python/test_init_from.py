@@ -48,7 +48,10 @@ LLAMA = dict(layers=2, hidden=32, heads=4, kv_heads=2, ffn=48,
              theta=10000.0, eps=1e-5)
 PLANS = {"one": ["--mesh", "dp=1"],
          "dptp": ["--parallel-config",
-                  '{"data_parallel": 2, "model_parallel": 2}']}
+                  '{"data_parallel": 2, "model_parallel": 2}'],
+         # 2 1F1B stages: a rank reads only its stage's parameters.
+         "pp": ["--devices", "2", "--pipeline-stages", "2",
+                "--micro-batches", "2", "--schedule", "1f1b"]}
 
 
 def run(args, check=True):
@@ -202,7 +205,7 @@ def first_loss(root, prog, weights, fmt, *extra):
     return [r for r in lines if r["step"] == 1][0]["loss"], log
 
 
-@pytest.mark.parametrize("plan", ["one", "dptp"])
+@pytest.mark.parametrize("plan", ["one", "dptp", "pp"])
 def test_hf_gpt2_file_gives_the_reference_first_loss(root, plan):
     w = hf_gpt2_weights(seed=11)
     path = root / "gpt2-hf.safetensors"
@@ -215,6 +218,28 @@ def test_hf_gpt2_file_gives_the_reference_first_loss(root, plan):
     assert abs(actual - expected) <= RTOL * abs(expected), (actual, expected)
     # Training went on from there: the second step's loss is another.
     assert re.search(r"^step 2 \| loss ", log, re.MULTILINE)
+
+
+def test_init_only_checkpoint_merges_back_to_the_file(root):
+    """`--init-only` writes the step-0 checkpoint of the pretrained weights
+    in the plan (each rank its blocks); merged as hf it is the input file,
+    byte for byte, less the buffers."""
+    w = hf_gpt2_weights(seed=13)
+    path = root / "gpt2-hf-13.safetensors"
+    safetensors_io.save(path, {k: v.numpy() for k, v in w.items()})
+    prog = program(root, "gpt2", "dptp")
+    ckpt = root / "init-ckpt"
+    run([prog / "launch.sh", "--init-only", "--ckpt-dir", ckpt, "--dtype",
+         "f64", "--init-from", path, "--init-format", "hf"])
+    run([find_tool("loom-ckpt"), "merge", ckpt / "step-00000000", "--format",
+         "hf", "-o", root / "merged.safetensors"])
+    merged = safetensors_io.load(root / "merged.safetensors")
+    weights = {k: v.numpy() for k, v in w.items()
+               if not re.fullmatch(r"h\.\d+\.attn\.(bias|masked_bias)", k)}
+    assert sorted(merged) == sorted(weights)
+    for k, v in weights.items():
+        assert merged[k].shape == v.shape and \
+            merged[k].tobytes() == v.tobytes(), k
 
 
 def test_nanogpt_and_loom_files_load_alike(root):
