@@ -34,8 +34,8 @@ namespace {
 /// bytes are `prefix` (at least the length and the header) and lists its
 /// tensors, each with the file offset of its data.
 std::optional<std::string>
-parseHeader(const std::string &path, std::string_view prefix,
-            uint64_t fileSize, std::map<std::string, StoredTensor> &tensors,
+parseHeader(const std::string &path, std::string_view prefix, uint64_t fileSize,
+            std::map<std::string, StoredTensor> &tensors,
             std::map<std::string, std::string> *metadata) {
   tensors.clear();
   if (fileSize < 8 || prefix.size() < 8)
@@ -151,8 +151,8 @@ parseSafeTensors(const std::string &path, const std::string &contents,
     tensor.dtype = entry.dtype;
     tensor.shape = std::move(entry.shape);
     const char *data = contents.data() + entry.offset;
-    tensor.bytes.assign(data, data + tensor.numElements() *
-                                         dtypeSize(tensor.dtype));
+    tensor.bytes.assign(data,
+                        data + tensor.numElements() * dtypeSize(tensor.dtype));
     tensors.emplace(name, std::move(tensor));
   }
   return std::nullopt;

@@ -166,8 +166,7 @@ std::optional<std::string> WeightFile::bytes(const std::string &name,
   const StoredTensor &stored = it->second.stored;
   // The header was checked against the size at open; a file that shrank
   // since would fault on access.
-  if (stored.offset + static_cast<uint64_t>(stored.byteSize()) >
-      mapping->size)
+  if (stored.offset + static_cast<uint64_t>(stored.byteSize()) > mapping->size)
     return "`" + shards[shard] + "` changed since it was opened: tensor `" +
            name + "` is past its end";
   data = mapping->data + stored.offset;

@@ -63,8 +63,8 @@ std::string WeightBindings::fileName(const std::string &loomName) const {
   for (const auto &[name, binding] : params)
     if (name == loomName)
       return binding.fileName;
-  if (format == WeightFormat::HF && family == WeightFamily::GPT2 &&
-      !prefixed && startsWith(loomName, kPrefix))
+  if (format == WeightFormat::HF && family == WeightFamily::GPT2 && !prefixed &&
+      startsWith(loomName, kPrefix))
     return loomName.substr(std::string(kPrefix).size());
   return loomName;
 }
@@ -122,12 +122,12 @@ std::optional<std::string> bindWeights(const HeaderMap &headers,
                        "`h.0.attn.c_attn.weight`, ...) nor Llama's "
                        "(`model.embed_tokens.weight`, ...): read it as "
                        "--format loom (the builder's names)");
-  if (format == WeightFormat::NanoGPT &&
-      bindings.family == WeightFamily::Llama)
+  if (format == WeightFormat::NanoGPT && bindings.family == WeightFamily::Llama)
     return std::string("holds Llama's weights, which nanoGPT does not name: "
                        "read them as hf (or loom, the same names)");
   bool gpt2 = bindings.family == WeightFamily::GPT2;
-  bindings.prefixed = !gpt2 || headers.count(std::string(kPrefix) + "wte.weight");
+  bindings.prefixed =
+      !gpt2 || headers.count(std::string(kPrefix) + "wte.weight");
 
   for (const auto &[name, header] : headers) {
     std::string loomName = name;
@@ -135,11 +135,10 @@ std::optional<std::string> bindWeights(const HeaderMap &headers,
         name != "lm_head.weight")
       loomName = kPrefix + name;
     auto layer = gpt2 ? splitGPT2Layer(loomName) : std::nullopt;
-    bool buffer =
-        format != WeightFormat::Loom &&
-        ((layer && (layer->second == "attn.bias" ||
-                    layer->second == "attn.masked_bias")) ||
-         (!gpt2 && endsWith(name, ".rotary_emb.inv_freq")));
+    bool buffer = format != WeightFormat::Loom &&
+                  ((layer && (layer->second == "attn.bias" ||
+                              layer->second == "attn.masked_bias")) ||
+                   (!gpt2 && endsWith(name, ".rotary_emb.inv_freq")));
     bool state = format == WeightFormat::Loom && isOptimizerState(name);
     if (buffer || state) {
       bindings.skipped.push_back(name);
@@ -174,9 +173,9 @@ static std::vector<int64_t> shapeOf(const WeightBindings &bindings,
                                      : it->second.loomShape();
 }
 
-static std::optional<std::string>
-expectGPT2(const WeightBindings &bindings, Expected &expected,
-           std::string &model) {
+static std::optional<std::string> expectGPT2(const WeightBindings &bindings,
+                                             Expected &expected,
+                                             std::string &model) {
   std::string wteName = std::string(kPrefix) + "wte.weight";
   std::vector<int64_t> wte = shapeOf(bindings, wteName);
   if (!bindings.params.count(wteName))
@@ -229,9 +228,9 @@ expectGPT2(const WeightBindings &bindings, Expected &expected,
   return std::nullopt;
 }
 
-static std::optional<std::string>
-expectLlama(const WeightBindings &bindings, Expected &expected,
-            std::string &model) {
+static std::optional<std::string> expectLlama(const WeightBindings &bindings,
+                                              Expected &expected,
+                                              std::string &model) {
   std::vector<int64_t> embed = shapeOf(bindings, kLlamaEmbedding);
   if (!bindings.params.count(kLlamaEmbedding))
     return std::string("missing tensor `") + kLlamaEmbedding +
@@ -247,8 +246,7 @@ expectLlama(const WeightBindings &bindings, Expected &expected,
   // Widths from the first layer: query and key/value features (heads x
   // head size), the feed-forward width.
   auto rows = [&](const std::string &rest, int64_t fallback) {
-    std::vector<int64_t> shape =
-        shapeOf(bindings, "model.layers.0." + rest);
+    std::vector<int64_t> shape = shapeOf(bindings, "model.layers.0." + rest);
     return shape.size() == 2 ? shape[0] : fallback;
   };
   int64_t q = rows("self_attn.q_proj.weight", hidden);
@@ -277,8 +275,7 @@ expectLlama(const WeightBindings &bindings, Expected &expected,
   return std::nullopt;
 }
 
-std::optional<std::string>
-checkDescribedModel(const WeightBindings &bindings) {
+std::optional<std::string> checkDescribedModel(const WeightBindings &bindings) {
   Expected expected;
   std::string model;
   if (bindings.family == WeightFamily::GPT2) {
@@ -294,13 +291,12 @@ checkDescribedModel(const WeightBindings &bindings) {
   }
   for (const auto &[name, binding] : bindings.params)
     if (!expected.count(name))
-      return "unexpected tensor `" + binding.fileName + "`: not a parameter of " +
-             model;
+      return "unexpected tensor `" + binding.fileName +
+             "`: not a parameter of " + model;
   // One dtype for every weight, named against the embedding's.
   const WeightBinding *first = nullptr;
   for (const char *embedding : {"transformer.wte.weight", kLlamaEmbedding})
-    if (auto it = bindings.params.find(embedding);
-        it != bindings.params.end())
+    if (auto it = bindings.params.find(embedding); it != bindings.params.end())
       first = &it->second;
   for (const auto &[name, shape] : expected) {
     auto it = bindings.params.find(name);
@@ -409,8 +405,8 @@ std::optional<std::string> fromLoomParameters(const TensorMap &params,
                              ? name.substr(std::string(kPrefix).size())
                              : name;
     auto layer = splitGPT2Layer(name);
-    bool conv = layer && isConv1DWeight(layer->second) &&
-                value.shape.size() == 2;
+    bool conv =
+        layer && isConv1DWeight(layer->second) && value.shape.size() == 2;
     out[hfName] = conv ? transposed(value) : value;
   }
   // nanoGPT's state dict lists the tied head under its own name too.

@@ -97,8 +97,8 @@ std::optional<std::string> bindPretrained(const PretrainedTarget &target,
     std::vector<int64_t> found = binding.loomShape();
     // A Loom file may hold a viewed parameter in the view's shape (the
     // bytes agree); a transposed one must be the 2-D file shape's.
-    bool fits = found == want ||
-                (!binding.transposed && found == arg.globalShape);
+    bool fits =
+        found == want || (!binding.transposed && found == arg.globalShape);
     if (!fits) {
       std::vector<int64_t> expected = want;
       if (binding.transposed && expected.size() == 2)
@@ -157,8 +157,8 @@ readPretrainedBlocks(const PretrainedTarget &target, const io::WeightFile &file,
         n *= d;
       out.assign(n, T(0));
       io::gatherBlock<T>(data, source.file.dtype, arg.globalShape,
-                         source.transposed, rows, cols, offset,
-                         arg.localShape, out.data());
+                         source.transposed, rows, cols, offset, arg.localShape,
+                         out.data());
       return std::nullopt;
     };
     if (auto error = gather(binding, args[i].floats))

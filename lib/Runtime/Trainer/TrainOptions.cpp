@@ -25,21 +25,24 @@ namespace loom::runtime::trainer {
 namespace {
 
 const std::set<std::string> &switches() {
-  static const std::set<std::string> names = {
-      "--resume",       "--init-only",       "--print-layouts",
-      "--verify-calls", "--report-pipeline", "--report-transfers",
-      "--report-memory"};
+  static const std::set<std::string> names = [] {
+    std::set<std::string> out;
+    for (const TrainFlag &flag : trainFlags())
+      if (!flag.takesValue)
+        out.insert(flag.name);
+    return out;
+  }();
   return names;
 }
 
 const std::set<std::string> &valued() {
-  static const std::set<std::string> names = {
-      "--data",        "--data-format", "--data-order",   "--steps",
-      "--seed",        "--log-every",   "--ckpt-dir",     "--ckpt-every",
-      "--dtype",       "--lr-schedule", "--warmup-steps", "--min-lr",
-      "--decay-steps", "--step-gamma",  "--step-every",   "--metrics",
-      "--grad-accum",  "--eval-data",   "--eval-every",   "--eval-steps",
-      "--init-from",   "--init-format"};
+  static const std::set<std::string> names = [] {
+    std::set<std::string> out;
+    for (const TrainFlag &flag : trainFlags())
+      if (flag.takesValue)
+        out.insert(flag.name);
+    return out;
+  }();
   return names;
 }
 
@@ -75,6 +78,52 @@ std::optional<std::string> parseReal(const std::string &flag,
 }
 
 } // namespace
+
+const std::vector<TrainFlag> &trainFlags() {
+  static const std::vector<TrainFlag> flags = {
+      {"--data", true, "the token file to train on"},
+      {"--data-format", true, "auto, llmc, uint16 or int32 (default auto)"},
+      {"--data-order", true,
+       "random (windows drawn by seed and step; default) or sequential"},
+      {"--steps", true, "train until this many steps are done"},
+      {"--seed", true, "initializers, batch sampling and dropout (default 0)"},
+      {"--log-every", true, "rank 0 logs every K steps and the last"},
+      {"--ckpt-dir", true, "checkpoints go to DIR/step-N"},
+      {"--ckpt-every", true, "checkpoint every K steps (default: the last)"},
+      {"--resume", false, "continue from the latest checkpoint of --ckpt-dir"},
+      {"--dtype", true, "f32 (default) or f64"},
+      {"--init-only", false, "write the step-0 checkpoint and stop"},
+      {"--print-layouts", false,
+       "print the model state's layouts as JSON and stop"},
+      {"--verify-calls", false, "check that group members make the same call"},
+      {"--report-pipeline", false,
+       "pipelines: print each rank's most micro-batches in flight"},
+      {"--report-transfers", false,
+       "print the bytes each logged step copied to and from the device"},
+      {"--report-memory", false,
+       "print each rank's step memory next to the predicted peak"},
+      {"--lr-schedule", true, "constant (default), cosine, linear or step"},
+      {"--warmup-steps", true, "linear warmup over the first N steps"},
+      {"--min-lr", true, "cosine and linear: the final rate"},
+      {"--decay-steps", true,
+       "cosine and linear: the step from which the rate is --min-lr"},
+      {"--step-gamma", true, "step: the factor of each decay (default 0.1)"},
+      {"--step-every", true, "step: steps between decays"},
+      {"--metrics", true, "rank 0 appends one JSON object per logged step"},
+      {"--grad-accum", true,
+       "micro-steps per optimizer step (the step's compiled micro-batches)"},
+      {"--eval-data", true, "the held-out token file"},
+      {"--eval-every", true,
+       "evaluate every K steps (default: after the last)"},
+      {"--eval-steps", true, "batches per evaluation (default 10)"},
+      {"--init-from", true,
+       "pretrained weights: a safetensors file, a sharded index, or a "
+       "directory holding either"},
+      {"--init-format", true,
+       "how --init-from names and lays out the weights: loom, nanogpt or hf"},
+  };
+  return flags;
+}
 
 const char *trainUsage() {
   return "--data TOKENS.bin --steps N [--seed S] [--log-every K] "
@@ -235,8 +284,7 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
       options.initFrom = value;
     } else if (flag == "--init-format") {
       if (value != "loom" && value != "nanogpt" && value != "hf")
-        return "--init-format expects loom, nanogpt or hf, got `" + value +
-               "`";
+        return "--init-format expects loom, nanogpt or hf, got `" + value + "`";
       options.initFormat = value;
     } else if (flag == "--metrics") {
       if (value.empty())

@@ -74,8 +74,8 @@ TEST(WeightFile, BlocksEqualTheWholeTensorsBlocks) {
   // element (r, c) of Loom's is file element (c, r) = c * 6 + r.
   gatherBlock<double>(data, DType::F32, {6, 4}, true, 6, 4, {2, 1}, {2, 2},
                       block.data());
-  EXPECT_EQ(block, (std::vector<double>{1 * 6 + 2, 2 * 6 + 2, 1 * 6 + 3,
-                                        2 * 6 + 3}));
+  EXPECT_EQ(block,
+            (std::vector<double>{1 * 6 + 2, 2 * 6 + 2, 1 * 6 + 3, 2 * 6 + 3}));
   fs::remove_all(dir);
 }
 
@@ -141,8 +141,8 @@ TEST(WeightFormats, BindsHuggingFaceGPT2HeadersWithoutReadingData) {
       bindings.params.at("transformer.h.0.attn.c_attn.weight");
   EXPECT_TRUE(attn.transposed);
   EXPECT_EQ(attn.loomShape(), (std::vector<int64_t>{12, 4}));
-  EXPECT_FALSE(bindings.params.at("transformer.h.0.attn.c_attn.bias")
-                   .transposed);
+  EXPECT_FALSE(
+      bindings.params.at("transformer.h.0.attn.c_attn.bias").transposed);
   EXPECT_EQ(bindings.skipped, (std::vector<std::string>{"h.0.attn.bias"}));
   EXPECT_EQ(bindings.fileName("transformer.ln_f.weight"), "ln_f.weight");
 

@@ -79,8 +79,7 @@ double loadElement(const uint8_t *data, DType dtype, int64_t index);
 template <typename T>
 void gatherBlock(const uint8_t *data, DType dtype,
                  const std::vector<int64_t> &viewShape, bool transposed,
-                 int64_t rows, int64_t cols,
-                 const std::vector<int64_t> &offset,
+                 int64_t rows, int64_t cols, const std::vector<int64_t> &offset,
                  const std::vector<int64_t> &localShape, T *out) {
   size_t rank = viewShape.size();
   int64_t count = 1;

@@ -1,4 +1,4 @@
-//===- WeightFormats.h - Model weights as Loom, nanoGPT and HF name them -*-===//
+//===- WeightFormats.h - Weights as Loom, nanoGPT, HF name them -*- C++ -*-===//
 //
 // Part of the Loom project.
 //
@@ -103,8 +103,7 @@ std::optional<std::string> bindWeights(const HeaderMap &headers,
 /// Checks the bound parameters (Loom's shapes) against the model their names
 /// describe, and that they share one dtype. Returns the error naming the
 /// tensor as the file names it, or nullopt.
-std::optional<std::string>
-checkDescribedModel(const WeightBindings &bindings);
+std::optional<std::string> checkDescribedModel(const WeightBindings &bindings);
 
 /// Reads `tensors` (in `format`) into Loom's parameters (transposed to
 /// Loom's layout), dropping a GPT-2 `lm_head.weight` equal to wte (the tied

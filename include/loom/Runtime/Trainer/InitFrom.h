@@ -1,4 +1,4 @@
-//===- InitFrom.h - Pretrained weights into a partitioned program -*- C++ -*-===//
+//===- InitFrom.h - Pretrained weights into a partitioned step -*- C++ -*-===//
 //
 // Part of the Loom project.
 //

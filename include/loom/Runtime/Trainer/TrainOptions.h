@@ -98,6 +98,19 @@ struct TrainOptions {
   std::string initFormat;
 };
 
+/// One flag of the training executable: its name (`--data`), whether it
+/// takes a value, and a line of help.
+struct TrainFlag {
+  const char *name;
+  bool takesValue;
+  const char *help;
+};
+
+/// Every flag the training executable accepts, in usage order: the one
+/// table the parser, the C API (`loomTrainOptionGet*`) and Python's
+/// `loom.train` read.
+const std::vector<TrainFlag> &trainFlags();
+
 /// Whether `argv` asks for training rather than the harness's one step from
 /// tensor files: it names `--data`, `--init-only`, `--resume`,
 /// `--ckpt-dir`, `--ckpt-every`, `--log-every` or `--print-layouts`.
