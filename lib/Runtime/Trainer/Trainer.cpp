@@ -615,6 +615,7 @@ std::optional<Failure> loadPretrained(const Program &program,
   target.owned = program.owned;
   std::string where = "--init-from `" + options.initFrom + "` (" +
                       options.initFormat + "): ";
+  double start = MPI_Wtime();
   io::WeightFile file;
   io::WeightBindings bindings;
   Status bound = Status::success();
@@ -634,7 +635,7 @@ std::optional<Failure> loadPretrained(const Program &program,
   if (auto failure = agree(read, program.rank))
     return failure;
   if (program.rank == 0) {
-    std::printf("initialized %zu parameters from %s (%s", 
+    std::printf("initialized %zu parameters from %s (%s",
                 parameterArguments(target).size(), options.initFrom.c_str(),
                 options.initFormat.c_str());
     if (file.getShards().size() > 1)
@@ -642,7 +643,8 @@ std::optional<Failure> loadPretrained(const Program &program,
     if (!bindings.skipped.empty())
       std::printf("; left out %zu tensors that are not weights",
                   bindings.skipped.size());
-    std::printf(")\n");
+    // Every rank has its blocks once the last agreement returns.
+    std::printf(") in %.2f s\n", MPI_Wtime() - start);
     std::fflush(stdout);
   }
   return std::nullopt;
