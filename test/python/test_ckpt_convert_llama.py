@@ -11,6 +11,7 @@ and `model.safetensors.index.json`, plus an older file's
   the index) give `loom-run` the reference's loss in f64 to 1e-10, and the
   converted file loads into the reference by name with the same loss;
 - hf -> loom -> hf -> loom is byte-identical, in f64 and in f16;
+- a Loom checkpoint of the weights merged with `--format hf` is the file;
 - an index that disagrees with its shards, nanoGPT's layout for Llama, and
   a tied head (no `lm_head.weight`) are errors naming the tensor.
 Skipped when PyTorch is not installed.
@@ -162,3 +163,28 @@ def test_bad_llama_files_are_errors_naming_the_tensor(tmp_path):
     assert result.returncode == 1
     assert "tensor `model.norm.weight`" in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_merge_as_hf_gives_back_the_llama_weights(tmp_path):
+    """A Loom checkpoint of Llama's weights (split over 2 ranks), merged
+    with `--format hf`, is the Hugging Face file: Loom's Llama names are
+    Hugging Face's, so every byte comes back."""
+    w = llama_weights(seed=9)
+    shards = save_sharded(tmp_path / "hf", w)
+    convert(shards, tmp_path / "loom.safetensors", "hf", "loom")
+    tool("loom-ckpt", "split", tmp_path / "loom.safetensors", "--mesh",
+         "dp=2", "-o", tmp_path / "ckpt")
+    tool("loom-ckpt", "merge", tmp_path / "ckpt", "--format", "hf", "-o",
+         tmp_path / "merged.safetensors")
+    merged = safetensors_io.load(tmp_path / "merged.safetensors")
+    assert sorted(merged) == sorted(w)
+    for k, v in w.items():
+        assert merged[k].tobytes() == v.numpy().tobytes(), k
+    ids, labels = ref.batch(VOCAB, BATCH, SEQ, seed=10)
+    reloaded = {k: torch.from_numpy(v.copy()) for k, v in merged.items()}
+    assert reference_loss(reloaded, ids, labels) == \
+        reference_loss(w, ids, labels)
+    result = tool("loom-ckpt", "merge", tmp_path / "ckpt", "--format",
+                  "nanogpt", "-o", tmp_path / "nano.safetensors", check=False)
+    assert result.returncode == 1
+    assert "nanoGPT does not name Llama's weights" in result.stderr
