@@ -345,6 +345,30 @@ LOOM_CAPI_EXPORTED LoomStatus *loomSessionEmit(LoomSession *session,
                                                const char *directory);
 
 /*===----------------------------------------------------------------------===*
+ * The training executable's options
+ *===----------------------------------------------------------------------===*/
+
+/* The flags of an emitted program's training executable (what `launch.sh`
+ * takes: data, steps, learning-rate schedule, warmup, min lr, decay steps,
+ * gradient accumulation, held-out evaluation, metrics file, pretrained
+ * weights, checkpoints; docs/Codegen.md, "The training executable"), read
+ * from the table the executable parses with. Names without the dashes
+ * (`lr-schedule`); out of range: NULL / 0. */
+LOOM_CAPI_EXPORTED size_t loomTrainOptionGetCount(void);
+LOOM_CAPI_EXPORTED const char *loomTrainOptionGetName(size_t index);
+/* 1 when the flag takes a value, 0 for a switch (`resume`). */
+LOOM_CAPI_EXPORTED int loomTrainOptionTakesValue(size_t index);
+LOOM_CAPI_EXPORTED const char *loomTrainOptionGetDescription(size_t index);
+
+/* Checks a training command line (`numArgs` arguments after the program
+ * name, `--flag value` or `--flag=value`) exactly as the training
+ * executable does before it starts: NULL when it would start, else
+ * INVALID_ARGUMENT with the executable's message (naming the flag). Only
+ * the flags are checked, not the files they name. */
+LOOM_CAPI_EXPORTED LoomStatus *loomTrainArgsCheck(const char *const *args,
+                                                  size_t numArgs);
+
+/*===----------------------------------------------------------------------===*
  * The reference interpreter
  *===----------------------------------------------------------------------===*/
 

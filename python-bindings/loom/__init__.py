@@ -10,6 +10,8 @@
     c = loom.compile(model, cluster="host", devices=4)
     print(c.plan.mesh, c.plan.predicted.step_time_s)
     out = loom.run(c, {"input_ids": ids, "labels": labels})
+    r = loom.train(c.emit("prog"), data="tokens.bin", steps=100,
+                   lr_schedule="cosine", warmup_steps=10, metrics="m.jsonl")
 
     graph = loom.from_torch(gpt, (idx, targets), loss=1)   # a PyTorch model
 
@@ -24,6 +26,7 @@ from loom.graph import Graph, Tensor
 from loom.interpreter import run
 from loom.plan import Collective, Layout, Mesh, Pipeline, Plan, Predicted
 from loom.tools import find_tool, op_census, run_pipeline
+from loom.trainer import TrainResult, train
 
 
 def from_torch(module, example_args=(), example_kwargs=None, loss=None):
@@ -36,5 +39,6 @@ def from_torch(module, example_args=(), example_kwargs=None, loss=None):
 
 __all__ = ["Collective", "Compiled", "Graph", "Layout", "LoomError", "Mesh",
            "Pipeline", "Plan", "Predicted", "Tensor", "backend", "compile", "find_tool",
-           "from_torch", "models", "op_census", "run", "run_pipeline"]
+           "from_torch", "models", "op_census", "run", "run_pipeline",
+           "train", "TrainResult"]
 __version__ = "0.1.0"

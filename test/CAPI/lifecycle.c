@@ -114,6 +114,37 @@ int main(void) {
          (int)loomDTypeGetSize(LOOM_DTYPE_I32),
          (int)loomDTypeGetSize(LOOM_DTYPE_BOOL));
 
+  /* The training executable's flags, from its own table and parser. */
+  {
+    size_t count = loomTrainOptionGetCount();
+    for (size_t i = 0; i < count; ++i) {
+      const char *name = loomTrainOptionGetName(i);
+      if (!strcmp(name, "lr-schedule") || !strcmp(name, "init-from") ||
+          !strcmp(name, "resume"))
+        printf("train option %s: %s\n", name,
+               loomTrainOptionTakesValue(i) ? "value" : "switch");
+    }
+    // CHECK-NEXT: train option resume: switch
+    // CHECK-NEXT: train option lr-schedule: value
+    // CHECK-NEXT: train option init-from: value
+    // CHECK-NEXT: past the end: null
+    printf("past the end: %s\n",
+           loomTrainOptionGetName(count) ? "a name" : "null");
+    const char *good[] = {"--data", "t.bin", "--steps", "10",
+                          "--lr-schedule", "cosine", "--warmup-steps=2",
+                          "--min-lr", "1e-4", "--grad-accum", "2",
+                          "--eval-data", "v.bin", "--eval-every", "5",
+                          "--metrics", "m.jsonl", "--init-from",
+                          "w.safetensors", "--init-format", "hf"};
+    CHECK_OK(loomTrainArgsCheck(good, sizeof(good) / sizeof(good[0])));
+    const char *bad[] = {"--data", "t.bin", "--steps", "10", "--min-lr",
+                         "0.1"};
+    // CHECK-NEXT: train: invalid-argument: --min-lr applies to --lr-schedule cosine or linear, not constant
+    EXPECT_FAILURE("train", loomTrainArgsCheck(bad, 6));
+    // CHECK-NEXT: train null: invalid-argument: loomTrainArgsCheck: `args` is NULL
+    EXPECT_FAILURE("train null", loomTrainArgsCheck(NULL, 2));
+  }
+
   loomSessionDestroy(session);
   // CHECK-NEXT: done
   printf("done\n");

@@ -22,9 +22,11 @@
 //   - split: the inverse, a checkpoint at step --step (default 0) from one
 //     global file, for a plan given as a mesh and a layout per tensor;
 //   - reshard: merge then split, keeping step, data position and RNG state.
-//   - convert: GPT-2's weights from one file layout to another (Loom's,
-//     nanoGPT's, Hugging Face's; GPT2Formats.h), checked against the model
-//     they describe; `merge --format` writes the merged weights so.
+//   - convert: GPT-2's or Llama's weights from one file layout to another
+//     (Loom's, nanoGPT's, Hugging Face's; Runtime/IO/WeightFormats.h),
+//     checked against the model they describe; the input may be Hugging
+//     Face's sharded form (an index JSON, or a directory holding one);
+//     `merge --format` writes the merged weights so.
 // L.json maps tensor names to layouts (`{"w": "[[\"dp\"], []]"}`); tensors
 // it does not name are replicated. PLAN.json is what `loomc --plan-json`
 // writes (docs/Partitioning.md, "Plan JSON"): its mesh is the target mesh
@@ -35,10 +37,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GPT2Formats.h"
-
 #include "loom/Runtime/IO/Checkpoint.h"
 #include "loom/Runtime/IO/SafeTensors.h"
+#include "loom/Runtime/IO/WeightFile.h"
+#include "loom/Runtime/IO/WeightFormats.h"
 #include "loom/Support/CommandLine.h"
 #include "loom/Support/Flags.h"
 #include "loom/Support/JSON.h"
@@ -50,7 +52,6 @@
 
 using namespace loom::runtime;
 namespace cl = llvm::cl;
-namespace ckpt = loom::ckpt;
 using loom::runtime::host::Status;
 using json = nlohmann::json;
 
@@ -63,8 +64,9 @@ static cl::SubCommand splitCommand("split", "cut a global safetensors file "
 static cl::SubCommand reshardCommand("reshard",
                                      "re-cut a checkpoint for another plan");
 static cl::SubCommand convertCommand(
-    "convert", "GPT-2 weights between Loom's, nanoGPT's and Hugging Face's "
-               "file layouts");
+    "convert", "GPT-2 or Llama weights between Loom's, nanoGPT's and "
+               "Hugging Face's file layouts (input: a safetensors file, a "
+               "sharded index JSON, or a directory holding either)");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<input>"),
                                       cl::Required, cl::sub(inspectCommand),
@@ -87,7 +89,7 @@ static cl::opt<std::string>
 static cl::opt<std::string> mergeFormat(
     "format",
     cl::desc("the merged file's layout: loom (every tensor, default), or "
-             "GPT-2's weights alone as nanogpt or hf"),
+             "the weights alone as nanogpt (GPT-2) or hf (GPT-2, Llama)"),
     cl::value_desc("format"), cl::init("loom"), cl::sub(mergeCommand));
 static cl::opt<std::string> meshText("mesh",
                                      cl::desc("target mesh, e.g. dp=2,tp=2"),
@@ -184,18 +186,19 @@ static int runMerge() {
     return fail(status.message());
   // The merged file holds every tensor in its ecosystem's shape.
   io::applyFileShapes(manifest, global);
-  std::optional<ckpt::GPT2Format> format =
-      ckpt::parseGPT2Format(mergeFormat);
+  std::optional<io::WeightFormat> format = io::parseWeightFormat(mergeFormat);
   if (!format)
     return fail("--format: expected loom, nanogpt or hf, found `" +
                 mergeFormat + "`");
-  if (*format != ckpt::GPT2Format::Loom) {
-    io::TensorMap params;
+  if (*format != io::WeightFormat::Loom) {
+    io::TensorMap params, written;
     int skipped = 0;
-    if (auto error = ckpt::toLoomParameters(
-            global, ckpt::GPT2Format::Loom, params, skipped))
+    if (auto error = io::toLoomParameters(global, io::WeightFormat::Loom,
+                                          params, skipped))
       return fail("checkpoint `" + inputPath + "`: " + *error);
-    global = ckpt::fromLoomParameters(params, *format);
+    if (auto error = io::fromLoomParameters(params, *format, written))
+      return fail("--format " + mergeFormat + ": " + *error);
+    global = std::move(written);
   }
   if (auto error = io::writeSafeTensors(
           outputPath, global,
@@ -435,27 +438,37 @@ static int runReshard() {
 }
 
 static int runConvert() {
-  std::optional<ckpt::GPT2Format> from = ckpt::parseGPT2Format(fromFormat);
-  std::optional<ckpt::GPT2Format> to = ckpt::parseGPT2Format(toFormat);
+  std::optional<io::WeightFormat> from = io::parseWeightFormat(fromFormat);
+  std::optional<io::WeightFormat> to = io::parseWeightFormat(toFormat);
   if (!from)
     return fail("--from: expected loom, nanogpt or hf, found `" + fromFormat +
                 "`");
   if (!to)
     return fail("--to: expected loom, nanogpt or hf, found `" + toFormat +
                 "`");
-  io::TensorMap input;
-  if (auto error = io::readSafeTensors(inputPath, input))
+  // A single file or Hugging Face's shards (an index and its files).
+  io::WeightFile file;
+  if (auto error = io::WeightFile::open(inputPath, file))
     return fail(*error);
-  io::TensorMap params;
+  io::TensorMap input;
+  if (auto error = file.readAll(input))
+    return fail(*error);
+  io::TensorMap params, output;
   int skipped = 0;
-  if (auto error = ckpt::toLoomParameters(input, *from, params, skipped))
+  if (auto error = io::toLoomParameters(input, *from, params, skipped))
     return fail("`" + inputPath + "` (" + fromFormat + "): " + *error);
-  io::TensorMap output = ckpt::fromLoomParameters(params, *to);
+  if (auto error = io::fromLoomParameters(params, *to, output))
+    return fail("--to " + toFormat + ": " + *error);
   if (auto error = io::writeSafeTensors(outputPath, output))
     return fail(*error);
-  llvm::outs() << "converted " << params.size() << " GPT-2 weights from "
-               << fromFormat << " to " << toFormat << " (" << skipped
-               << " other tensors left out) into " << outputPath << "\n";
+  llvm::outs() << "converted " << params.size() << " weights"
+               << (file.getShards().size() > 1
+                       ? " from " + std::to_string(file.getShards().size()) +
+                             " shards"
+                       : std::string())
+               << " from " << fromFormat << " to " << toFormat << " ("
+               << skipped << " other tensors left out) into " << outputPath
+               << "\n";
   return 0;
 }
 

@@ -10,8 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/Support/InputFile.h"
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 
 namespace loom::runtime::io {
 
@@ -25,31 +29,35 @@ constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 std::string where(const std::string &path) { return "`" + path + "`: "; }
 } // namespace
 
+namespace {
+/// Checks the header of a safetensors file of `fileSize` bytes whose first
+/// bytes are `prefix` (at least the length and the header) and lists its
+/// tensors, each with the file offset of its data.
 std::optional<std::string>
-parseSafeTensors(const std::string &path, const std::string &contents,
-                 TensorMap &tensors,
-                 std::map<std::string, std::string> *metadata) {
+parseHeader(const std::string &path, std::string_view prefix, uint64_t fileSize,
+            std::map<std::string, StoredTensor> &tensors,
+            std::map<std::string, std::string> *metadata) {
   tensors.clear();
-  if (contents.size() < 8)
+  if (fileSize < 8 || prefix.size() < 8)
     return where(path) +
            "truncated safetensors file: expected an 8-byte "
            "header length, found " +
-           std::to_string(contents.size()) + " bytes";
+           std::to_string(fileSize) + " bytes";
   uint64_t headerLength;
-  std::memcpy(&headerLength, contents.data(), 8);
-  if (headerLength > kMaxHeaderBytes || headerLength > contents.size() - 8)
+  std::memcpy(&headerLength, prefix.data(), 8);
+  if (headerLength > kMaxHeaderBytes || headerLength > fileSize - 8 ||
+      headerLength > prefix.size() - 8)
     return where(path) + "header length " + std::to_string(headerLength) +
-           " exceeds the file (" + std::to_string(contents.size()) +
+           " exceeds the file (" + std::to_string(fileSize) +
            " bytes): not a safetensors file, or truncated";
   json header;
   if (auto parseError = ::loom::support::parseJSON(
-          std::string_view(contents.data() + 8, headerLength), header))
+          std::string_view(prefix.data() + 8, headerLength), header))
     return where(path) + "header: " + parseError->format();
   if (!header.is_object())
     return where(path) + "header is not a JSON object";
 
-  uint64_t dataSize = contents.size() - 8 - headerLength;
-  const char *data = contents.data() + 8 + headerLength;
+  uint64_t dataSize = fileSize - 8 - headerLength;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (auto &[name, entry] : header.items()) {
     if (name == "__metadata__") {
@@ -78,7 +86,7 @@ parseSafeTensors(const std::string &path, const std::string &contents,
              "`, expected one of F64 F32 BF16 F16 I64 I32 BOOL";
     if (shapeIt == entry.end() || !shapeIt->is_array())
       return at + "missing array `shape`";
-    TensorData tensor;
+    StoredTensor tensor;
     tensor.dtype = *dtype;
     uint64_t count = 1;
     for (const json &dim : *shapeIt) {
@@ -108,7 +116,7 @@ parseSafeTensors(const std::string &path, const std::string &contents,
       return at + "data_offsets end " + std::to_string(end) +
              " is past the end of the data (" + std::to_string(dataSize) +
              " bytes): truncated file";
-    tensor.bytes.assign(data + begin, data + end);
+    tensor.offset = 8 + headerLength + begin;
     ranges.emplace_back(begin, end);
     tensors.emplace(name, std::move(tensor));
   }
@@ -119,6 +127,62 @@ parseSafeTensors(const std::string &path, const std::string &contents,
     if (ranges[i].first < ranges[i - 1].second)
       return where(path) + "tensor data ranges overlap";
   return std::nullopt;
+}
+} // namespace
+
+int64_t StoredTensor::byteSize() const {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count * dtypeSize(dtype);
+}
+
+std::optional<std::string>
+parseSafeTensors(const std::string &path, const std::string &contents,
+                 TensorMap &tensors,
+                 std::map<std::string, std::string> *metadata) {
+  tensors.clear();
+  std::map<std::string, StoredTensor> stored;
+  if (auto error =
+          parseHeader(path, contents, contents.size(), stored, metadata))
+    return error;
+  for (auto &[name, entry] : stored) {
+    TensorData tensor;
+    tensor.dtype = entry.dtype;
+    tensor.shape = std::move(entry.shape);
+    const char *data = contents.data() + entry.offset;
+    tensor.bytes.assign(data,
+                        data + tensor.numElements() * dtypeSize(tensor.dtype));
+    tensors.emplace(name, std::move(tensor));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string>
+readSafeTensorsHeader(const std::string &path,
+                      std::map<std::string, StoredTensor> &tensors,
+                      std::map<std::string, std::string> *metadata) {
+  if (auto error = ::loom::support::checkRegularFile(path))
+    return error;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return where(path) + "cannot open: " + std::strerror(errno);
+  in.seekg(0, std::ios::end);
+  uint64_t fileSize = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  std::string prefix(std::min<uint64_t>(fileSize, 8), '\0');
+  in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
+  if (prefix.size() == 8) {
+    uint64_t headerLength;
+    std::memcpy(&headerLength, prefix.data(), 8);
+    if (headerLength <= kMaxHeaderBytes && headerLength <= fileSize - 8) {
+      prefix.resize(8 + headerLength);
+      in.read(prefix.data() + 8, static_cast<std::streamsize>(headerLength));
+    }
+  }
+  if (!in)
+    return where(path) + "cannot read its header";
+  return parseHeader(path, prefix, fileSize, tensors, metadata);
 }
 
 std::optional<std::string>

@@ -26,20 +26,24 @@ namespace loom::runtime::trainer {
 namespace {
 
 const std::set<std::string> &switches() {
-  static const std::set<std::string> names = {
-      "--resume",       "--init-only",       "--print-layouts",
-      "--verify-calls", "--report-pipeline", "--report-transfers",
-      "--report-memory"};
+  static const std::set<std::string> names = [] {
+    std::set<std::string> out;
+    for (const TrainFlag &flag : trainFlags())
+      if (!flag.takesValue)
+        out.insert(flag.name);
+    return out;
+  }();
   return names;
 }
 
 const std::set<std::string> &valued() {
-  static const std::set<std::string> names = {
-      "--data",        "--data-format", "--data-order",   "--steps",
-      "--seed",        "--log-every",   "--ckpt-dir",     "--ckpt-every",
-      "--dtype",       "--lr-schedule", "--warmup-steps", "--min-lr",
-      "--decay-steps", "--step-gamma",  "--step-every",   "--metrics",
-      "--grad-accum",  "--eval-data",   "--eval-every",   "--eval-steps"};
+  static const std::set<std::string> names = [] {
+    std::set<std::string> out;
+    for (const TrainFlag &flag : trainFlags())
+      if (flag.takesValue)
+        out.insert(flag.name);
+    return out;
+  }();
   return names;
 }
 
@@ -76,6 +80,52 @@ std::optional<std::string> parseReal(const std::string &flag,
 
 } // namespace
 
+const std::vector<TrainFlag> &trainFlags() {
+  static const std::vector<TrainFlag> flags = {
+      {"--data", true, "the token file to train on"},
+      {"--data-format", true, "auto, llmc, uint16 or int32 (default auto)"},
+      {"--data-order", true,
+       "random (windows drawn by seed and step; default) or sequential"},
+      {"--steps", true, "train until this many steps are done"},
+      {"--seed", true, "initializers, batch sampling and dropout (default 0)"},
+      {"--log-every", true, "rank 0 logs every K steps and the last"},
+      {"--ckpt-dir", true, "checkpoints go to DIR/step-N"},
+      {"--ckpt-every", true, "checkpoint every K steps (default: the last)"},
+      {"--resume", false, "continue from the latest checkpoint of --ckpt-dir"},
+      {"--dtype", true, "f32 (default) or f64"},
+      {"--init-only", false, "write the step-0 checkpoint and stop"},
+      {"--print-layouts", false,
+       "print the model state's layouts as JSON and stop"},
+      {"--verify-calls", false, "check that group members make the same call"},
+      {"--report-pipeline", false,
+       "pipelines: print each rank's most micro-batches in flight"},
+      {"--report-transfers", false,
+       "print the bytes each logged step copied to and from the device"},
+      {"--report-memory", false,
+       "print each rank's step memory next to the predicted peak"},
+      {"--lr-schedule", true, "constant (default), cosine, linear or step"},
+      {"--warmup-steps", true, "linear warmup over the first N steps"},
+      {"--min-lr", true, "cosine and linear: the final rate"},
+      {"--decay-steps", true,
+       "cosine and linear: the step from which the rate is --min-lr"},
+      {"--step-gamma", true, "step: the factor of each decay (default 0.1)"},
+      {"--step-every", true, "step: steps between decays"},
+      {"--metrics", true, "rank 0 appends one JSON object per logged step"},
+      {"--grad-accum", true,
+       "micro-steps per optimizer step (the step's compiled micro-batches)"},
+      {"--eval-data", true, "the held-out token file"},
+      {"--eval-every", true,
+       "evaluate every K steps (default: after the last)"},
+      {"--eval-steps", true, "batches per evaluation (default 10)"},
+      {"--init-from", true,
+       "pretrained weights: a safetensors file, a sharded index, or a "
+       "directory holding either"},
+      {"--init-format", true,
+       "how --init-from names and lays out the weights: loom, nanogpt or hf"},
+  };
+  return flags;
+}
+
 const char *trainUsage() {
   return "--data TOKENS.bin --steps N [--seed S] [--log-every K] "
          "[--ckpt-dir DIR [--ckpt-every K] [--resume]] [--dtype f32|f64] "
@@ -86,7 +136,8 @@ const char *trainUsage() {
          "[--lr-schedule constant|cosine|linear|step] [--warmup-steps N] "
          "[--min-lr X] [--decay-steps N] [--step-gamma X] [--step-every N] "
          "[--metrics FILE.jsonl] [--grad-accum N] [--eval-data TOKENS.bin "
-         "[--eval-every K] [--eval-steps M]]";
+         "[--eval-every K] [--eval-steps M]] [--init-from WEIGHTS "
+         "--init-format loom|nanogpt|hf]";
 }
 
 bool isTrainingCommandLine(int argc, char **argv) {
@@ -234,6 +285,15 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
     } else if (flag == "--eval-steps") {
       if (auto error = parseCount(flag, value, 1, options.evalSteps))
         return error;
+    } else if (flag == "--init-from") {
+      if (value.empty())
+        return "--init-from expects a safetensors file of pretrained weights "
+               "(or a sharded index JSON, or a directory holding either)";
+      options.initFrom = value;
+    } else if (flag == "--init-format") {
+      if (value != "loom" && value != "nanogpt" && value != "hf")
+        return "--init-format expects loom, nanogpt or hf, got `" + value + "`";
+      options.initFormat = value;
     } else if (flag == "--metrics") {
       if (value.empty())
         return "--metrics expects a file (one JSON object per logged step)";
@@ -271,6 +331,20 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
       return std::string(flag) +
              " shapes the evaluation: give the held-out tokens with "
              "--eval-data TOKENS.bin";
+
+  // Pretrained weights: where from and how they are laid out, and never on
+  // top of a checkpoint (which has weights and optimizer states of its own).
+  if (!options.initFrom.empty() && options.initFormat.empty())
+    return "--init-from needs --init-format loom|nanogpt|hf: how the file "
+           "names and lays out the weights (docs/Checkpoints.md, \"Weight "
+           "formats\")";
+  if (options.initFrom.empty() && !options.initFormat.empty())
+    return "--init-format says how the --init-from file is laid out: give "
+           "--init-from WEIGHTS";
+  if (!options.initFrom.empty() && options.resume)
+    return "--init-from and --resume exclude each other: --resume continues "
+           "a checkpoint with its own weights and optimizer states; "
+           "--init-from starts a new run from pretrained weights";
 
   if (options.printLayouts)
     return std::nullopt;

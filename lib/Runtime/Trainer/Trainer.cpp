@@ -12,7 +12,9 @@
 //    loop-carried pairs, whose layouts must agree;
 // 3. build this rank's blocks of the model state: the initializers drawn
 //    at the block's offset (a slice of the single-device draw), or the latest
-//    checkpoint's blocks after checking that it belongs to this plan;
+//    checkpoint's blocks after checking that it belongs to this plan; with
+//    `--init-from`, the parameters' blocks of pretrained weights instead
+//    (InitFrom.h);
 // 4. per step: read this rank's block of the step's batch, set the
 //    schedule's learning-rate factor (`lr_scale`), run the step
 //    (StepContext: run seed and RNG step, for dropout), move
@@ -47,6 +49,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Trainer/Trainer.h"
+#include "loom/Runtime/Trainer/InitFrom.h"
 #include "loom/Runtime/Harness/Placements.h"
 #include "loom/Runtime/Host/Random.h"
 #include "loom/Runtime/Host/Shape.h"
@@ -596,6 +599,57 @@ std::optional<Failure> loadCheckpoint(const Program &program,
   return agree(check(), program.rank);
 }
 
+/// `--init-from`: replaces the initial parameters in `args` with this
+/// rank's blocks of the pretrained weights (InitFrom.h); optimizer states
+/// and the step keep their initial zeros. Collective.
+template <typename T>
+std::optional<Failure> loadPretrained(const Program &program,
+                                      const TrainOptions &options,
+                                      std::vector<Buffer<T>> &args) {
+  PretrainedTarget target;
+  target.spec = program.spec;
+  target.mesh = &program.mesh;
+  target.rank = program.rank;
+  target.layouts = &program.argLayouts;
+  target.state = program.state;
+  target.owned = program.owned;
+  std::string where = "--init-from `" + options.initFrom + "` (" +
+                      options.initFormat + "): ";
+  double start = MPI_Wtime();
+  io::WeightFile file;
+  io::WeightBindings bindings;
+  Status bound = Status::success();
+  if (auto error = io::WeightFile::open(options.initFrom, file))
+    bound = Status::failure("--init-from: " + *error);
+  else if (auto error = bindPretrained(
+               target, file, *io::parseWeightFormat(options.initFormat),
+               bindings))
+    bound = Status::failure(where + *error);
+  // Every rank binds the same headers alike: rank 0 reports.
+  if (auto failure = agree(bound, program.rank))
+    return failure;
+  Status read = Status::success();
+  if (auto error = readPretrainedBlocks(target, file, bindings, args))
+    read = Status::failure(where + "rank " + std::to_string(program.rank) +
+                           ": " + *error);
+  if (auto failure = agree(read, program.rank))
+    return failure;
+  if (program.rank == 0) {
+    std::printf("initialized %zu parameters from %s (%s",
+                parameterArguments(target).size(), options.initFrom.c_str(),
+                options.initFormat.c_str());
+    if (file.getShards().size() > 1)
+      std::printf(", %zu shards", file.getShards().size());
+    if (!bindings.skipped.empty())
+      std::printf("; left out %zu tensors that are not weights",
+                  bindings.skipped.size());
+    // Every rank has its blocks once the last agreement returns.
+    std::printf(") in %.2f s\n", MPI_Wtime() - start);
+    std::fflush(stdout);
+  }
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // The loop
 //===----------------------------------------------------------------------===//
@@ -752,6 +806,9 @@ train(const Program &program, const TrainOptions &options,
         initialized = initializeBlock(program, i, options.seed, args[i]);
     if (auto failure = agree(initialized, program.rank))
       return failure;
+    if (!options.initFrom.empty())
+      if (auto failure = loadPretrained(program, options, args))
+        return failure;
   }
 
   if (options.initOnly) {

@@ -29,6 +29,24 @@ parseSafeTensors(const std::string &path, const std::string &contents,
                  TensorMap &tensors,
                  std::map<std::string, std::string> *metadata = nullptr);
 
+/// A tensor a safetensors header describes, before its data is read.
+struct StoredTensor {
+  DType dtype = DType::F64;
+  std::vector<int64_t> shape;
+  /// Where its data starts, in bytes from the start of the file.
+  uint64_t offset = 0;
+
+  int64_t byteSize() const;
+};
+
+/// Reads and checks only the header of the safetensors file `path` (as
+/// parseSafeTensors checks it, against the file's size): what a reader that
+/// takes slices of large files needs (io::WeightFile).
+std::optional<std::string>
+readSafeTensorsHeader(const std::string &path,
+                      std::map<std::string, StoredTensor> &tensors,
+                      std::map<std::string, std::string> *metadata = nullptr);
+
 /// Reads the safetensors file `path`.
 std::optional<std::string>
 readSafeTensors(const std::string &path, TensorMap &tensors,

@@ -90,7 +90,26 @@ struct TrainOptions {
   std::string evalData;
   int64_t evalEvery = 0;
   int64_t evalSteps = 10;
+  /// Pretrained weights to start from instead of the initializers
+  /// (`--init-from`: a safetensors file, a sharded index JSON or a directory
+  /// holding either) and how they are named and laid out (`--init-format
+  /// loom|nanogpt|hf`; InitFrom.h). Excludes `--resume`.
+  std::string initFrom;
+  std::string initFormat;
 };
+
+/// One flag of the training executable: its name (`--data`), whether it
+/// takes a value, and a line of help.
+struct TrainFlag {
+  const char *name;
+  bool takesValue;
+  const char *help;
+};
+
+/// Every flag the training executable accepts, in usage order: the one
+/// table the parser, the C API (`loomTrainOptionGet*`) and Python's
+/// `loom.train` read.
+const std::vector<TrainFlag> &trainFlags();
 
 /// Whether `argv` asks for training rather than the harness's one step from
 /// tensor files: it names `--data`, `--init-only`, `--resume`,
@@ -100,7 +119,8 @@ bool isTrainingCommandLine(int argc, char **argv);
 /// Parses `--flag value` and `--flag=value` into `options` and checks their
 /// combination (`--steps` and `--data` unless `--init-only` or
 /// `--print-layouts`; `--ckpt-dir` for `--resume`, `--ckpt-every` and
-/// `--init-only`; each schedule flag only with the schedules it shapes).
+/// `--init-only`; each schedule flag only with the schedules it shapes;
+/// `--init-format` with `--init-from` and not with `--resume`).
 /// Returns the error message, if any.
 std::optional<std::string>
 parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options);

@@ -214,6 +214,47 @@ TEST(TrainOptionsTest, EvaluationFlagsAreCheckedByName) {
             "--eval-data expects a token file (the held-out split)");
 }
 
+TEST(TrainOptionsTest, ParsesTheInitFromFlags) {
+  TrainOptions o;
+  ASSERT_EQ(parse({"--data", "t", "--steps", "3", "--init-from",
+                   "model.safetensors", "--init-format=hf"},
+                  o),
+            std::nullopt);
+  EXPECT_EQ(o.initFrom, "model.safetensors");
+  EXPECT_EQ(o.initFormat, "hf");
+  // With --init-only: the step-0 checkpoint of the pretrained weights.
+  o = TrainOptions();
+  EXPECT_EQ(parse({"--init-only", "--ckpt-dir", "c", "--init-from", "w",
+                   "--init-format", "loom"},
+                  o),
+            std::nullopt);
+}
+
+TEST(TrainOptionsTest, InitFromFlagsAreCheckedByName) {
+  auto error = [](std::vector<std::string> extra) {
+    TrainOptions o;
+    std::vector<std::string> args = {"--data", "t", "--steps", "3"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return parse(args, o).value_or("");
+  };
+  EXPECT_NE(error({"--init-from", "w"})
+                .find("--init-from needs --init-format loom|nanogpt|hf"),
+            std::string::npos);
+  EXPECT_NE(error({"--init-format", "hf"})
+                .find("--init-format says how the --init-from file is laid "
+                      "out"),
+            std::string::npos);
+  EXPECT_EQ(error({"--init-from", "w", "--init-format", "torch"}),
+            "--init-format expects loom, nanogpt or hf, got `torch`");
+  EXPECT_NE(error({"--init-from=", "--init-format", "hf"})
+                .find("--init-from expects a safetensors file"),
+            std::string::npos);
+  EXPECT_NE(error({"--init-from", "w", "--init-format", "hf", "--resume",
+                   "--ckpt-dir", "c"})
+                .find("--init-from and --resume exclude each other"),
+            std::string::npos);
+}
+
 TEST(TrainOptionsTest, ScheduleFlagsAreCheckedByName) {
   auto error = [](std::vector<std::string> extra) {
     TrainOptions o;
