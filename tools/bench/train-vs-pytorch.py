@@ -3,8 +3,8 @@
 
     /usr/bin/python3 tools/bench/train-vs-pytorch.py [--preset 124m]
         [--batch 4] [--seq 256] [--steps 4] [--threads 1,2]
-        [--device cpu|cuda] [--work DIR] [--loom-bin build/bin]
-        [--build-only | --prebuilt]
+        [--device cpu|cuda] [--precision f32|bf16-mixed] [--torch-sdpa]
+        [--work DIR] [--loom-bin build/bin] [--build-only | --prebuilt]
 
 Builds `loom-model gpt2 --preset P --batch B --seq S`, compiles it for one
 device with `loomc --emit host` (or `--emit cuda` with --device cuda), and
@@ -24,6 +24,18 @@ the PaLM convention. The peak on a CPU is the best f32 GEMM rate PyTorch
 reaches here with the same threads (2048³, best of 5); on a GPU it is the
 device's dense f32 peak given with --peak-tflops (Loom runs f32 without
 TF32, so that is the honest peak).
+
+With --precision bf16-mixed both engines train in bf16 mixed precision
+with f32 master weights: Loom's program is `loomc --precision bf16-mixed`
+(docs/MixedPrecision.md), PyTorch's step runs the forward and the loss
+under `torch.autocast(device_type=DEVICE, dtype=torch.bfloat16)` with f32
+parameters, the backward outside it, and AdamW in f32, as autocast is meant
+to be used. The peak is then a bf16 one: on a CPU the best bf16 GEMM rate
+PyTorch reaches here, on a GPU the device's dense bf16 peak given with
+--peak-tflops (989 TFLOP/s on an H100/H200 SXM). --torch-sdpa makes
+PyTorch's attention `F.scaled_dot_product_attention(is_causal=True)`
+(FlashAttention on a GPU, as nanoGPT uses it; PyTorch 2.0 and later)
+instead of the written-out softmax(QK^T)V of the default.
 
 On a GPU machine without Loom's toolchain (tools/gpu-check.sh), the Loom
 side is made elsewhere: `--build-only` writes the graph, the tokens and the
@@ -54,8 +66,14 @@ parser.add_argument("--steps", type=int, default=4)
 parser.add_argument("--threads", default="1,2",
                     help="comma-separated CPU thread counts to compare")
 parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+parser.add_argument("--precision", choices=["f32", "bf16-mixed"],
+                    default="f32")
 parser.add_argument("--peak-tflops", type=float, default=None,
-                    help="the device's dense f32 peak (with --device cuda)")
+                    help="the device's dense peak in the run's precision "
+                         "(f32, or bf16 for bf16-mixed; with --device cuda)")
+parser.add_argument("--torch-sdpa", action="store_true",
+                    help="PyTorch's attention through "
+                         "F.scaled_dot_product_attention")
 parser.add_argument("--work", default="/tmp/loom-train-vs-pytorch")
 parser.add_argument("--loom-bin", default=str(ROOT / "build" / "bin"))
 stage = parser.add_mutually_exclusive_group()
@@ -77,6 +95,12 @@ except ImportError:
     else:
         sys.exit("train-vs-pytorch: error: PyTorch is not installed for "
                  f"{sys.executable} (Debian: apt-get install python3-torch)")
+
+if (torch is not None and args.torch_sdpa and
+        not hasattr(F, "scaled_dot_product_attention")):
+    sys.exit("train-vs-pytorch: error: --torch-sdpa needs PyTorch 2.0 or "
+             f"later (F.scaled_dot_product_attention); this is "
+             f"{torch.__version__}")
 
 work = pathlib.Path(args.work)
 work.mkdir(parents=True, exist_ok=True)
@@ -124,7 +148,10 @@ if not args.worker and not args.prebuilt:
          ROOT / "test" / "Inputs" / "data" / "coriolanus.txt", "--output",
          data])
 # Built once per configuration; remove --work to rebuild after changing Loom.
-program = work / f"loom-{args.device}-{args.preset}-b{args.batch}-s{args.seq}"
+# f32 programs keep the names they always had.
+suffix = "" if args.precision == "f32" else f"-{args.precision}"
+program = (work /
+           f"loom-{args.device}-{args.preset}-b{args.batch}-s{args.seq}{suffix}")
 env = dict(os.environ)
 if args.prebuilt and not (program / "launch.sh").exists():
     sys.exit(f"train-vs-pytorch: error: {program} holds no program (make it "
@@ -133,7 +160,7 @@ if not args.worker and not (program / "launch.sh").exists():
     print(f"building Loom's program ({args.device}) ...", file=sys.stderr)
     run([tool / "loomc", model_mlir, "--devices", "1", "--emit",
          "host" if args.device == "cpu" else "cuda", "--emit-dtypes", "f32",
-         "-o", program], env=env)
+         "--precision", args.precision, "-o", program], env=env)
 if args.build_only:
     sys.exit(0)
 
@@ -164,6 +191,8 @@ def torch_worker(threads):
                         "--preset", args.preset, "--batch", str(args.batch),
                         "--seq", str(args.seq), "--steps", str(args.steps),
                         "--threads", str(threads), "--device", args.device,
+                        "--precision", args.precision,
+                        *(["--torch-sdpa"] if args.torch_sdpa else []),
                         "--work", str(work), "--loom-bin", str(tool)], env=env)
     return json.loads(out.strip().splitlines()[-1])
 
@@ -184,9 +213,13 @@ class Block(torch.nn.Module):
         q, k, v = self.c_attn(self.ln_1(x)).split(hidden, 2)
         q, k, v = (t.view(b, s, heads, hidden // heads).transpose(1, 2)
                    for t in (q, k, v))
-        scores = (q @ k.transpose(-2, -1)) / (hidden // heads) ** 0.5
-        causal = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
-        a = scores.masked_fill(causal, float("-inf")).softmax(-1) @ v
+        if args.torch_sdpa:
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            scores = (q @ k.transpose(-2, -1)) / (hidden // heads) ** 0.5
+            causal = torch.ones(s, s, dtype=torch.bool,
+                                device=x.device).triu(1)
+            a = scores.masked_fill(causal, float("-inf")).softmax(-1) @ v
         x = x + self.c_proj(a.transpose(1, 2).reshape(b, s, hidden))
         h = F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh")
         return x + self.mlp_proj(h)
@@ -228,7 +261,11 @@ def torch_steps(threads):
         if args.device == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
-        loss = model(ids, labels)
+        # bf16-mixed: the forward and the loss under autocast (f32
+        # parameters, bf16 matmuls), the backward and AdamW outside it.
+        with torch.autocast(device_type=args.device, dtype=torch.bfloat16,
+                            enabled=args.precision == "bf16-mixed"):
+            loss = model(ids, labels)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -240,7 +277,9 @@ def torch_steps(threads):
 
 def gemm_peak(threads):
     torch.set_num_threads(threads)
-    a = torch.randn(2048, 2048)
+    a = torch.randn(2048, 2048,
+                    dtype=torch.bfloat16 if args.precision == "bf16-mixed"
+                    else torch.float32)
     a @ a  # warm-up: thread pool, caches
     best = float("inf")
     for _ in range(5):
@@ -261,7 +300,8 @@ print(f"GPT-2 {args.preset}: {layers} layers, hidden {hidden}, {heads} "
       f"heads, vocabulary {vocab}; batch {args.batch} x seq {args.seq} = "
       f"{tokens} tokens; {model_flops / 1e12:.3f} TFLOP per step (model "
       f"FLOPs); {args.steps} steps, median of steps 2..{args.steps}; "
-      f"device {args.device}")
+      f"device {args.device}; precision {args.precision}"
+      f"{'; PyTorch attention: scaled_dot_product_attention' if args.torch_sdpa else ''}")
 print()
 print("| engine | threads (CPUs) | step time | tokens/s | TFLOP/s | peak "
       "TFLOP/s | MFU |")
@@ -274,9 +314,11 @@ for threads in thread_counts:
         peak = reference["peak"]
     else:
         peak = args.peak_tflops * 1e12 if args.peak_tflops else float("nan")
+    torch_engine = f"PyTorch {torch.__version__}"
+    if args.precision == "bf16-mixed":
+        torch_engine += " (bf16 autocast)"
     for engine, times in (("Loom (emitted program)", loom_steps(threads)),
-                          (f"PyTorch {torch.__version__}",
-                           reference["times"])):
+                          (torch_engine, reference["times"])):
         if len(times) != args.steps:
             sys.exit(f"train-vs-pytorch: error: {engine} logged "
                      f"{len(times)} steps, expected {args.steps}")

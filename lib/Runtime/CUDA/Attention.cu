@@ -125,15 +125,16 @@ AttentionDims makeAttentionDims(const Shape &queryShape, const Shape &keyShape,
 }
 
 /// The scaled, masked score of query row `q` and key row `k` (both in shared
-/// memory), summed over the head dim in order, in double, as on the host.
-template <typename T>
-__device__ double tileScore(const AttentionDims &p, const T *q, const T *k,
+/// memory), summed over the head dim in order, in Acc (double as on the
+/// host, or float for low-precision inputs).
+template <typename Acc, typename T>
+__device__ Acc tileScore(const AttentionDims &p, const T *q, const T *k,
                             const T *mask, int64_t bi, int64_t h, int64_t i,
                             int64_t j) {
-  double dot = 0;
+  Acc dot = 0;
   for (int64_t c = 0; c < p.d; ++c)
-    dot += static_cast<double>(q[c]) * k[c];
-  double s = p.scale * dot;
+    dot += static_cast<Acc>(q[c]) * static_cast<Acc>(k[c]);
+  Acc s = static_cast<Acc>(p.scale) * dot;
   if (p.hasMask)
     s += mask[bi * p.maskStride[0] + h * p.maskStride[1] + i * p.maskStride[2] +
               j * p.maskStride[3]];
@@ -141,28 +142,29 @@ __device__ double tileScore(const AttentionDims &p, const T *q, const T *k,
 }
 
 /// `a . b` over `n` elements of two rows in shared memory, in order.
-template <typename T>
-__device__ double rowDot(const T *a, const T *b, int64_t n) {
-  double dot = 0;
+template <typename Acc, typename T>
+__device__ Acc rowDot(const T *a, const T *b, int64_t n) {
+  Acc dot = 0;
   for (int64_t c = 0; c < n; ++c)
-    dot += static_cast<double>(a[c]) * b[c];
+    dot += static_cast<Acc>(a[c]) * static_cast<Acc>(b[c]);
   return dot;
 }
 
 /// Lane `source`'s value, on every lane.
-__device__ inline double fromLane(double v, int source) {
+template <typename Acc>
+__device__ inline Acc fromLane(Acc v, int source) {
   return __shfl_sync(0xffffffffu, v, source);
 }
 
 /// Adds to a lane's accumulators, for its columns c = lane + 32 t below
 /// `columns`, the tile's rows weighted by the lanes' `weight`s: acc[t] +=
 /// sum over k of (lane k's weight) * tile[k][c].
-template <typename T, int Slots, int Width>
-__device__ void accumulateTile(double (&acc)[Slots], double weight,
+template <typename Acc, typename T, int Slots, int Width>
+__device__ void accumulateTile(Acc (&acc)[Slots], Acc weight,
                                const T (*tile)[Width], int rows,
                                int64_t columns, int lane) {
   for (int k = 0; k < rows; ++k) {
-    double wk = fromLane(weight, k);
+    Acc wk = fromLane(weight, k);
     for (int t = 0; t < Slots; ++t) {
       int64_t c = lane + 32 * t;
       if (c < columns)
@@ -173,9 +175,9 @@ __device__ void accumulateTile(double (&acc)[Slots], double weight,
 
 /// Writes a lane's accumulators (its columns below `columns`), divided by
 /// `divisor`, to the row at `out`.
-template <typename T, int Slots>
-__device__ void storeRow(T *out, const double (&acc)[Slots], int64_t columns,
-                         double divisor, int lane) {
+template <typename Acc, typename T, int Slots>
+__device__ void storeRow(T *out, const Acc (&acc)[Slots], int64_t columns,
+                         Acc divisor, int lane) {
   for (int t = 0; t < Slots; ++t) {
     int64_t c = lane + 32 * t;
     if (c < columns)
@@ -188,12 +190,13 @@ __device__ void storeRow(T *out, const double (&acc)[Slots], int64_t columns,
 /// softmax). False, on every lane, while no score so far is finite; else
 /// `weight` is the lane's exp(s - max) and `rescale` the factor the
 /// earlier sums take.
-__device__ inline bool foldScores(double s, double &runMax, double &runSum,
-                                  double &weight, double &rescale) {
-  double newMax = fmax(runMax, warpMax(s));
+template <typename Acc>
+__device__ inline bool foldScores(Acc s, Acc &runMax, Acc &runSum, Acc &weight,
+                                  Acc &rescale) {
+  Acc newMax = fmax(runMax, warpMax(s));
   if (newMax == -INFINITY)
     return false;
-  weight = s == -INFINITY ? 0.0 : exp(s - newMax);
+  weight = s == -INFINITY ? Acc(0) : exp(s - newMax);
   rescale = exp(runMax - newMax);
   runSum = runSum * rescale + warpSum(weight);
   runMax = newMax;
@@ -225,7 +228,7 @@ __device__ inline void tileOf(int64_t heads, int64_t seq, int tile,
 /// key/value rows in tiles of kTile, keeping a running max, sum and weighted
 /// sum of values per row (the online softmax); lane j scores key j of the
 /// tile, lane c owns output columns c, c + 32, ....
-template <typename T, int Slots>
+template <typename T, typename Acc, int Slots>
 __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
                                 const T *value, const T *mask, T *result) {
   using L = AttentionTiling<T, Slots>;
@@ -237,7 +240,7 @@ __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
   int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   loadTile(qs, kTile, query + p.queryOffset(bi, h, i0), p.d,
            min(int64_t(kTile), p.sq - i0));
-  double runMax[kRows], runSum[kRows], acc[kRows][Slots];
+  Acc runMax[kRows], runSum[kRows], acc[kRows][Slots];
   for (int r = 0; r < kRows; ++r) {
     runMax[r] = -INFINITY;
     runSum[r] = 0;
@@ -257,9 +260,9 @@ __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
       if (i >= p.sq) // The same for the whole warp.
         continue;
       bool valid = lane < kTile && j < p.keysFor(i);
-      double s = valid ? tileScore(p, qs[row], ks[lane], mask, bi, h, i, j)
+      Acc s = valid ? tileScore<Acc>(p, qs[row], ks[lane], mask, bi, h, i, j)
                        : -INFINITY;
-      double weight, rescale;
+      Acc weight, rescale;
       if (!foldScores(s, runMax[r], runSum[r], weight, rescale))
         continue;
       for (int t = 0; t < Slots; ++t)
@@ -273,7 +276,7 @@ __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
       continue;
     // A row that attends no key has a zero sum and zero accumulators.
     storeRow(result + p.outOffset(bi, h, i), acc[r], p.dv,
-             runSum[r] > 0 ? runSum[r] : 1.0, lane);
+             runSum[r] > 0 ? runSum[r] : Acc(1), lane);
   }
 }
 
@@ -281,11 +284,11 @@ __global__ void attentionKernel(AttentionDims p, const T *query, const T *key,
 /// attentionKeyGradKernel. A block owns kTile query rows: one walk over the
 /// key tiles finds each row's max and sum, a second one recomputes the
 /// probabilities and accumulates dquery.
-template <typename T, int Slots>
+template <typename T, typename Acc, int Slots>
 __global__ void
 attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
                          const T *value, const T *out, const T *dout,
-                         const T *mask, T *dquery, double *stats) {
+                         const T *mask, T *dquery, Acc *stats) {
   using L = AttentionTiling<T, Slots>;
   constexpr int kTile = L::kTile, kRows = L::kRowsPerWarp;
   __shared__ T qs[kTile][L::kWidth], dos[kTile][L::kWidth],
@@ -296,7 +299,7 @@ attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
   int64_t rows = min(int64_t(kTile), p.sq - i0);
   loadTile(qs, kTile, query + p.queryOffset(bi, h, i0), p.d, rows);
   loadTile(dos, kTile, dout + p.outOffset(bi, h, i0), p.dv, rows);
-  double rowMax[kRows], rowSum[kRows], delta[kRows], dq[kRows][Slots];
+  Acc rowMax[kRows], rowSum[kRows], delta[kRows], dq[kRows][Slots];
   for (int r = 0; r < kRows; ++r) {
     rowMax[r] = -INFINITY;
     rowSum[r] = 0;
@@ -316,19 +319,19 @@ attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
       if (i >= p.sq)
         continue;
       bool valid = lane < kTile && j < p.keysFor(i);
-      double s = valid ? tileScore(p, qs[row], ks[lane], mask, bi, h, i, j)
+      Acc s = valid ? tileScore<Acc>(p, qs[row], ks[lane], mask, bi, h, i, j)
                        : -INFINITY;
-      double weight, rescale;
+      Acc weight, rescale;
       foldScores(s, rowMax[r], rowSum[r], weight, rescale);
     }
   }
   for (int r = 0; r < kRows; ++r) {
     int64_t i = i0 + warp * kRows + r;
-    double part = 0;
+    Acc part = 0;
     if (i < p.sq) {
       const T *o = out + p.outOffset(bi, h, i);
       for (int64_t c = lane; c < p.dv; c += 32)
-        part += static_cast<double>(dos[warp * kRows + r][c]) * o[c];
+        part += static_cast<Acc>(dos[warp * kRows + r][c]) * o[c];
     }
     delta[r] = warpSum(part);
   }
@@ -344,14 +347,14 @@ attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
       int64_t i = i0 + row, j = j0 + lane;
       if (i >= p.sq)
         continue;
-      double ds = 0;
+      Acc ds = 0;
       if (lane < kTile && j < p.keysFor(i) && rowSum[r] > 0) {
-        double prob =
-            exp(tileScore(p, qs[row], ks[lane], mask, bi, h, i, j) -
+        Acc prob =
+            exp(tileScore<Acc>(p, qs[row], ks[lane], mask, bi, h, i, j) -
                 rowMax[r]) /
             rowSum[r];
-        double dp = rowDot(dos[row], vs[lane], p.dv);
-        ds = p.scale * prob * (dp - delta[r]);
+        Acc dp = rowDot<Acc>(dos[row], vs[lane], p.dv);
+        ds = static_cast<Acc>(p.scale) * prob * (dp - delta[r]);
       }
       accumulateTile(dq[r], ds, ks, kTile, p.d, lane);
     }
@@ -360,7 +363,7 @@ attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
     int64_t i = i0 + warp * kRows + r;
     if (i >= p.sq)
       continue;
-    storeRow(dquery + p.queryOffset(bi, h, i), dq[r], p.d, 1.0, lane);
+    storeRow(dquery + p.queryOffset(bi, h, i), dq[r], p.d, Acc(1), lane);
     if (lane == 0) {
       int64_t statsRow = (bi * p.hq + h) * p.sq + i;
       stats[3 * statsRow] = rowMax[r];
@@ -373,16 +376,16 @@ attentionQueryGradKernel(AttentionDims p, const T *query, const T *key,
 /// dkey and dvalue: a block owns kTile key rows of one (batch, key/value
 /// head) and walks the query rows that attend them, in tiles of kTile, for
 /// every query head of the group; lane i takes query row i of the tile.
-template <typename T, int Slots>
+template <typename T, typename Acc, int Slots>
 __global__ void
 attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
                        const T *value, const T *dout, const T *mask,
-                       const double *stats, T *dkey, T *dvalue) {
+                       const Acc *stats, T *dkey, T *dvalue) {
   using L = AttentionTiling<T, Slots>;
   constexpr int kTile = L::kTile, kRows = L::kRowsPerWarp;
   __shared__ T qs[kTile][L::kWidth], dos[kTile][L::kWidth],
       ks[kTile][L::kWidth], vs[kTile][L::kWidth];
-  __shared__ double rowStats[kTile][3];
+  __shared__ Acc rowStats[kTile][3];
   int64_t bi, hk, j0;
   tileOf(p.hkv, p.skv, kTile, bi, hk, j0);
   int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -390,7 +393,7 @@ attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
   int64_t keys = min(int64_t(kTile), p.skv - j0);
   loadTile(ks, kTile, key + p.keyOffset(bi, hk * p.group, j0), p.d, keys);
   loadTile(vs, kTile, value + p.valueOffset(bi, hk * p.group, j0), p.dv, keys);
-  double dk[kRows][Slots], dv[kRows][Slots];
+  Acc dk[kRows][Slots], dv[kRows][Slots];
   for (int r = 0; r < kRows; ++r)
     for (int t = 0; t < Slots; ++t)
       dk[r][t] = dv[r][t] = 0;
@@ -405,7 +408,7 @@ attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
       loadTile(dos, kTile, dout + p.outOffset(bi, h, i0), p.dv, rows);
       for (int e = threadIdx.x; e < 3 * kTile; e += blockDim.x) {
         int64_t row = (bi * p.hq + h) * p.sq + i0 + e / 3;
-        rowStats[e / 3][e % 3] = e / 3 < rows ? stats[3 * row + e % 3] : 0.0;
+        rowStats[e / 3][e % 3] = e / 3 < rows ? stats[3 * row + e % 3] : Acc(0);
       }
       __syncthreads();
       for (int r = 0; r < kRows; ++r) {
@@ -413,14 +416,14 @@ attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
         int64_t j = j0 + row, i = i0 + lane;
         if (j >= p.skv)
           continue;
-        double prob = 0, ds = 0;
+        Acc prob = 0, ds = 0;
         if (lane < kTile && i < p.sq && j < p.keysFor(i) &&
             rowStats[lane][1] > 0) {
-          prob = exp(tileScore(p, qs[lane], ks[row], mask, bi, h, i, j) -
+          prob = exp(tileScore<Acc>(p, qs[lane], ks[row], mask, bi, h, i, j) -
                      rowStats[lane][0]) /
                  rowStats[lane][1];
-          double dp = rowDot(dos[lane], vs[row], p.dv);
-          ds = p.scale * prob * (dp - rowStats[lane][2]);
+          Acc dp = rowDot<Acc>(dos[lane], vs[row], p.dv);
+          ds = static_cast<Acc>(p.scale) * prob * (dp - rowStats[lane][2]);
         }
         accumulateTile(dv[r], prob, dos, kTile, p.dv, lane);
         accumulateTile(dk[r], ds, qs, kTile, p.d, lane);
@@ -431,10 +434,10 @@ attentionKeyGradKernel(AttentionDims p, const T *query, const T *key,
     int64_t j = j0 + warp * kRows + r;
     if (j >= p.skv)
       continue;
-    storeRow(dkey + ((bi * p.hkv + hk) * p.skv + j) * p.d, dk[r], p.d, 1.0,
+    storeRow(dkey + ((bi * p.hkv + hk) * p.skv + j) * p.d, dk[r], p.d, Acc(1),
              lane);
     storeRow(dvalue + ((bi * p.hkv + hk) * p.skv + j) * p.dv, dv[r], p.dv,
-             1.0, lane);
+             Acc(1), lane);
   }
 }
 
@@ -581,44 +584,49 @@ Status launchEmbeddingGrad(cudaStream_t stream, const T *dy,
   return Status::success();
 }
 
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // Launchers
 //===----------------------------------------------------------------------===//
 
-template <typename T>
-void attention(cudaStream_t stream, const T *query, const Shape &queryShape,
-               const T *key, const Shape &keyShape, const T *value,
-               const Shape &valueShape, const T *mask, const Shape &maskShape,
-               bool causal, std::optional<double> scale, T *result) {
+/// attention() with the kernels' sums in Acc.
+template <typename T, typename Acc>
+void launchAttention(cudaStream_t stream, const T *query,
+                     const Shape &queryShape, const T *key,
+                     const Shape &keyShape, const T *value,
+                     const Shape &valueShape, const T *mask,
+                     const Shape &maskShape, bool causal,
+                     std::optional<double> scale, T *result) {
   AttentionDims p = makeAttentionDims(queryShape, keyShape, valueShape, mask,
                                       maskShape, causal, scale);
   withSlots(p, [&](auto slots) {
     using L = AttentionTiling<T, decltype(slots)::value>;
-    auto *kernel = &attentionKernel<T, decltype(slots)::value>;
+    auto *kernel = &attentionKernel<T, Acc, decltype(slots)::value>;
     LOOM_LAUNCH(kernel, tileBlocks(p.b * p.hq, p.sq, L::kTile), L::kThreads,
                 stream, p, query, key, value, mask, result);
   });
 }
 
-template <typename T>
-void attentionGrad(cudaStream_t stream, const T *query, const Shape &queryShape,
-                   const T *key, const Shape &keyShape, const T *value,
-                   const Shape &valueShape, const T *out, const T *dout,
-                   const T *mask, const Shape &maskShape, bool causal,
-                   std::optional<double> scale, T *dquery, T *dkey, T *dvalue) {
+/// attentionGrad() with the kernels' sums (and the row statistics) in Acc.
+template <typename T, typename Acc>
+void launchAttentionGrad(cudaStream_t stream, const T *query,
+                         const Shape &queryShape, const T *key,
+                         const Shape &keyShape, const T *value,
+                         const Shape &valueShape, const T *out, const T *dout,
+                         const T *mask, const Shape &maskShape, bool causal,
+                         std::optional<double> scale, T *dquery, T *dkey,
+                         T *dvalue) {
   AttentionDims p = makeAttentionDims(queryShape, keyShape, valueShape, mask,
                                       maskShape, causal, scale);
   int64_t queryRows = p.b * p.hq * p.sq;
-  double *stats = nullptr;
+  Acc *stats = nullptr;
   if (queryRows > 0)
     LOOM_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void **>(&stats),
-                                    3 * queryRows * sizeof(double), stream));
+                                    3 * queryRows * sizeof(Acc), stream));
   withSlots(p, [&](auto slots) {
     using L = AttentionTiling<T, decltype(slots)::value>;
-    auto *queryKernel = &attentionQueryGradKernel<T, decltype(slots)::value>;
-    auto *keyKernel = &attentionKeyGradKernel<T, decltype(slots)::value>;
+    auto *queryKernel =
+        &attentionQueryGradKernel<T, Acc, decltype(slots)::value>;
+    auto *keyKernel = &attentionKeyGradKernel<T, Acc, decltype(slots)::value>;
     LOOM_LAUNCH(queryKernel, tileBlocks(p.b * p.hq, p.sq, L::kTile),
                 L::kThreads, stream, p, query, key, value, out, dout, mask,
                 dquery, stats);
@@ -628,6 +636,58 @@ void attentionGrad(cudaStream_t stream, const T *query, const Shape &queryShape,
   });
   if (stats)
     LOOM_CUDA_CHECK(cudaFreeAsync(stats, stream));
+}
+
+/// The sums of the low-precision kernels: float in an f32 run, double (the
+/// interpreter's f64 run) otherwise.
+template <typename T>
+using LowPrecisionSum = std::conditional_t<std::is_same_v<T, float>, float,
+                                           double>;
+
+} // namespace
+
+template <typename T>
+void attention(cudaStream_t stream, const T *query, const Shape &queryShape,
+               const T *key, const Shape &keyShape, const T *value,
+               const Shape &valueShape, const T *mask, const Shape &maskShape,
+               bool causal, std::optional<double> scale, T *result) {
+  launchAttention<T, double>(stream, query, queryShape, key, keyShape, value,
+                             valueShape, mask, maskShape, causal, scale,
+                             result);
+}
+
+template <typename T>
+void attentionLowPrecision(cudaStream_t stream, const T *query,
+                           const Shape &queryShape, const T *key,
+                           const Shape &keyShape, const T *value,
+                           const Shape &valueShape, const T *mask,
+                           const Shape &maskShape, bool causal,
+                           std::optional<double> scale, T *result) {
+  launchAttention<T, LowPrecisionSum<T>>(stream, query, queryShape, key,
+                                         keyShape, value, valueShape, mask,
+                                         maskShape, causal, scale, result);
+}
+
+template <typename T>
+void attentionGrad(cudaStream_t stream, const T *query, const Shape &queryShape,
+                   const T *key, const Shape &keyShape, const T *value,
+                   const Shape &valueShape, const T *out, const T *dout,
+                   const T *mask, const Shape &maskShape, bool causal,
+                   std::optional<double> scale, T *dquery, T *dkey, T *dvalue) {
+  launchAttentionGrad<T, double>(stream, query, queryShape, key, keyShape,
+                                 value, valueShape, out, dout, mask, maskShape,
+                                 causal, scale, dquery, dkey, dvalue);
+}
+
+template <typename T>
+void attentionGradLowPrecision(
+    cudaStream_t stream, const T *query, const Shape &queryShape, const T *key,
+    const Shape &keyShape, const T *value, const Shape &valueShape,
+    const T *out, const T *dout, const T *mask, const Shape &maskShape,
+    bool causal, std::optional<double> scale, T *dquery, T *dkey, T *dvalue) {
+  launchAttentionGrad<T, LowPrecisionSum<T>>(
+      stream, query, queryShape, key, keyShape, value, valueShape, out, dout,
+      mask, maskShape, causal, scale, dquery, dkey, dvalue);
 }
 
 template <typename T>
@@ -684,6 +744,14 @@ Status embeddingGradBlock(cudaStream_t stream, const T *dy,
                              const Shape &, const T *, const Shape &, bool,    \
                              std::optional<double>, T *);                      \
   template void attentionGrad<T>(                                              \
+      cudaStream_t, const T *, const Shape &, const T *, const Shape &,        \
+      const T *, const Shape &, const T *, const T *, const T *,               \
+      const Shape &, bool, std::optional<double>, T *, T *, T *);              \
+  template void attentionLowPrecision<T>(                                      \
+      cudaStream_t, const T *, const Shape &, const T *, const Shape &,        \
+      const T *, const Shape &, const T *, const Shape &, bool,                \
+      std::optional<double>, T *);                                             \
+  template void attentionGradLowPrecision<T>(                                  \
       cudaStream_t, const T *, const Shape &, const T *, const Shape &,        \
       const T *, const Shape &, const T *, const T *, const T *,               \
       const Shape &, bool, std::optional<double>, T *, T *, T *);              \

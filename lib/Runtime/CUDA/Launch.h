@@ -120,6 +120,21 @@ __device__ inline double warpMax(double v) {
   return v;
 }
 
+/// warpSum and warpMax in float (the low-precision attention kernels).
+__device__ inline float warpSum(float v) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ inline float warpMax(float v) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    float o = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = (isnan(v) || isnan(o)) ? (isnan(v) ? v : o) : fmaxf(v, o);
+  }
+  return v;
+}
+
 /// Sum over a block of kRowThreads threads; every thread gets the result.
 /// `shared` holds kRowThreads / 32 doubles.
 __device__ inline double blockSum(double v, double *shared) {

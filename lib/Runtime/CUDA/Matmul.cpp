@@ -13,6 +13,10 @@
 //    batched GEMM, else one GEMM per batch.
 // Row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so B
 // is passed first and nothing is transposed in memory.
+// 4. A low-precision product (matmulLowPrecision, f32 runs) first packs
+//    both operands whole into the 16-bit scratch, then takes the same steps
+//    with 16-bit inputs: offsets are in elements, so they hold for either
+//    storage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,24 +44,40 @@ MatrixView viewOf(const Shape &shape) {
           shape.back()};
 }
 
-/// One (strided batched) row-major GEMM: C[b] = op(A[b]) op(B[b]), C [m, n].
-template <typename T>
-void gemm(cublasHandle_t handle, bool transA, bool transB, int64_t m, int64_t n,
-          int64_t k, const T *a, int64_t lda, int64_t strideA, const T *b,
-          int64_t ldb, int64_t strideB, T *c, int64_t strideC,
-          int64_t batches) {
+/// How a product's operands are stored and summed: the output is T, the
+/// inputs T or 16-bit values (`inputBytes` each).
+struct GemmTypes {
+  cudaDataType_t input, output;
+  cublasComputeType_t compute;
+  int64_t inputBytes;
+};
+
+template <typename T> GemmTypes plainTypes() {
   constexpr bool isDouble = std::is_same_v<T, double>;
   cudaDataType_t type = isDouble ? CUDA_R_64F : CUDA_R_32F;
-  cublasComputeType_t compute =
-      isDouble ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  return {type, type, isDouble ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+          static_cast<int64_t>(sizeof(T))};
+}
+
+/// An operand at an element offset.
+const void *at(const void *base, int64_t elements, const GemmTypes &types) {
+  return static_cast<const char *>(base) + elements * types.inputBytes;
+}
+
+/// One (strided batched) row-major GEMM: C[b] = op(A[b]) op(B[b]), C [m, n].
+template <typename T>
+void gemm(cublasHandle_t handle, const GemmTypes &types, bool transA,
+          bool transB, int64_t m, int64_t n, int64_t k, const void *a,
+          int64_t lda, int64_t strideA, const void *b, int64_t ldb,
+          int64_t strideB, T *c, int64_t strideC, int64_t batches) {
   T alpha = 1, beta = 0;
   LOOM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
       transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-      static_cast<int>(m), static_cast<int>(k), &alpha, b, type,
-      static_cast<int>(ldb), strideB, a, type, static_cast<int>(lda), strideA,
-      &beta, c, type, static_cast<int>(n), strideC, static_cast<int>(batches),
-      compute, CUBLAS_GEMM_DEFAULT));
+      static_cast<int>(m), static_cast<int>(k), &alpha, b, types.input,
+      static_cast<int>(ldb), strideB, a, types.input, static_cast<int>(lda),
+      strideA, &beta, c, types.output, static_cast<int>(n), strideC,
+      static_cast<int>(batches), types.compute, CUBLAS_GEMM_DEFAULT));
 }
 
 /// Whether offsets[i] = offsets[0] + i * stride for one stride.
@@ -69,18 +89,17 @@ bool affine(const std::vector<int64_t> &offsets, int64_t &stride) {
   return true;
 }
 
-} // namespace
-
+/// matmul() over operands stored as `types` says.
 template <typename T>
-void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
-            const T *rhs, const Shape &rhsShape, bool transposeLhs,
-            bool transposeRhs, T *out) {
+void product(cublasHandle_t handle, const GemmTypes &types, const void *lhs,
+             const Shape &lhsShape, const void *rhs, const Shape &rhsShape,
+             bool transposeLhs, bool transposeRhs, T *out) {
   // Batch dims the right operand is shared along fold into M (one taller
   // product per remaining batch instead of one per batch).
   Shape lhsRows = lhsShape, rhsRows = rhsShape;
   if (foldSharedBatchDimsIntoRows(lhsRows, rhsRows, transposeLhs))
-    return matmul(handle, lhs, lhsRows, rhs, rhsRows, transposeLhs, transposeRhs,
-                  out);
+    return product(handle, types, lhs, lhsRows, rhs, rhsRows, transposeLhs,
+                   transposeRhs, out);
   MatrixView l = viewOf(lhsShape), r = viewOf(rhsShape);
   int64_t m = transposeLhs ? l.cols : l.rows;
   int64_t k = transposeLhs ? l.rows : l.cols;
@@ -97,8 +116,8 @@ void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
     return;
   }
   if (numElements(r.batch) == 1 && !transposeLhs && l.batch == batch) {
-    gemm(handle, false, transposeRhs, numBatches * m, n, k, lhs, l.cols, 0, rhs,
-         r.cols, 0, out, 0, 1);
+    gemm(handle, types, false, transposeRhs, numBatches * m, n, k, lhs, l.cols,
+         0, rhs, r.cols, 0, out, 0, 1);
     return;
   }
 
@@ -122,14 +141,74 @@ void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
   }
   int64_t lhsStride, rhsStride;
   if (affine(lhsOffsets, lhsStride) && affine(rhsOffsets, rhsStride)) {
-    gemm(handle, transposeLhs, transposeRhs, m, n, k, lhs + lhsOffsets[0],
-         l.cols, lhsStride, rhs + rhsOffsets[0], r.cols, rhsStride, out, m * n,
+    gemm(handle, types, transposeLhs, transposeRhs, m, n, k,
+         at(lhs, lhsOffsets[0], types), l.cols, lhsStride,
+         at(rhs, rhsOffsets[0], types), r.cols, rhsStride, out, m * n,
          numBatches);
     return;
   }
   for (int64_t b = 0; b < numBatches; ++b)
-    gemm(handle, transposeLhs, transposeRhs, m, n, k, lhs + lhsOffsets[b],
-         l.cols, 0, rhs + rhsOffsets[b], r.cols, 0, out + b * m * n, 0, 1);
+    gemm(handle, types, transposeLhs, transposeRhs, m, n, k,
+         at(lhs, lhsOffsets[b], types), l.cols, 0,
+         at(rhs, rhsOffsets[b], types), r.cols, 0, out + b * m * n, 0, 1);
+}
+
+} // namespace
+
+template <typename T>
+void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
+            const T *rhs, const Shape &rhsShape, bool transposeLhs,
+            bool transposeRhs, T *out) {
+  product(handle, plainTypes<T>(), lhs, lhsShape, rhs, rhsShape, transposeLhs,
+          transposeRhs, out);
+}
+
+void *GemmScratch::reserve(cudaStream_t stream, int64_t bytes) {
+  if (bytes <= capacity)
+    return data;
+  // The GEMMs enqueued before this call still read the old block: free it
+  // in stream order, after them.
+  if (data)
+    LOOM_CUDA_CHECK(cudaFreeAsync(data, stream));
+  data = nullptr;
+  LOOM_CUDA_CHECK(cudaMallocAsync(&data, static_cast<size_t>(bytes), stream));
+  capacity = bytes;
+  return data;
+}
+
+template <typename T>
+void matmulLowPrecision(cublasHandle_t handle, GemmScratch &scratch,
+                        CastTarget inputs, const T *lhs, const Shape &lhsShape,
+                        const T *rhs, const Shape &rhsShape, bool transposeLhs,
+                        bool transposeRhs, T *out) {
+  if constexpr (std::is_same_v<T, double>) {
+    matmul(handle, lhs, lhsShape, rhs, rhsShape, transposeLhs, transposeRhs,
+           out);
+  } else {
+    int64_t lhsCount = numElements(lhsShape), rhsCount = numElements(rhsShape);
+    cudaStream_t stream = nullptr;
+    LOOM_CUBLAS_CHECK(cublasGetStream(handle, &stream));
+    // Both operands in one block, the right one at a 256-byte boundary
+    // (cuBLAS's tensor-core kernels want aligned operands).
+    int64_t rhsOffset = (lhsCount * 2 + 255) / 256 * 256;
+    auto *packed = static_cast<uint16_t *>(
+        scratch.reserve(stream, rhsOffset + rhsCount * 2));
+    uint16_t *packedRhs = packed + rhsOffset / 2;
+    packLowPrecision(stream, lhs, lhsCount, inputs, packed);
+    packLowPrecision(stream, rhs, rhsCount, inputs, packedRhs);
+    GemmTypes types = {inputs == CastTarget::F16 ? CUDA_R_16F : CUDA_R_16BF,
+                       CUDA_R_32F, CUBLAS_COMPUTE_32F, 2};
+    // The session's handle is in pedantic mode (no TF32 for the f32
+    // GEMMs), which may keep 16-bit products off the tensor cores; the
+    // default mode runs them there and, with an f32 output, still reduces
+    // in f32.
+    cublasMath_t mode;
+    LOOM_CUBLAS_CHECK(cublasGetMathMode(handle, &mode));
+    LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    product(handle, types, packed, lhsShape, packedRhs, rhsShape, transposeLhs,
+            transposeRhs, out);
+    LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, mode));
+  }
 }
 
 template void matmul<float>(cublasHandle_t, const float *, const Shape &,
@@ -137,5 +216,13 @@ template void matmul<float>(cublasHandle_t, const float *, const Shape &,
 template void matmul<double>(cublasHandle_t, const double *, const Shape &,
                              const double *, const Shape &, bool, bool,
                              double *);
+template void matmulLowPrecision<float>(cublasHandle_t, GemmScratch &,
+                                        CastTarget, const float *,
+                                        const Shape &, const float *,
+                                        const Shape &, bool, bool, float *);
+template void matmulLowPrecision<double>(cublasHandle_t, GemmScratch &,
+                                         CastTarget, const double *,
+                                         const Shape &, const double *,
+                                         const Shape &, bool, bool, double *);
 
 } // namespace loom::runtime::cuda

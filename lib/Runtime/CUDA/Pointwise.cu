@@ -125,6 +125,34 @@ __device__ float roundToF16(float value) {
   return copysignf(nearbyintf(magnitude / ulp) * ulp, value);
 }
 
+/// The binary16 bits of `value`, an f16 value (roundToF16's result):
+/// normal, subnormal (below 2^-14), zero, infinity or NaN.
+__device__ uint16_t f16Bits(float value) {
+  unsigned bits = __float_as_uint(value);
+  unsigned sign = (bits >> 16) & 0x8000u;
+  unsigned exponent = (bits >> 23) & 0xffu, mantissa = bits & 0x7fffffu;
+  if (exponent == 0xffu) // Infinity, or a quiet NaN.
+    return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+  if (exponent == 0) // Zero (f32 subnormals round to an f16 zero).
+    return static_cast<uint16_t>(sign);
+  int unbiased = static_cast<int>(exponent) - 127;
+  if (unbiased >= -14)
+    return static_cast<uint16_t>(sign | ((unbiased + 15) << 10) |
+                                 (mantissa >> 13));
+  // value = (2^23 + mantissa) 2^(unbiased - 23) = q 2^-24.
+  return static_cast<uint16_t>(sign | ((0x800000u | mantissa) >> (-unbiased - 1)));
+}
+
+__global__ void packLowPrecisionKernel(const float *in, int64_t count,
+                                       bool toBF16, uint16_t *out) {
+  LOOM_GRID_LOOP(i, count) {
+    if (toBF16)
+      out[i] = static_cast<uint16_t>(__float_as_uint(roundToBF16(in[i])) >> 16);
+    else
+      out[i] = f16Bits(roundToF16(in[i]));
+  }
+}
+
 template <typename To> __device__ To fromInteger(int64_t v, CastTarget target) {
   switch (target) {
   case CastTarget::I1:
@@ -361,6 +389,17 @@ void cast(cudaStream_t stream, const From *in, int64_t count, CastTarget target,
   auto *kernel = castKernel<From, To>;
   LOOM_LAUNCH(kernel, count ? blocksFor(count) : 0, kThreads, stream, in, count,
               target, out);
+}
+
+void packLowPrecision(cudaStream_t stream, const float *in, int64_t count,
+                      CastTarget target, uint16_t *out) {
+  if (target != CastTarget::BF16 && target != CastTarget::F16) {
+    std::fprintf(stderr, "loom: rank %d: packLowPrecision: the target is not "
+                         "bf16 or f16\n", reportedRank());
+    std::abort();
+  }
+  LOOM_LAUNCH(packLowPrecisionKernel, count ? blocksFor(count) : 0, kThreads,
+              stream, in, count, target == CastTarget::BF16, out);
 }
 
 template <typename T>

@@ -9,10 +9,14 @@
 // batch i, A[i] = A + i * strideA (likewise B, C), alpha and beta read from
 // host memory (the default pointer mode). The arguments are checked as
 // cuBLAS documents (CUBLAS_STATUS_INVALID_VALUE), f32 and f64 with their
-// own compute types are supported (others: CUBLAS_STATUS_NOT_SUPPORTED), and
-// every operand must lie in emulated device memory, where a GPU would fault
-// on a host pointer (CUBLAS_STATUS_EXECUTION_FAILED, explained on stderr).
-// Each batch is one OpenBLAS GEMM.
+// own compute types are supported, and bf16 or f16 inputs (CUDA_R_16BF,
+// CUDA_R_16F) with an f32 output and CUBLAS_COMPUTE_32F, as the tensor
+// cores run them (others: CUBLAS_STATUS_NOT_SUPPORTED); every operand must
+// lie in emulated device memory, where a GPU would fault on a host pointer
+// (CUBLAS_STATUS_EXECUTION_FAILED, explained on stderr). Each batch is one
+// OpenBLAS GEMM; 16-bit inputs are widened (exactly) to f32 first, in the
+// same layout, so a 16-bit GEMM gives the bits the f32 GEMM of the same
+// values gives: the host kernel's (loom::runtime::host::matmul).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +27,12 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
 
 struct cublasContext {
   cudaStream_t stream = nullptr;
@@ -60,6 +69,34 @@ bool onDevice(const char *name, const void *base, long long elements,
 
 CBLAS_TRANSPOSE blasTranspose(cublasOperation_t op) {
   return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
+}
+
+/// The value of a bf16 (`isBF16`) or IEEE binary16 bit pattern.
+float widen(uint16_t bits, bool isBF16) {
+  if (isBF16) {
+    uint32_t word = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &word, sizeof value);
+    return value;
+  }
+  float sign = bits & 0x8000u ? -1.0f : 1.0f;
+  int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  if (exponent == 0x1f)
+    return mantissa ? std::numeric_limits<float>::quiet_NaN()
+                    : sign * std::numeric_limits<float>::infinity();
+  if (exponent == 0) // Zero or subnormal: mantissa 2^-24.
+    return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  return sign * std::ldexp(static_cast<float>(mantissa + 1024), exponent - 25);
+}
+
+/// The `elements` 16-bit values from `data` widened to f32, in place order.
+std::vector<float> widenSpan(const void *data, long long elements,
+                             bool isBF16) {
+  const auto *bits = static_cast<const uint16_t *>(data);
+  std::vector<float> values(static_cast<size_t>(elements));
+  for (long long i = 0; i < elements; ++i)
+    values[i] = widen(bits[i], isBF16);
+  return values;
 }
 
 } // namespace
@@ -110,6 +147,15 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
     return CUBLAS_STATUS_SUCCESS;
   }
   return CUBLAS_STATUS_INVALID_VALUE;
+}
+
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t *mode) {
+  if (!handle)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!mode)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  *mode = handle->mathMode;
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 const char *cublasGetStatusName(cublasStatus_t status) {
@@ -182,22 +228,38 @@ cublasStatus_t cublasGemmStridedBatchedEx(
       lda < std::max(1LL, aRows) || ldb < std::max(1LL, bRows) ||
       ldc < std::max(1, m) || !alpha || !beta)
     return CUBLAS_STATUS_INVALID_VALUE;
-  bool isDouble = Atype == CUDA_R_64F && computeType == CUBLAS_COMPUTE_64F;
-  bool isFloat = Atype == CUDA_R_32F && computeType == CUBLAS_COMPUTE_32F;
-  if (Btype != Atype || Ctype != Atype || (!isDouble && !isFloat) ||
+  bool isDouble = Atype == CUDA_R_64F && Ctype == CUDA_R_64F &&
+                  computeType == CUBLAS_COMPUTE_64F;
+  bool isFloat = Atype == CUDA_R_32F && Ctype == CUDA_R_32F &&
+                 computeType == CUBLAS_COMPUTE_32F;
+  bool isHalf = (Atype == CUDA_R_16BF || Atype == CUDA_R_16F) &&
+                Ctype == CUDA_R_32F && computeType == CUBLAS_COMPUTE_32F;
+  if (Btype != Atype || (!isDouble && !isFloat && !isHalf) ||
       algo != CUBLAS_GEMM_DEFAULT)
     return CUBLAS_STATUS_NOT_SUPPORTED;
   if (m == 0 || n == 0 || batchCount == 0)
     return CUBLAS_STATUS_SUCCESS;
-  size_t elementBytes = isDouble ? sizeof(double) : sizeof(float);
-  if (!onDevice("A", A, span(aRows, aCols, lda), strideA, batchCount,
-                elementBytes) ||
-      !onDevice("B", B, span(bRows, bCols, ldb), strideB, batchCount,
-                elementBytes) ||
-      !onDevice("C", C, span(m, n, ldc), strideC, batchCount, elementBytes))
+  size_t inputBytes = isDouble ? sizeof(double)
+                      : isHalf ? sizeof(uint16_t)
+                               : sizeof(float);
+  size_t outputBytes = isDouble ? sizeof(double) : sizeof(float);
+  long long aSpan = span(aRows, aCols, lda), bSpan = span(bRows, bCols, ldb);
+  if (!onDevice("A", A, aSpan, strideA, batchCount, inputBytes) ||
+      !onDevice("B", B, bSpan, strideB, batchCount, inputBytes) ||
+      !onDevice("C", C, span(m, n, ldc), strideC, batchCount, outputBytes))
     return CUBLAS_STATUS_EXECUTION_FAILED;
   for (int i = 0; i < batchCount; ++i) {
-    if (isDouble)
+    if (isHalf) {
+      bool isBF16 = Atype == CUDA_R_16BF;
+      std::vector<float> a = widenSpan(
+          static_cast<const uint16_t *>(A) + i * strideA, aSpan, isBF16);
+      std::vector<float> b = widenSpan(
+          static_cast<const uint16_t *>(B) + i * strideB, bSpan, isBF16);
+      cblas_sgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
+                  m, n, k, *static_cast<const float *>(alpha), a.data(), lda,
+                  b.data(), ldb, *static_cast<const float *>(beta),
+                  static_cast<float *>(C) + i * strideC, ldc);
+    } else if (isDouble)
       cblas_dgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
                   m, n, k, *static_cast<const double *>(alpha),
                   static_cast<const double *>(A) + i * strideA, lda,

@@ -92,6 +92,51 @@ LogicalResult checkHeadDims(Operation *op, Value query, Value value) {
   return success();
 }
 
+/// The 16-bit type ("BF16" or "F16", a cuda::CastTarget) whose values
+/// `value` holds exactly: a bf16 or f16 result of an op (rounded once,
+/// docs/MixedPrecision.md) or its widening to f32/f64 by loom.cast,
+/// through reshapes and annotations; empty otherwise. A block argument
+/// is not trusted to hold rounded values (the caller's data). A matmul
+/// whose operands both hold one type's values runs on the tensor cores
+/// (cuda::matmulLowPrecision).
+std::optional<StringRef> lowPrecisionValues(Value value) {
+  auto typeName = [](Type type) -> std::optional<StringRef> {
+    Type element = getElementTypeOrSelf(type);
+    if (element.isBF16())
+      return StringRef("BF16");
+    if (element.isF16())
+      return StringRef("F16");
+    return std::nullopt;
+  };
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<ReshapeOp, dist::AnnotateOp>(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    if (std::optional<StringRef> own = typeName(value.getType()))
+      return own;
+    // A widening to f32 or f64 keeps the values exact.
+    auto cast = dyn_cast<CastOp>(def);
+    Type target = cast ? getElementTypeOrSelf(cast.getResult().getType())
+                       : Type();
+    if (cast && isa<FloatType>(target) && target.getIntOrFloatBitWidth() >= 32)
+      return lowPrecisionValues(cast.getInput());
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// The attention kernels' name suffix: "LowPrecision" (float sums in an
+/// f32 run, cuda::attentionLowPrecision) when query, key and value all hold
+/// values of one 16-bit type, else none (the exact kernels).
+std::string attentionVariant(Value query, Value key, Value value) {
+  std::optional<StringRef> low = lowPrecisionValues(query);
+  return low && low == lowPrecisionValues(key) &&
+                 low == lowPrecisionValues(value)
+             ? "LowPrecision"
+             : "";
+}
+
 /// Prints the step function every rank runs.
 class StepEmitter : public emit::StepEmitterBase {
 public:
@@ -681,6 +726,18 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
       })
       .Case([&](MatmulOp o) {
         allocate(o.getResult());
+        std::optional<StringRef> low = lowPrecisionValues(o.getLhs());
+        if (low && low == lowPrecisionValues(o.getRhs())) {
+          // Both operands hold bf16 (f16) values: tensor cores, f32 sums.
+          call("cuda::matmulLowPrecision<T>(blas, session.getGemmScratch(), "
+               "cuda::CastTarget::" +
+               low->str() + ", " + name(o.getLhs()) + ", " + shape(o.getLhs()) +
+               ", " + name(o.getRhs()) + ", " + shape(o.getRhs()) + ", " +
+               boolLiteral(o.getTransposeLhs()) + ", " +
+               boolLiteral(o.getTransposeRhs()) + ", " + name(o.getResult()) +
+               ")");
+          return success();
+        }
         call("cuda::matmul<T>(blas, " + name(o.getLhs()) + ", " +
              shape(o.getLhs()) + ", " + name(o.getRhs()) + ", " +
              shape(o.getRhs()) + ", " + boolLiteral(o.getTransposeLhs()) +
@@ -798,7 +855,9 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
           return failure();
         Value mask = o.getMask();
         allocate(o.getResult());
-        call("cuda::attention<T>(stream, " + name(o.getQuery()) + ", " +
+        call("cuda::attention" + attentionVariant(o.getQuery(), o.getKey(),
+                                                  o.getValue()) +
+             "<T>(stream, " + name(o.getQuery()) + ", " +
              shape(o.getQuery()) + ", " + name(o.getKey()) + ", " +
              shape(o.getKey()) + ", " + name(o.getValue()) + ", " +
              shape(o.getValue()) + ", " + optional(mask) + ", " +
@@ -814,7 +873,9 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         allocate(o.getDquery());
         allocate(o.getDkey());
         allocate(o.getDvalue());
-        call("cuda::attentionGrad<T>(stream, " + name(o.getQuery()) + ", " +
+        call("cuda::attentionGrad" +
+             attentionVariant(o.getQuery(), o.getKey(), o.getValue()) +
+             "<T>(stream, " + name(o.getQuery()) + ", " +
              shape(o.getQuery()) + ", " + name(o.getKey()) + ", " +
              shape(o.getKey()) + ", " + name(o.getValue()) + ", " +
              shape(o.getValue()) + ", " + name(o.getOut()) + ", " +

@@ -59,6 +59,13 @@ template <typename From, typename To>
 void cast(cudaStream_t stream, const From *in, int64_t count, CastTarget target,
           To *out);
 
+/// Packs `count` floats into 16-bit storage: the bf16 bit patterns when
+/// `target` is BF16, IEEE binary16's when it is F16 (each rounded to nearest
+/// even first, as cast() rounds; exact for elements that already are bf16
+/// or f16 values, the operands of the low-precision GEMMs, Matmul.h).
+void packLowPrecision(cudaStream_t stream, const float *in, int64_t count,
+                      CastTarget target, uint16_t *out);
+
 } // namespace loom::runtime::cuda
 
 #endif // LOOM_RUNTIME_CUDA_ELEMENTWISE_H

@@ -14,14 +14,29 @@
 // host and the interpreter compute in full f32), f64 CUBLAS_COMPUTE_64F.
 // The handle carries the stream.
 //
+// Mixed precision (docs/MixedPrecision.md). In a bf16-mixed or fp16-mixed
+// program a matmul whose operands both hold bf16 (or f16) values runs on
+// the tensor cores: matmulLowPrecision packs each operand into 16-bit
+// storage (exact: the values already are bf16/f16 ones) and multiplies with
+// bf16/f16 inputs, f32 accumulation and an f32 result (CUDA_R_16BF or
+// CUDA_R_16F, CUBLAS_COMPUTE_32F), as torch.autocast's GEMMs do. Every
+// product of two bf16 (f16) values is exact in f32, so the result differs
+// from the f32 GEMM of the same operands only by the order in which cuBLAS
+// sums the products (the CUDA emulator's GEMM sums in OpenBLAS's order, so
+// there it equals the host kernel bit for bit).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LOOM_RUNTIME_CUDA_MATMUL_H
 #define LOOM_RUNTIME_CUDA_MATMUL_H
 
+#include "loom/Runtime/CUDA/Elementwise.h"
 #include "loom/Runtime/Support/Broadcast.h"
 
 #include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
 
 namespace loom::runtime::cuda {
 
@@ -29,6 +44,33 @@ template <typename T>
 void matmul(cublasHandle_t handle, const T *lhs, const Shape &lhsShape,
             const T *rhs, const Shape &rhsShape, bool transposeLhs,
             bool transposeRhs, T *out);
+
+/// Device memory the low-precision GEMMs pack their operands into: one
+/// block, grown (in stream order) to the largest pair of operands and
+/// reused by every GEMM on the stream, which orders each reuse after the
+/// GEMM that read the previous contents. Held by the process's
+/// cuda::Session; never shrinks.
+class GemmScratch {
+public:
+  /// At least `bytes` bytes, valid for work enqueued on `stream` after
+  /// this call and before the next one.
+  void *reserve(cudaStream_t stream, int64_t bytes);
+
+private:
+  void *data = nullptr;
+  int64_t capacity = 0;
+};
+
+/// matmul() of operands that hold `inputs` (CastTarget::BF16 or F16) values
+/// widened in T. For T = float the product runs on the tensor cores with
+/// 16-bit inputs packed into `scratch` and f32 accumulation (see above);
+/// for T = double it is matmul<double> (an f64 run computes as the
+/// interpreter's f64 run does).
+template <typename T>
+void matmulLowPrecision(cublasHandle_t handle, GemmScratch &scratch,
+                        CastTarget inputs, const T *lhs, const Shape &lhsShape,
+                        const T *rhs, const Shape &rhsShape, bool transposeLhs,
+                        bool transposeRhs, T *out);
 
 } // namespace loom::runtime::cuda
 

@@ -28,6 +28,7 @@
 #define LOOM_RUNTIME_CUDA_SESSION_H
 
 #include "loom/Runtime/CUDA/DeviceError.h"
+#include "loom/Runtime/CUDA/Matmul.h"
 #include "loom/Runtime/CUDA/Workspace.h"
 #include "loom/Runtime/MPI/Communicator.h"
 #include "loom/Runtime/NCCL/Communicator.h"
@@ -57,6 +58,8 @@ public:
   cudaStream_t getStream() const { return stream; }
   cublasHandle_t getBlas() const { return blas; }
   nccl::Communicator &getNccl() { return *nccl; }
+  /// Where the low-precision GEMMs pack their operands (matmulLowPrecision).
+  GemmScratch &getGemmScratch() { return gemmScratch; }
 
   /// Where the op with 1-based position `tag` in the step records its data
   /// errors.
@@ -136,6 +139,7 @@ private:
   cublasHandle_t blas = nullptr;
   DeviceError *errorSlot = nullptr;
   std::unique_ptr<nccl::Communicator> nccl;
+  GemmScratch gemmScratch;
   /// By (step function, argument index).
   std::map<std::pair<const void *, size_t>, Resident> residents;
   /// By (step function, constant id).

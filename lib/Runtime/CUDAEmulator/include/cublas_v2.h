@@ -61,6 +61,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
 cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t *stream);
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t *mode);
 const char *cublasGetStatusName(cublasStatus_t status);
 const char *cublasGetStatusString(cublasStatus_t status);
 cublasStatus_t cublasGemmStridedBatchedEx(

@@ -418,6 +418,57 @@ TYPED_TEST(CudaKernelsTest, MatmulBatchesBroadcastsAndTransposes) {
   LOOM_CUBLAS_CHECK(cublasDestroy(handle));
 }
 
+// Operands holding bf16 or f16 values (as a mixed-precision program's are),
+// multiplied with 16-bit inputs and f32 sums (the tensor cores on a GPU):
+// every product is exact, so the result is the host's f32 GEMM of the same
+// values up to summation order, and on the CUDA emulator (OpenBLAS's order,
+// as the host's) bit for bit. An f64 run is the f64 GEMM. The scratch is
+// reused by every case, growing from the smallest.
+TYPED_TEST(CudaKernelsTest, MatmulOfLowPrecisionValuesOnTensorCores) {
+  using T = TypeParam;
+  LOOM_REQUIRE_CUDA_DEVICE();
+  cublasHandle_t handle;
+  LOOM_CUBLAS_CHECK(cublasCreate(&handle));
+  LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
+  cuda::GemmScratch scratch;
+  struct Case {
+    Shape lhs, rhs;
+    bool tl, tr;
+    host::CastTarget type;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{2, 3}, {3, 4}, false, false, host::CastTarget::BF16},
+           {{2, 3, 4, 5}, {6, 5}, false, true, host::CastTarget::BF16},
+           {{2, 3, 5, 4}, {2, 3, 5, 6}, true, false, host::CastTarget::BF16},
+           {{2, 1, 4, 5}, {3, 5, 6}, false, false, host::CastTarget::BF16},
+           {{2, 3, 4, 5}, {6, 5}, false, true, host::CastTarget::F16},
+           {{2, 3, 5, 4}, {2, 3, 5, 6}, true, false, host::CastTarget::F16},
+       }) {
+    Shape out = *host::matmulResultShape(c.lhs, c.rhs, c.tl, c.tr);
+    // Magnitudes across f16's normal and subnormal range.
+    auto lhs = randomVector<T>(numElements(c.lhs), 41, -3.0, 3.0);
+    auto rhs = randomVector<T>(numElements(c.rhs), 42, -3.0, 3.0);
+    lhs[0] = static_cast<T>(3e-6); // An f16 subnormal.
+    host::roundToPrecision(lhs.data(), numElements(c.lhs), c.type);
+    host::roundToPrecision(rhs.data(), numElements(c.rhs), c.type);
+    std::vector<T> expected(numElements(out));
+    host::matmul<T>(lhs.data(), c.lhs, rhs.data(), c.rhs, c.tl, c.tr,
+                    expected.data());
+    Buf<T> dl(lhs), dr(rhs), dout(expected.size());
+    cuda::matmulLowPrecision<T>(handle, scratch, c.type, dl.get(), c.lhs,
+                                dr.get(), c.rhs, c.tl, c.tr, dout.get());
+    std::vector<T> actual = dout.download();
+    expectClose(actual, expected, "matmul of low-precision values");
+#ifdef LOOM_CUDA_EMULATOR
+    EXPECT_EQ(actual, expected) << "the emulator sums as the host does";
+#endif
+  }
+  cublasMath_t mode;
+  LOOM_CUBLAS_CHECK(cublasGetMathMode(handle, &mode));
+  EXPECT_EQ(mode, CUBLAS_PEDANTIC_MATH) << "the handle's mode is restored";
+  LOOM_CUBLAS_CHECK(cublasDestroy(handle));
+}
+
 //===----------------------------------------------------------------------===//
 // Attention, rope, embeddings
 //===----------------------------------------------------------------------===//
@@ -503,6 +554,57 @@ TYPED_TEST(CudaKernelsTest, AttentionAcrossTilesForEveryHeadDim) {
     cuda::attentionGrad<T>(nullptr, dq.get(), q, dk.get(), k, dv.get(), v,
                            dout.get(), ddo.get(), nullptr, {}, c.causal,
                            std::nullopt, gq.get(), gk.get(), gv.get());
+    expectClose(gq.download(), eq, "attention_grad dquery");
+    expectClose(gk.download(), ek, "attention_grad dkey");
+    expectClose(gv.download(), ev, "attention_grad dvalue");
+  }
+}
+
+// The low-precision kernels (float sums in an f32 run) on bf16 values,
+// causal and not, GQA, across tiles, with a mask: within the f32 tolerance
+// of the host's double sums (the scores, exponentials and weighted sums of
+// a row of 75 keys lose a few float ulps). f64 runs take the exact kernels.
+TYPED_TEST(CudaKernelsTest, AttentionOfLowPrecisionValuesSumsInFloat) {
+  using T = TypeParam;
+  LOOM_REQUIRE_CUDA_DEVICE();
+  struct Case {
+    int64_t sq, skv, d, dv;
+    bool causal, withMask;
+  };
+  for (const Case &c : std::vector<Case>{{70, 70, 64, 64, true, false},
+                                         {37, 75, 24, 32, true, true},
+                                         {45, 45, 100, 72, false, false}}) {
+    SCOPED_TRACE("sq " + std::to_string(c.sq) + ", d " + std::to_string(c.d));
+    Shape q = {2, 2, c.sq, c.d}, k = {2, 1, c.skv, c.d},
+          v = {2, 1, c.skv, c.dv}, o = {2, 2, c.sq, c.dv},
+          mask = {1, 2, c.sq, c.skv};
+    auto hq = randomVector<T>(numElements(q), 51, -2.0, 2.0);
+    auto hk = randomVector<T>(numElements(k), 52, -2.0, 2.0);
+    auto hv = randomVector<T>(numElements(v), 53);
+    auto hdo = randomVector<T>(numElements(o), 54);
+    auto hmask = randomVector<T>(numElements(mask), 55, -2.0, 0.0);
+    for (auto *values : {&hq, &hk, &hv, &hdo})
+      host::roundToPrecision(values->data(),
+                             static_cast<int64_t>(values->size()),
+                             host::CastTarget::BF16);
+    const T *hm = c.withMask ? hmask.data() : nullptr;
+    Buf<T> dq(hq), dk(hk), dv(hv), ddo(hdo), dmask(hmask), dout(numElements(o));
+    const T *cm = c.withMask ? dmask.get() : nullptr;
+    std::vector<T> expected(numElements(o));
+    host::attention<T>(hq.data(), q, hk.data(), k, hv.data(), v, hm, mask,
+                       c.causal, std::nullopt, expected.data());
+    cuda::attentionLowPrecision<T>(nullptr, dq.get(), q, dk.get(), k, dv.get(),
+                                   v, cm, mask, c.causal, std::nullopt,
+                                   dout.get());
+    expectClose(dout.download(), expected, "attention");
+    std::vector<T> eq(hq.size()), ek(hk.size()), ev(hv.size());
+    host::attentionGrad<T>(hq.data(), q, hk.data(), k, hv.data(), v,
+                           expected.data(), hdo.data(), hm, mask, c.causal,
+                           std::nullopt, eq.data(), ek.data(), ev.data());
+    Buf<T> gq(hq.size()), gk(hk.size()), gv(hv.size());
+    cuda::attentionGradLowPrecision<T>(
+        nullptr, dq.get(), q, dk.get(), k, dv.get(), v, dout.get(), ddo.get(),
+        cm, mask, c.causal, std::nullopt, gq.get(), gk.get(), gv.get());
     expectClose(gq.download(), eq, "attention_grad dquery");
     expectClose(gk.download(), ek, "attention_grad dkey");
     expectClose(gv.download(), ev, "attention_grad dvalue");
