@@ -6,6 +6,7 @@ expected| / max |expected| <= 1e-10, and tensors that are zero up to rounding
 (below 1e-14; e.g. a gradient softmax cancels) to that absolute error.
 """
 
+import re
 import subprocess
 
 import numpy as np
@@ -56,3 +57,15 @@ def assert_same(single, parallel, what=""):
         else:
             assert err <= RTOL * scale, \
                 f"{prefix}{key}: relative error {err / scale:.3e}"
+
+
+def random_token_batch(ir, vocab, rng):
+    """Token ids and labels below `vocab` for the training program `ir`
+    (its text), shaped as its `#loom.input<input_ids>`/`<labels>` arguments."""
+    batch = {}
+    for role in ("input_ids", "labels"):
+        m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
+                      rf"#loom\.input<{role}>", ir)
+        batch[role] = rng.integers(
+            0, vocab, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
+    return batch

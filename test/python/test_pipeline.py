@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import safetensors_io
-from steps import assert_same, run_step, tool
+from steps import assert_same, random_token_batch, run_step, tool
 
 MODELS = {
     "gpt2": ["gpt2", "--layers", "4", "--hidden", "16", "--heads", "4",
@@ -39,13 +39,8 @@ def model(request, tmp_path_factory):
     tool("loom-model", *MODELS[name], "--dtype", "f64", "-o", path)
     train = tmp / "train.mlir"
     tool("loomc", path, "--compile-to=autodiff", *OPTIMIZER, "-o", train)
-    rng = np.random.default_rng(11)
-    batch = {}
-    for role in ("input_ids", "labels"):
-        m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
-                      rf"#loom\.input<{role}>", train.read_text())
-        batch[role] = rng.integers(
-            0, 32, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
+    batch = random_token_batch(train.read_text(), 32,
+                               np.random.default_rng(11))
     # Ignored labels spread unevenly over the micro-batches.
     batch["labels"][0, :5] = -100
     batch["labels"][3, 2] = -100
