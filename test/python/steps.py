@@ -59,13 +59,19 @@ def assert_same(single, parallel, what=""):
                 f"{prefix}{key}: relative error {err / scale:.3e}"
 
 
-def random_token_batch(ir, vocab, rng):
-    """Token ids and labels below `vocab` for the training program `ir`
-    (its text), shaped as its `#loom.input<input_ids>`/`<labels>` arguments."""
+def random_token_batch(ir, vocab, rng, low=0):
+    """Token ids and labels in [low, vocab) for the training program `ir`
+    (its text), shaped as its `#loom.input<input_ids>`/`<labels>` arguments
+    and, for an encoder-decoder, `<decoder_input_ids>` (drawn in that order,
+    so a decoder-only batch is the same whether or not the role exists)."""
     batch = {}
-    for role in ("input_ids", "labels"):
+    for role in ("input_ids", "labels", "decoder_input_ids"):
         m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
                       rf"#loom\.input<{role}>", ir)
+        if m is None:
+            if role == "decoder_input_ids":
+                continue
+            raise ValueError(f"the training program has no {role} argument")
         batch[role] = rng.integers(
-            0, vocab, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
+            low, vocab, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
     return batch

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import safetensors_io
-from steps import assert_same, run_step, tool
+from steps import assert_same, random_token_batch, run_step, tool
 
 # Tiny models whose dims divide every mesh below (8 ranks included).
 MODELS = {
@@ -55,13 +55,7 @@ def build(tmp_path, model, clip=True):
          "-o", train)
     ir = train.read_text()
     rng = np.random.default_rng(7)
-    batch = {}
-    for role in ("input_ids", "labels", "decoder_input_ids"):
-        m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
-                      rf"#loom\.input<{role}>", ir)
-        if m:
-            batch[role] = rng.integers(
-                0, 32, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
+    batch = random_token_batch(ir, 32, rng)
     # Some ignored labels (the encoder-decoder ignores its pad id 0),
     # unevenly spread over the batch, so that the loss's mean needs the
     # global count of valid tokens.

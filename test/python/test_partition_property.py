@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import safetensors_io
-from steps import assert_same, tool
+from steps import assert_same, random_token_batch, tool
 
 MODELS = {
     "gpt2": ["gpt2", "--layers", "1", "--hidden", "8", "--heads", "2",
@@ -65,12 +65,7 @@ def build(tmp_path_factory, model):
          "--lr", "0.01", "-o", train)
     ir = train.read_text()
     rng = np.random.default_rng(11)
-    batch = {}
-    for role in ("input_ids", "labels"):
-        m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
-                      rf"#loom\.input<{role}>", ir)
-        batch[role] = rng.integers(0, 16, size=(int(m.group(1)),
-                                                int(m.group(2))))
+    batch = random_token_batch(ir, 16, rng)
     batch["labels"][0, :2] = -100
     inputs = base / "batch.safetensors"
     safetensors_io.save(inputs, batch)

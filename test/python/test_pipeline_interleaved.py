@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import safetensors_io
-from steps import assert_same, run_step, tool
+from steps import assert_same, random_token_batch, run_step, tool
 
 MODELS = {
     "gpt2": ["gpt2", "--hidden", "16", "--heads", "4", "--vocab", "32",
@@ -75,13 +75,7 @@ def model(request, tmp_path_factory):
         train = tmp / f"train{layers}.mlir"
         tool("loomc", path, "--compile-to=autodiff", *OPTIMIZER, "-o", train)
         rng = np.random.default_rng(5)
-        batch = {}
-        for role in ("input_ids", "labels"):
-            m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
-                          rf"#loom\.input<{role}>", train.read_text())
-            batch[role] = rng.integers(
-                0, 32, size=(int(m.group(1)), int(m.group(2)))).astype(
-                    np.int64)
+        batch = random_token_batch(train.read_text(), 32, rng)
         batch["labels"][0, :5] = -100
         batch["labels"][3, 2] = -100
         batch["labels"][-1, -1] = -100

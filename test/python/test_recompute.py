@@ -20,6 +20,7 @@ import pytest
 
 import safetensors_io
 from loom.tools import find_tool
+from steps import random_token_batch
 
 MODELS = {
     "gpt2": ["gpt2", "--layers", "2", "--hidden", "16", "--heads", "4",
@@ -50,14 +51,8 @@ def build(tmp_path, model):
     tool("loomc", path, "--compile-to=autodiff", *OPTIMIZER, "-o", step)
     ir = step.read_text()
     rng = np.random.default_rng(11)
-    batch = {}
-    for role in ("input_ids", "labels", "decoder_input_ids"):
-        m = re.search(r"tensor<(\d+)x(\d+)xi64> \{loom\.input = "
-                      rf"#loom\.input<{role}>", ir)
-        if m:
-            # From 1: the encoder-decoder ignores label 0 (its pad id).
-            batch[role] = rng.integers(
-                1, 32, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
+    # From 1: the encoder-decoder ignores label 0 (its pad id).
+    batch = random_token_batch(ir, 32, rng, low=1)
     inputs = tmp_path / "batch.safetensors"
     safetensors_io.save(inputs, batch)
     return path, step, inputs
