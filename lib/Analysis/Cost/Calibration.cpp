@@ -72,13 +72,12 @@ double GemmCurve::getRate(double gemmM, double gemmN, double gemmK) const {
   for (size_t di = 0; di < 2; ++di)
     for (size_t dj = 0; dj < 2; ++dj)
       for (size_t dl = 0; dl < 2; ++dl) {
-        double weight = (di ? ti : 1 - ti) * (dj ? tj : 1 - tj) *
-                        (dl ? tl : 1 - tl);
+        double weight =
+            (di ? ti : 1 - ti) * (dj ? tj : 1 - tj) * (dl ? tl : 1 - tl);
         if (weight == 0)
           continue;
-        double rate = flopsPerSecond[clampIndex(i, di, m.size())]
-                                    [clampIndex(j, dj, n.size())]
-                                    [clampIndex(l, dl, k.size())];
+        double rate = flopsPerSecond[clampIndex(i, di, m.size())][clampIndex(
+            j, dj, n.size())][clampIndex(l, dl, k.size())];
         logRate += weight * std::log(rate);
       }
   return std::exp(logRate);
@@ -175,8 +174,8 @@ public:
       if (std::isfinite(number) && number > 0)
         return number;
     }
-    fail(path, "expected a positive number in " + unit + ", got " +
-                   describe(value));
+    fail(path,
+         "expected a positive number in " + unit + ", got " + describe(value));
     return std::nullopt;
   }
 
@@ -191,7 +190,8 @@ public:
     }
     std::vector<double> numbers;
     for (size_t i = 0; i < value.size(); ++i) {
-      auto number = readPositive(value[i], path + "/" + std::to_string(i), unit);
+      auto number =
+          readPositive(value[i], path + "/" + std::to_string(i), unit);
       if (!number)
         return std::nullopt;
       numbers.push_back(*number);
@@ -285,8 +285,8 @@ public:
                            size_t size, const char *axis) {
       if (array.is_array() && array.size() == size)
         return true;
-      fail(at, "expected an array of " + std::to_string(size) +
-                   " (one per " + axis + " entry), got " + describe(array));
+      fail(at, "expected an array of " + std::to_string(size) + " (one per " +
+                   axis + " entry), got " + describe(array));
       return false;
     };
     if (!expectArray(*rates, ratePath, curve.m.size(), "m"))
@@ -322,17 +322,17 @@ public:
     for (size_t i = 0; i < curve.m.size(); ++i)
       for (size_t j = 0; j < curve.n.size(); ++j)
         for (size_t l = 0; l < curve.k.size(); ++l) {
-          if (i > 0 && !checkTime(flops(i - 1, j, l), r[i - 1][j][l],
-                                  flops(i, j, l), r[i][j][l], at(i, j, l),
-                                  "flops (m grows)"))
+          if (i > 0 &&
+              !checkTime(flops(i - 1, j, l), r[i - 1][j][l], flops(i, j, l),
+                         r[i][j][l], at(i, j, l), "flops (m grows)"))
             return;
-          if (j > 0 && !checkTime(flops(i, j - 1, l), r[i][j - 1][l],
-                                  flops(i, j, l), r[i][j][l], at(i, j, l),
-                                  "flops (n grows)"))
+          if (j > 0 &&
+              !checkTime(flops(i, j - 1, l), r[i][j - 1][l], flops(i, j, l),
+                         r[i][j][l], at(i, j, l), "flops (n grows)"))
             return;
-          if (l > 0 && !checkTime(flops(i, j, l - 1), r[i][j][l - 1],
-                                  flops(i, j, l), r[i][j][l], at(i, j, l),
-                                  "flops (k grows)"))
+          if (l > 0 &&
+              !checkTime(flops(i, j, l - 1), r[i][j][l - 1], flops(i, j, l),
+                         r[i][j][l], at(i, j, l), "flops (k grows)"))
             return;
         }
   }
@@ -345,8 +345,8 @@ public:
     std::vector<std::string> dtypes;
     for (const auto &[dtype, peak] : peaks)
       dtypes.push_back(dtype);
-    std::string what = "an object from dtype (" + joinNames(dtypes) +
-                       ") to a curve";
+    std::string what =
+        "an object from dtype (" + joinNames(dtypes) + ") to a curve";
     if (!checkObject(value, path, {}, what))
       return;
     std::vector<std::string> given;
@@ -447,8 +447,8 @@ public:
     if (const json *ranks = field(value, path, "ranks", "an integer >= 1")) {
       if (!ranks->is_number_integer() || ranks->get<int64_t>() < 1 ||
           ranks->get<int64_t>() > (int64_t(1) << 40))
-        fail(path + "/ranks", "expected an integer >= 1, got " +
-                                  describe(*ranks));
+        fail(path + "/ranks",
+             "expected an integer >= 1, got " + describe(*ranks));
       else
         calibration.ranks = ranks->get<int64_t>();
     }
@@ -459,14 +459,13 @@ public:
                        const std::string &dtype) {
                      readGemm(curve, at, calibration.gemm[dtype]);
                    });
-    if (const json *attention = field(value, path, "attention",
-                                      "an object from dtype to a curve"))
+    if (const json *attention =
+            field(value, path, "attention", "an object from dtype to a curve"))
       readPerDtype(*attention, path + "/attention", peaks,
                    [&](const json &curve, const std::string &at,
                        const std::string &dtype) {
-                     readCurve(curve, at, "flops", "FLOPs",
-                               "flops_per_second", "FLOP/s",
-                               calibration.attention[dtype]);
+                     readCurve(curve, at, "flops", "FLOPs", "flops_per_second",
+                               "FLOP/s", calibration.attention[dtype]);
                    });
     if (const json *curve = field(value, path, "elementwise",
                                   "an object with bytes and bytes_per_second"))

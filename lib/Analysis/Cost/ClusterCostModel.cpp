@@ -259,8 +259,8 @@ CollectiveTime priceCollective(const ClusterSpec &cluster, const Mesh &mesh,
       name && cluster.calibration && span.nodes <= 1)
     if (std::optional<CollectiveFit> fit = cluster.calibration->findCollective(
             name, static_cast<int64_t>(span.size))) {
-      double bytes = kind == CollectiveKind::AllGather ? bytesAfter
-                                                       : bytesBefore;
+      double bytes =
+          kind == CollectiveKind::AllGather ? bytesAfter : bytesBefore;
       return {fit->latencySeconds + bytes / fit->bandwidthBytesPerSecond,
               CollectiveAlgorithm::Measured};
     }
@@ -405,8 +405,8 @@ getCalibratedSeconds(const Calibration &calibration, const OpCost &cost,
   switch (cost.opClass) {
   case OpClass::Gemm: {
     auto curve = calibration.gemm.find(dtype);
-    if (curve == calibration.gemm.end() || cost.gemmM <= 0 ||
-        cost.gemmN <= 0 || cost.gemmK <= 0 || cost.flops <= 0)
+    if (curve == calibration.gemm.end() || cost.gemmM <= 0 || cost.gemmN <= 0 ||
+        cost.gemmK <= 0 || cost.flops <= 0)
       return std::nullopt;
     return cost.flops / curve->second.getRate(double(cost.gemmM),
                                               double(cost.gemmN),
@@ -472,7 +472,7 @@ CollectiveTime ClusterCostModel::getCollectiveTime(CollectiveKind kind,
 }
 
 double ClusterCostModel::getPointToPointSeconds(double bytes,
-                                               int64_t rankDistance) const {
+                                                int64_t rankDistance) const {
   bool insideNode = rankDistance < cluster.devicesPerNode;
   if (insideNode && cluster.calibration)
     if (std::optional<CollectiveFit> fit =

@@ -452,7 +452,8 @@ ClusterSpec getCalibratedHost() {
   gemm.m = {16, 1024};
   gemm.n = {16, 1024};
   gemm.k = {16, 1024};
-  gemm.flopsPerSecond = {{{1e9, 1e9}, {1e9, 1e9}}, {{1e11, 1e11}, {1e11, 1e11}}};
+  gemm.flopsPerSecond = {{{1e9, 1e9}, {1e9, 1e9}},
+                         {{1e11, 1e11}, {1e11, 1e11}}};
   calibration->gemm["f32"] = gemm;
   calibration->attention["f32"] = {{1e6, 1e9}, {1e9, 1e10}};
   calibration->elementwise = {{1e3, 1e6}, {1e9, 1e10}};
@@ -506,7 +507,6 @@ TEST(CalibratedCostTest, SmallGemmsCostMorePerFlop) {
   expectSeconds(smallSeconds, small.flops / 1e9);
   expectSeconds(largeSeconds, large.flops / 1e11);
   EXPECT_NEAR(smallSeconds / largeSeconds, 100.0, 1e-9);
-
 }
 
 TEST(CalibratedCostTest, UncoveredCasesFallBackToPeaks) {
@@ -523,10 +523,10 @@ TEST(CalibratedCostTest, UncoveredCasesFallBackToPeaks) {
                          double(unknown.bytesRead + unknown.bytesWritten) /
                              (5e9 * spec.achievableFraction.at("gemm"))));
   OpCost f64 = makeGemm(1, 128, 64, 64);
-  expectSeconds(*model->getComputeSeconds(f64, "f64"),
-                std::max(f64.flops / (39.1e9 * fraction),
-                         double(f64.bytesRead + f64.bytesWritten) /
-                             (5e9 * fraction)));
+  expectSeconds(
+      *model->getComputeSeconds(f64, "f64"),
+      std::max(f64.flops / (39.1e9 * fraction),
+               double(f64.bytesRead + f64.bytesWritten) / (5e9 * fraction)));
 }
 
 TEST(CalibratedCostTest, MemoryBoundClassesUseTheBandwidthCurves) {
@@ -545,12 +545,12 @@ TEST(CalibratedCostTest, MemoryBoundClassesUseTheBandwidthCurves) {
   OpCost update;
   update.opClass = OpClass::Optimizer;
   update.bytesRead = 31623;
-  expectSeconds(*model->getComputeSeconds(update, "f32"),
-                31623.0 / std::exp((std::log(1e9) * (std::log(1e6) -
-                                                     std::log(31623.0)) +
-                                    std::log(1e10) * (std::log(31623.0) -
-                                                      std::log(1e3))) /
-                                   (std::log(1e6) - std::log(1e3))));
+  expectSeconds(
+      *model->getComputeSeconds(update, "f32"),
+      31623.0 /
+          std::exp((std::log(1e9) * (std::log(1e6) - std::log(31623.0)) +
+                    std::log(1e10) * (std::log(31623.0) - std::log(1e3))) /
+                   (std::log(1e6) - std::log(1e3))));
   // Reductions use the row-kernel curve: 1 MB at 5 GB/s.
   OpCost softmax;
   softmax.opClass = OpClass::Reduction;
@@ -582,10 +582,10 @@ TEST(CalibratedCostTest, MeasuredCollectivesReplaceTheLinkModel) {
   CollectiveTime gather =
       model->getCollectiveTime(CollectiveKind::AllGather, {"dp"}, 5e5, 1e6);
   EXPECT_NE(gather.algorithm, CollectiveAlgorithm::Measured);
-  EXPECT_EQ(gather.seconds,
-            plain->getCollectiveTime(CollectiveKind::AllGather, {"dp"}, 5e5,
-                                     1e6)
-                .seconds);
+  EXPECT_EQ(
+      gather.seconds,
+      plain->getCollectiveTime(CollectiveKind::AllGather, {"dp"}, 5e5, 1e6)
+          .seconds);
   // Point to point inside the node: the send_recv fit; without it the link.
   expectSeconds(model->getPointToPointSeconds(1e6, 1), 4e-6 + 1e6 / 2e9);
   expectSeconds(plain->getPointToPointSeconds(1e6, 1), 1e-6 + 1e6 / 3.5e9);

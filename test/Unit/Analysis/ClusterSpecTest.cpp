@@ -258,7 +258,8 @@ json getCalibratedSpec() {
       {"ranks", 2},
       {"gemm", {{"f32", gemm}, {"bf16", gemm}}},
       {"attention", {{"f32", attention}, {"bf16", attention}}},
-      {"elementwise", {{"bytes", {1e3, 1e6}}, {"bytes_per_second", {1e9, 1e10}}}},
+      {"elementwise",
+       {{"bytes", {1e3, 1e6}}, {"bytes_per_second", {1e9, 1e10}}}},
       {"row_kernel", {{"bytes", {1e3, 1e6}}, {"bytes_per_second", {5e8, 5e9}}}},
       {"collectives",
        {{"all_reduce",
@@ -279,8 +280,9 @@ TEST(ClusterSpecTest, CalibratedSpecParsesAndPrintsBack) {
   EXPECT_EQ(calibration.gemm.at("f32").flopsPerSecond[1][0][0], 4e9);
   EXPECT_EQ(calibration.rowKernel.rates, (std::vector<double>{5e8, 5e9}));
   ASSERT_TRUE(calibration.findCollective("all_reduce", 4));
-  EXPECT_EQ(calibration.findCollective("all_reduce", 4)->bandwidthBytesPerSecond,
-            5e8);
+  EXPECT_EQ(
+      calibration.findCollective("all_reduce", 4)->bandwidthBytesPerSecond,
+      5e8);
   EXPECT_FALSE(calibration.findCollective("all_reduce", 8));
   EXPECT_FALSE(calibration.findCollective("all_gather", 2));
 
@@ -305,8 +307,7 @@ TEST(ClusterSpecTest, CalibratedSpecParsesAndPrintsBack) {
 
 TEST(ClusterSpecTest, BadCalibrationsSayWhereAndWhat) {
   const BadSpec corpus[] = {
-      {"a missing GEMM curve",
-       [](json &v) { v["calibration"].erase("gemm"); },
+      {"a missing GEMM curve", [](json &v) { v["calibration"].erase("gemm"); },
        "cluster.json: /calibration/gemm: required field missing (expected an "
        "object from dtype to a GEMM grid)"},
       {"a missing row-kernel curve",

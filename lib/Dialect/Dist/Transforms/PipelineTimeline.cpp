@@ -150,8 +150,7 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
                         << " is outside the " << stages << " stages";
       return WalkResult::interrupt();
     }
-    FailureOr<double> seconds =
-        priceOp(op, *model, input.ranksPerStage);
+    FailureOr<double> seconds = priceOp(op, *model, input.ranksPerStage);
     if (failed(seconds))
       return WalkResult::interrupt();
     if (isa<SendOp>(op)) {
