@@ -14,31 +14,11 @@
 #include <memory>
 
 using mlir::loom::dist::CollectiveFit;
+using mlir::loom::dist::fitAlphaBeta;
 namespace rt = loom::runtime;
 namespace mpi = loom::runtime::mpi;
 
 namespace loom::calibrate {
-
-CollectiveFit fitAlphaBeta(const std::vector<double> &bytes,
-                           const std::vector<double> &seconds) {
-  double n = double(bytes.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    sx += bytes[i];
-    sy += seconds[i];
-    sxx += bytes[i] * bytes[i];
-    sxy += bytes[i] * seconds[i];
-  }
-  double denominator = n * sxx - sx * sx;
-  double slope = denominator > 0 ? (n * sxy - sx * sy) / denominator : 0;
-  double alpha = (sy - slope * sx) / n;
-  CollectiveFit fit;
-  fit.latencySeconds =
-      alpha > 0 ? alpha
-                : *std::min_element(seconds.begin(), seconds.end()) / 10;
-  fit.bandwidthBytesPerSecond =
-      slope > 0 ? 1 / slope : bytes.back() / seconds.back();
-  return fit;
-}
 
 namespace {
 

@@ -19,7 +19,7 @@
 
 #include "Timing.h"
 
-#include "loom/Analysis/Cost/Calibration.h"
+#include "loom/Analysis/Cost/CalibrationFitting.h"
 
 #include <map>
 #include <string>
@@ -34,13 +34,6 @@ namespace loom::calibrate {
 std::string measureCollectives(
     const std::vector<double> &bytes, const TimingBudget &budget,
     std::map<std::string, std::vector<mlir::loom::dist::CollectiveFit>> &fits);
-
-/// Least squares of seconds = α + bytes / β; a non-positive α (noise at
-/// small sizes) becomes the smallest time's tenth, a non-positive slope
-/// (noise at large sizes) the largest message's bytes / time.
-mlir::loom::dist::CollectiveFit
-fitAlphaBeta(const std::vector<double> &bytes,
-             const std::vector<double> &seconds);
 
 } // namespace loom::calibrate
 

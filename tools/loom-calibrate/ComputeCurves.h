@@ -9,7 +9,7 @@
 // on a log-spaced (M, N, K) grid per dtype, loom.attention at a few causal
 // shapes, a streaming add (elementwise) and softmax + layer_norm rows (row
 // kernels) over a range of sizes. Every curve is made monotone in time
-// before it is returned (see makeTimeMonotone).
+// before it is returned (makeTimeMonotone, CalibrationFitting.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +18,7 @@
 
 #include "Timing.h"
 
-#include "loom/Analysis/Cost/Calibration.h"
+#include "loom/Analysis/Cost/CalibrationFitting.h"
 
 #include <string>
 #include <vector>
@@ -53,12 +53,6 @@ mlir::loom::dist::Curve1D measureElementwise(const ComputePlan &plan);
 /// Bytes moved by softmax and layer_norm over rows (f32) → bytes/s, the two
 /// kernels' times averaged.
 mlir::loom::dist::Curve1D measureRowKernels(const ComputePlan &plan);
-
-/// Raises times so that a larger size never takes less time than a smaller
-/// one: measurement noise must not tell the cost model that more work is
-/// cheaper (the spec reader rejects such curves).
-void makeTimeMonotone(mlir::loom::dist::Curve1D &curve);
-void makeTimeMonotone(mlir::loom::dist::GemmCurve &curve);
 
 } // namespace loom::calibrate
 
