@@ -45,7 +45,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["loom-opt", "loom-translate", "loom-model", "loom-run", "loomc",
-     "loom-bench", "loom-data", "loom-ckpt"],
+     "loom-bench", "loom-data", "loom-ckpt", "loom-calibrate"],
     tool_dirs)
 
 # `mpi`: MPI programs run here. `%mpirun` starts one (flags in

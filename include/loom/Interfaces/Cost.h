@@ -49,6 +49,10 @@ struct OpCost {
   int64_t bytesWritten = 0;
   /// Bytes of the op's results (what stays live for later ops).
   int64_t outputBytes = 0;
+  /// For GEMMs: each matrix product is M x K by K x N and the op runs
+  /// `gemmBatch` of them (one BLAS call each); 0 where unknown. A measured
+  /// GEMM curve prices by these, since small products run far below peak.
+  int64_t gemmBatch = 0, gemmM = 0, gemmN = 0, gemmK = 0;
 };
 
 raw_ostream &operator<<(raw_ostream &os, const OpCost &cost);

@@ -22,6 +22,14 @@
 //     - hierarchical (groups spanning several nodes, with several devices
 //       per node): the intra-node part, then the inter-node part on 1/g_in
 //       of the data, each at its own level's best of ring and tree.
+//     A calibrated spec that measured the kind for exactly n devices inside
+//     one node replaces all three by its fit α + B / β (B: the gathered
+//     bytes for all_gather, each device's input bytes otherwise).
+//  4. Calibrated compute: a GEMM of known shape takes FLOPs / rate(M, N, K)
+//     of its dtype's measured grid, attention FLOPs / rate(FLOPs);
+//     reductions take bytes / (row-kernel bandwidth at those bytes) and the
+//     other memory-bound classes bytes / (elementwise bandwidth). Measured
+//     rates are achieved rates: no achievable fraction applies to them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -221,6 +229,23 @@ GroupSpan getGroupSpan(const Mesh &mesh, const MeshPlacement &placement,
   return span;
 }
 
+/// The calibration's name for `kind`, or null for kinds it does not measure.
+const char *getCalibratedName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::AllSlice:
+    return nullptr;
+  }
+  return nullptr;
+}
+
 CollectiveTime priceCollective(const ClusterSpec &cluster, const Mesh &mesh,
                                const MeshPlacement &placement,
                                CollectiveKind kind,
@@ -229,6 +254,16 @@ CollectiveTime priceCollective(const ClusterSpec &cluster, const Mesh &mesh,
   GroupSpan span = getGroupSpan(mesh, placement, axes);
   if (kind == CollectiveKind::AllSlice || span.size <= 1)
     return {0, CollectiveAlgorithm::Ring};
+  // Measurements were taken inside one node (the calibrated machine).
+  if (const char *name = getCalibratedName(kind);
+      name && cluster.calibration && span.nodes <= 1)
+    if (std::optional<CollectiveFit> fit = cluster.calibration->findCollective(
+            name, static_cast<int64_t>(span.size))) {
+      double bytes =
+          kind == CollectiveKind::AllGather ? bytesAfter : bytesBefore;
+      return {fit->latencySeconds + bytes / fit->bandwidthBytesPerSecond,
+              CollectiveAlgorithm::Measured};
+    }
   Links links{cluster.intraNode, cluster.interNode};
   // Ties keep the earlier algorithm: ring, then tree, then hierarchical.
   CollectiveTime best{
@@ -287,6 +322,8 @@ std::string_view stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm) {
     return "tree";
   case CollectiveAlgorithm::Hierarchical:
     return "hierarchical";
+  case CollectiveAlgorithm::Measured:
+    return "measured";
   }
   return "ring";
 }
@@ -354,9 +391,50 @@ ValueOrError<ClusterCostModel> ClusterCostModel::get(ClusterSpec cluster,
   return ClusterCostModel(std::move(cluster), std::move(mesh), *placement);
 }
 
+/// The time of `cost` by the calibration's curves, or none where they do
+/// not say (a GEMM of unknown shape, a dtype without a curve).
+static std::optional<double>
+getCalibratedSeconds(const Calibration &calibration, const OpCost &cost,
+                     std::string_view elementTypeName) {
+  double bytes = static_cast<double>(cost.bytesRead) +
+                 static_cast<double>(cost.bytesWritten);
+  auto memoryBound = [&](const Curve1D &curve) {
+    return bytes > 0 ? bytes / curve.getRate(bytes) : 0.0;
+  };
+  std::string dtype(elementTypeName);
+  switch (cost.opClass) {
+  case OpClass::Gemm: {
+    auto curve = calibration.gemm.find(dtype);
+    if (curve == calibration.gemm.end() || cost.gemmM <= 0 || cost.gemmN <= 0 ||
+        cost.gemmK <= 0 || cost.flops <= 0)
+      return std::nullopt;
+    return cost.flops / curve->second.getRate(double(cost.gemmM),
+                                              double(cost.gemmN),
+                                              double(cost.gemmK));
+  }
+  case OpClass::Attention: {
+    auto curve = calibration.attention.find(dtype);
+    if (curve == calibration.attention.end() || cost.flops <= 0)
+      return std::nullopt;
+    return cost.flops / curve->second.getRate(cost.flops);
+  }
+  case OpClass::Reduction:
+    return memoryBound(calibration.rowKernel);
+  case OpClass::Elementwise:
+  case OpClass::DataMovement:
+  case OpClass::Optimizer:
+    return memoryBound(calibration.elementwise);
+  }
+  return std::nullopt;
+}
+
 ValueOrError<double>
 ClusterCostModel::getComputeSeconds(const OpCost &cost,
                                     std::string_view elementTypeName) const {
+  if (cluster.calibration)
+    if (std::optional<double> seconds =
+            getCalibratedSeconds(*cluster.calibration, cost, elementTypeName))
+      return *seconds;
   std::string className = stringifyOpClass(cost.opClass).str();
   auto found = cluster.achievableFraction.find(className);
   double fraction = found != cluster.achievableFraction.end()
@@ -391,6 +469,17 @@ CollectiveTime ClusterCostModel::getCollectiveTime(CollectiveKind kind,
                                                    double bytesAfter) const {
   return priceCollective(cluster, mesh, placement, kind, axes, bytesBefore,
                          bytesAfter);
+}
+
+double ClusterCostModel::getPointToPointSeconds(double bytes,
+                                                int64_t rankDistance) const {
+  bool insideNode = rankDistance < cluster.devicesPerNode;
+  if (insideNode && cluster.calibration)
+    if (std::optional<CollectiveFit> fit =
+            cluster.calibration->findCollective("send_recv", 2))
+      return fit->latencySeconds + bytes / fit->bandwidthBytesPerSecond;
+  const LinkSpec &link = insideNode ? cluster.intraNode : cluster.interNode;
+  return link.latencySeconds + bytes / link.bandwidthBytesPerSecond;
 }
 
 double ClusterCostModel::getStepCost(const StepCostQuery &query) const {

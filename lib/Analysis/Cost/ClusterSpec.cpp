@@ -15,6 +15,8 @@
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
 
+#include "CalibrationJSON.h"
+
 #include "loom/Interfaces/Cost.h"
 #include "loom/Support/InputFile.h"
 #include "loom/Support/JSON.h"
@@ -259,7 +261,8 @@ public:
     ClusterSpec spec;
     checkObject(root, "",
                 {"name", "devices_per_node", "max_nodes", "device",
-                 "intra_node", "inter_node", "achievable_fraction"},
+                 "intra_node", "inter_node", "achievable_fraction",
+                 "calibration"},
                 "an object");
     if (const json *name = field(root, "", "name", "a non-empty string"))
       if (auto text = readName(*name, "/name"))
@@ -275,6 +278,16 @@ public:
     readLink(root, "intra_node", spec.intraNode);
     readLink(root, "inter_node", spec.interNode);
     readFractions(root, spec);
+    // Curves are checked against the peaks, so only once those are read.
+    auto calibration = root.find("calibration");
+    if (calibration != root.end() && !error) {
+      auto read = std::make_shared<Calibration>();
+      if (auto problem = readCalibration(*calibration, "/calibration",
+                                         spec.device.peakFlopsPerSecond, *read))
+        error = source + ": " + *problem;
+      else
+        spec.calibration = std::move(read);
+    }
     if (error)
       return Result::failure(*error);
     return spec;
@@ -387,6 +400,8 @@ std::string printClusterSpec(const ClusterSpec &spec) {
     if (!fractions.contains(name))
       fractions[name] = fraction;
   root["achievable_fraction"] = fractions;
+  if (spec.calibration)
+    root["calibration"] = printCalibration(*spec.calibration);
   return root.dump(2) + "\n";
 }
 

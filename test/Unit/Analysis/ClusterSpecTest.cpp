@@ -165,7 +165,7 @@ TEST(ClusterSpecTest, BadSpecsSayWhereAndWhat) {
       {"an unknown top-level key", [](json &v) { v["colour"] = "green"; },
        "cluster.json: /colour: unknown key (expected one of name, "
        "devices_per_node, max_nodes, device, intra_node, inter_node, "
-       "achievable_fraction)"},
+       "achievable_fraction, calibration)"},
       {"a dtype Loom does not price",
        [](json &v) { v["device"]["peak_flops"]["fp8"] = 1e15; },
        "cluster.json: /device/peak_flops/fp8: unknown key (expected one of "
@@ -231,6 +231,175 @@ TEST(ClusterSpecTest, BadSpecsSayWhereAndWhat) {
   for (const BadSpec &bad : corpus) {
     SCOPED_TRACE(bad.what);
     json value = getValidSpec();
+    bad.breakIt(value);
+    ValueOrError<ClusterSpec> spec =
+        parseClusterSpec(value.dump(), "cluster.json");
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.error(), bad.message);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Calibrated curves
+//===----------------------------------------------------------------------===//
+
+/// The valid spec with a small valid calibration: a 2 x 2 x 1 GEMM grid per
+/// dtype whose time grows along every axis, two-point curves, and fits.
+json getCalibratedSpec() {
+  json spec = getValidSpec();
+  json gemm = {{"m", {16, 256}},
+               {"n", {16, 256}},
+               {"k", {64}},
+               {"flops_per_second", {{{1e9}, {4e9}}, {{4e9}, {1e10}}}}};
+  json attention = {{"flops", {1e6, 1e9}}, {"flops_per_second", {1e9, 5e9}}};
+  spec["calibration"] = {
+      {"date", "2026-11-27T20:00:00Z"},
+      {"machine", "test"},
+      {"ranks", 2},
+      {"gemm", {{"f32", gemm}, {"bf16", gemm}}},
+      {"attention", {{"f32", attention}, {"bf16", attention}}},
+      {"elementwise",
+       {{"bytes", {1e3, 1e6}}, {"bytes_per_second", {1e9, 1e10}}}},
+      {"row_kernel", {{"bytes", {1e3, 1e6}}, {"bytes_per_second", {5e8, 5e9}}}},
+      {"collectives",
+       {{"all_reduce",
+         {{{"group_size", 2}, {"latency", 1e-5}, {"bandwidth", 1e9}},
+          {{"group_size", 4}, {"latency", 3e-5}, {"bandwidth", 5e8}}}},
+        {"send_recv",
+         {{{"group_size", 2}, {"latency", 4e-6}, {"bandwidth", 2e9}}}}}}};
+  return spec;
+}
+
+TEST(ClusterSpecTest, CalibratedSpecParsesAndPrintsBack) {
+  ValueOrError<ClusterSpec> spec =
+      parseClusterSpec(getCalibratedSpec().dump(), "calibrated.json");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  ASSERT_TRUE(spec->calibration);
+  const Calibration &calibration = *spec->calibration;
+  EXPECT_EQ(calibration.ranks, 2);
+  EXPECT_EQ(calibration.gemm.at("f32").flopsPerSecond[1][0][0], 4e9);
+  EXPECT_EQ(calibration.rowKernel.rates, (std::vector<double>{5e8, 5e9}));
+  ASSERT_TRUE(calibration.findCollective("all_reduce", 4));
+  EXPECT_EQ(
+      calibration.findCollective("all_reduce", 4)->bandwidthBytesPerSecond,
+      5e8);
+  EXPECT_FALSE(calibration.findCollective("all_reduce", 8));
+  EXPECT_FALSE(calibration.findCollective("all_gather", 2));
+
+  // Printing keeps every number: the print parses to the same curves.
+  std::string printed = printClusterSpec(*spec);
+  ValueOrError<ClusterSpec> again = parseClusterSpec(printed, "printed.json");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(printClusterSpec(*again), printed);
+  expectSameSpec(*spec, *again);
+  EXPECT_EQ(again->calibration->gemm.at("bf16").flopsPerSecond,
+            calibration.gemm.at("bf16").flopsPerSecond);
+  EXPECT_EQ(again->calibration->collectives.at("send_recv")[0].latencySeconds,
+            4e-6);
+
+  // Collectives are optional: a one-rank calibration measures none.
+  json single = getCalibratedSpec();
+  single["calibration"].erase("collectives");
+  ValueOrError<ClusterSpec> one = parseClusterSpec(single.dump(), "one.json");
+  ASSERT_TRUE(one.ok()) << one.error();
+  EXPECT_TRUE(one->calibration->collectives.empty());
+}
+
+TEST(ClusterSpecTest, BadCalibrationsSayWhereAndWhat) {
+  const BadSpec corpus[] = {
+      {"a missing GEMM curve", [](json &v) { v["calibration"].erase("gemm"); },
+       "cluster.json: /calibration/gemm: required field missing (expected an "
+       "object from dtype to a GEMM grid)"},
+      {"a missing row-kernel curve",
+       [](json &v) { v["calibration"].erase("row_kernel"); },
+       "cluster.json: /calibration/row_kernel: required field missing "
+       "(expected an object with bytes and bytes_per_second)"},
+      {"a GEMM curve for a dtype without a peak",
+       [](json &v) {
+         v["calibration"]["gemm"]["f64"] = v["calibration"]["gemm"]["f32"];
+       },
+       "cluster.json: /calibration/gemm/f64: a curve for a dtype without a "
+       "peak in /device/peak_flops (expected one of bf16, f32)"},
+      {"a peak without an attention curve",
+       [](json &v) { v["calibration"]["attention"].erase("bf16"); },
+       "cluster.json: /calibration/attention: expected a curve for each dtype "
+       "of /device/peak_flops (bf16, f32), got f32"},
+      {"sizes that do not increase",
+       [](json &v) {
+         v["calibration"]["elementwise"]["bytes"] = {1e6, 1e3};
+       },
+       "cluster.json: /calibration/elementwise/bytes/1: expected sizes "
+       "strictly increasing, got 1000 after 1e+06"},
+      {"a larger size that takes less time",
+       [](json &v) {
+         v["calibration"]["row_kernel"]["bytes_per_second"] = {5e8, 1e12};
+       },
+       "cluster.json: /calibration/row_kernel/bytes_per_second/1: the time "
+       "this implies falls from 2e-06 s at bytes 1000 to 1e-06 s at 1e+06 (a "
+       "larger size cannot take less time)"},
+      {"a GEMM grid whose time falls as n grows",
+       [](json &v) {
+         v["calibration"]["gemm"]["f32"]["flops_per_second"][0][1][0] = 1e11;
+       },
+       "cluster.json: /calibration/gemm/f32/flops_per_second/0/1/0: the time "
+       "this implies falls from 3.2768e-05 s at flops (n grows) 32768 to "
+       "5.24288e-06 s at 524288 (a larger size cannot take less time)"},
+      {"a zero rate",
+       [](json &v) {
+         v["calibration"]["attention"]["f32"]["flops_per_second"][0] = 0;
+       },
+       "cluster.json: /calibration/attention/f32/flops_per_second/0: "
+       "expected a positive number in FLOP/s, got 0"},
+      {"a negative size",
+       [](json &v) { v["calibration"]["gemm"]["bf16"]["k"] = {-64}; },
+       "cluster.json: /calibration/gemm/bf16/k/0: expected a positive number "
+       "in elements, got -64"},
+      {"one rate too few",
+       [](json &v) {
+         v["calibration"]["elementwise"]["bytes_per_second"] = {1e9};
+       },
+       "cluster.json: /calibration/elementwise/bytes_per_second: expected 2 "
+       "rates (one per bytes entry), got 1"},
+      {"a GEMM grid missing a row",
+       [](json &v) {
+         v["calibration"]["gemm"]["f32"]["flops_per_second"][1] = {{4e9}};
+       },
+       "cluster.json: /calibration/gemm/f32/flops_per_second/1: expected an "
+       "array of 2 (one per n entry), got [[4000000000.0]]"},
+      {"a negative latency",
+       [](json &v) {
+         v["calibration"]["collectives"]["all_reduce"][0]["latency"] = -1e-5;
+       },
+       "cluster.json: /calibration/collectives/all_reduce/0/latency: expected "
+       "a positive number in seconds, got -1e-05"},
+      {"a group of one",
+       [](json &v) {
+         v["calibration"]["collectives"]["send_recv"][0]["group_size"] = 1;
+       },
+       "cluster.json: /calibration/collectives/send_recv/0/group_size: "
+       "expected an integer >= 2, got 1"},
+      {"group sizes out of order",
+       [](json &v) {
+         v["calibration"]["collectives"]["all_reduce"][1]["group_size"] = 2;
+       },
+       "cluster.json: /calibration/collectives/all_reduce/1/group_size: "
+       "expected group sizes strictly increasing, got 2 after 2"},
+      {"an unknown collective",
+       [](json &v) {
+         v["calibration"]["collectives"]["broadcast"] = json::array();
+       },
+       "cluster.json: /calibration/collectives/broadcast: unknown key "
+       "(expected one of all_reduce, all_gather, reduce_scatter, all_to_all, "
+       "send_recv)"},
+      {"no ranks", [](json &v) { v["calibration"]["ranks"] = 0; },
+       "cluster.json: /calibration/ranks: expected an integer >= 1, got 0"},
+      {"a calibration given as a list",
+       [](json &v) { v["calibration"] = json::array(); },
+       "cluster.json: /calibration: expected an object, got []"},
+  };
+  for (const BadSpec &bad : corpus) {
+    SCOPED_TRACE(bad.what);
+    json value = getCalibratedSpec();
     bad.breakIt(value);
     ValueOrError<ClusterSpec> spec =
         parseClusterSpec(value.dump(), "cluster.json");

@@ -43,10 +43,11 @@ struct MeshPlacement {
                                          const Mesh &mesh);
 };
 
-/// The algorithm a collective's time was computed for.
-enum class CollectiveAlgorithm { Ring, Tree, Hierarchical };
+/// The algorithm a collective's time was computed for; `Measured` when a
+/// calibration's α–β fit for the kind and group size priced it.
+enum class CollectiveAlgorithm { Ring, Tree, Hierarchical, Measured };
 
-/// Returns `ring`, `tree` or `hierarchical`.
+/// Returns `ring`, `tree`, `hierarchical` or `measured`.
 std::string_view stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm);
 
 /// A priced collective.
@@ -66,7 +67,9 @@ public:
 
   /// The time one device takes for `cost` with elements of type
   /// `elementTypeName` (`f32`, ...). Fails when the device has no peak for
-  /// that dtype.
+  /// that dtype. With a calibration, GEMMs (of known shape) and attention
+  /// are priced by the measured curve of their dtype and memory-bound
+  /// classes by the measured bandwidth curves (docs/CostModel.md).
   ValueOrError<double> getComputeSeconds(const OpCost &cost,
                                          std::string_view elementTypeName) const;
 
@@ -76,6 +79,11 @@ public:
   CollectiveTime getCollectiveTime(CollectiveKind kind,
                                    const Layout::AxisList &axes,
                                    double bytesBefore, double bytesAfter) const;
+
+  /// The time of one point-to-point message of `bytes` between ranks
+  /// `rankDistance` apart (consecutive pipeline stages): the calibration's
+  /// send_recv fit inside a node where there is one, else the link's α–β.
+  double getPointToPointSeconds(double bytes, int64_t rankDistance) const;
 
   /// RedistributionCostModel: getCollectiveTime(...).seconds.
   double getStepCost(const StepCostQuery &query) const override;

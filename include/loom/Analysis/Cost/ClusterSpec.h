@@ -16,9 +16,11 @@
 #ifndef LOOM_ANALYSIS_COST_CLUSTERSPEC_H
 #define LOOM_ANALYSIS_COST_CLUSTERSPEC_H
 
+#include "loom/Analysis/Cost/Calibration.h"
 #include "loom/Analysis/Layout/Layout.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +62,10 @@ struct ClusterSpec {
   /// `stringifyOpClass` prints (`gemm`, `elementwise`, ...); classes absent
   /// use the spec's defaults (docs/CostModel.md says how they were chosen).
   std::map<std::string, double> achievableFraction;
+  /// Curves measured by `loom-calibrate`, or null (presets): where present,
+  /// the cost model prices by them (docs/CostModel.md, "Calibrated curves").
+  /// Shared: a spec is copied into every mesh's cost model.
+  std::shared_ptr<const Calibration> calibration;
 };
 
 /// Parses a cluster spec from JSON text. `sourceName` (a file name) starts

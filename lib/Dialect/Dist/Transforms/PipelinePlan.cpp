@@ -103,13 +103,8 @@ pipeline::StageProblem mlir::loom::dist::getStageProblem(
   // Consecutive stages are `stageDevices` ranks apart (the pipeline axis is
   // the mesh's major axis): inside a node only when a stage is smaller than
   // one.
-  const ClusterSpec &cluster = builder.getCostModel().getCluster();
-  const LinkSpec &link = stageDevices < cluster.devicesPerNode
-                             ? cluster.intraNode
-                             : cluster.interNode;
-  problem.p2pSeconds = link.latencySeconds;
-  if (link.bandwidthBytesPerSecond > 0)
-    problem.p2pSeconds += layerInputBytes / link.bandwidthBytesPerSecond;
+  problem.p2pSeconds = builder.getCostModel().getPointToPointSeconds(
+      layerInputBytes, stageDevices);
   problem.microBatches = microBatches;
   return problem;
 }

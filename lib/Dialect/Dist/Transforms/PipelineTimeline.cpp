@@ -49,18 +49,12 @@ static double getLocalBytes(Type type) {
 
 /// The seconds one op of the pipelined program takes on its rank.
 static FailureOr<double> priceOp(Operation *op, const ClusterCostModel &model,
-                                 const ClusterSpec &cluster,
                                  int64_t ranksPerStage) {
   if (isa<SendOp>(op)) {
     // Consecutive stages are ranksPerStage ranks apart.
-    const LinkSpec &link = ranksPerStage < cluster.devicesPerNode
-                               ? cluster.intraNode
-                               : cluster.interNode;
     double bytes = op->getNumOperands() ? getLocalBytes(op->getOperand(0).getType())
                                         : 0.0;
-    return link.latencySeconds + (link.bandwidthBytesPerSecond > 0
-                                      ? bytes / link.bandwidthBytesPerSecond
-                                      : 0.0);
+    return model.getPointToPointSeconds(bytes, ranksPerStage);
   }
   if (std::optional<CollectiveKind> kind = getCollectiveKind(op)) {
     auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
@@ -156,8 +150,7 @@ mlir::loom::dist::getPipelineTimelineInput(ModuleOp module,
                         << " is outside the " << stages << " stages";
       return WalkResult::interrupt();
     }
-    FailureOr<double> seconds =
-        priceOp(op, *model, cluster, input.ranksPerStage);
+    FailureOr<double> seconds = priceOp(op, *model, input.ranksPerStage);
     if (failed(seconds))
       return WalkResult::interrupt();
     if (isa<SendOp>(op)) {

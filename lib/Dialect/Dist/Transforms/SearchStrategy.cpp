@@ -440,6 +440,18 @@ LogicalResult SearchStrategyPass::search() {
   int64_t wanted = devices > 0 ? int64_t(devices)
                                : sharding.devices * std::max<int64_t>(
                                                         fixedStages, 1);
+  // Each candidate's (per-stage) mesh is placed on the cluster alone below,
+  // so the whole job, stages included, is checked against its size here: a
+  // calibrated spec (one machine, `max_nodes` 1) must not get a plan for
+  // more devices than it has.
+  if (wanted > 0 && spec->maxNodes > 0 &&
+      (wanted + spec->devicesPerNode - 1) / spec->devicesPerNode >
+          spec->maxNodes) {
+    module.emitError() << wanted << " devices do not fit cluster `"
+                       << spec->name << "`: it has at most " << spec->maxNodes
+                       << " node(s) of " << spec->devicesPerNode << " devices";
+    return failure();
+  }
   if (wanted > 0 && candidates.size() == 1 &&
       candidates[0].mesh.getNumDevices() * candidates[0].stages != wanted) {
     InFlightDiagnostic diag = module.emitError();

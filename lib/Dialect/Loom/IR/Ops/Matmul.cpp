@@ -117,7 +117,14 @@ OpCost MatmulOp::getCost(const OpShapes &shapes) {
                                   getTransposeLhs(), getTransposeRhs());
   // One multiply-add per output element and contracted index.
   double flops = 2.0 * getNumElements(shapes.results[0]) * lhs[dims.lhsK];
-  return getStreamingCost(getOperation(), shapes, OpClass::Gemm, flops);
+  OpCost cost = getStreamingCost(getOperation(), shapes, OpClass::Gemm, flops);
+  // The host kernel runs one GEMM per batch entry (CUDA a strided batch).
+  ArrayRef<int64_t> result = shapes.results[0];
+  cost.gemmM = result[result.size() - 2];
+  cost.gemmN = result[result.size() - 1];
+  cost.gemmK = lhs[dims.lhsK];
+  cost.gemmBatch = getNumElements(result.drop_back(2));
+  return cost;
 }
 
 //===----------------------------------------------------------------------===//
