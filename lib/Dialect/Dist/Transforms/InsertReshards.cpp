@@ -58,6 +58,7 @@ struct InsertReshardsPass
       if (options.spec.optimizerShard == 0)
         options.spec.optimizerShard = plan.getZero();
     options.reuseChoices = reuseChoices;
+    options.gatherPerLayer = gatherPerLayer;
     int64_t reused = 0;
     options.reusedChoices = &reused;
     LogicalResult assigned = assignLayouts(module, options);

@@ -35,6 +35,9 @@
 // 5. Materialize: one `dist.reshard` per (value, required layout), right
 //    after the producer; `dist.annotate` ops are replaced by the value under
 //    their layout; `dist.strategy` and `dist.layout` attributes are written.
+// 6. ZeRO-3: the gathers of the stored shards are re-issued before each
+//    layer's forward and backward, per micro-batch, one layer ahead
+//    (ParameterGathers.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +50,7 @@
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
+#include "loom/Dialect/Dist/Transforms/ParameterGathers.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 #include "loom/Support/InputFile.h"
@@ -1275,6 +1279,10 @@ LogicalResult LayoutAssigner::run() {
       return failure();
   }
   materialize();
+  // ZeRO-3 stores shards; the whole copies are gathered per layer and
+  // prefetched, so they are not all live at once.
+  if (options.spec.optimizerShard >= 3 && options.gatherPerLayer)
+    scheduleParameterGathers(func);
   return success();
 }
 

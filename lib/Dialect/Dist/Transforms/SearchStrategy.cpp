@@ -627,16 +627,19 @@ LogicalResult SearchStrategyPass::search() {
 
     // ZeRO stages: the config's when it names one, else every stage up to
     // its bound where there is an optimizer and a data-parallel group.
-    // Stage 3 is priced only when asked for: its stored shard comes on top
-    // of the gathered copy every forward and backward op reads (held
-    // through the step), with stage 2's communication, so it never beats
-    // stage 2 in this model (docs/Search.md, "ZeRO stages").
+    // Stage 3 (parameters gathered per layer, docs/Search.md, "ZeRO
+    // stages") is tried on flat meshes: a pipeline stage's memory is priced
+    // per layer, where the two-layer window of gathered copies has no
+    // place, so there it would be charged every layer's whole copy and
+    // could never win.
     std::vector<int> zeroChoices = {0};
     if (sharding.zeroFixed)
       zeroChoices = {dataParallel > 1 && hasOptimizer ? sharding.optimizerShard
                                                       : 0};
     else if (hasOptimizer && dataParallel > 1)
-      for (int stage = 1; stage <= std::min(2, sharding.zeroMaxStage); ++stage)
+      for (int stage = 1;
+           stage <= std::min(stages > 1 ? 2 : 3, sharding.zeroMaxStage);
+           ++stage)
         zeroChoices.push_back(stage);
     // A config that asks for recompute gets it (the partition pipeline
     // recomputes every layer then), so only plans that pay for it compete.
@@ -734,14 +737,15 @@ LogicalResult SearchStrategyPass::search() {
       return found;
     };
     std::string pipelineWhyNot;
-    // Per recompute choice, whether ZeRO-1's unconstrained plan fits:
-    // stage 2 then cannot beat it (no cheaper node anywhere, and ties keep
-    // the earlier plan), so a flat mesh skips it.
-    std::set<bool> stageOneFits;
+    // Per recompute choice, whether a lower ZeRO stage's unconstrained plan
+    // fits: a higher stage then cannot beat it (each stage's nodes cost no
+    // less than the one below's, and ties keep the earlier plan), so a flat
+    // mesh skips it.
+    std::set<bool> lowerStageFits;
     for (int zero : zeroChoices) {
       for (bool recompute : recomputeChoices) {
-        if (zero == 2 && stages == 1 && !sharding.zeroFixed &&
-            stageOneFits.count(recompute))
+        if (zero >= 2 && stages == 1 && !sharding.zeroFixed &&
+            lowerStageFits.count(recompute))
           continue;
         // A pipelined plan prices its micro-batches in getStageProblem.
         StrategyChoice choice{zero, recompute,
@@ -828,8 +832,8 @@ LogicalResult SearchStrategyPass::search() {
                           std::move(split), step};
           continue;
         }
-        if (zero == 1 && !free.choice.empty() && free.memory <= memoryLimit)
-          stageOneFits.insert(recompute);
+        if (zero >= 1 && !free.choice.empty() && free.memory <= memoryLimit)
+          lowerStageFits.insert(recompute);
         if (!free.choice.empty() && free.cost >= bestSoFar &&
             free.memory <= memoryLimit)
           continue;
@@ -1006,7 +1010,10 @@ LogicalResult SearchStrategyPass::search() {
     if (recomputed)
       nodeCompute += cost.forwardSeconds;
     if (countMemory) {
-      parameters += cost.getParameterBytes(best.choice.zeroStage);
+      parameters += best.pipeline
+                        ? cost.getParameterBytes(best.choice.zeroStage)
+                        : best.builder->getNodeParameterBytes(index, candidate,
+                                                              best.choice);
       gradients += cost.getGradientBytes(best.choice.zeroStage);
       optimizerStates += cost.getOptimizerBytes(best.choice.zeroStage);
       activations += activationScale * best.builder->getNodeActivationBytes(

@@ -52,6 +52,7 @@
 #include <map>
 #include <set>
 
+using ::mlir::loom::kBackwardAttrName;
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kParamAttrName;
@@ -602,11 +603,19 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
                   .getCollectiveTime(CollectiveKind::ReduceScatter, zeroGroup,
                                      reduceBytes, reduceBytes / zeroSize)
                   .seconds;
-        cost.zeroSyncSeconds +=
+        double gather =
             model
                 .getCollectiveTime(CollectiveKind::AllGather, zeroGroup,
                                    bytes / zeroSize, bytes)
                 .seconds;
+        cost.zeroGatherSeconds += gather;
+        // ZeRO-3 gathers it before each micro-batch's forward, and again
+        // before the backward when a backward op reads it (a weight's
+        // input gradient does; a bias's does not).
+        bool backwardReads = llvm::any_of(value.getUsers(), [](Operation *u) {
+          return u->hasAttr(kBackwardAttrName);
+        });
+        cost.zeroLayerGatherSeconds += gather * (backwardReads ? 2 : 1);
       }
       cost.parameterBytes += bytes;
       cost.gradientBytes += gradientBytes;
@@ -793,11 +802,30 @@ StrategyCostGraphBuilder::getNodeMemory(unsigned node, unsigned candidate,
                                         const StrategyChoice &choice) const {
   const CandidateCost &cost = nodes[node].costs[candidate];
   // Parameters and their gradients.
-  double total = cost.getParameterBytes(choice.zeroStage) +
+  double total = getNodeParameterBytes(node, candidate, choice) +
                  cost.getGradientBytes(choice.zeroStage) +
                  cost.getOptimizerBytes(choice.zeroStage);
   return total + getNodeActivationBytes(node, candidate, choice) +
          getNodeTransientBytes(node, candidate, choice);
+}
+
+double StrategyCostGraphBuilder::getNodeParameterBytes(
+    unsigned node, unsigned candidate, const StrategyChoice &choice) const {
+  const CandidateCost &cost = nodes[node].costs[candidate];
+  if (choice.zeroStage < 3)
+    return cost.getParameterBytes(choice.zeroStage);
+  // ZeRO-3 gathers a layer's parameters one layer ahead and frees them
+  // after the layer (ParameterGathers.cpp): the whole copies of two layers
+  // are live at a time, charged to layer 0 (as recompute's one layer is).
+  // The parameters outside the layers (embeddings, final norm, head) are
+  // charged whole: the head's, gathered for its backward, are live at the
+  // peak where the backward starts, and tied ones are read there.
+  double gathered = 0;
+  if (nodes[node].layer == 0)
+    gathered = 2 * cost.parameterBytes;
+  else if (nodes[node].layer < 0)
+    gathered = cost.parameterBytes;
+  return cost.zeroParameterBytes + gathered;
 }
 
 double StrategyCostGraphBuilder::getNodeActivationBytes(

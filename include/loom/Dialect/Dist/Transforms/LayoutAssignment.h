@@ -39,6 +39,11 @@ struct LayoutAssignmentOptions {
   /// op's (docs/Partitioning.md, "Choosing once per context") takes that
   /// choice instead of choosing again. Off only to check it changes nothing.
   bool reuseChoices = true;
+  /// Under ZeRO-3: gather each parameter before its layer's forward and
+  /// again before its backward, per micro-batch, one layer ahead
+  /// (ParameterGathers.h), rather than once at the step's start. Off only to
+  /// measure what the per-layer gathers save.
+  bool gatherPerLayer = true;
   /// Where to count the reused choices, if anywhere.
   int64_t *reusedChoices = nullptr;
 };

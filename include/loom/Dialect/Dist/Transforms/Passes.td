@@ -135,6 +135,11 @@ def InsertReshardsPass : Pass<"dist-insert-reshards", "::mlir::ModuleOp"> {
            "Reuse a strategy choice for every later op with the same "
            "context (the micro-batch copies of a split step); off only to "
            "check that reuse changes nothing">,
+    Option<"gatherPerLayer", "gather-per-layer", "bool", /*default=*/"true",
+           "Under ZeRO-3, gather each parameter before its layer's forward "
+           "and again before its backward, per micro-batch, one layer "
+           "ahead; off gathers every parameter once at "
+           "the step's start (only to measure what per-layer gathers save)">,
   ];
   let statistics = [
     Statistic<"numReusedChoices", "reused-choices",

@@ -71,12 +71,19 @@ struct CandidateCost {
   /// Gradient synchronization of the parameters this node owns: all-reduce,
   /// or under ZeRO reduce-scatter + all-gather.
   /// Under ZeRO the reduce-scatter (`zeroReduceSeconds`, once per step at
-  /// stage 1, once per micro-batch at stages 2 and 3) is apart from the
-  /// rest (`zeroSyncSeconds`: the all-gather and any all-reduce over other
-  /// axes).
+  /// stage 1, once per micro-batch at stages 2 and 3) and the all-gather of
+  /// the shard (`zeroGatherSeconds`: once per step after the update at
+  /// stages 1 and 2; at stage 3 before each micro-batch's forward and, for
+  /// a parameter the backward reads, again before its backward) are apart
+  /// from the rest (`zeroSyncSeconds`: any all-reduce over other axes).
   double syncSeconds = 0;
   double zeroSyncSeconds = 0;
   double zeroReduceSeconds = 0;
+  double zeroGatherSeconds = 0;
+  /// Stage 3's gathers per micro-batch summed over the owned parameters,
+  /// in seconds: each parameter's gather once (forward) or twice (its
+  /// backward reads it too).
+  double zeroLayerGatherSeconds = 0;
   /// Per-device bytes of owned parameters, of their gradients (in the type
   /// the optimizer reads them: f32 for f32 master weights), optimizer
   /// states with and without ZeRO, and the values kept for the backward:
@@ -107,12 +114,19 @@ struct CandidateCost {
   double getSyncSeconds(int zeroStage, int64_t microBatches) const {
     if (zeroStage == 0)
       return syncSeconds;
-    return zeroSyncSeconds +
-           zeroReduceSeconds * (zeroStage >= 2 ? double(microBatches) : 1.0);
+    double micro = double(microBatches);
+    if (zeroStage >= 3)
+      return zeroSyncSeconds +
+             (zeroReduceSeconds + zeroLayerGatherSeconds) * micro;
+    return zeroSyncSeconds + zeroGatherSeconds +
+           zeroReduceSeconds * (zeroStage >= 2 ? micro : 1.0);
   }
   /// Bytes of parameters, gradients and optimizer states under `zeroStage`:
   /// stage 2 divides the gradients by the group; stage 3 the parameters'
-  /// stored copy too, but the gathered copy lives through the step.
+  /// stored copy too. What stage 3 gathers is live a layer or two at a time,
+  /// which only the graph can say (StrategyCostGraphBuilder::
+  /// getNodeParameterBytes); here, for a node alone, its whole gathered
+  /// copy is counted as well (an upper bound, which pipelined plans use).
   double getParameterBytes(int zeroStage) const {
     return zeroStage >= 3 ? parameterBytes + zeroParameterBytes
                           : parameterBytes;
@@ -192,6 +206,12 @@ public:
                      const StrategyChoice &choice) const;
   double getNodeMemory(unsigned node, unsigned candidate,
                        const StrategyChoice &choice) const;
+  /// The part of getNodeMemory that is parameters: CandidateCost::
+  /// getParameterBytes below stage 3; at stage 3 the stored shard, plus
+  /// the gathered copies the per-layer gathers keep live (two layers,
+  /// charged to layer 0, and the parameters outside the layers).
+  double getNodeParameterBytes(unsigned node, unsigned candidate,
+                               const StrategyChoice &choice) const;
   /// The part of getNodeMemory that is activations kept for the backward
   /// (layer inputs only under recompute, plus one recomputed layer's worth
   /// charged to layer 0).
