@@ -162,3 +162,27 @@ func.func @train_step(%p: tensor<4xf32> {loom.name = "w"}, %g: tensor<4xf32> {lo
 // CHECK-NEXT: };
 // CHECK-NEXT: const int64_t kArenaBytes_train_step[][2] = {{[{][{]}}0, 0}, };
 // CHECK-NOT: Status loom_
+
+// -----
+
+// A carried value computed after the last read of its argument (as ZeRO's
+// gathered parameters are) takes the argument's place, zeroed first, and
+// the return hands that buffer to the result; a value computed while the
+// argument is still read gets a place of its own.
+
+func.func @train_step(%p: tensor<4xf32> {loom.name = "w"}, %q: tensor<4xf32> {loom.name = "u"})
+    -> (tensor<4xf32> {loom.name = "w"}, tensor<4xf32> {loom.name = "u"}) {
+  %d = loom.mul %p, %q : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %u = loom.add %d, %q : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %w = loom.add %d, %d : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %w, %u : tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: /// The step of every rank.
+// CHECK: T *v0 = ws.at<T>(kArenaOffsets_train_step[0][sizeof(T) == 8], 4);
+// CHECK: T *v1 = ws.result(results[1].floats, 4);
+// CHECK: // In the place of arg0, which no op reads from here on.
+// CHECK-NEXT: T *v2 = ws.reuse(arg0, 4);
+// CHECK: // func.return
+// CHECK-NEXT: std::swap(results[0].floats, const_cast<Buffer<T> &>(args[0]).floats);
+// CHECK-NEXT: return Status::success();
