@@ -151,22 +151,23 @@ constexpr const char *kLrScaleArgument = "lr_scale";
 /// What step 2 of the file comment reads off the spec.
 /// `--report-memory`: rank 0 prints every rank's step memory (stepMemory():
 /// the arena of the static memory plan and the other buffers of a step)
-/// next to the liveness peak the compiler predicts for the rank. Collective.
+/// next to the liveness peak the compiler predicts for the rank, and how
+/// far the rank's peak resident set grew during the first step. Collective.
 void reportStepMemory(int64_t rank, int64_t numRanks) {
   const StepMemory &mine = stepMemory();
-  int64_t record[3] = {mine.arenaBytes, mine.otherBytes,
-                       mine.predictedPeakBytes};
-  std::vector<int64_t> all(rank == 0 ? 3 * numRanks : 0);
-  MPI_Gather(record, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0,
+  int64_t record[4] = {mine.arenaBytes, mine.otherBytes,
+                       mine.predictedPeakBytes, mine.firstStepRssGrowthBytes};
+  std::vector<int64_t> all(rank == 0 ? 4 * numRanks : 0);
+  MPI_Gather(record, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
   if (rank != 0)
     return;
   for (int64_t r = 0; r < numRanks; ++r) {
-    int64_t arena = all[3 * r], other = all[3 * r + 1],
-            predicted = all[3 * r + 2];
+    int64_t arena = all[4 * r], other = all[4 * r + 1],
+            predicted = all[4 * r + 2], rss = all[4 * r + 3];
     if (predicted < 0) {
-      std::printf("memory: rank %lld: the host program does not plan its "
-                  "buffers (only the CUDA program has an arena)\n",
+      std::printf("memory: rank %lld: the step recorded no memory plan (a "
+                  "program emitted before its arena)\n",
                   static_cast<long long>(r));
       continue;
     }
@@ -177,6 +178,13 @@ void reportStepMemory(int64_t rank, int64_t numRanks) {
         static_cast<long long>(other), static_cast<long long>(arena + other),
         static_cast<long long>(predicted),
         predicted > 0 ? double(arena + other) / double(predicted) : 0.0);
+    if (rss >= 0)
+      std::printf("rss: rank %lld: the peak resident set grew %lld B in the "
+                  "first step: the arena %lld B %s %lld B\n",
+                  static_cast<long long>(r), static_cast<long long>(rss),
+                  static_cast<long long>(arena), rss >= arena ? "+" : "-",
+                  static_cast<long long>(rss >= arena ? rss - arena
+                                                      : arena - rss));
   }
   std::fflush(stdout);
 }
@@ -1002,7 +1010,17 @@ train(const Program &program, const TrainOptions &options,
     bool evaluate = evaluatesAfter(done);
     context.hostNeedsCarried = checkpoint || evaluate || done == options.steps;
     TransferCounts before = deviceTransfers();
+    // The first step allocates what the step needs (its arena): how far the
+    // resident set's peak rises above where it stands is what
+    // `--report-memory` says the step costs the process.
+    // (The peak is reset first: initialization may have held more.)
+    ResidentSet rssBefore;
+    if (s == firstStep && resetResidentSetPeak())
+      rssBefore = residentSet();
     Status ran = step(comm, context, args, results);
+    if (s == firstStep && rssBefore.current >= 0)
+      stepMemory().firstStepRssGrowthBytes =
+          std::max<int64_t>(residentSet().peak - rssBefore.current, 0);
     ++info.rngStep;
     if (!ran.ok())
       comm.abort(ran);

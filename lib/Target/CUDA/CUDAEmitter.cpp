@@ -38,14 +38,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/CUDA/CUDAEmitter.h"
-#include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/Interpreter.h"
-#include "loom/Target/Common/ArenaPlan.h"
 #include "loom/Target/Common/EmitterSupport.h"
+#include "loom/Target/Common/StepArena.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -141,7 +140,7 @@ std::string attentionVariant(Value query, Value key, Value value) {
 class StepEmitter : public emit::StepEmitterBase {
 public:
   StepEmitter(const EntryInfo &entry, AsmState &asmState, raw_ostream &out)
-      : StepEmitterBase(entry, asmState, out, kCUDA) {}
+      : StepEmitterBase(entry, asmState, out, kCUDA), arena(entry) {}
 
   LogicalResult emit();
 
@@ -156,16 +155,8 @@ private:
   /// its offset in the step's arena (planArena, after the body).
   void allocate(Value result) {
     std::string type = elementType(result);
-    emit::ArenaBuffer buffer;
-    buffer.stage = entry.stageOfOp(currentOp);
-    buffer.elements = numElements(result);
-    buffer.isInteger = isIntegerStorage(result.getType());
-    bufferIndex[result] = buffers.size();
-    buffers.push_back(buffer);
-    std::string alloc = "ws.at<" + type + ">(" + arenaTable("Offsets") + "[" +
-                        std::to_string(buffers.size() - 1) +
-                        "][sizeof(T) == 8], " +
-                        std::to_string(numElements(result)) + ")";
+    std::string alloc = "ws.at<" + type + ">(" + arena.add(result, currentOp) +
+                        ", " + std::to_string(numElements(result)) + ")";
     if (inStageRegion()) {
       declare(type + " *" + name(result) + " = nullptr;");
       os << "  " << name(result) << " = " << alloc << ";\n";
@@ -187,7 +178,7 @@ private:
   }
   /// Another name for the same device buffer.
   void alias(Value result, Value operand) {
-    aliasOf[result] = operand;
+    arena.alias(result, operand);
     if (inStageRegion()) {
       declare("const " + elementType(result) + " *" + name(result) +
               " = nullptr;");
@@ -210,22 +201,17 @@ private:
 
   /// Declares an optimizer update's result: the buffer of the argument it
   /// updates (`operand`) when the update is that argument's last reader and
-  /// the result is carried into it, else a buffer of its own (allocate).
-  /// The update kernels read each element before they write it, so the new
-  /// model state overwrites the old in place, and the step holds one copy
-  /// of the state rather than two (docs/Codegen.md, "Memory").
+  /// the result is carried into it (emit::StepArena::updatesInPlace), else
+  /// a buffer of its own (allocate). The update kernels read each element
+  /// before they write it, so the new model state overwrites the old in
+  /// place, and the step holds one copy of the state rather than two
+  /// (docs/Codegen.md, "Memory").
   void allocateUpdate(Value result, Value operand) {
-    auto arg = dyn_cast<BlockArgument>(operand);
-    auto carried = arg ? residentArgs.find(arg.getArgNumber())
-                       : residentArgs.end();
-    bool inPlace = carried != residentArgs.end() &&
-                   returnedAt(carried->second) == result &&
-                   argumentLastUse.lookup(arg) == positionOf.lookup(currentOp);
-    if (!inPlace) {
+    if (!arena.updatesInPlace(currentOp, result, operand)) {
       allocate(result);
       return;
     }
-    aliasOf[result] = operand;
+    arena.alias(result, operand);
     std::string statement = name(result) + " = const_cast<" +
                             elementType(result) + " *>(" + name(operand) + ");";
     os << "  // In place: the update is the last reader of " << name(operand)
@@ -237,37 +223,10 @@ private:
     }
     os << "  " << elementType(result) << " *" << statement << "\n";
   }
-  /// The entry's returned value at `index`.
-  Value returnedAt(size_t index) {
-    Operation *ret = func::FuncOp(entry.func).getBody().front().getTerminator();
-    return index < ret->getNumOperands() ? ret->getOperand(index) : Value();
-  }
-  /// Fills positionOf and argumentLastUse: the last op that reads each
-  /// argument, directly or through values that may name its buffer
-  /// (reshape, annotate, reshard results, taken conservatively).
-  void findArgumentLastUses();
-
-  /// The name of one of the step's arena tables (`kArena<what>_<entry>`).
-  std::string arenaTable(StringRef what) {
-    return ("kArena" + what + "_" + func::FuncOp(entry.func).getSymName())
-        .str();
-  }
-  /// Plans the arena of the buffers allocate() declared and prints its
-  /// tables: each buffer's offsets, each stage's arena size and liveness
-  /// peak (dist::analyzeMemory).
-  void emitArenaTables();
-
+  /// The step's static memory plan.
+  emit::StepArena arena;
   /// The op being emitted: allocate() takes its stage.
   Operation *currentOp = nullptr;
-  /// Each op's position in the entry's block, and each argument's last
-  /// reader's (findArgumentLastUses).
-  llvm::DenseMap<Operation *, int64_t> positionOf;
-  llvm::DenseMap<Value, int64_t> argumentLastUse;
-  /// The buffers allocate() declared, in order, and their values' indices.
-  std::vector<emit::ArenaBuffer> buffers;
-  llvm::DenseMap<Value, size_t> bufferIndex;
-  /// Values that name another value's buffer (alias()).
-  llvm::DenseMap<Value, Value> aliasOf;
 
   /// The carried arguments kept on the device: argument index -> the result
   /// carried into it. In a pipelined program only the stage that computes
@@ -410,83 +369,6 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
   }
   os << "  return Status::success();\n";
   return success();
-}
-
-void StepEmitter::findArgumentLastUses() {
-  llvm::DenseMap<Value, Value> argumentOf;
-  for (BlockArgument arg : func::FuncOp(entry.func).getArguments())
-    argumentOf[arg] = arg;
-  int64_t position = 0;
-  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
-    positionOf[&op] = position;
-    for (Value operand : op.getOperands())
-      if (Value arg = argumentOf.lookup(operand))
-        argumentLastUse[arg] = position;
-    if (isa<ReshapeOp, dist::AnnotateOp, dist::ReshardOp>(op))
-      if (Value arg = argumentOf.lookup(op.getOperand(0)))
-        for (Value result : op.getResults())
-          argumentOf[result] = arg;
-    ++position;
-  }
-}
-
-void StepEmitter::emitArenaTables() {
-  auto func = func::FuncOp(entry.func);
-  // Each buffer lives from its op to the last op that reads it or an alias
-  // of it; a returned one outlives the step and gets a block of its own.
-  auto bufferOf = [&](Value v) -> std::optional<size_t> {
-    for (auto it = aliasOf.find(v); it != aliasOf.end(); it = aliasOf.find(v))
-      v = it->second;
-    auto found = bufferIndex.find(v);
-    if (found == bufferIndex.end())
-      return std::nullopt;
-    return found->second;
-  };
-  int64_t position = 0;
-  for (Operation &op : func.getBody().front()) {
-    for (Value result : op.getResults())
-      if (auto b = bufferIndex.find(result); b != bufferIndex.end())
-        buffers[b->second].first = buffers[b->second].last = position;
-    for (Value operand : op.getOperands())
-      if (std::optional<size_t> b = bufferOf(operand)) {
-        buffers[*b].last = std::max(buffers[*b].last, position);
-        if (isa<func::ReturnOp>(op))
-          buffers[*b].ownAllocation = true;
-      }
-    ++position;
-  }
-  emit::ArenaPlan plan = emit::planArena(buffers, entry.numStages);
-  auto pair = [](const emit::PerElementSize &p) {
-    return "{" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + "}";
-  };
-  os << "// The static memory plan of @" << func.getSymName()
-     << " (docs/Codegen.md, \"Memory\"): each\n"
-     << "// buffer's byte offset in the step's arena when T is float and when "
-        "it is\n"
-     << "// double (-1: a buffer of its own, a result), then the arena's size "
-        "and the\n"
-     << "// liveness peak the compiler predicts (at the declared types), per "
-        "stage.\n"
-     << "const int64_t " << arenaTable("Offsets") << "[][2] = {";
-  for (auto [i, offsets] : llvm::enumerate(plan.offsets))
-    os << (i % 6 ? " " : "\n    ") << pair(offsets) << ",";
-  // Never an empty array.
-  os << (plan.offsets.empty() ? "\n    {-1, -1}," : "") << "\n};\n"
-     << "const int64_t " << arenaTable("Bytes") << "[][2] = {";
-  for (const emit::PerElementSize &bytes : plan.arenaBytes)
-    os << pair(bytes) << ", ";
-  os << "};\n";
-  os << "// The most bytes of those buffers live at once, per stage:";
-  for (const emit::PerElementSize &bytes : plan.liveBytes)
-    os << " " << pair(bytes);
-  os << "\n"
-     << "const int64_t " << arenaTable("PredictedPeak") << "[] = {";
-  for (int64_t s = 0; s < std::max<int64_t>(entry.numStages, 1); ++s)
-    os << dist::analyzeMemory(func, entry.numStages ? std::optional<int64_t>(s)
-                                                    : std::nullopt)
-              .getPeak()
-       << ", ";
-  os << "};\n\n";
 }
 
 LogicalResult StepEmitter::emitTargetOp(Operation *op) {
@@ -1073,9 +955,7 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
 LogicalResult StepEmitter::emit() {
   func::FuncOp func = entry.func;
   // The arena's tables follow the function (the plan needs its whole body).
-  os << "extern const int64_t " << arenaTable("Offsets") << "[][2];\n"
-     << "extern const int64_t " << arenaTable("Bytes") << "[][2];\n"
-     << "extern const int64_t " << arenaTable("PredictedPeak") << "[];\n\n";
+  arena.printDeclarations(os);
   emitStepComment();
   os << "template <typename T>\n"
      << "Status loom_" << func.getSymName()
@@ -1092,14 +972,12 @@ LogicalResult StepEmitter::emit() {
      << "  (void)nccl;\n"
      << "  cuda::Workspace ws(stream);\n";
   std::string stage = entry.numStages ? "loomStage" : "0";
-  os << "  ws.openArena(" << arenaTable("Bytes") << "[" << stage
-     << "][sizeof(T) == 8]);\n"
+  os << "  ws.openArena(" << arena.bytesOf(stage) << ");\n"
      << "  loom::runtime::stepMemory().predictedPeakBytes = "
-     << arenaTable("PredictedPeak") << "[" << stage << "];\n";
+     << arena.predictedPeakOf(stage) << ";\n";
   emitIncoming();
   for (auto [result, arg] : emit::carriedPairs(entry))
     residentArgs[arg] = result;
-  findArgumentLastUses();
   // `stepKey`'s address names this function (each precision's is its
   // own) to the session, which keeps its resident state and constants.
   os << "  // What the session keeps for this step function (its f32 and f64\n"
@@ -1139,7 +1017,7 @@ LogicalResult StepEmitter::emit() {
   if (failed(emitBody()))
     return failure();
   os << "}\n\n";
-  emitArenaTables();
+  arena.printTables(os);
   flush();
   return success();
 }

@@ -18,6 +18,13 @@
 //    `if (loomStage == k)` region, each send/recv passes its `tag` to the
 //    communicator (MPI matches a receive by peer and tag), and a rank
 //    leaves other stages' results untouched.
+//    Buffers follow the static memory plan (docs/Codegen.md, "Memory";
+//    emit::StepArena, shared with --emit-cuda): every value the step
+//    computes is a pointer into the process's arena (host::Workspace) at
+//    its planned offset, a returned value is computed in the caller's
+//    result buffer, and an optimizer update that is the last reader of the
+//    state it updates writes into the argument's buffer, which the return
+//    hands to the result. The plan's tables follow the step function.
 // 3. Print the ProgramSpec the harness needs (layouts; the harness computes
 //    each rank's blocks), the step accessors, main.cpp and CMakeLists.txt.
 // Nothing printed depends on the rank count but the mesh's axis sizes.
@@ -36,6 +43,7 @@
 #include "loom/Interpreter/EntrySignature.h"
 #include "loom/Interpreter/Interpreter.h"
 #include "loom/Target/Common/EmitterSupport.h"
+#include "loom/Target/Common/StepArena.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -80,7 +88,7 @@ LogicalResult checkTensorType(Operation *op, Type type, const Twine &what) {
 class StepEmitter : public emit::StepEmitterBase {
 public:
   StepEmitter(const EntryInfo &entry, AsmState &asmState, raw_ostream &out)
-      : StepEmitterBase(entry, asmState, out, kHost) {}
+      : StepEmitterBase(entry, asmState, out, kHost), arena(entry) {}
 
   LogicalResult emit();
 
@@ -89,7 +97,14 @@ private:
   std::string elementType(Value value) {
     return isIntegerStorage(value.getType()) ? "int64_t" : "T";
   }
-  std::string data(Value value) { return name(value) + ".data()"; }
+  /// Every tensor is a pointer to its elements (in the arena, an argument,
+  /// a constant or the caller's result buffer).
+  std::string data(Value value) { return name(value); }
+  /// `results[i].floats` or `.ints`: the caller's buffer of result `i`.
+  std::string resultBuffer(unsigned index, Value value) {
+    return "results[" + std::to_string(index) + "]." +
+           (isIntegerStorage(value.getType()) ? "ints" : "floats");
+  }
   /// An optimizer update's learning rate: the compiled one, times the
   /// step's `lr_scale` when the update has one (the same f64 product as the
   /// interpreter, so a factor of 1 keeps the compiled rate's bits).
@@ -102,18 +117,76 @@ private:
   std::string optionalData(Value value) {
     return value ? data(value) : "nullptr";
   }
-  /// Declares the zero-filled buffer of a result (in a stage's region:
-  /// declared empty before it, filled where the stage runs the op).
+  /// Declares the zero-filled buffer of an op's result (in a stage's
+  /// region: declared null before it, placed where the stage runs the op):
+  /// the buffer of the argument the value is carried into when that
+  /// argument is dead (emit::StepArena::freeCarriedArgument), else the
+  /// caller's result buffer when the step returns the value and every rank
+  /// that computes it writes that result (directResult), else its offset in
+  /// the step's arena (planned after the body).
   void allocate(Value result) {
     std::string type = elementType(result);
+    std::string count = std::to_string(numElements(result));
+    std::string place;
+    if (std::optional<unsigned> arg =
+            arena.freeCarriedArgument(currentOp, result)) {
+      // The return hands the argument's buffer to the result (emitReturn).
+      Value argument = func::FuncOp(entry.func).getArgument(*arg);
+      arena.alias(result, argument);
+      inPlace[result] = *arg;
+      os << "  // In the place of " << name(argument)
+         << ", which no op reads from here on.\n";
+      place = "ws.reuse(" + name(argument) + ", " + count + ")";
+    } else if (std::optional<unsigned> index = directResult(result)) {
+      direct[result] = *index;
+      place = "ws.result(" + resultBuffer(*index, result) + ", " + count + ")";
+    } else {
+      place = "ws.at<" + type + ">(" + arena.add(result, currentOp) + ", " +
+              count + ")";
+    }
     if (inStageRegion()) {
-      declare("std::vector<" + type + "> " + name(result) + ";");
-      os << "  " << name(result) << ".assign(" << numElements(result) << ", "
-         << type << "(0));\n";
+      declare(type + " *" + name(result) + " = nullptr;");
+      os << "  " << name(result) << " = " << place << ";\n";
       return;
     }
-    os << "  std::vector<" << type << "> " << name(result) << "("
-       << numElements(result) << ");\n";
+    os << "  " << type << " *" << name(result) << " = " << place << ";\n";
+  }
+  /// The first index at which the entry returns `value` when the ranks that
+  /// compute it are exactly the ranks that write that result (the same
+  /// stage, or every rank).
+  std::optional<unsigned> directResult(Value value) {
+    Operation *ret = func::FuncOp(entry.func).getBody().front().getTerminator();
+    for (auto [i, returned] : llvm::enumerate(ret->getOperands()))
+      if (returned == value)
+        return entry.results[i].stage == entry.stageOfOp(currentOp)
+                   ? std::optional<unsigned>(i)
+                   : std::nullopt;
+    return std::nullopt;
+  }
+  /// Declares an optimizer update's result: the buffer of the argument it
+  /// updates (`operand`) when the update is that argument's last reader
+  /// and the result is carried into it (emit::StepArena::updatesInPlace),
+  /// else a buffer of its own (allocate). The return then hands the
+  /// argument's buffer to the result (emitReturn), so the step holds one
+  /// copy of the model state and copies none of it.
+  void allocateUpdate(Value result, Value operand) {
+    if (!arena.updatesInPlace(currentOp, result, operand)) {
+      allocate(result);
+      return;
+    }
+    arena.alias(result, operand);
+    inPlace[result] = cast<BlockArgument>(operand).getArgNumber();
+    std::string type = elementType(result);
+    std::string statement = name(result) + " = const_cast<" + type + " *>(" +
+                            name(operand) + ");";
+    os << "  // In place: the update is the last reader of " << name(operand)
+       << ".\n";
+    if (inStageRegion()) {
+      declare(type + " *" + name(result) + " = nullptr;");
+      os << "  " << statement << "\n";
+      return;
+    }
+    os << "  " << type << " *" << statement << "\n";
   }
   /// A call whose host::Status or Communicator Status is checked.
   void checked(Operation *op, const std::string &call) {
@@ -129,14 +202,31 @@ private:
   /// Names `value` as another name for the same elements (reshape and
   /// other ops that only look at their operand).
   void alias(Value result, Value operand) {
-    declare("const std::vector<" + elementType(result) + "> &" + name(result) +
-            " = " + name(operand) + ";");
+    arena.alias(result, operand);
+    std::string type = "const " + elementType(result) + " *";
+    if (inStageRegion()) {
+      declare(type + name(result) + " = nullptr;");
+      os << "  " << name(result) << " = " << name(operand) << ";\n";
+      return;
+    }
+    os << "  " << type << name(result) << " = " << name(operand) << ";\n";
   }
 
   LogicalResult emitTargetOp(Operation *op) override;
   LogicalResult emitLoomOp(Operation *op);
   LogicalResult emitDistOp(Operation *op);
   LogicalResult emitConstant(arith::ConstantOp op);
+  LogicalResult emitReturn(func::ReturnOp op);
+
+  /// The step's static memory plan.
+  emit::StepArena arena;
+  /// The op being emitted: allocate() takes its stage.
+  Operation *currentOp = nullptr;
+  /// Values computed in the caller's result buffer (allocate): value ->
+  /// result index.
+  llvm::DenseMap<Value, unsigned> direct;
+  /// Updates written into their argument's buffer: value -> argument index.
+  llvm::DenseMap<Value, unsigned> inPlace;
 };
 
 LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
@@ -159,14 +249,17 @@ LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
     for (const APInt &i : dense.getValues<APInt>())
       elements.push_back("int64_t(" + std::to_string(i.getSExtValue()) + ")");
   Value result = op.getResult();
+  std::string held = elementType(result);
   std::string text =
-      "const std::vector<" + elementType(result) + "> " + name(result);
+      "const std::vector<" + held + "> " + name(result) + "_values";
   if (dense.isSplat())
     text += "(" + std::to_string(numElements(result)) + ", " +
             elements.front() + ");";
   else
     text += " = {" + llvm::join(elements, ", ") + "};";
   declare(text);
+  declare("const " + held + " *" + name(result) + " = ws.constant(" +
+          name(result) + "_values);");
   return success();
 }
 
@@ -657,9 +750,9 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         return success();
       })
       .Case([&](SgdUpdateOp o) {
-        allocate(o.getNewParam());
+        allocateUpdate(o.getNewParam(), o.getParam());
         if (o.getNewMomentumBuf())
-          allocate(o.getNewMomentumBuf());
+          allocateUpdate(o.getNewMomentumBuf(), o.getMomentumBuf());
         call("host::sgdUpdate<T>(" + data(o.getParam()) + ", " +
              data(o.getGrad()) + ", " + optionalData(o.getMomentumBuf()) +
              ", " + shape(o.getParam()) + ", " +
@@ -672,9 +765,9 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         return success();
       })
       .Case([&](AdamwUpdateOp o) {
-        allocate(o.getNewParam());
-        allocate(o.getNewExpAvg());
-        allocate(o.getNewExpAvgSq());
+        allocateUpdate(o.getNewParam(), o.getParam());
+        allocateUpdate(o.getNewExpAvg(), o.getExpAvg());
+        allocateUpdate(o.getNewExpAvgSq(), o.getExpAvgSq());
         call("host::adamwUpdate<T>(" + data(o.getParam()) + ", " +
              data(o.getGrad()) + ", " + data(o.getExpAvg()) + ", " +
              data(o.getExpAvgSq()) + ", " + shape(o.getParam()) + ", " +
@@ -708,21 +801,38 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
       });
 }
 
-LogicalResult StepEmitter::emitTargetOp(Operation *op) {
-  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-      // Computed on one stage: on the others the caller's buffer stays as
-      // it was.
-      os << "  ";
-      if (std::string condition = resultCondition(i); !condition.empty())
-        os << "if (" << condition << ") ";
-      os << "results[" << i << "]."
-         << (isIntegerStorage(v.getType()) ? "ints" : "floats") << " = "
-         << name(v) << ";\n";
+LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto it = direct.find(v);
+    if (it != direct.end() && it->second == i)
+      continue; // Computed in results[i].
+    // Computed on one stage: on the others the caller's buffer stays as
+    // it was.
+    os << "  ";
+    if (std::string condition = resultCondition(i); !condition.empty())
+      os << "if (" << condition << ") ";
+    auto updated = inPlace.find(v);
+    if (updated != inPlace.end() &&
+        arena.carriedResultOf(updated->second) == static_cast<size_t>(i)) {
+      // The argument's buffer holds the update: it becomes the result, and
+      // the argument takes the result's former buffer, which the caller
+      // replaces with this result before the next step (harness::StepFn).
+      os << "std::swap(" << resultBuffer(i, v) << ", const_cast<Buffer<T> &>(args["
+         << updated->second << "])."
+         << (isIntegerStorage(v.getType()) ? "ints" : "floats") << ");\n";
+      continue;
     }
-    os << "  return Status::success();\n";
-    return success();
+    os << resultBuffer(i, v) << ".assign(" << name(v) << ", " << name(v)
+       << " + " << numElements(v) << ");\n";
   }
+  os << "  return Status::success();\n";
+  return success();
+}
+
+LogicalResult StepEmitter::emitTargetOp(Operation *op) {
+  currentOp = op;
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    return emitReturn(ret);
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
@@ -743,6 +853,7 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
 
 LogicalResult StepEmitter::emit() {
   func::FuncOp func = entry.func;
+  arena.printDeclarations(os);
   emitStepComment();
   os << "template <typename T>\n"
      << "Status loom_" << func.getSymName()
@@ -752,15 +863,22 @@ LogicalResult StepEmitter::emit() {
   os << "  (void)comm;\n"
      << "  (void)context;\n";
   emitRankVariables();
+  // The step's buffers: the arena of the rank's stage (its tables follow
+  // the function: the plan needs the whole body).
+  std::string stage = entry.numStages ? "loomStage" : "0";
+  os << "  host::Workspace ws(" << arena.bytesOf(stage) << ",\n"
+     << "                     " << arena.predictedPeakOf(stage) << ");\n"
+     << "  ws.countArguments(args);\n";
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
     Value value = func.getArgument(i);
-    os << "  const std::vector<" << elementType(value) << "> &" << name(value)
-       << " = args[" << i << "]." << (arg.isInteger ? "ints" : "floats")
-       << "; // " << arg.name << "\n";
+    os << "  const " << elementType(value) << " *" << name(value) << " = args["
+       << i << "]." << (arg.isInteger ? "ints" : "floats") << ".data(); // "
+       << arg.name << "\n";
   }
   if (failed(emitBody()))
     return failure();
   os << "}\n\n";
+  arena.printTables(os);
   flush();
   return success();
 }
@@ -791,12 +909,14 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/Host/Rope.h"
 #include "loom/Runtime/Host/Shape.h"
 #include "loom/Runtime/Host/Softmax.h"
+#include "loom/Runtime/Host/Workspace.h"
 #include "loom/Runtime/MPI/Communicator.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace loom::runtime::harness;

@@ -30,25 +30,38 @@ func.func @train_step(
 // CHECK-NEXT: Status loom_train_step(mpi::Communicator &comm
 // CHECK: const int64_t loomRank = comm.getRank();
 // CHECK-NEXT: const std::vector<int64_t> &loomCoords = comm.getCoordinates();
-// CHECK: const std::vector<T> &arg0 = args[0].floats; // arg0
-// CHECK: const std::vector<int64_t> &arg3 = args[3].ints; // arg3
+// CHECK: host::Workspace ws(kArenaBytes_train_step[0][sizeof(T) == 8],
+// CHECK-NEXT: kArenaPredictedPeak_train_step[0]);
+// CHECK-NEXT: ws.countArguments(args);
+// CHECK: const T *arg0 = args[0].floats.data(); // arg0
+// CHECK: const int64_t *arg3 = args[3].ints.data(); // arg3
+// A value the step computes lives in the arena, at its planned offset.
 // CHECK: // %[[Y:[0-9]+]] = loom.matmul %arg0, %arg1 : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("model.py":12:3)
-// CHECK-NEXT: std::vector<T> v[[Y]](8);
-// CHECK-NEXT: host::matmul<T>(arg0.data(), {2, 8}, arg1.data(), {8, 4}, false, false, v[[Y]].data());
+// CHECK-NEXT: T *v[[Y]] = ws.at<T>(kArenaOffsets_train_step[0][sizeof(T) == 8], 8);
+// CHECK-NEXT: host::matmul<T>(arg0, {2, 8}, arg1, {8, 4}, false, false, v[[Y]]);
+// A value the step returns is computed in the caller's result buffer.
 // CHECK: // %[[G:[0-9]+]] = dist.all_gather %[[Y]] on @m axes ["tp"] dim 1
 // CHECK-NEXT: // group over {"tp"}: the ranks that differ from this one only on those axes
-// CHECK-NEXT: std::vector<T> v[[G]](16);
-// CHECK-NEXT: LOOM_CHECK(comm.allGather(v[[Y]].data(), {2, 4}, {"tp"}, 1, v[[G]].data()), "`dist.all_gather` at
+// CHECK-NEXT: T *v[[G]] = ws.result(results[0].floats, 16);
+// CHECK-NEXT: LOOM_CHECK(comm.allGather(v[[Y]], {2, 4}, {"tp"}, 1, v[[G]]), "`dist.all_gather` at
 // The coordinate on "tp" (axis 1) times the block's rows.
 // CHECK: const int64_t v[[I:[0-9]+]] = loomCoords[1];
 // CHECK: const int64_t v_c16 = 16;
 // CHECK: const int64_t v[[OFF:[0-9]+]] = v[[I]] * v_c16;
-// CHECK: LOOM_CHECK(host::embeddingBlock<T>(arg2.data(), {16, 8}, arg3.data(), {3}, v[[OFF]], v{{[0-9]+}}.data()), "`loom.embedding` at
-// CHECK: comm.allReduce(v{{[0-9]+}}.data(), {3, 8}, {"tp"}, mpi::ReduceKind::Sum, v{{[0-9]+}}.data())
-// CHECK: results[0].floats = v[[G]];
-// CHECK-NEXT: results[1].floats = v{{[0-9]+}};
+// CHECK: LOOM_CHECK(host::embeddingBlock<T>(arg2, {16, 8}, arg3, {3}, v[[OFF]], v{{[0-9]+}}), "`loom.embedding` at
+// CHECK: T *v{{[0-9]+}} = ws.result(results[1].floats, 24);
+// CHECK-NEXT: comm.allReduce(v{{[0-9]+}}, {3, 8}, {"tp"}, mpi::ReduceKind::Sum, v{{[0-9]+}})
+// CHECK-NEXT: {{^$}}
+// CHECK-NEXT: // func.return
 // CHECK-NEXT: return Status::success();
 // CHECK-NEXT: }
+// The plan: the matmul's and the embedding's results share no byte (the
+// first is read by the gather, which runs before the embedding: both start
+// at 0), 64-byte aligned; the arena is the larger of the two.
+// CHECK: const int64_t kArenaOffsets_train_step[][2] = {
+// CHECK-NEXT: {0, 0}, {0, 0},
+// CHECK-NEXT: };
+// CHECK-NEXT: const int64_t kArenaBytes_train_step[][2] = {{[{][{]}}128, 192}, };
 // CHECK-NOT: Status loom_
 // A failed call names the rank at run time.
 // CHECK-NOT: "rank
@@ -87,9 +100,10 @@ func.func @forward(%x: tensor<2x3xf64>) -> tensor<6xf64> {
 }
 
 // CHECK-LABEL: /// The step of every rank.
-// CHECK: const std::vector<T> &v0 = arg0;
-// CHECK: const std::vector<T> v_cst(6, static_cast<T>(2.5));
-// CHECK: LOOM_CHECK_MESSAGE(host::binary<T>(host::BinaryKind::Mul, v0.data(), {6}, v_cst.data(), {6}, v1.data(), {6}),
+// CHECK: const T *v0 = arg0;
+// CHECK: const std::vector<T> v_cst_values(6, static_cast<T>(2.5));
+// CHECK-NEXT: const T *v_cst = ws.constant(v_cst_values);
+// CHECK: LOOM_CHECK_MESSAGE(host::binary<T>(host::BinaryKind::Mul, v0, {6}, v_cst, {6}, v1, {6}),
 // CHECK-NOT: Status loom_
 // CHECK: s.mesh = {};
 
@@ -112,4 +126,63 @@ func.func @train_step(
 // CHECK: Status loom_train_step(mpi::Communicator &comm, const StepContext &context,
 // CHECK: Shape v0_offset;
 // CHECK-NEXT: LOOM_CHECK(blockOffset(comm.getMesh(), loomRank, "{{\[\[}}], [\"tp\"]]", {4, 6}, v0_offset), "`loom.dropout` at
-// CHECK: host::dropout<T>(arg0.data(), {4, 6}, v0_offset, {4, 3}, 0.5, 17, context.seed, context.step, v0.data());
+// CHECK: host::dropout<T>(arg0, {4, 6}, v0_offset, {4, 3}, 0.5, 17, context.seed, context.step, v0);
+
+// -----
+
+// The static memory plan (docs/Codegen.md, "Memory"): a returned value is
+// computed in the caller's result buffer (%d); a value returned through
+// another name (%e, by its reshape) is a block of its own (offset -1) that
+// the return copies; an optimizer update that is the last reader of the
+// state it updates, and whose result is carried into it, writes into the
+// argument's buffer, which the return hands to the result.
+
+func.func @train_step(%p: tensor<4xf32> {loom.name = "w"}, %g: tensor<4xf32> {loom.name = "g"})
+    -> (tensor<4xf32> {loom.name = "w"}, tensor<2x2xf32> {loom.name = "g2"}, tensor<4xf32> {loom.name = "d"}) {
+  %d = loom.mul %g, %g : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %e = loom.add %d, %g : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v = loom.reshape %e : tensor<4xf32> to tensor<2x2xf32>
+  %new = loom.sgd_update %p, %d {lr = 0.1, momentum = 0.0, weight_decay = 0.0, dampening = 0.0} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %new, %v, %d : tensor<4xf32>, tensor<2x2xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: /// The step of every rank.
+// CHECK: T *v0 = ws.result(results[2].floats, 4);
+// CHECK: T *v1 = ws.at<T>(kArenaOffsets_train_step[0][sizeof(T) == 8], 4);
+// CHECK: const T *v2 = v1;
+// CHECK: // In place: the update is the last reader of arg0.
+// CHECK-NEXT: T *v_new_param = const_cast<T *>(arg0);
+// CHECK-NEXT: host::sgdUpdate<T>(arg0, v0, nullptr, {4}, 0.10000000000000001, 0.0, 0.0, 0.0, false, v_new_param, nullptr);
+// CHECK: // func.return
+// CHECK-NEXT: std::swap(results[0].floats, const_cast<Buffer<T> &>(args[0]).floats);
+// CHECK-NEXT: results[1].floats.assign(v2, v2 + 4);
+// CHECK-NEXT: return Status::success();
+// CHECK: const int64_t kArenaOffsets_train_step[][2] = {
+// CHECK-NEXT: {-1, -1},
+// CHECK-NEXT: };
+// CHECK-NEXT: const int64_t kArenaBytes_train_step[][2] = {{[{][{]}}0, 0}, };
+// CHECK-NOT: Status loom_
+
+// -----
+
+// A carried value computed after the last read of its argument (as ZeRO's
+// gathered parameters are) takes the argument's place, zeroed first, and
+// the return hands that buffer to the result; a value computed while the
+// argument is still read gets a place of its own.
+
+func.func @train_step(%p: tensor<4xf32> {loom.name = "w"}, %q: tensor<4xf32> {loom.name = "u"})
+    -> (tensor<4xf32> {loom.name = "w"}, tensor<4xf32> {loom.name = "u"}) {
+  %d = loom.mul %p, %q : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %u = loom.add %d, %q : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %w = loom.add %d, %d : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %w, %u : tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: /// The step of every rank.
+// CHECK: T *v0 = ws.at<T>(kArenaOffsets_train_step[0][sizeof(T) == 8], 4);
+// CHECK: T *v1 = ws.result(results[1].floats, 4);
+// CHECK: // In the place of arg0, which no op reads from here on.
+// CHECK-NEXT: T *v2 = ws.reuse(arg0, 4);
+// CHECK: // func.return
+// CHECK-NEXT: std::swap(results[0].floats, const_cast<Buffer<T> &>(args[0]).floats);
+// CHECK-NEXT: return Status::success();

@@ -190,7 +190,12 @@ struct StepContext {
 /// The step of every rank: reads `args` (one per argument, this rank's
 /// blocks) and writes `results`, sized by the caller. It reads the rank's
 /// mesh coordinates off `comm` (docs/Codegen.md, "One program for every
-/// rank").
+/// rank"). One exception to "reads": a host step whose optimizer updates a
+/// loop-carried argument in place (docs/Codegen.md, "Memory") returns that
+/// argument's buffer as the carried result and leaves the argument holding
+/// the result's former buffer (its contents unspecified); its callers (the
+/// trainer, the harness's --steps) replace every carried argument with its
+/// result before the next step, so they never read what is left there.
 template <typename T>
 using StepFn = Status (*)(mpi::Communicator &comm, const StepContext &context,
                           const std::vector<Buffer<T>> &args,
