@@ -79,7 +79,8 @@ public:
     // The training step's ops: loom-autodiff builds them after this pass.
     add<AttentionGradOp, ReluGradOp, SiluGradOp, GeluGradOp,
         EmbeddingGradOp, CrossEntropyGradOp, SoftmaxGradOp, LogSoftmaxGradOp,
-        LayerNormGradOp, RmsNormGradOp, SgdUpdateOp, AdamwUpdateOp>(
+        LayerNormGradOp, RmsNormGradOp, SgdUpdateOp, AdamwUpdateOp,
+        NonfiniteCountOp, SelectOp, UpdateLossScaleOp>(
         PrecisionRule::AfterAutodiff);
   }
 
