@@ -280,7 +280,15 @@ def test_trainer_follows_grad_scaler(tmp_path):
                    "--inject-nonfinite-at-step",
                    ",".join(map(str, INJECT)),
                    *(["--resume"] if done else [])]).stdout
-        skipped_lines += log.count("skipped (inf/nan gradients)")
+        skipped_lines += sum(
+            1 for line in log.splitlines() if line.startswith("step ") and
+            line.endswith("| skipped (inf/nan gradients)"))
+        summary = [line for line in log.splitlines()
+                   if line.startswith("loss scaling:")]
+        ran = end - done
+        skipped_here = sum(1 for s in INJECT if done < s <= end)
+        assert summary == [f"loss scaling: {skipped_here} of {ran} steps "
+                           "skipped (inf/nan gradients)"], summary
         for step in range(done + 1, end + 1):
             ref.update(step in INJECT)
         done = end
