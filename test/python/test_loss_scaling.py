@@ -26,6 +26,7 @@ rounded exactly as the emitted programs round them):
 
 import json
 import math
+import re
 import shutil
 import subprocess
 
@@ -306,3 +307,28 @@ def test_trainer_follows_grad_scaler(tmp_path):
     assert [r["step"] for r in records if r["skipped"]] == INJECT
     assert skipped_lines == len(INJECT)
     assert all(math.isfinite(r["loss"]) for r in records)
+
+
+def test_defaults_are_grad_scalers(tmp_path):
+    """The step's initial scale, factors and interval are the defaults of
+    torch.cuda.amp.GradScaler, read from torch itself (its constructor's
+    signature; the scaler disables itself without CUDA, so only its
+    defaults are taken)."""
+    torch = pytest.importorskip("torch")
+    import inspect
+    defaults = {name: p.default for name, p in inspect.signature(
+        torch.cuda.amp.GradScaler.__init__).parameters.items()}
+    path = tmp_path / "gpt.mlir"
+    tool("loom-model", *MODELS["gpt2"], "-o", path)
+    train = tmp_path / "train.mlir"
+    tool("loomc", path, "--compile-to=autodiff", "--precision", "fp16-mixed",
+         "-o", train)
+    text = train.read_text()
+    initial = re.search(r"loom\.initial_value = ([0-9.e+-]+) : f64", text)
+    update = re.search(r"loom\.update_loss_scale .*\{backoff_factor = "
+                       r"([0-9.e+-]+) : f64, growth_factor = ([0-9.e+-]+) : "
+                       r"f64, growth_interval = (\d+) : i64", text)
+    assert float(initial.group(1)) == defaults["init_scale"]
+    assert float(update.group(1)) == defaults["backoff_factor"]
+    assert float(update.group(2)) == defaults["growth_factor"]
+    assert int(update.group(3)) == defaults["growth_interval"]
