@@ -21,7 +21,9 @@ rounded exactly as the emitted programs round them):
   torch.cuda.amp.GradScaler's documented update rule (`GradScalerReference`
   below; torch 1.13's own GradScaler disables itself without CUDA), fed
   the per-step found-inf sequence of a real run: the scale and tracker each
-  step, through growth after `growth_interval` clean steps.
+  step, through growth after `growth_interval` clean steps;
+- the constants (2^16, x2, x0.5, 2000) against GradScaler's defaults read
+  from torch.
 """
 
 import json
