@@ -36,9 +36,9 @@ void selectWhole(T condition, const E *onTrue, const E *onFalse, int64_t count,
 }
 
 template <typename T>
-void updateLossScale(T scale, int64_t tracker, T nonfinite,
-                     double growthFactor, double backoffFactor,
-                     int64_t growthInterval, T *newScale, int64_t *newTracker) {
+void updateLossScale(T scale, int64_t tracker, T nonfinite, double growthFactor,
+                     double backoffFactor, int64_t growthInterval, T *newScale,
+                     int64_t *newTracker) {
   if (!(nonfinite == T(0))) {
     *newScale = scale * static_cast<T>(backoffFactor);
     *newTracker = 0;

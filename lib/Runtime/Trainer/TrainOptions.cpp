@@ -298,9 +298,9 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
       size_t start = 0;
       do {
         size_t comma = value.find(',', start);
-        std::string item = value.substr(
-            start, comma == std::string::npos ? std::string::npos
-                                              : comma - start);
+        std::string item =
+            value.substr(start, comma == std::string::npos ? std::string::npos
+                                                           : comma - start);
         int64_t at = 0;
         if (auto error = parseCount(flag, item, 1, at))
           return error;

@@ -66,10 +66,10 @@
 
 #include <algorithm>
 #include <climits>
-#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <type_traits>
 
@@ -1076,8 +1076,8 @@ train(const Program &program, const TrainOptions &options,
       if (program.rank == program.lossRank)
         MPI_Send(&logged[2], 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
       else if (program.rank == 0)
-        MPI_Recv(&logged[2], 1, MPI_DOUBLE, program.lossRank, 1,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&logged[2], 1, MPI_DOUBLE, program.lossRank, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
     }
     bool skipped = logged[2] != 0.0;
     scaledSteps += program.foundInf.has_value();

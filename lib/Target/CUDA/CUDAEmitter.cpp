@@ -996,10 +996,10 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
         allocate(o.getNewScale());
         allocate(o.getNewGrowthTracker());
         call("cuda::updateLossScale<T>(stream, " + name(o.getScale()) + ", " +
-             name(o.getGrowthTracker()) + ", " + name(o.getNonfinite()) +
-             ", " + doubleLiteral(o.getGrowthFactor().convertToDouble()) +
-             ", " + doubleLiteral(o.getBackoffFactor().convertToDouble()) +
-             ", " + std::to_string(o.getGrowthInterval()) + ", " +
+             name(o.getGrowthTracker()) + ", " + name(o.getNonfinite()) + ", " +
+             doubleLiteral(o.getGrowthFactor().convertToDouble()) + ", " +
+             doubleLiteral(o.getBackoffFactor().convertToDouble()) + ", " +
+             std::to_string(o.getGrowthInterval()) + ", " +
              name(o.getNewScale()) + ", " + name(o.getNewGrowthTracker()) +
              ")");
         return success();

@@ -37,8 +37,8 @@
 #include <set>
 
 using ::mlir::loom::kClusterAttrName;
-using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kInitialValueAttrName;
+using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kLrScaleArgName;
 using ::mlir::loom::kMicroBatchAttrName;
 using ::mlir::loom::kParamAttrName;

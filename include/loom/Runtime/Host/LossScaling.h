@@ -33,9 +33,9 @@ void selectWhole(T condition, const E *onTrue, const E *onFalse, int64_t count,
 /// loom.update_loss_scale: GradScaler's update of `scale` and its growth
 /// `tracker` after a step with `nonfinite` non-finite gradient elements.
 template <typename T>
-void updateLossScale(T scale, int64_t tracker, T nonfinite,
-                     double growthFactor, double backoffFactor,
-                     int64_t growthInterval, T *newScale, int64_t *newTracker);
+void updateLossScale(T scale, int64_t tracker, T nonfinite, double growthFactor,
+                     double backoffFactor, int64_t growthInterval, T *newScale,
+                     int64_t *newTracker);
 
 } // namespace loom::runtime::host
 

@@ -287,9 +287,8 @@ LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op,
     auto func = dyn_cast<func::FuncOp>(op);
     if (!value || !value.getType().isF64() ||
         !std::isfinite(value.getValueAsDouble()))
-      return op->emitError("`")
-             << attrName << "` expects a finite f64, got "
-             << attribute.getValue();
+      return op->emitError("`") << attrName << "` expects a finite f64, got "
+                                << attribute.getValue();
     if (!func || regionIndex != 0 ||
         !func.getArgAttr(argIndex, kNameAttrName) ||
         !isa<FloatType>(

@@ -55,13 +55,13 @@
 
 #include <cmath>
 
+using ::mlir::loom::kFileShapeAttrName;
 using ::mlir::loom::kFoundInfResultName;
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kInitialValueAttrName;
 using ::mlir::loom::kInjectNonfiniteArgName;
 using ::mlir::loom::kLossScaleArgName;
 using ::mlir::loom::kLossScaleTrackerArgName;
-using ::mlir::loom::kFileShapeAttrName;
 using ::mlir::loom::kLrScaleArgName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
@@ -320,10 +320,9 @@ void AutodiffPass::runOnOperation() {
   // GradScaler's scale(loss).backward().
   Value scale = lossScaleIndex ? entry->getArgument(*lossScaleIndex) : Value();
   ReverseMode reverse(paramSet);
-  if (failed(reverse.backward(builder, clones, loss,
-                              scale ? scale
-                                    : buildSplat(builder, loc, lossElement,
-                                                 1.0))))
+  if (failed(reverse.backward(
+          builder, clones, loss,
+          scale ? scale : buildSplat(builder, loc, lossElement, 1.0))))
     return signalPassFailure();
 
   // 4. Each parameter's gradient, unscaled and checked under loss scaling,
@@ -338,10 +337,10 @@ void AutodiffPass::runOnOperation() {
   // all-reduces the partial counts of sharded gradients).
   Value nonfinite;
   if (scale) {
-    Value inverse = tagged(
-        DivOp::create(builder, loc, buildSplat(builder, loc, lossElement, 1.0),
-                      scale),
-        lossId);
+    Value inverse =
+        tagged(DivOp::create(builder, loc,
+                             buildSplat(builder, loc, lossElement, 1.0), scale),
+               lossId);
     // The test hook: 0 leaves the factor exact; inf poisons every gradient.
     inverse = tagged(AddOp::create(builder, loc, inverse,
                                    entry->getArgument(*lossScaleIndex + 2)),
@@ -352,17 +351,17 @@ void AutodiffPass::runOnOperation() {
       Type element = cast<RankedTensorType>(grad.getType()).getElementType();
       Value factor = inverse;
       if (element != lossElement)
-        factor = tagged(CastOp::create(builder, loc,
-                                       RankedTensorType::get({}, element),
-                                       inverse),
-                        owners[k]);
+        factor =
+            tagged(CastOp::create(builder, loc,
+                                  RankedTensorType::get({}, element), inverse),
+                   owners[k]);
       grad = tagged(MulOp::create(builder, loc, grad, factor), owners[k]);
       Value count = tagged(
           NonfiniteCountOp::create(builder, loc, lossType, grad), owners[k]);
-      nonfinite = nonfinite ? tagged(AddOp::create(builder, loc, nonfinite,
-                                                   count),
-                                     owners[k])
-                            : count;
+      nonfinite =
+          nonfinite
+              ? tagged(AddOp::create(builder, loc, nonfinite, count), owners[k])
+              : count;
     }
     if (!nonfinite)
       nonfinite = buildSplat(builder, loc, lossElement, 0.0);
@@ -550,13 +549,13 @@ void AutodiffPass::runOnOperation() {
 
   mlir::emitRemark(forward.getLoc(), "built @train_step from @")
       << entryName << ": " << params.size() << " parameters (" << decayed
-      << " with weight decay " << formatShortest(decayRate)
-      << "), optimizer " << optimizer << ", "
+      << " with weight decay " << formatShortest(decayRate) << "), optimizer "
+      << optimizer << ", "
       << (clipNorm > 0.0 ? "clipped to global norm " : "no clipping")
       << (clipNorm > 0.0 ? std::to_string(clipNorm.getValue()) : std::string())
-      << (scaled ? (dynamicScale ? ", dynamic loss scale"
-                                 : ", fixed loss scale " +
-                                       formatShortest(initScale))
+      << (scaled ? (dynamicScale
+                        ? ", dynamic loss scale"
+                        : ", fixed loss scale " + formatShortest(initScale))
                  : "");
   LLVM_DEBUG(llvm::dbgs() << "loom-autodiff: erased " << erased
                           << " dead ops\n");

@@ -102,10 +102,11 @@ void mlir::loom::registerLoomPipelines() {
         passOptions.momentum = options.momentum;
         passOptions.clipNorm = options.clipNorm;
         // GradScaler's dynamic scale is fp16-mixed's default, as in loomc.
-        passOptions.lossScale =
-            !options.lossScale.empty()          ? options.lossScale.getValue()
-            : options.precision == "fp16-mixed" ? "dynamic"
-                                                : "none";
+        if (!options.lossScale.empty())
+          passOptions.lossScale = options.lossScale.getValue();
+        else
+          passOptions.lossScale =
+              options.precision == "fp16-mixed" ? "dynamic" : "none";
         SliceMicroBatchesPassOptions slicing;
         slicing.microBatches = options.microBatches;
         MixedPrecisionPassOptions precision;

@@ -304,8 +304,8 @@ TYPED_TEST(CudaKernelsTest, LossScalingMatchesHost) {
   EXPECT_EQ(out.download(), other);
   Buf<int64_t> step(std::vector<int64_t>{4}), next(std::vector<int64_t>{5}),
       kept(1);
-  cuda::selectWhole<T, int64_t>(nullptr, count.get(), step.get(), next.get(),
-                                1, kept.get());
+  cuda::selectWhole<T, int64_t>(nullptr, count.get(), step.get(), next.get(), 1,
+                                kept.get());
   EXPECT_EQ(kept.download()[0], 4);
 
   for (T nonfinite : {T(0), T(3)})

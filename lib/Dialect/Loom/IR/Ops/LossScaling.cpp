@@ -92,8 +92,8 @@ OpShardingRule SelectOp::getShardingRule() {
 OpCost SelectOp::getCost(const OpShapes &shapes) {
   // A copy of the chosen operand: no arithmetic, one read and one write
   // per element (the other operand is not read).
-  OpCost cost = getStreamingCost(getOperation(), shapes,
-                                 OpClass::DataMovement, 0.0);
+  OpCost cost =
+      getStreamingCost(getOperation(), shapes, OpClass::DataMovement, 0.0);
   int64_t bytes = getNumElements(shapes.results[0]) *
                   getElementBytes(getResult().getType().getElementType());
   cost.bytesRead = bytes;
@@ -145,8 +145,8 @@ OpCost UpdateLossScaleOp::getCost(const OpShapes &shapes) {
   return getStreamingCost(getOperation(), shapes, OpClass::Elementwise, 3.0);
 }
 
-LogicalResult UpdateLossScaleOp::buildVjp(OpBuilder &builder,
-                                          ValueRange resultGrads,
-                                          SmallVectorImpl<Value> &operandGrads) {
+LogicalResult
+UpdateLossScaleOp::buildVjp(OpBuilder &builder, ValueRange resultGrads,
+                            SmallVectorImpl<Value> &operandGrads) {
   return emitNoSecondOrder(*this);
 }
