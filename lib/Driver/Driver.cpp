@@ -185,6 +185,10 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
       *options.gradReduceDtype != "bf16" && *options.gradReduceDtype != "f16")
     error() << "--grad-reduce-dtype: expected f32, bf16 or f16, found '"
             << *options.gradReduceDtype << "'";
+  if (options.lossScale && !isValidLossScale(*options.lossScale))
+    error() << "--loss-scale: expected dynamic, none or a finite number > 0, "
+               "found '"
+            << *options.lossScale << "'";
   std::string optimizer = options.optimizer.value_or("adamw");
   if (optimizer != "adamw" && optimizer != "sgd")
     error() << "--optimizer: expected adamw or sgd, found '" << optimizer
@@ -430,6 +434,23 @@ static LogicalResult resolvePrecision(const CompileOptions &options,
              << "--grad-reduce-dtype " << *options.gradReduceDtype
              << " with --precision " << precision << ": expected f32 or " << low
              << " (the step's low type)";
+  }
+  // Loss scaling belongs to fp16-mixed (GradScaler): dynamic unless the
+  // user fixes the scale; f16 gradients without it underflow, so turning it
+  // off is refused rather than taken.
+  if (precision == "fp16-mixed") {
+    if (!staged.lossScale)
+      staged.lossScale = "dynamic";
+    else if (*staged.lossScale == "none")
+      return emitError(UnknownLoc::get(context))
+             << "--loss-scale none with --precision fp16-mixed: f16 "
+                "gradients underflow without loss scaling; give --loss-scale "
+                "dynamic (the default) or a fixed scale N, or train in "
+                "bf16-mixed";
+  } else if (options.lossScale && *options.lossScale != "none") {
+    return emitError(UnknownLoc::get(context))
+           << "--loss-scale applies to --precision fp16-mixed, not "
+           << precision << " (bf16 and f32 gradients need no loss scaling)";
   }
   // A mixed-precision step runs its GEMMs at the low type's peak: a device
   // without one cannot price it (Volta has no bf16), which the flag's error

@@ -116,7 +116,16 @@ std::optional<std::string> initializeArgument(func::FuncOp func, unsigned index,
         using T = decltype(zero);
         std::fill_n(out.mutableData<T>(), out.getNumElements(), T(1));
       });
-    return std::nullopt; // a named state starts at zero
+    // A state with `loom.initial_value` (the loss scale) starts there.
+    if (auto initial = func.getArgAttrOfType<FloatAttr>(
+            index, ::mlir::loom::kInitialValueAttrName);
+        initial && out.isFloat())
+      dispatchFloat(out.getKind(), [&](auto zero) {
+        using T = decltype(zero);
+        std::fill_n(out.mutableData<T>(), out.getNumElements(),
+                    static_cast<T>(initial.getValueAsDouble()));
+      });
+    return std::nullopt; // any other named state starts at zero
   }
   return "argument `" + name + "` (#" + std::to_string(index) +
          ") has no data in the inputs and no initializer";

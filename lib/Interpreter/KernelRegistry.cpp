@@ -50,6 +50,7 @@ const KernelRegistry &KernelRegistry::getDefault() {
     registerLossKernels(r);
     registerNormalizationKernels(r);
     registerOptimizerKernels(r);
+    registerLossScalingKernels(r);
     registerRandomKernels(r);
     registerSoftmaxKernels(r);
     return r;

@@ -81,6 +81,25 @@ inline constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
 /// gives it (loom-run, the harness), which is the compiled rate.
 inline constexpr llvm::StringLiteral kLrScaleArgName = "lr_scale";
 
+/// The fp16-mixed step's loss-scaling state (docs/MixedPrecision.md, "fp16
+/// loss scaling"): the rank-0 scale and its growth tracker, arguments and
+/// loop-carried results of `@train_step`, so the trainer carries and
+/// checkpoints them with the optimizer state; and the result holding the
+/// number of non-finite gradient elements (0: the update was applied).
+inline constexpr llvm::StringLiteral kLossScaleArgName = "loss_scale";
+inline constexpr llvm::StringLiteral kLossScaleTrackerArgName =
+    "loss_scale.growth_tracker";
+inline constexpr llvm::StringLiteral kFoundInfResultName = "found_inf";
+/// A test hook: a rank-0 step input added to the gradients' unscale factor
+/// (0 changes nothing; the trainer's `--inject-nonfinite-at-step` sets inf
+/// for one step, so every gradient of that step is non-finite).
+inline constexpr llvm::StringLiteral kInjectNonfiniteArgName =
+    "inject_nonfinite";
+/// The value a named state argument starts at where no data gives it
+/// (f64; zero without it): the loss scale's initial value.
+inline constexpr llvm::StringLiteral kInitialValueAttrName =
+    "loom.initial_value";
+
 } // namespace mlir::loom
 
 #endif // LOOM_DIALECT_ATTRIBUTENAMES_H

@@ -138,6 +138,7 @@ void registerEmbeddingKernels(KernelRegistry &registry);
 void registerLossKernels(KernelRegistry &registry);
 void registerNormalizationKernels(KernelRegistry &registry);
 void registerOptimizerKernels(KernelRegistry &registry);
+void registerLossScalingKernels(KernelRegistry &registry);
 void registerRandomKernels(KernelRegistry &registry);
 void registerSoftmaxKernels(KernelRegistry &registry);
 

@@ -259,7 +259,11 @@ std::optional<std::string> initialize(const TensorSpec &spec, size_t index,
       return "parameter `" + spec.name +
              "` has a random initializer but a non-float type";
   } else {
-    out.floats.assign(n, spec.init == Init::Ones ? T(1) : T(0));
+    // A named state starts at its initial value (initArgs[0]: 0, or the
+    // loss scale's `loom.initial_value`).
+    out.floats.assign(n, spec.init == Init::Ones    ? T(1)
+                         : spec.init == Init::State ? T(spec.initArgs[0])
+                                                    : T(0));
   }
   Shape origin(spec.globalShape.size(), 0);
   uint64_t id = host::tensorIdFromName(spec.name);

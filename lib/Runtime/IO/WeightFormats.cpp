@@ -96,8 +96,11 @@ static bool isConv1DWeight(const std::string &rest) {
          rest == "mlp.c_fc.weight" || rest == "mlp.c_proj.weight";
 }
 
+/// Training state, not weights: the optimizer's, the step counter and the
+/// fp16 loss scale with its growth tracker (docs/MixedPrecision.md).
 static bool isOptimizerState(const std::string &name) {
-  return name == "step" || endsWith(name, ".exp_avg") ||
+  return name == "step" || name == "loss_scale" ||
+         name == "loss_scale.growth_tracker" || endsWith(name, ".exp_avg") ||
          endsWith(name, ".exp_avg_sq") || endsWith(name, ".momentum_buffer");
 }
 

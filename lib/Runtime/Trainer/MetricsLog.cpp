@@ -108,6 +108,8 @@ std::string MetricsLog::format(const MetricsRecord &record) {
       {"step", record.step}, {"loss", record.loss}, {"lr", record.lr}};
   if (record.gradNorm)
     object["grad_norm"] = *record.gradNorm;
+  if (record.skipped)
+    object["skipped"] = *record.skipped;
   object["step_ms"] = record.stepSeconds * 1e3;
   object["tokens_per_s"] = record.tokensPerSecond;
   if (record.mfu)

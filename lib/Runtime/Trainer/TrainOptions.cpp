@@ -122,6 +122,8 @@ const std::vector<TrainFlag> &trainFlags() {
        "directory holding either"},
       {"--init-format", true,
        "how --init-from names and lays out the weights: loom, nanogpt or hf"},
+      {"--inject-nonfinite-at-step", true,
+       "test hook (fp16-mixed): these steps' gradients become inf/NaN"},
   };
   return flags;
 }
@@ -137,7 +139,8 @@ const char *trainUsage() {
          "[--min-lr X] [--decay-steps N] [--step-gamma X] [--step-every N] "
          "[--metrics FILE.jsonl] [--grad-accum N] [--eval-data TOKENS.bin "
          "[--eval-every K] [--eval-steps M]] [--init-from WEIGHTS "
-         "--init-format loom|nanogpt|hf]";
+         "--init-format loom|nanogpt|hf] [--inject-nonfinite-at-step "
+         "K[,K...]]";
 }
 
 bool isTrainingCommandLine(int argc, char **argv) {
@@ -290,6 +293,20 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
         return "--init-from expects a safetensors file of pretrained weights "
                "(or a sharded index JSON, or a directory holding either)";
       options.initFrom = value;
+    } else if (flag == "--inject-nonfinite-at-step") {
+      // A comma-separated list of steps, each >= 1.
+      size_t start = 0;
+      do {
+        size_t comma = value.find(',', start);
+        std::string item =
+            value.substr(start, comma == std::string::npos ? std::string::npos
+                                                           : comma - start);
+        int64_t at = 0;
+        if (auto error = parseCount(flag, item, 1, at))
+          return error;
+        options.injectNonfiniteAt.push_back(at);
+        start = comma == std::string::npos ? comma : comma + 1;
+      } while (start != std::string::npos);
     } else if (flag == "--init-format") {
       if (value != "loom" && value != "nanogpt" && value != "hf")
         return "--init-format expects loom, nanogpt or hf, got `" + value + "`";

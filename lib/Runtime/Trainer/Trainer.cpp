@@ -64,10 +64,12 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <type_traits>
 
@@ -147,6 +149,11 @@ bool sameMesh(const layout::DeviceMesh &a, const layout::DeviceMesh &b) {
 /// The step input that scales the compiled learning rate
 /// (mlir::loom::kLrScaleArgName).
 constexpr const char *kLrScaleArgument = "lr_scale";
+/// The loss-scaling test hook's step input and the count of non-finite
+/// gradient elements a loss-scaled step returns
+/// (mlir::loom::kInjectNonfiniteArgName, kFoundInfResultName).
+constexpr const char *kInjectNonfiniteArgument = "inject_nonfinite";
+constexpr const char *kFoundInfResult = "found_inf";
 
 /// What step 2 of the file comment reads off the spec.
 /// `--report-memory`: rank 0 prints every rank's step memory (stepMemory():
@@ -202,6 +209,10 @@ struct Program {
   /// The global gradient norm a step compiled with clipping returns; it
   /// comes from the loss's rank like the loss.
   std::optional<size_t> gradNorm;
+  /// A loss-scaled step's test-hook input and its count of non-finite
+  /// gradient elements (not zero: the update was skipped).
+  std::optional<size_t> injectNonfinite;
+  std::optional<size_t> foundInf;
   /// The model state: arguments a checkpoint holds, by index.
   std::vector<size_t> state;
   /// The part of `state` this rank owns: all of it, but in a pipelined
@@ -244,6 +255,17 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
       program.lrScale = i;
       continue;
     }
+    // Not model state: the trainer sets it every step (0, or inf at the
+    // steps of --inject-nonfinite-at-step).
+    if (arg.name == kInjectNonfiniteArgument) {
+      if (arg.isInteger || !arg.globalShape.empty())
+        return Status::failure("argument `" + arg.name + "` of @" + spec.entry +
+                               " must be a rank-0 float tensor, found "
+                               "shape " +
+                               formatShape(arg.globalShape));
+      program.injectNonfinite = i;
+      continue;
+    }
     if (arg.init == Init::None)
       return Status::failure(
           "argument `" + arg.name + "` of @" + spec.entry +
@@ -260,6 +282,8 @@ Status readProgram(const ProgramSpec &spec, const layout::DeviceMesh &mesh,
       loss = i;
     if (spec.results[i].name == "grad_norm")
       program.gradNorm = i;
+    if (spec.results[i].name == kFoundInfResult)
+      program.foundInf = i;
   }
   if (!inputIds || !labels)
     return Status::failure("@" + spec.entry +
@@ -358,7 +382,11 @@ Status initializeBlock(const Program &program, size_t index, uint64_t seed,
     out.ints.assign(n, arg.init == Init::Ones ? 1 : 0);
     return Status::success();
   }
-  out.floats.assign(n, arg.init == Init::Ones ? T(1) : T(0));
+  // A named state starts at its initial value (initArgs[0]: 0, or the loss
+  // scale's `loom.initial_value`).
+  out.floats.assign(n, arg.init == Init::Ones    ? T(1)
+                       : arg.init == Init::State ? T(arg.initArgs[0])
+                                                 : T(0));
   if (!random)
     return Status::success();
   std::vector<int64_t> offset =
@@ -741,6 +769,8 @@ template <typename T> struct Evaluation {
         comm.abort(Status::failure("--eval-data: " + read.message()));
       if (program.lrScale)
         args[*program.lrScale].floats.assign(1, T(1));
+      if (program.injectNonfinite)
+        args[*program.injectNonfinite].floats.assign(1, T(0));
       results[0].floats.assign(1, T(0));
       // No dropout in the evaluation step; the context only says that the
       // host holds every argument (nothing is resident for this entry).
@@ -917,6 +947,15 @@ train(const Program &program, const TrainOptions &options,
         "train at the compiled rate");
   if (auto failure = agree(scheduled, program.rank))
     return failure;
+  Status hookable = Status::success();
+  if (!options.injectNonfiniteAt.empty() && !program.injectNonfinite)
+    hookable = Status::failure(
+        "--inject-nonfinite-at-step: @" + spec.entry +
+        " has no `inject_nonfinite` argument: only a loss-scaled step "
+        "(loomc --precision fp16-mixed) has the hook");
+  if (auto failure = agree(hookable, program.rank))
+    return failure;
+  int64_t skippedSteps = 0, scaledSteps = 0;
   if (program.rank == 0) {
     if (options.resume && options.scheduleGiven && info.storedSchedule &&
         !(*info.storedSchedule == info.schedule))
@@ -979,6 +1018,13 @@ train(const Program &program, const TrainOptions &options,
       args[*program.lrScale].floats.assign(1, factor);
       lr = baseLr * static_cast<double>(factor);
     }
+    if (program.injectNonfinite) {
+      bool inject = std::find(options.injectNonfiniteAt.begin(),
+                              options.injectNonfiniteAt.end(),
+                              s + 1) != options.injectNonfiniteAt.end();
+      args[*program.injectNonfinite].floats.assign(
+          1, inject ? std::numeric_limits<T>::infinity() : T(0));
+    }
     // Size the result buffers; the step writes every element it returns.
     // They are not cleared: a CUDA step that keeps the model state on the
     // device leaves the carried results' host buffers as they are, and
@@ -1032,13 +1078,28 @@ train(const Program &program, const TrainOptions &options,
     double seconds = MPI_Wtime() - start;
     TransferCounts after = deviceTransfers();
     bool log = done % options.logEvery == 0 || done == options.steps;
-    // The loss and the gradient norm (when the step returns one).
-    double logged[2] = {0, 0};
-    if (log && program.rank == program.lossRank) {
-      logged[0] = double(results[program.loss].floats[0]);
-      if (program.gradNorm)
-        logged[1] = double(results[*program.gradNorm].floats[0]);
+    // The loss, the gradient norm (when the step returns one) and whether
+    // a loss-scaled step skipped its update (every step: they are counted).
+    double logged[3] = {0, 0, 0};
+    if (program.rank == program.lossRank) {
+      if (log) {
+        logged[0] = double(results[program.loss].floats[0]);
+        if (program.gradNorm)
+          logged[1] = double(results[*program.gradNorm].floats[0]);
+      }
+      if (program.foundInf)
+        logged[2] = double(results[*program.foundInf].floats[0]) != 0.0;
     }
+    if (program.foundInf && program.lossRank != 0) {
+      if (program.rank == program.lossRank)
+        MPI_Send(&logged[2], 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
+      else if (program.rank == 0)
+        MPI_Recv(&logged[2], 1, MPI_DOUBLE, program.lossRank, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
+    bool skipped = logged[2] != 0.0;
+    scaledSteps += program.foundInf.has_value();
+    skippedSteps += skipped;
     // A pipelined program's loss is on its last stage: rank 0 prints it,
     // so that every line of the log comes from one rank, in order.
     if (log && program.lossRank != 0) {
@@ -1051,9 +1112,10 @@ train(const Program &program, const TrainOptions &options,
     double loss = logged[0];
     info.lr = lr;
     if (program.rank == 0 && log) {
-      std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s | lr %.6g\n",
+      std::printf("step %lld | loss %.9g | %.1f ms | %.0f tok/s | lr %.6g%s\n",
                   static_cast<long long>(done), loss, seconds * 1e3,
-                  tokensPerStep / seconds, lr);
+                  tokensPerStep / seconds, lr,
+                  skipped ? " | skipped (inf/nan gradients)" : "");
       if (metrics.isOpen()) {
         MetricsRecord record;
         record.step = done;
@@ -1061,6 +1123,8 @@ train(const Program &program, const TrainOptions &options,
         record.lr = lr;
         if (program.gradNorm)
           record.gradNorm = logged[1];
+        if (program.foundInf)
+          record.skipped = skipped;
         record.stepSeconds = seconds;
         record.tokensPerSecond = tokensPerStep / seconds;
         if (spec.modelFlopsPerStep > 0 && peak > 0)
@@ -1099,6 +1163,11 @@ train(const Program &program, const TrainOptions &options,
         return failure;
     }
   }
+  if (program.rank == 0 && scaledSteps > 0)
+    std::printf("loss scaling: %lld of %lld steps skipped (inf/nan "
+                "gradients)\n",
+                static_cast<long long>(skippedSteps),
+                static_cast<long long>(scaledSteps));
   if (program.rank == 0 && firstStep >= options.steps)
     std::printf("the checkpoint is at step %lld: nothing to train for "
                 "--steps %lld\n",

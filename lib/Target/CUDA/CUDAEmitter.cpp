@@ -858,6 +858,34 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
              ", " + errors(o) + ")");
         return success();
       })
+      .Case([&](NonfiniteCountOp o) {
+        allocate(o.getResult());
+        call("cuda::nonfiniteCount<T>(stream, " + name(o.getInput()) + ", " +
+             std::to_string(numElements(o.getInput())) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](SelectOp o) {
+        allocate(o.getResult());
+        call("cuda::selectWhole<T, " + elementType(o.getResult()) +
+             ">(stream, " + name(o.getCondition()) + ", " +
+             name(o.getOnTrue()) + ", " + name(o.getOnFalse()) + ", " +
+             std::to_string(numElements(o.getResult())) + ", " +
+             name(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](UpdateLossScaleOp o) {
+        allocate(o.getNewScale());
+        allocate(o.getNewGrowthTracker());
+        call("cuda::updateLossScale<T>(stream, " + name(o.getScale()) + ", " +
+             name(o.getGrowthTracker()) + ", " + name(o.getNonfinite()) + ", " +
+             doubleLiteral(o.getGrowthFactor().convertToDouble()) + ", " +
+             doubleLiteral(o.getBackoffFactor().convertToDouble()) + ", " +
+             std::to_string(o.getGrowthInterval()) + ", " +
+             name(o.getNewScale()) + ", " + name(o.getNewGrowthTracker()) +
+             ")");
+        return success();
+      })
       .Case([&](LabelCountOp o) {
         allocate(o.getResult());
         call("cuda::labelCount<T>(stream, " + name(o.getLabels()) + ", " +
@@ -1032,6 +1060,7 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/CUDA/Elementwise.h"
 #include "loom/Runtime/CUDA/Embedding.h"
 #include "loom/Runtime/CUDA/Loss.h"
+#include "loom/Runtime/CUDA/LossScaling.h"
 #include "loom/Runtime/CUDA/Matmul.h"
 #include "loom/Runtime/CUDA/Normalization.h"
 #include "loom/Runtime/CUDA/Optimizer.h"

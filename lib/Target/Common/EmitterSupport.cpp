@@ -37,6 +37,7 @@
 #include <set>
 
 using ::mlir::loom::kClusterAttrName;
+using ::mlir::loom::kInitialValueAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kLrScaleArgName;
 using ::mlir::loom::kMicroBatchAttrName;
@@ -718,10 +719,15 @@ std::string initLiteral(func::FuncOp func, unsigned index, std::string &args) {
     }
   }
   if (auto named =
-          func.getArgAttrOfType<StringAttr>(index, interp::kNameAttrName))
+          func.getArgAttrOfType<StringAttr>(index, interp::kNameAttrName)) {
     // The learning-rate factor starts at 1 (the compiled rate), as in
-    // loom-run; other named states at zeros.
+    // loom-run; other named states at their `loom.initial_value` (the loss
+    // scale), else zeros.
+    if (auto initial =
+            func.getArgAttrOfType<FloatAttr>(index, kInitialValueAttrName))
+      args = "{" + doubleLiteral(initial.getValueAsDouble()) + ", 0.0}";
     return named.getValue() == kLrScaleArgName ? "Init::Ones" : "Init::State";
+  }
   return "Init::None";
 }
 

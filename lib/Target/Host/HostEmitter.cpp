@@ -697,6 +697,34 @@ LogicalResult StepEmitter::emitLoomOp(Operation *op) {
                        data(o.getResult()) + ")");
         return success();
       })
+      .Case([&](NonfiniteCountOp o) {
+        allocate(o.getResult());
+        call("host::nonfiniteCount<T>(" + data(o.getInput()) + ", " +
+             std::to_string(numElements(o.getInput())) + ", " +
+             data(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](SelectOp o) {
+        allocate(o.getResult());
+        call("host::selectWhole<T, " + elementType(o.getResult()) + ">(" +
+             name(o.getCondition()) + "[0], " + data(o.getOnTrue()) + ", " +
+             data(o.getOnFalse()) + ", " +
+             std::to_string(numElements(o.getResult())) + ", " +
+             data(o.getResult()) + ")");
+        return success();
+      })
+      .Case([&](UpdateLossScaleOp o) {
+        allocate(o.getNewScale());
+        allocate(o.getNewGrowthTracker());
+        call("host::updateLossScale<T>(" + name(o.getScale()) + "[0], " +
+             name(o.getGrowthTracker()) + "[0], " + name(o.getNonfinite()) +
+             "[0], " + doubleLiteral(o.getGrowthFactor().convertToDouble()) +
+             ", " + doubleLiteral(o.getBackoffFactor().convertToDouble()) +
+             ", " + std::to_string(o.getGrowthInterval()) + ", " +
+             data(o.getNewScale()) + ", " + data(o.getNewGrowthTracker()) +
+             ")");
+        return success();
+      })
       .Case([&](LabelCountOp o) {
         allocate(o.getResult());
         call("host::labelCount<T>(" + data(o.getLabels()) + ", " +
@@ -901,6 +929,7 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/Host/Elementwise.h"
 #include "loom/Runtime/Host/Embedding.h"
 #include "loom/Runtime/Host/Loss.h"
+#include "loom/Runtime/Host/LossScaling.h"
 #include "loom/Runtime/Host/Matmul.h"
 #include "loom/Runtime/Host/Normalization.h"
 #include "loom/Runtime/Host/Optimizer.h"

@@ -538,3 +538,30 @@ func.func @adamw_update(%p: tensor<16x64xf32>, %step: tensor<i64>) -> (tensor<16
   %0:3 = loom.adamw_update %p, %p, %p, %p, %step {lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<i64>) -> (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>)
   return %0#0, %0#1, %0#2 : tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>
 }
+
+// ===== Loss-scaling ops =====
+
+// One classify-and-add per element (1024); reads 4096 bytes, writes one f32.
+// CHECK-LABEL: @nonfinite_count loom.nonfinite_count:
+// CHECK-SAME: reduction flops=1024 read=4096 written=4 output=4{{$}}
+func.func @nonfinite_count(%g: tensor<16x64xf32>) -> tensor<f32> {
+  %0 = loom.nonfinite_count %g : (tensor<16x64xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// A copy of the chosen operand: no flops, 4096 bytes read (one operand, not
+// both) and written.
+// CHECK-LABEL: @select loom.select:
+// CHECK-SAME: data_movement flops=0 read=4096 written=4096 output=4096{{$}}
+func.func @select(%c: tensor<f32>, %p: tensor<16x64xf32>, %q: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %0 = loom.select %c, %p, %q : (tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
+
+// Three scalar flops; reads 4 + 8 + 4 bytes, writes 4 + 8.
+// CHECK-LABEL: @update_loss_scale loom.update_loss_scale:
+// CHECK-SAME: elementwise flops=3 read=16 written=12 output=12{{$}}
+func.func @update_loss_scale(%s: tensor<f32>, %t: tensor<i64>, %n: tensor<f32>) -> (tensor<f32>, tensor<i64>) {
+  %0:2 = loom.update_loss_scale %s, %t, %n {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return %0#0, %0#1 : tensor<f32>, tensor<i64>
+}

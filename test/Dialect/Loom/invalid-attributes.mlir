@@ -59,8 +59,8 @@ func.func @input_wrong_kind(%x: tensor<8xi64> {loom.input = "labels"}) {
 
 // -----
 
-// Only the four argument attributes exist.
-// expected-error @+1 {{unknown loom argument attribute `loom.weight`, expected `loom.param`, `loom.input`, `loom.name` or `loom.file_shape`}}
+// Only the five argument attributes exist.
+// expected-error @+1 {{unknown loom argument attribute `loom.weight`, expected `loom.param`, `loom.input`, `loom.name`, `loom.file_shape` or `loom.initial_value`}}
 func.func @unknown(%x: tensor<8xf32> {loom.weight = true}) {
   return
 }
@@ -173,5 +173,21 @@ func.func @scaled_normal_factor(%x: tensor<8xf32> {loom.param = #loom.param<"x",
 // expected-error @+2 {{initializer `uniform` expects finite bounds with low < high, got 1.000000e-01 and -1.000000e-01}}
 // expected-error @+1 {{failed to parse Loom_ParamAttr parameter 'init'}}
 func.func @uniform_bounds(%x: tensor<8xf32> {loom.param = #loom.param<"x", init = uniform(0.1, -0.1), decay = true>}) {
+  return
+}
+
+// -----
+
+// `loom.initial_value` (the loss scale's start) is a finite f64.
+// expected-error @+1 {{`loom.initial_value` expects a finite f64, got 1.000000e+00 : f32}}
+func.func @initial_value_type(%s: tensor<f32> {loom.name = "loss_scale", loom.initial_value = 1.0 : f32}) {
+  return
+}
+
+// -----
+
+// `loom.initial_value` belongs to a named state.
+// expected-error @+1 {{`loom.initial_value` expects a float func.func argument with a `loom.name` (a named state)}}
+func.func @initial_value_unnamed(%s: tensor<f32> {loom.initial_value = 1.0 : f64}) {
   return
 }

@@ -1189,3 +1189,60 @@ func.func @adamw_step_type(%p: tensor<8xf32>, %step: tensor<1xi64>) -> (tensor<8
   %0:3 = loom.adamw_update %p, %p, %p, %p, %step {lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1xi64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
   return %0#0, %0#1, %0#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// nonfinite_count C1: a count is one scalar.
+func.func @nonfinite_count_rank(%g: tensor<8xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{'loom.nonfinite_count' op expects a rank-0 result, got 'tensor<1xf32>'}}
+  %0 = loom.nonfinite_count %g : (tensor<8xf32>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+// select C1: the condition is one scalar for the whole tensor.
+func.func @select_condition_rank(%c: tensor<8xf32>, %p: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects a rank-0 condition, got 'tensor<8xf32>'}}
+  %0 = loom.select %c, %p, %p : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// select C2: both choices have the result's type.
+func.func @select_types(%c: tensor<f32>, %p: tensor<8xf32>, %q: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{expects on_false to have on_true's type 'tensor<8xf32>', got 'tensor<4xf32>'}}
+  %0 = loom.select %c, %p, %q : (tensor<f32>, tensor<8xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// update_loss_scale C1: the growth tracker is a rank-0 i64.
+func.func @update_loss_scale_tracker(%s: tensor<f32>, %t: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  // expected-error @+1 {{operand #1 must be 0D tensor of 64-bit signless integer values}}
+  %0:2 = loom.update_loss_scale %s, %t, %s {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  return %0#0, %0#1 : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// update_loss_scale C2: a backoff factor above 1 would grow the scale on
+// overflow.
+func.func @update_loss_scale_backoff(%s: tensor<f32>, %t: tensor<i64>) -> (tensor<f32>, tensor<i64>) {
+  // expected-error @+1 {{'loom.update_loss_scale' op expects backoff_factor in (0, 1], got 2}}
+  %0:2 = loom.update_loss_scale %s, %t, %s {growth_factor = 2.0 : f64, backoff_factor = 2.0 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return %0#0, %0#1 : tensor<f32>, tensor<i64>
+}
+
+// -----
+
+// update_loss_scale C2: the interval counts clean steps, at least one.
+func.func @update_loss_scale_interval(%s: tensor<f32>, %t: tensor<i64>) -> (tensor<f32>, tensor<i64>) {
+  // expected-error @+1 {{'loom.update_loss_scale' op expects growth_interval >= 1, got 0}}
+  %0:2 = loom.update_loss_scale %s, %t, %s {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 0 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return %0#0, %0#1 : tensor<f32>, tensor<i64>
+}

@@ -354,3 +354,19 @@ func.func @adamw_update(%p: tensor<768x768xf32>, %g: tensor<768x768xf32>, %m: te
   %0:3 = loom.adamw_update %p, %g, %m, %v, %step {lr = 6.0e-4, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.1} : (tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>, tensor<i64>) -> (tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>)
   return %0#0, %0#1, %0#2 : tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>
 }
+
+// The loss-scaling ops of an fp16-mixed step: the non-finite count of a
+// gradient, a whole-tensor select of the old state (floats and the i64 step
+// counter), and GradScaler's scale update.
+// CHECK-LABEL: func.func @loss_scaling
+func.func @loss_scaling(%g: tensor<4x8xf32>, %p: tensor<4x8xf32>, %step: tensor<i64>, %s: tensor<f32>) -> (tensor<f32>, tensor<4x8xf32>, tensor<i64>, tensor<f32>, tensor<i64>) {
+  // CHECK: loom.nonfinite_count %{{.+}} : (tensor<4x8xf32>) -> tensor<f32>
+  %0 = loom.nonfinite_count %g : (tensor<4x8xf32>) -> tensor<f32>
+  // CHECK: loom.select %{{.+}}, %{{.+}}, %{{.+}} : (tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = loom.select %0, %p, %g : (tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: loom.select %{{.+}}, %{{.+}}, %{{.+}} : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
+  %2 = loom.select %0, %step, %step : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
+  // CHECK: loom.update_loss_scale %{{.+}}, %{{.+}}, %{{.+}} {backoff_factor = 5.000000e-01 : f64, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  %3:2 = loom.update_loss_scale %s, %step, %0 {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return %0, %1, %2, %3#0, %3#1 : tensor<f32>, tensor<4x8xf32>, tensor<i64>, tensor<f32>, tensor<i64>
+}

@@ -636,3 +636,31 @@ func.func @adamw_update(%p: tensor<16x64xf32>, %step: tensor<i64>) -> (tensor<16
   %0:3 = loom.adamw_update %p, %p, %p, %p, %step {lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<i64>) -> (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>)
   return %0#0, %0#1, %0#2 : tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>
 }
+
+// ===== Loss-scaling ops =====
+
+// A count is a sum over every dim: a block of a gradient gives a partial
+// count (all-reduced over the axes that split the gradient).
+// CHECK-LABEL: @nonfinite_count loom.nonfinite_count:
+// CHECK-SAME: ([a, b]) -> ([]) {a=16, b=64} reduction={a, b}{{$}}
+func.func @nonfinite_count(%g: tensor<16x64xf32>) -> tensor<f32> {
+  %0 = loom.nonfinite_count %g : (tensor<16x64xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// A whole-tensor select splits like a copy; the rank-0 condition has no
+// factor (every device reads all of it).
+// CHECK-LABEL: @select loom.select:
+// CHECK-SAME: ([], [a, b], [a, b]) -> ([a, b]) {a=16, b=64}{{$}}
+func.func @select(%c: tensor<f32>, %p: tensor<16x64xf32>, %q: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %0 = loom.select %c, %p, %q : (tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
+
+// The scale's update is rank-0 throughout: no factor, replicated.
+// CHECK-LABEL: @update_loss_scale loom.update_loss_scale:
+// CHECK-SAME: ([], [], []) -> ([], []) {}{{$}}
+func.func @update_loss_scale(%s: tensor<f32>, %t: tensor<i64>, %n: tensor<f32>) -> (tensor<f32>, tensor<i64>) {
+  %0:2 = loom.update_loss_scale %s, %t, %n {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return %0#0, %0#1 : tensor<f32>, tensor<i64>
+}

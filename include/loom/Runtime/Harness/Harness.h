@@ -64,7 +64,8 @@ struct TensorSpec {
   Shape globalShape;
   Shape localShape;
   /// Arguments only: the initializer and its two parameters (normal: std;
-  /// uniform: low, high; scaled_normal: std, factor).
+  /// uniform: low, high; scaled_normal: std, factor; a named state: its
+  /// initial value, 0 unless `loom.initial_value` gives one).
   Init init = Init::None;
   double initArgs[2] = {0, 0};
   /// Its `#dist.layout` body (`[["dp"], []]`, BlockLayout's spelling);

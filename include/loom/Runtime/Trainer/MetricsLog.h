@@ -41,6 +41,9 @@ struct MetricsRecord {
   /// Model FLOPs utilization against the cluster's peak, when the program
   /// records both (a searched plan and its cluster).
   std::optional<double> mfu;
+  /// Whether the step's update was skipped for non-finite gradients, in a
+  /// loss-scaled (fp16-mixed) step; absent otherwise.
+  std::optional<bool> skipped;
 };
 
 /// The open metrics file of rank 0.

@@ -96,6 +96,11 @@ struct TrainOptions {
   /// loom|nanogpt|hf`; InitFrom.h). Excludes `--resume`.
   std::string initFrom;
   std::string initFormat;
+  /// A test hook of loss scaling (`--inject-nonfinite-at-step K[,K...]`):
+  /// the steps (1-based, as logged) whose gradients are made non-finite
+  /// through the step's `inject_nonfinite` input, so that the skip and the
+  /// scale's backoff can be checked on a real run (docs/MixedPrecision.md).
+  std::vector<int64_t> injectNonfiniteAt;
 };
 
 /// One flag of the training executable: its name (`--data`), whether it

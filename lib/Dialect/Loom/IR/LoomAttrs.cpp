@@ -27,6 +27,7 @@
 
 #include <cmath>
 
+using ::mlir::loom::kInitialValueAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
@@ -272,11 +273,31 @@ LogicalResult LoomDialect::verifyRegionArgAttribute(Operation *op,
                                                     NamedAttribute attribute) {
   StringRef attrName = attribute.getName().strref();
   if (attrName != kParamAttrName && attrName != kInputAttrName &&
-      attrName != kNameAttrName && attrName != kFileShapeAttrName)
+      attrName != kNameAttrName && attrName != kFileShapeAttrName &&
+      attrName != kInitialValueAttrName)
     return op->emitError("unknown loom argument attribute `")
            << attrName << "`, expected `" << kParamAttrName << "`, `"
-           << kInputAttrName << "`, `" << kNameAttrName << "` or `"
-           << kFileShapeAttrName << "`";
+           << kInputAttrName << "`, `" << kNameAttrName << "`, `"
+           << kFileShapeAttrName << "` or `" << kInitialValueAttrName << "`";
+
+  // The value a named state starts at (the loss scale): a finite f64 on a
+  // named float argument, which the runtimes fill it with.
+  if (attrName == kInitialValueAttrName) {
+    auto value = dyn_cast<FloatAttr>(attribute.getValue());
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!value || !value.getType().isF64() ||
+        !std::isfinite(value.getValueAsDouble()))
+      return op->emitError("`") << attrName << "` expects a finite f64, got "
+                                << attribute.getValue();
+    if (!func || regionIndex != 0 ||
+        !func.getArgAttr(argIndex, kNameAttrName) ||
+        !isa<FloatType>(
+            getElementTypeOrSelf(func.getArgumentTypes()[argIndex])))
+      return op->emitError("`")
+             << attrName << "` expects a float func.func argument with a `"
+             << kNameAttrName << "` (a named state)";
+    return success();
+  }
 
   if (attrName == kFileShapeAttrName) {
     auto func = dyn_cast<func::FuncOp>(op);

@@ -26,6 +26,14 @@
 //      clip_grad_norm_'s return value);
 //   6. erase ops whose results are unused.
 //
+// With `loss-scale` (fp16-mixed, docs/MixedPrecision.md), step 3 is seeded
+// with the `loss_scale` argument instead of 1; step 4 first multiplies each
+// gradient by 1 / loss_scale and counts the non-finite elements of the
+// results (loom.nonfinite_count, summed); step 5 then keeps the old
+// parameter, states and step counter where the count is not zero
+// (loom.select) and updates the scale (loom.update_loss_scale), as
+// torch.cuda.amp.GradScaler's unscale_, step and update do.
+//
 // The step is built for one micro-batch; loom-slice-micro-batches splits it
 // into more (gradient accumulation, pipelines).
 //
@@ -47,8 +55,13 @@
 
 #include <cmath>
 
-using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kFileShapeAttrName;
+using ::mlir::loom::kFoundInfResultName;
+using ::mlir::loom::kFwdAttrName;
+using ::mlir::loom::kInitialValueAttrName;
+using ::mlir::loom::kInjectNonfiniteArgName;
+using ::mlir::loom::kLossScaleArgName;
+using ::mlir::loom::kLossScaleTrackerArgName;
 using ::mlir::loom::kLrScaleArgName;
 using ::mlir::loom::kNameAttrName;
 using ::mlir::loom::kParamAttrName;
@@ -78,6 +91,13 @@ static std::string formatShortest(double value) {
   std::string text;
   llvm::raw_string_ostream(text) << llvm::format("%g", value);
   return text;
+}
+
+bool mlir::loom::isValidLossScale(StringRef text) {
+  if (text == "none" || text == "dynamic")
+    return true;
+  double value;
+  return !text.getAsDouble(value) && std::isfinite(value) && value > 0.0;
 }
 
 double mlir::loom::getDefaultWeightDecay(StringRef optimizer) {
@@ -125,6 +145,23 @@ void AutodiffPass::runOnOperation() {
           << name << "` must be finite, found " << text;
       return signalPassFailure();
     }
+  if (!isValidLossScale(lossScale)) {
+    module.emitError("loom-autodiff: loss-scale must be none, dynamic or a "
+                     "finite number > 0, found '")
+        << lossScale << "'";
+    return signalPassFailure();
+  }
+  bool scaled = lossScale != "none";
+  if (scaled && optimizer == "none") {
+    module.emitError("loom-autodiff: loss-scale needs an optimizer: it "
+                     "skips the update of a step with non-finite gradients");
+    return signalPassFailure();
+  }
+  // GradScaler's state machine; a fixed scale is the same with factors 1.
+  bool dynamicScale = lossScale == "dynamic";
+  double initScale = kDefaultInitLossScale;
+  if (scaled && !dynamicScale)
+    StringRef(lossScale).getAsDouble(initScale);
   Block &body = forward.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   if (ret.getNumOperands() != 1) {
@@ -192,6 +229,24 @@ void AutodiffPass::runOnOperation() {
         {}, lossElem.isF64() ? Type(b.getF64Type()) : b.getF32Type()));
     argAttrs.push_back(b.getDictionaryAttr(
         b.getNamedAttr(kNameAttrName, b.getStringAttr(kLrScaleArgName))));
+  }
+  // The loss-scaling state, also before `step` (not batch).
+  std::optional<unsigned> lossScaleIndex;
+  if (scaled) {
+    Type lossElem =
+        cast<RankedTensorType>(ret.getOperand(0).getType()).getElementType();
+    auto scalarType = RankedTensorType::get({}, lossElem);
+    lossScaleIndex = argTypes.size();
+    argTypes.push_back(scalarType);
+    argAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(kNameAttrName, b.getStringAttr(kLossScaleArgName)),
+         b.getNamedAttr(kInitialValueAttrName, b.getF64FloatAttr(initScale))}));
+    argTypes.push_back(stepType);
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+        kNameAttrName, b.getStringAttr(kLossScaleTrackerArgName))));
+    argTypes.push_back(scalarType);
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+        kNameAttrName, b.getStringAttr(kInjectNonfiniteArgName))));
   }
   unsigned stepIndex = argTypes.size();
   argTypes.push_back(stepType);
@@ -261,17 +316,56 @@ void AutodiffPass::runOnOperation() {
   }
   Value loss = mapping.lookupOrDefault(ret.getOperand(0));
 
-  // 3. Reverse mode, seeded with d(loss) = 1.
+  // 3. Reverse mode, seeded with d(loss) = 1, or with the loss scale:
+  // GradScaler's scale(loss).backward().
+  Value scale = lossScaleIndex ? entry->getArgument(*lossScaleIndex) : Value();
   ReverseMode reverse(paramSet);
-  if (failed(reverse.backward(builder, clones, loss,
-                              buildSplat(builder, loc, lossElement, 1.0))))
+  if (failed(reverse.backward(
+          builder, clones, loss,
+          scale ? scale : buildSplat(builder, loc, lossElement, 1.0))))
     return signalPassFailure();
 
-  // 4. Each parameter's gradient, then clipping.
+  // 4. Each parameter's gradient, unscaled and checked under loss scaling,
+  // then clipping.
   SmallVector<Value> paramGrads;
   for (auto [k, param] : llvm::enumerate(params))
     paramGrads.push_back(
         reverse.buildParamGrad(builder, loc, param, owners[k]));
+  // GradScaler.unscale_: every gradient times 1 / scale (exact for the
+  // powers of two the dynamic scale takes), then the count of its
+  // non-finite elements, summed over every gradient (the partitioner
+  // all-reduces the partial counts of sharded gradients).
+  Value nonfinite;
+  if (scale) {
+    Value inverse =
+        tagged(DivOp::create(builder, loc,
+                             buildSplat(builder, loc, lossElement, 1.0), scale),
+               lossId);
+    // The test hook: 0 leaves the factor exact; inf poisons every gradient.
+    inverse = tagged(AddOp::create(builder, loc, inverse,
+                                   entry->getArgument(*lossScaleIndex + 2)),
+                     lossId);
+    for (auto [k, grad] : llvm::enumerate(paramGrads)) {
+      if (!grad)
+        continue;
+      Type element = cast<RankedTensorType>(grad.getType()).getElementType();
+      Value factor = inverse;
+      if (element != lossElement)
+        factor =
+            tagged(CastOp::create(builder, loc,
+                                  RankedTensorType::get({}, element), inverse),
+                   owners[k]);
+      grad = tagged(MulOp::create(builder, loc, grad, factor), owners[k]);
+      Value count = tagged(
+          NonfiniteCountOp::create(builder, loc, lossType, grad), owners[k]);
+      nonfinite =
+          nonfinite
+              ? tagged(AddOp::create(builder, loc, nonfinite, count), owners[k])
+              : count;
+    }
+    if (!nonfinite)
+      nonfinite = buildSplat(builder, loc, lossElement, 0.0);
+  }
   // The global gradient norm, returned as `grad_norm` when clipping
   // computes it or `grad-norm` asks for it (the trainer's metrics report
   // it).
@@ -384,10 +478,41 @@ void AutodiffPass::runOnOperation() {
   }
   Value one = buildSplat(builder, loc, b.getI64Type(), 1.0);
   Value nextStep = tagged(AddOp::create(builder, loc, step, one), lossId);
+  // A step with a non-finite gradient is skipped: every parameter, state
+  // and the step counter (Adam's bias correction) stay as they were, as
+  // GradScaler.step skips optimizer.step(); the scale backs off or grows.
+  SmallVector<Value> newScaleState;
+  if (scale) {
+    auto keepIfNonfinite = [&](Value old, Value updated,
+                               int64_t owner) -> Value {
+      if (old == updated)
+        return updated;
+      return tagged(SelectOp::create(builder, loc, nonfinite, old, updated),
+                    owner);
+    };
+    for (auto [k, param] : llvm::enumerate(params)) {
+      newParams[k] = keepIfNonfinite(param, newParams[k], owners[k]);
+      for (unsigned s = 0; s < numStates; ++s)
+        newStates[k * numStates + s] = keepIfNonfinite(
+            entry->getArgument(params.size() + k * numStates + s),
+            newStates[k * numStates + s], owners[k]);
+    }
+    nextStep = keepIfNonfinite(step, nextStep, lossId);
+    auto update = UpdateLossScaleOp::create(
+        builder, loc, scale, entry->getArgument(*lossScaleIndex + 1), nonfinite,
+        llvm::APFloat(dynamicScale ? kLossScaleGrowthFactor : 1.0),
+        llvm::APFloat(dynamicScale ? kLossScaleBackoffFactor : 1.0),
+        dynamicScale ? kLossScaleGrowthInterval : int64_t(1));
+    update->setAttr(kFwdAttrName, b.getI64IntegerAttr(lossId));
+    newScaleState = {update.getNewScale(), update.getNewGrowthTracker(),
+                     nonfinite};
+  }
 
   SmallVector<Value> results{loss};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newStates);
+  // The scale's state before `step`, which the contract wants last.
+  llvm::append_range(results, newScaleState);
   if (gradNorm)
     results.push_back(gradNorm);
   results.push_back(nextStep);
@@ -401,6 +526,11 @@ void AutodiffPass::runOnOperation() {
   for (auto [k, name] : llvm::enumerate(paramNames))
     for (const std::string &suffix : stateSuffixes)
       resultAttrs.push_back(named(name + suffix, fileShapes[k]));
+  if (scale) {
+    resultAttrs.push_back(named(kLossScaleArgName, Attribute()));
+    resultAttrs.push_back(named(kLossScaleTrackerArgName, Attribute()));
+    resultAttrs.push_back(named(kFoundInfResultName, Attribute()));
+  }
   if (gradNorm)
     resultAttrs.push_back(named("grad_norm", Attribute()));
   resultAttrs.push_back(named("step", Attribute()));
@@ -419,10 +549,14 @@ void AutodiffPass::runOnOperation() {
 
   mlir::emitRemark(forward.getLoc(), "built @train_step from @")
       << entryName << ": " << params.size() << " parameters (" << decayed
-      << " with weight decay " << formatShortest(decayRate)
-      << "), optimizer " << optimizer << ", "
+      << " with weight decay " << formatShortest(decayRate) << "), optimizer "
+      << optimizer << ", "
       << (clipNorm > 0.0 ? "clipped to global norm " : "no clipping")
-      << (clipNorm > 0.0 ? std::to_string(clipNorm.getValue()) : std::string());
+      << (clipNorm > 0.0 ? std::to_string(clipNorm.getValue()) : std::string())
+      << (scaled ? (dynamicScale
+                        ? ", dynamic loss scale"
+                        : ", fixed loss scale " + formatShortest(initScale))
+                 : "");
   LLVM_DEBUG(llvm::dbgs() << "loom-autodiff: erased " << erased
                           << " dead ops\n");
 }

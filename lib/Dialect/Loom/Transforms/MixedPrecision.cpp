@@ -77,10 +77,10 @@ public:
     // Ops that state their result type.
     add<CastOp, arith::ConstantOp>(PrecisionRule::AsWritten);
     // The training step's ops: loom-autodiff builds them after this pass.
-    add<AttentionGradOp, ReluGradOp, SiluGradOp, GeluGradOp,
-        EmbeddingGradOp, CrossEntropyGradOp, SoftmaxGradOp, LogSoftmaxGradOp,
-        LayerNormGradOp, RmsNormGradOp, SgdUpdateOp, AdamwUpdateOp>(
-        PrecisionRule::AfterAutodiff);
+    add<AttentionGradOp, ReluGradOp, SiluGradOp, GeluGradOp, EmbeddingGradOp,
+        CrossEntropyGradOp, SoftmaxGradOp, LogSoftmaxGradOp, LayerNormGradOp,
+        RmsNormGradOp, SgdUpdateOp, AdamwUpdateOp, NonfiniteCountOp, SelectOp,
+        UpdateLossScaleOp>(PrecisionRule::AfterAutodiff);
   }
 
   std::optional<PrecisionRule> lookup(OperationName name) const {

@@ -75,6 +75,11 @@ struct AutodiffPipelineOptions
                      "are summed and reduced in: f32 (default) or the low "
                      "type (bf16, f16)"),
       llvm::cl::init("f32")};
+  Option<std::string> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("Loss scaling: dynamic, a fixed scale N or none; unset: "
+                     "dynamic for fp16-mixed, none otherwise"),
+      llvm::cl::init("")};
 };
 } // namespace
 
@@ -96,6 +101,12 @@ void mlir::loom::registerLoomPipelines() {
         passOptions.weightDecay = options.weightDecay;
         passOptions.momentum = options.momentum;
         passOptions.clipNorm = options.clipNorm;
+        // GradScaler's dynamic scale is fp16-mixed's default, as in loomc.
+        if (!options.lossScale.empty())
+          passOptions.lossScale = options.lossScale.getValue();
+        else
+          passOptions.lossScale =
+              options.precision == "fp16-mixed" ? "dynamic" : "none";
         SliceMicroBatchesPassOptions slicing;
         slicing.microBatches = options.microBatches;
         MixedPrecisionPassOptions precision;

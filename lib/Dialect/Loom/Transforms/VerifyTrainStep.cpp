@@ -15,8 +15,9 @@
 //      exactly one to be the rank-0 i64 `step`, and `lr_scale` (the
 //      learning-rate factor, when present) a rank-0 float;
 //   4. require every other result to name an argument of its type (or be
-//      `<argument>.grad`, the gradients `optimizer=none` returns, or the
-//      rank-0 float `grad_norm` clipping returns);
+//      `<argument>.grad`, the gradients `optimizer=none` returns, the
+//      rank-0 float `grad_norm` clipping returns, or the rank-0 float
+//      `found_inf` of a loss-scaled step);
 //   5. require `loom.fwd` on every loom op and only loom/arith/func ops.
 //
 //===----------------------------------------------------------------------===//
@@ -136,11 +137,13 @@ struct VerifyTrainStepPass
         }
         continue;
       }
-      // Clipping returns the global gradient norm.
-      if (name.getValue() == "grad_norm") {
+      // Clipping returns the global gradient norm, a loss-scaled step the
+      // count of its non-finite gradient elements.
+      if (name.getValue() == "grad_norm" ||
+          name.getValue() == kFoundInfResultName) {
         if (!isRank0(type, /*wantFloat=*/true)) {
-          func.emitError("loom-verify-train-step: result `grad_norm` must "
-                         "be a rank-0 float");
+          func.emitError("loom-verify-train-step: result `")
+              << name.getValue() << "` must be a rank-0 float";
           ok = false;
         }
         continue;

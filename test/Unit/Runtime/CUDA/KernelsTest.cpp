@@ -20,6 +20,7 @@
 #include "loom/Runtime/CUDA/Elementwise.h"
 #include "loom/Runtime/CUDA/Embedding.h"
 #include "loom/Runtime/CUDA/Loss.h"
+#include "loom/Runtime/CUDA/LossScaling.h"
 #include "loom/Runtime/CUDA/Matmul.h"
 #include "loom/Runtime/CUDA/Normalization.h"
 #include "loom/Runtime/CUDA/Optimizer.h"
@@ -34,6 +35,7 @@
 #include "loom/Runtime/Host/Elementwise.h"
 #include "loom/Runtime/Host/Embedding.h"
 #include "loom/Runtime/Host/Loss.h"
+#include "loom/Runtime/Host/LossScaling.h"
 #include "loom/Runtime/Host/Matmul.h"
 #include "loom/Runtime/Host/Normalization.h"
 #include "loom/Runtime/Host/Optimizer.h"
@@ -43,6 +45,9 @@
 #include "loom/Runtime/Host/Shape.h"
 #include "loom/Runtime/Host/Softmax.h"
 #include "loom/Runtime/Support/Transfers.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace loom::runtime;
 using namespace loom::runtime::cuda::test;
@@ -268,6 +273,56 @@ TYPED_TEST(CudaKernelsTest, CrossEntropyWithIgnoreIndexSumAndOffset) {
   host::labelCount<T>(labels.data(), 12, -100, expectedLoss.data());
   cuda::labelCount<T>(nullptr, dlabels.get(), 12, -100, loss.get());
   EXPECT_EQ(loss.download(), expectedLoss);
+}
+
+TYPED_TEST(CudaKernelsTest, LossScalingMatchesHost) {
+  LOOM_REQUIRE_CUDA_DEVICE();
+  using T = TypeParam;
+  // More elements than one block's threads, non-finite ones spread out.
+  std::vector<T> g(1000);
+  for (size_t i = 0; i < g.size(); ++i)
+    g[i] = static_cast<T>(0.001 * double(i) - 0.3);
+  g[17] = std::numeric_limits<T>::infinity();
+  g[512] = -std::numeric_limits<T>::infinity();
+  g[999] = std::numeric_limits<T>::quiet_NaN();
+  Buf<T> dg(g), count(1);
+  T expected = 0;
+  host::nonfiniteCount<T>(g.data(), 1000, &expected);
+  cuda::nonfiniteCount<T>(nullptr, dg.get(), 1000, count.get());
+  EXPECT_EQ(count.download()[0], expected);
+  EXPECT_EQ(expected, T(3));
+
+  std::vector<T> other(1000, T(2));
+  Buf<T> dother(other), out(1000);
+  cuda::selectWhole<T, T>(nullptr, count.get(), dg.get(), dother.get(), 1000,
+                          out.get());
+  std::vector<T> chosen = out.download();
+  EXPECT_TRUE(std::isinf(chosen[17]) && chosen[1] == g[1]);
+  Buf<T> zero(std::vector<T>{T(0)});
+  cuda::selectWhole<T, T>(nullptr, zero.get(), dg.get(), dother.get(), 1000,
+                          out.get());
+  EXPECT_EQ(out.download(), other);
+  Buf<int64_t> step(std::vector<int64_t>{4}), next(std::vector<int64_t>{5}),
+      kept(1);
+  cuda::selectWhole<T, int64_t>(nullptr, count.get(), step.get(), next.get(), 1,
+                                kept.get());
+  EXPECT_EQ(kept.download()[0], 4);
+
+  for (T nonfinite : {T(0), T(3)})
+    for (int64_t tracker : {int64_t(0), int64_t(1999)}) {
+      T hostScale = 0;
+      int64_t hostTracker = -1;
+      host::updateLossScale<T>(T(65536), tracker, nonfinite, 2.0, 0.5, 2000,
+                               &hostScale, &hostTracker);
+      Buf<T> scale(std::vector<T>{T(65536)}), found(std::vector<T>{nonfinite}),
+          newScale(1);
+      Buf<int64_t> dtracker(std::vector<int64_t>{tracker}), newTracker(1);
+      cuda::updateLossScale<T>(nullptr, scale.get(), dtracker.get(),
+                               found.get(), 2.0, 0.5, 2000, newScale.get(),
+                               newTracker.get());
+      EXPECT_EQ(newScale.download()[0], hostScale);
+      EXPECT_EQ(newTracker.download()[0], hostTracker);
+    }
 }
 
 TEST(CudaKernelsIntTest, LabelOutOfRangeIsRecordedAsTheHostWordsIt) {

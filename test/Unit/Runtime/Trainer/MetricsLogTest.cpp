@@ -55,6 +55,22 @@ TEST(MetricsLogTest, FormatsOneObjectPerStep) {
             R"("tokens_per_s":1024.0,"mfu":0.125})");
 }
 
+TEST(MetricsLogTest, ALossScaledStepSaysWhetherItWasSkipped) {
+  MetricsRecord record;
+  record.step = 5;
+  record.loss = 2.5;
+  record.lr = 0.25;
+  record.stepSeconds = 0.5;
+  record.tokensPerSecond = 1024;
+  record.skipped = true;
+  EXPECT_EQ(MetricsLog::format(record),
+            R"({"step":5,"loss":2.5,"lr":0.25,"skipped":true,)"
+            R"("step_ms":500.0,"tokens_per_s":1024.0})");
+  record.skipped = false;
+  EXPECT_NE(MetricsLog::format(record).find(R"("skipped":false)"),
+            std::string::npos);
+}
+
 TEST(MetricsLogTest, FormatsAnEvaluation) {
   // The perplexity is exp of the loss: exp(log 8) is 8 up to rounding.
   std::string line = MetricsLog::formatEvaluation(200, std::log(8.0));

@@ -51,6 +51,27 @@ TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_TRUE(o.reportTransfers);
 }
 
+TEST(TrainOptionsTest, InjectNonfiniteTakesAListOfSteps) {
+  TrainOptions o;
+  ASSERT_EQ(parse({"--data", "t.bin", "--steps", "9",
+                   "--inject-nonfinite-at-step", "3,4,10"},
+                  o),
+            std::nullopt);
+  EXPECT_EQ(o.injectNonfiniteAt, (std::vector<int64_t>{3, 4, 10}));
+  TrainOptions bad;
+  EXPECT_EQ(parse({"--data", "t.bin", "--steps", "9",
+                   "--inject-nonfinite-at-step", "3,0"},
+                  bad),
+            std::optional<std::string>(
+                "--inject-nonfinite-at-step expects an integer >= 1, got `0`"));
+  TrainOptions empty;
+  EXPECT_EQ(parse({"--data", "t.bin", "--steps", "9",
+                   "--inject-nonfinite-at-step", "3,"},
+                  empty),
+            std::optional<std::string>(
+                "--inject-nonfinite-at-step expects an integer >= 1, got ``"));
+}
+
 TEST(TrainOptionsTest, DefaultsTrainInF32AndLogEveryStep) {
   TrainOptions o;
   ASSERT_EQ(parse({"--data", "t.bin", "--steps", "3"}, o), std::nullopt);

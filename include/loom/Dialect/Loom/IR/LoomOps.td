@@ -77,5 +77,6 @@ include "loom/Dialect/Loom/IR/Ops/Attention.td"
 include "loom/Dialect/Loom/IR/Ops/Loss.td"
 include "loom/Dialect/Loom/IR/Ops/Normalization.td"
 include "loom/Dialect/Loom/IR/Ops/Optimizer.td"
+include "loom/Dialect/Loom/IR/Ops/LossScaling.td"
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

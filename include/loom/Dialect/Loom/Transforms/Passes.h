@@ -35,6 +35,19 @@ namespace loom {
 /// test/python/test_optimizer_defaults.py reads them from torch.optim.
 double getDefaultWeightDecay(llvm::StringRef optimizer);
 
+/// GradScaler's defaults (torch.cuda.amp.GradScaler): the dynamic loss
+/// scale starts at 2^16, doubles after 2000 consecutive clean steps and
+/// halves on a step with a non-finite gradient.
+inline constexpr double kDefaultInitLossScale = 65536.0;
+inline constexpr double kLossScaleGrowthFactor = 2.0;
+inline constexpr double kLossScaleBackoffFactor = 0.5;
+inline constexpr int64_t kLossScaleGrowthInterval = 2000;
+
+/// Whether `text` is a value of loom-autodiff's `loss-scale` (and loomc's
+/// `--loss-scale`): `none`, `dynamic`, or a fixed scale, a finite number
+/// > 0.
+bool isValidLossScale(llvm::StringRef text);
+
 /// The number of micro-batches `step` is split into: one more than the
 /// largest `loom.micro_batch` of its ops, 1 when none has one.
 int64_t getMicroBatchCount(func::FuncOp step);

@@ -183,6 +183,13 @@ def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
     `<param>.exp_avg`, `<param>.exp_avg_sq` (AdamW) or
     `<param>.momentum_buffer` (SGD with momentum); the step counter is a
     rank-0 i64 named `step`; results carry `loom.name` result attributes.
+    With `loss-scale` (fp16-mixed), the backward is seeded with the rank-0
+    `loss_scale` argument, the gradients are multiplied by its reciprocal
+    before clipping, and a step whose unscaled gradients hold an inf or NaN
+    keeps every parameter, state and the step counter
+    (`loom.nonfinite_count`, `loom.select`); `loom.update_loss_scale`
+    returns the next `loss_scale` and `loss_scale.growth_tracker`, and the
+    count as `found_inf`.
     See docs/Autodiff.md.
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
@@ -209,6 +216,11 @@ def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
     Option<"returnGradNorm", "grad-norm", "bool", /*default=*/"false",
            "Return the global L2 norm of the gradients as `grad_norm` "
            "(always with clipping)">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "Loss scaling as torch.cuda.amp.GradScaler (fp16-mixed): none, "
+           "dynamic (init 2^16, x2 after 2000 clean steps, x0.5 and a "
+           "skipped update on a non-finite gradient) or a fixed scale N "
+           "(skips, never changes); docs/MixedPrecision.md">,
   ];
 }
 
