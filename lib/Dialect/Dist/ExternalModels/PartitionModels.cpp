@@ -63,6 +63,18 @@ struct AttentionModel
       return !info.globalIndexed;
     });
   }
+  /// The ring's zigzag split cuts each device's sequence block into two
+  /// chunks: the block must be even.
+  bool fitsMesh(Operation *, const OpShardingRule &rule,
+                const FactorAxes &factorAxes, const Mesh &mesh) const {
+    for (auto [factor, axes] : llvm::enumerate(factorAxes)) {
+      const ShardingFactor &info = rule.getFactors()[factor];
+      if (info.kind == FactorKind::OpPartitioned && !axes.empty() &&
+          (info.size / mesh.getGroupSize(axes)) % 2 != 0)
+        return false;
+    }
+    return true;
+  }
   LogicalResult partition(Operation *op, const OpPartitionContext &context,
                           OpBuilder &builder) const {
     return partitionAttention(op, context, builder);
