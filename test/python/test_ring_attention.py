@@ -3,7 +3,7 @@ colossalai_cp`): the partitioned training step equals the single-device one.
 
 For tiny f64 GPT-2 and Llama (grouped-query heads) with a causal mask,
 `loomc --compile-to=partition` with `context_parallel` C = 2 or 4, alone and
-with data and tensor parallelism, turns every attention into
+with data and tensor parallelism, recompute and ZeRO-2, turns every attention into
 `dist.ring_attention` and its gradient into `dist.ring_attention_grad` over
 the mesh axis `cp`. One AdamW step (with global-norm clipping) of that
 program over simulated ranks in `loom-run` must give the single-device
@@ -40,6 +40,10 @@ CONFIGS = {
     "cp2-tp2": dict(context_parallel=2, model_parallel=2),
     "dp2-cp2-tp2": dict(data_parallel=2, context_parallel=2,
                         model_parallel=2),
+    # Each layer's forward again before its backward: the recomputed ring's
+    # log-sum-exp feeds the gradient.
+    "cp2-recompute": dict(context_parallel=2, recompute=True),
+    "dp2-cp2-zero2": dict(data_parallel=2, context_parallel=2, zero_stage=2),
 }
 
 
@@ -69,8 +73,9 @@ def test_ring_attention_step_equals_single_device(tmp_path, model, name):
          "--parallel-config", json.dumps(config), "-o", program)
     ir = program.read_text()
     # Both layers' attention is the ring, over cp, and the backward reuses
-    # the forward's log-sum-exp (no second forward ring).
-    assert ir.count("dist.ring_attention %") == 2
+    # the forward's log-sum-exp (no second forward ring but recompute's).
+    forwards = 4 if config.get("recompute") else 2
+    assert ir.count("dist.ring_attention %") == forwards
     assert ir.count("dist.ring_attention_grad") == 2
     assert 'axes ["cp"]' in ir
     assert "loom.attention" not in ir
