@@ -21,6 +21,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Interpreter/Interpreter.h"
+
+#include "RingAttention.h"
+
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -500,8 +503,8 @@ private:
 
 static bool isGroupCollective(Operation *op) {
   return isa<dist::AllGatherOp, dist::AllReduceOp, dist::ReduceScatterOp,
-             dist::AllToAllOp, dist::CollectivePermuteOp, dist::BroadcastOp>(
-      op);
+             dist::AllToAllOp, dist::CollectivePermuteOp, dist::BroadcastOp,
+             dist::RingAttentionOp, dist::RingAttentionGradOp>(op);
 }
 
 bool isRoundedToLowPrecision(Value result) {
@@ -511,6 +514,9 @@ bool isRoundedToLowPrecision(Value result) {
   Operation *op = result.getDefiningOp();
   if (!op)
     return false;
+  // Ring attention stores its float results as loom ops do.
+  if (isa<dist::RingAttentionOp, dist::RingAttentionGradOp>(op))
+    return true;
   // Collectives move rounded elements, except the sums.
   if (auto reduce = dyn_cast<dist::AllReduceOp>(op))
     return reduce.getKind() == dist::ReductionKind::Sum;
@@ -719,6 +725,25 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
 std::optional<std::string>
 Execution::runCollective(Operation *op, const std::vector<int64_t> &group) {
   int64_t n = static_cast<int64_t>(group.size());
+  if (isa<dist::RingAttentionOp, dist::RingAttentionGradOp>(op)) {
+    // Many operands and results: the group's blocks go in whole.
+    std::vector<std::vector<HostTensor>> operands;
+    for (int64_t member : group) {
+      KernelContext ctx(ranks[member].values, options.floatKind, member, 0);
+      operands.emplace_back();
+      for (Value operand : op->getOperands())
+        operands.back().push_back(ctx.get(operand));
+    }
+    auto results = runRingAttention(op, operands);
+    for (int64_t i = 0; i < n; ++i)
+      for (auto [result, value] :
+           llvm::zip_equal(op->getResults(), (*results)[i])) {
+        if (isRoundedToLowPrecision(result))
+          roundInPlace(value, getElementTypeOrSelf(result.getType()));
+        ranks[group[i]].values[result.getAsOpaquePointer()] = value;
+      }
+    return std::nullopt;
+  }
   std::vector<HostTensor> inputs;
   for (int64_t member : group)
     inputs.push_back(

@@ -25,12 +25,26 @@ func.func @missing_all_reduce(%x: tensor<4x8xf64> {dist.layout = #dist.layout<@m
 
 // -----
 
-// Splitting the sequence of self-attention is ring attention, not there yet.
+// Splitting the key sequence of cross-attention is not implemented (ring
+// attention covers self-attention's shared sequence).
 dist.mesh @mesh shape [2] axes ["sp"]
-func.func @context_parallel(%q: tensor<1x2x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["sp"], []]>})
+func.func @cross_attention_keys(%q: tensor<1x2x4x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], [], []]>},
+    %kv: tensor<1x2x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["sp"], []]>})
+    -> (tensor<1x2x4x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], [], []]>}) {
+  // expected-error @+1 {{'loom.attention' op sequence split of attention (context parallelism) is supported as ring attention of self-attention without a mask only: factor e (size 8) over ["sp"] of cross-attention}}
+  %o = loom.attention %q, %kv, %kv {dist.strategy = #dist.strategy<@mesh, [[], [], [], [], ["sp"], [], []]>} : (tensor<1x2x4x4xf64>, tensor<1x2x8x4xf64>, tensor<1x2x8x4xf64>) -> tensor<1x2x4x4xf64>
+  return %o : tensor<1x2x4x4xf64>
+}
+
+// -----
+
+// A ring has no mask operand: a mask under a sequence split is refused.
+dist.mesh @mesh shape [2] axes ["sp"]
+func.func @ring_with_mask(%q: tensor<1x2x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["sp"], []]>},
+    %mask: tensor<8x8xf64> {dist.layout = #dist.layout<@mesh, [["sp"], []]>})
     -> (tensor<1x2x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["sp"], []]>}) {
-  // expected-error @+1 {{'loom.attention' op sequence split of attention (context parallelism) is not supported yet: factor d (size 8) over ["sp"]}}
-  %o = loom.attention %q, %q, %q {causal, dist.strategy = #dist.strategy<@mesh, [[], [], [], ["sp"], [], []]>} : (tensor<1x2x8x4xf64>, tensor<1x2x8x4xf64>, tensor<1x2x8x4xf64>) -> tensor<1x2x8x4xf64>
+  // expected-error @+1 {{'loom.attention' op sequence split of attention (context parallelism) is supported as ring attention of self-attention without a mask only: factor d (size 8) over ["sp"] with a mask operand}}
+  %o = loom.attention %q, %q, %q, %mask {dist.strategy = #dist.strategy<@mesh, [[], [], [], ["sp"], [], [], []]>} : (tensor<1x2x8x4xf64>, tensor<1x2x8x4xf64>, tensor<1x2x8x4xf64>, tensor<8x8xf64>) -> tensor<1x2x8x4xf64>
   return %o : tensor<1x2x8x4xf64>
 }
 

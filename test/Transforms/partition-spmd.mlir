@@ -88,6 +88,42 @@ func.func @gqa_heads(%q: tensor<2x4x16xf64> {dist.layout = #dist.layout<@mesh, [
 
 // -----
 
+// Self-attention split on its sequence is ring attention: the forward
+// becomes dist.ring_attention over the sequence's axes, and the gradient
+// dist.ring_attention_grad, reading the forward ring's log-sum-exp.
+// CHECK-LABEL: func.func @ring_attention
+// CHECK: %[[O:.+]], %[[L:.+]] = dist.ring_attention %[[Q:.+]], %[[K:.+]], %[[K]] on @mesh axes ["cp"] {causal} : (tensor<2x4x4x4xf64>, tensor<2x2x4x4xf64>, tensor<2x2x4x4xf64>) -> (tensor<2x4x4x4xf64>, tensor<2x4x4xf64>)
+// CHECK-NOT: dist.ring_attention %
+// CHECK: dist.ring_attention_grad %[[Q]], %[[K]], %[[K]], %[[O]], %{{.+}}, %[[L]] on @mesh axes ["cp"] {causal}
+// CHECK-NOT: loom.attention
+dist.mesh @mesh shape [2] axes ["cp"]
+func.func @ring_attention(%q: tensor<2x4x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>},
+                          %kv: tensor<2x2x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>},
+                          %do: tensor<2x4x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>})
+    -> (tensor<2x4x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>},
+        tensor<2x2x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>}) {
+  %o = loom.attention %q, %kv, %kv {causal, dist.strategy = #dist.strategy<@mesh, [[], [], [], ["cp"], [], []]>} : (tensor<2x4x8x4xf64>, tensor<2x2x8x4xf64>, tensor<2x2x8x4xf64>) -> tensor<2x4x8x4xf64>
+  %dq, %dk, %dv = loom.attention_grad %q, %kv, %kv, %o, %do {causal, dist.strategy = #dist.strategy<@mesh, [[], [], [], ["cp"], [], []]>} : (tensor<2x4x8x4xf64>, tensor<2x2x8x4xf64>, tensor<2x2x8x4xf64>, tensor<2x4x8x4xf64>, tensor<2x4x8x4xf64>) -> (tensor<2x4x8x4xf64>, tensor<2x2x8x4xf64>, tensor<2x2x8x4xf64>)
+  return %dq, %dk : tensor<2x4x8x4xf64>, tensor<2x2x8x4xf64>
+}
+
+// -----
+
+// A gradient whose `out` does not come from a ring (here an argument) gets
+// its log-sum-exp from a forward ring of its own.
+// CHECK-LABEL: func.func @ring_grad_alone
+// CHECK: %{{.+}}, %[[L:.+]] = dist.ring_attention %{{.+}}, %{{.+}}, %{{.+}} on @mesh axes ["cp"]
+// CHECK: dist.ring_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L]] on @mesh axes ["cp"]
+dist.mesh @mesh shape [2] axes ["cp"]
+func.func @ring_grad_alone(%q: tensor<2x4x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>},
+                           %o: tensor<2x4x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>})
+    -> (tensor<2x4x8x4xf64> {dist.layout = #dist.layout<@mesh, [[], [], ["cp"], []]>}) {
+  %dq, %dk, %dv = loom.attention_grad %q, %q, %q, %o, %o {dist.strategy = #dist.strategy<@mesh, [[], [], [], ["cp"], [], []]>} : (tensor<2x4x8x4xf64>, tensor<2x4x8x4xf64>, tensor<2x4x8x4xf64>, tensor<2x4x8x4xf64>, tensor<2x4x8x4xf64>) -> (tensor<2x4x8x4xf64>, tensor<2x4x8x4xf64>, tensor<2x4x8x4xf64>)
+  return %dq : tensor<2x4x8x4xf64>
+}
+
+// -----
+
 // reduce_mean over a split dim: the local sum is divided by the global count
 // (8), not the local one (4), so the partial results add up to the mean.
 // CHECK-LABEL: func.func @mean_split

@@ -42,7 +42,11 @@ MESHES = {
 # Splits the partitioner legitimately does not support; the pipeline must
 # say so in these words.
 ACCEPTED_ERRORS = [
-    "sequence split of attention (context parallelism) is not supported yet",
+    # Cross-attention or a mask under a sequence split.
+    "sequence split of attention (context parallelism) is supported as ring "
+    "attention of self-attention without a mask only",
+    # Ring attention's zigzag split needs two chunks per device.
+    "expects an even sequence block",
 ]
 # (model, mesh, seed): 16 cases.
 CASES = [(model, mesh, seed) for model in sorted(MODELS)

@@ -363,13 +363,19 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
                                              accumulationShard, config);
       !error.empty())
     return Result::failure(error);
-  if (config.contextParallel > 1 && config.contextParallelAlgo != "ulysses_cp")
+  if (config.contextParallel > 1 &&
+      config.contextParallelAlgo != "ulysses_cp" &&
+      config.contextParallelAlgo != "colossalai_cp")
     return Result::failure(
         "parallel config: context_parallel = " +
-        std::to_string(config.contextParallel) + " with context_parallel_algo "
-        "`" + config.contextParallelAlgo + "`: only `ulysses_cp` (DeepSpeed-"
-        "Ulysses all-to-all) is implemented; ring attention (`colossalai_cp`, "
-        "the default) and `hybrid_cp` are not implemented yet");
+        std::to_string(config.contextParallel) +
+        " with context_parallel_algo "
+        "`" +
+        config.contextParallelAlgo +
+        "`: expected `colossalai_cp` (ring "
+        "attention, the default) or `ulysses_cp` (DeepSpeed-Ulysses "
+        "all-to-all); `hybrid_cp` (Ulysses inside a ring) is not implemented "
+        "yet");
   if (config.contextParallel > 1 && config.useSeqParallel)
     return Result::failure("parallel config: use_seq_parallel with "
                            "context_parallel > 1 is not supported (both "
@@ -405,12 +411,16 @@ static void addParamEntry(ShardingSpec &spec, const std::string &match,
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   int64_t dp = config.dataParallel, tp = config.modelParallel;
   int64_t sp = config.contextParallel;
+  // Ring attention's axis is `cp`, Ulysses' `sp` (its attention splits
+  // heads, not the sequence).
+  bool ring = sp > 1 && config.contextParallelAlgo == "colossalai_cp";
+  std::string spAxis = ring ? "cp" : "sp";
   std::string mesh;
   if (dp > 1 || (tp == 1 && sp == 1))
     mesh = "dp=" + std::to_string(dp);
   // tp last: the fastest-varying axis, kept inside a node.
   if (sp > 1)
-    mesh += (mesh.empty() ? "" : ",") + std::string("sp=") + std::to_string(sp);
+    mesh += (mesh.empty() ? "" : ",") + spAxis + "=" + std::to_string(sp);
   if (tp > 1)
     mesh += (mesh.empty() ? "" : ",") + std::string("tp=") + std::to_string(tp);
   spec.mesh = mesh;
@@ -425,7 +435,19 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   spec.microBatches = config.microBatches;
   spec.precision = config.precision;
   spec.virtualStages = config.virtualStages;
-  if (sp > 1) {
+  if (ring) {
+    // Ring attention: activations split on the sequence over cp, and so are
+    // attention's queries, keys and values (dim 2 of the query; the rule's
+    // shared sequence factor), heads over tp as in Megatron.
+    spec.sequenceParallelAxes = {"cp"};
+    OpEntry attention;
+    attention.opRole = OpRole::Attention;
+    attention.dimSplits.push_back({0, 2, {"cp"}});
+    if (tp > 1)
+      attention.dimSplits.push_back({0, 1, {"tp"}});
+    attention.origin = "parallel config (ring attention over the sequence)";
+    spec.ops.push_back(std::move(attention));
+  } else if (sp > 1) {
     // DeepSpeed-Ulysses: activations split on the sequence over sp, attention
     // on heads over (tp, sp) -- whole sequences, so the q, k, v and output
     // reshards are all-to-alls. With grouped-query attention the kv heads
@@ -452,7 +474,7 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
     if (tp == 1)
       spec.ops.back().paramSplits.clear();
     if (sp > 1)
-      spec.ops.back().dimSplits.push_back({0, 1, {"sp"}});
+      spec.ops.back().dimSplits.push_back({0, 1, {spAxis}});
   };
   for (const char *name :
        {"*.attn.c_attn.weight", "*.mlp.c_fc.weight", "*.q_proj.weight",

@@ -74,6 +74,9 @@ using Shape = std::vector<int64_t>;
 
 namespace {
 
+/// `scale` as the host kernels take it (defined with the op emitters).
+std::string optionalScale(std::optional<llvm::APFloat> scale);
+
 const emit::EmitterName kHost = {"host", "--emit-host-entry"};
 
 LogicalResult checkTensorType(Operation *op, Type type, const Twine &what) {
@@ -316,6 +319,39 @@ LogicalResult StepEmitter::emitDistOp(Operation *op) {
       .Case([&](dist::CollectivePermuteOp permute) {
         unary(permute, "collectivePermute",
               "int64_t(" + std::to_string(permute.getShift()) + "), ");
+        return success();
+      })
+      .Case([&](dist::RingAttentionOp ring) {
+        groupComment(ring);
+        allocate(ring.getResult());
+        allocate(ring.getLse());
+        checked(ring,
+                "mpi::ringAttention<T>(comm, " + axes(ring) + ", " +
+                    data(ring.getQuery()) + ", " + shape(ring.getQuery()) +
+                    ", " + data(ring.getKey()) + ", " + shape(ring.getKey()) +
+                    ", " + data(ring.getValue()) + ", " +
+                    shape(ring.getValue()) + ", " +
+                    boolLiteral(ring.getCausal()) + ", " +
+                    optionalScale(ring.getScale()) + ", " +
+                    data(ring.getResult()) + ", " + data(ring.getLse()) + ")");
+        return success();
+      })
+      .Case([&](dist::RingAttentionGradOp ring) {
+        groupComment(ring);
+        allocate(ring.getDquery());
+        allocate(ring.getDkey());
+        allocate(ring.getDvalue());
+        checked(ring,
+                "mpi::ringAttentionGrad<T>(comm, " + axes(ring) + ", " +
+                    data(ring.getQuery()) + ", " + shape(ring.getQuery()) +
+                    ", " + data(ring.getKey()) + ", " + shape(ring.getKey()) +
+                    ", " + data(ring.getValue()) + ", " +
+                    shape(ring.getValue()) + ", " + data(ring.getOut()) + ", " +
+                    data(ring.getDout()) + ", " + data(ring.getLse()) + ", " +
+                    boolLiteral(ring.getCausal()) + ", " +
+                    optionalScale(ring.getScale()) + ", " +
+                    data(ring.getDquery()) + ", " + data(ring.getDkey()) +
+                    ", " + data(ring.getDvalue()) + ")");
         return success();
       })
       .Case([&](dist::BroadcastOp broadcast) {
@@ -940,6 +976,7 @@ const char *kStepPrologue = R"cpp(
 #include "loom/Runtime/Host/Softmax.h"
 #include "loom/Runtime/Host/Workspace.h"
 #include "loom/Runtime/MPI/Communicator.h"
+#include "loom/Runtime/MPI/RingAttention.h"
 
 #include <cstdint>
 #include <optional>
@@ -1053,9 +1090,10 @@ include(${LOOM_BUILD_DIR}/LoomEmittedFlags.cmake OPTIONAL)
 find_package(MPI REQUIRED COMPONENTS C)
 find_library(LOOM_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 set(loom_runtime_libs)
-# Static libraries, each before the ones it uses.
-foreach(lib LoomRuntimeTrainer LoomRuntimeHarness LoomRuntimeHost LoomRuntimeIO
-            LoomRuntimeMPI LoomRuntimeLayout LoomLayout LoomRuntimeSupport
+# Static libraries, each before the ones it uses (the MPI runtime's ring
+# attention uses the host kernels).
+foreach(lib LoomRuntimeTrainer LoomRuntimeHarness LoomRuntimeIO LoomRuntimeMPI
+            LoomRuntimeHost LoomRuntimeLayout LoomLayout LoomRuntimeSupport
             LoomSupport)
   find_library(LOOM_${lib}_LIBRARY NAMES ${lib}
     PATHS ${LOOM_BUILD_DIR}/lib ${LOOM_BUILD_DIR}/lib/Runtime

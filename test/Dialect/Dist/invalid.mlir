@@ -794,3 +794,73 @@ func.func @prediction_ragged() attributes {p = #dist.pipeline_prediction<step_ti
 func.func @prediction_chunks_not_per_stage() attributes {p = #dist.pipeline_prediction<step_time_s = 1.0, bubble_s = 0.0, p2p_s = 0.0, stage_forward_s = [1.0, 1.0, 1.0], stage_backward_s = [1.0, 1.0, 1.0], stage_memory_bytes = [1, 1]>} {
   return
 }
+
+// -----
+
+// ring_attention C2.
+dist.mesh @m shape [4] axes ["cp"]
+func.func @ring_no_axes(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{a collective needs at least one mesh axis}}
+  %o, %l = dist.ring_attention %q, %q, %q on @m axes [] : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// ring_attention C3.
+dist.mesh @m shape [4] axes ["cp"]
+func.func @ring_rank(%q: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{expects `query` of rank 4, got rank 3}}
+  %o, %l = dist.ring_attention %q, %q, %q on @m axes ["cp"] : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8xf32>)
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// ring_attention C4: self-attention only, query and key blocks alike.
+dist.mesh @m shape [4] axes ["cp"]
+func.func @ring_cross(%q: tensor<1x2x4x4xf32>, %kv: tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{expects `query` and `key` to agree on dim 2, got 4 and 8}}
+  %o, %l = dist.ring_attention %q, %kv, %kv on @m axes ["cp"] : (tensor<1x2x4x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4xf32>)
+  return %o : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// ring_attention C5: the log-sum-exp of bf16 attention is kept in f32.
+dist.mesh @m shape [4] axes ["cp"]
+func.func @ring_lse(%q: tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16> {
+  // expected-error @+1 {{expects `lse` of type 'tensor<1x2x8xf32>', got 'tensor<1x2x8xbf16>'}}
+  %o, %l = dist.ring_attention %q, %q, %q on @m axes ["cp"] : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xbf16>)
+  return %o : tensor<1x2x8x4xbf16>
+}
+
+// -----
+
+// ring_attention C6.
+dist.mesh @m shape [4] axes ["cp"]
+func.func @ring_out(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x2xf32> {
+  // expected-error @+1 {{expects `out` of type 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x2xf32>'}}
+  %o, %l = dist.ring_attention %q, %q, %q on @m axes ["cp"] : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x2xf32>, tensor<1x2x8xf32>)
+  return %o : tensor<1x2x8x2xf32>
+}
+
+// -----
+
+// ring_attention C7: a block of one row has no two zigzag chunks.
+dist.mesh @m shape [4] axes ["cp"]
+func.func @ring_odd(%q: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  // expected-error @+1 {{expects an even sequence block (two zigzag chunks of the 8 the group of 4 cuts), got 3}}
+  %o, %l = dist.ring_attention %q, %q, %q on @m axes ["cp"] : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
+  return %o : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// ring_attention_grad C8.
+dist.mesh @m shape [4] axes ["cp"]
+func.func @ring_grad_types(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{expects `dkey` of type 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x2xf32>'}}
+  %dq, %dk, %dv = dist.ring_attention_grad %q, %q, %q, %q, %q, %l on @m axes ["cp"] : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x4xf32>)
+  return %dq : tensor<1x2x8x4xf32>
+}

@@ -136,3 +136,14 @@ func.func @pipeline_searched() attributes {dist.pipeline = #dist.pipeline<axis =
 func.func @pipeline_interleaved() attributes {dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 4, schedule = "interleaved-1f1b", virtual_stages = 2, stage_layers = [[0, 1], [1, 2], [2, 3], [3, 4]], predicted = <step_time_s = 1.0, bubble_s = 0.1, p2p_s = 0.0, stage_forward_s = [0.01, 0.01, 0.01, 0.01], stage_backward_s = [0.02, 0.02, 0.02, 0.02], stage_memory_bytes = [1000, 900]>>} {
   return
 }
+
+// Ring attention and its gradient (grouped-query heads, f32 log-sum-exp).
+dist.mesh @ring shape [4] axes ["cp"]
+// CHECK-LABEL: func.func @ring_attention
+func.func @ring_attention(%q: tensor<2x8x16x4xf32>, %kv: tensor<2x2x16x4xf32>, %do: tensor<2x8x16x4xf32>) -> tensor<2x8x16x4xf32> {
+  // CHECK: %[[O:.+]], %[[L:.+]] = dist.ring_attention %{{.+}}, %{{.+}}, %{{.+}} on @ring axes ["cp"] {causal, scale = 5.000000e-01 : f64} : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x4xf32>) -> (tensor<2x8x16x4xf32>, tensor<2x8x16xf32>)
+  %o, %lse = dist.ring_attention %q, %kv, %kv on @ring axes ["cp"] {causal, scale = 0.5 : f64} : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x4xf32>) -> (tensor<2x8x16x4xf32>, tensor<2x8x16xf32>)
+  // CHECK: dist.ring_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %[[O]], %{{.+}}, %[[L]] on @ring axes ["cp"] {causal}
+  %dq, %dk, %dv = dist.ring_attention_grad %q, %kv, %kv, %o, %do, %lse on @ring axes ["cp"] {causal} : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x8x16x4xf32>, tensor<2x8x16x4xf32>, tensor<2x8x16xf32>) -> (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x4xf32>)
+  return %dq : tensor<2x8x16x4xf32>
+}

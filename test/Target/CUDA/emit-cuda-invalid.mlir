@@ -111,3 +111,16 @@ func.func @train_step(%x: tensor<2x6xf32>) -> tensor<4xf32> {
   %y = dist.recv on @m axis "pp" from 0 {tag = 1 : i64} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Ring attention has no CUDA kernel yet: the CUDA emitter names the op (the
+// host emitter runs it through the MPI runtime).
+
+dist.mesh @m shape [2] axes ["cp"]
+
+func.func @train_step(%q: tensor<1x2x8x4xf32> {dist.layout = #dist.layout<@m, [[], [], ["cp"], []]>}) -> (tensor<1x2x8x4xf32> {dist.layout = #dist.layout<@m, [[], [], ["cp"], []]>}) {
+  // expected-error @below {{no CUDA emission for 'dist.ring_attention'}}
+  %o, %lse = dist.ring_attention %q, %q, %q on @m axes ["cp"] {causal} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return %o : tensor<1x2x8x4xf32>
+}

@@ -258,10 +258,13 @@ TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
   check(R"({"micro_batch_num": true})",
         "micro_batch_num: expected an integer >= 1");
   check(R"({"recompute": 1})", "recompute: expected true or false");
-  // MindFormers' default algorithm is ring attention, not implemented.
-  check(R"({"context_parallel": 2})",
-        "context_parallel = 2 with context_parallel_algo `colossalai_cp`: "
-        "only `ulysses_cp`");
+  // Ulysses inside a ring is not implemented; an unknown algorithm is named.
+  check(R"({"context_parallel": 4, "context_parallel_algo": "hybrid_cp"})",
+        "context_parallel = 4 with context_parallel_algo `hybrid_cp`: "
+        "expected `colossalai_cp` (ring attention, the default) or "
+        "`ulysses_cp`");
+  check(R"({"context_parallel": 2, "context_parallel_algo": "ring"})",
+        "context_parallel_algo `ring`: expected `colossalai_cp`");
   check(R"({"context_parallel": 2, "context_parallel_algo": "ulysses_cp",
             "use_seq_parallel": true})",
         "use_seq_parallel with context_parallel > 1 is not supported");
@@ -304,6 +307,33 @@ TEST(ShardingSpecTest, ExpandsMegatronTensorParallel) {
   EXPECT_TRUE(row);
   EXPECT_FALSE(vocab) << "vocab_emb_dp defaults to true";
   EXPECT_FALSE(sequence);
+}
+
+TEST(ShardingSpecTest, ExpandsRingContextParallel) {
+  // MindFormers' default algorithm: ring attention over an axis cp.
+  auto config = parseParallelConfig(
+      R"({"data_parallel": 2, "model_parallel": 2, "context_parallel": 4})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  ShardingSpec spec;
+  expandParallelConfig(*config, spec);
+  EXPECT_EQ(spec.mesh, "dp=2,cp=4,tp=2");
+  EXPECT_EQ(spec.devices, 16);
+  EXPECT_EQ(spec.sequenceParallelAxes, Layout::AxisList{"cp"});
+  bool attention = false, linearSequence = false;
+  for (const OpEntry &entry : spec.ops) {
+    if (entry.opRole == OpRole::Attention) {
+      // The query's sequence (dim 2) over cp, its heads over tp.
+      attention = entry.dimSplits.size() == 2 && entry.dimSplits[0].dim == 2 &&
+                  entry.dimSplits[0].axes == Layout::AxisList{"cp"} &&
+                  entry.dimSplits[1].dim == 1 &&
+                  entry.dimSplits[1].axes == Layout::AxisList{"tp"};
+    }
+    if (entry.match == "*.o_proj.weight")
+      linearSequence = entry.dimSplits.size() == 1 &&
+                       entry.dimSplits[0].axes == Layout::AxisList{"cp"};
+  }
+  EXPECT_TRUE(attention);
+  EXPECT_TRUE(linearSequence);
 }
 
 TEST(ShardingSpecTest, ExpandsUlyssesContextParallel) {

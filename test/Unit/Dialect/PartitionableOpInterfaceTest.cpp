@@ -39,8 +39,9 @@ protected:
                    %v: tensor<2x2x16x64xf32>, %table: tensor<100x16xf32>,
                    %ids: tensor<2x8xi64>, %a: tensor<4x8xf32>,
                    %b: tensor<8x16xf32>, %p: tensor<768xf32>,
-                   %g: tensor<768xf32>) {
+                   %g: tensor<768xf32>, %qc: tensor<2x8x4x32xf32>) {
         %0 = loom.attention %q, %k, %v {causal} : (tensor<2x8x16x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x64xf32>) -> tensor<2x8x16x64xf32>
+        %c = loom.attention %qc, %k, %v {causal} : (tensor<2x8x4x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x64xf32>) -> tensor<2x8x4x64xf32>
         %1 = loom.embedding %table, %ids : (tensor<100x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
         %2 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
         %3 = loom.sgd_update %p, %g {lr = 0.1, momentum = 0.0, weight_decay = 0.0} : (tensor<768xf32>, tensor<768xf32>) -> tensor<768xf32>
@@ -51,8 +52,7 @@ protected:
   }
 
   /// The op of kind `OpTy` in @f.
-  template <typename OpTy>
-  OpTy get() {
+  template <typename OpTy> OpTy get() {
     OpTy found;
     module->walk([&](OpTy op) { found = op; });
     return found;
@@ -71,17 +71,35 @@ protected:
   OwningOpRef<ModuleOp> module;
 };
 
-TEST_F(PartitionableOpInterfaceTest, AttentionRejectsItsSequenceSplits) {
-  auto attention = get<AttentionOp>();
-  ASSERT_TRUE(attention);
-  EXPECT_TRUE(isa<PartitionableOpInterface>(attention.getOperation()));
-  OpShardingRule rule = attention.getShardingRule();
+TEST_F(PartitionableOpInterfaceTest,
+       AttentionSplitsSelfAttentionSequenceAsARing) {
+  // Self-attention (the first attention): its one sequence factor is ring
+  // attention, on an even block per device (two zigzag chunks).
+  AttentionOp self, cross;
+  module->walk([&](AttentionOp op) { (self ? cross : self) = op; });
+  ASSERT_TRUE(self && cross);
+  EXPECT_TRUE(isa<PartitionableOpInterface>(self.getOperation()));
+  OpShardingRule rule = self.getShardingRule();
   SmallVector<int64_t> sequence = getSpecialFactors(rule);
-  ASSERT_FALSE(sequence.empty());
-  for (int64_t factor : sequence)
-    EXPECT_FALSE(isSplitSupported(attention, rule, {factor}));
+  ASSERT_EQ(sequence.size(), 1u);
+  EXPECT_TRUE(isSplitSupported(self, rule, sequence));
+  FactorAxes axes(rule.getFactors().size());
+  axes[sequence[0]] = {"cp"};
+  for (auto [size, fits] : {std::pair{2, true}, {8, true}, {16, false}}) {
+    auto mesh = Mesh::get({{"cp", size}});
+    ASSERT_TRUE(mesh.ok());
+    EXPECT_EQ(isStrategySupported(self, rule, axes, *mesh), fits)
+        << "16 rows over " << size;
+  }
   // Factor 0 is the batch: a type-only split.
-  EXPECT_TRUE(isSplitSupported(attention, rule, {0}));
+  EXPECT_TRUE(isSplitSupported(self, rule, {0}));
+
+  // Cross-attention's query and key sequences are not implemented.
+  OpShardingRule crossRule = cross.getShardingRule();
+  SmallVector<int64_t> crossSequences = getSpecialFactors(crossRule);
+  ASSERT_EQ(crossSequences.size(), 2u);
+  for (int64_t factor : crossSequences)
+    EXPECT_FALSE(isSplitSupported(cross, crossRule, {factor}));
 }
 
 TEST_F(PartitionableOpInterfaceTest, EmbeddingPartitionsItsGlobalVocabulary) {

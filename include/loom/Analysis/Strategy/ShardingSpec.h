@@ -160,7 +160,8 @@ struct ParallelConfig {
   std::optional<bool> accumulationShard;
   bool recompute = false;
   /// MindFormers' `context_parallel` (the number of sequence slices) with
-  /// `context_parallel_algo`; only `ulysses_cp` is implemented.
+  /// `context_parallel_algo`: `colossalai_cp` (ring attention, the default)
+  /// or `ulysses_cp`.
   int64_t contextParallel = 1;
   std::string contextParallelAlgo = "colossalai_cp";
   /// `pipeline_stage` and `micro_batch_num` (docs/Pipeline.md).
@@ -178,8 +179,8 @@ struct ParallelConfig {
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of
 /// features not implemented yet set to anything but their neutral value
-/// (`context_parallel` > 1 with any `context_parallel_algo` but
-/// `ulysses_cp`, `gradient_aggregation_group` > 1), are errors.
+/// (`context_parallel` > 1 with `hybrid_cp` or another algorithm,
+/// `gradient_aggregation_group` > 1), are errors.
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 
 /// Expands a parallel config into `spec`: mesh `dp=D,tp=M` (axes of size 1
@@ -187,11 +188,14 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 /// column/row linears for the builder models' parameter names when M > 1,
 /// vocab-parallel embedding and head when `vocab_emb_dp` is false,
 /// sequence-parallel norms and row-linear biases with `use_seq_parallel`,
-/// the optimizer shard level and recompute. `context_parallel` C > 1 (`ulysses_cp`)
-/// adds a mesh axis `sp=C` between dp and tp (DeepSpeed-Ulysses): data
-/// inputs and every linear's input split their sequence over sp, and
-/// attention splits its heads over (tp, sp), so the planner moves q, k, v
-/// and the attention output between the two with all-to-alls.
+/// the optimizer shard level and recompute. `context_parallel` C > 1
+/// (`ulysses_cp`) adds a mesh axis `sp=C` between dp and tp
+/// (DeepSpeed-Ulysses): data inputs and every linear's input split their
+/// sequence over sp, and attention splits its heads over (tp, sp), so the
+/// planner moves q, k, v and the attention output between the two with
+/// all-to-alls. With `colossalai_cp` the axis is `cp=C` and attention keeps the
+/// sequence split over it (ring attention, dist.ring_attention after
+/// partitioning).
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec);
 
 } // namespace mlir::loom::dist

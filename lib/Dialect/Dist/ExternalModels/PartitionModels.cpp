@@ -10,7 +10,7 @@
 // changes an attribute (slice limits). Every other op takes the interface's
 // defaults without a model. Which splits a model supports is decided next to
 // its rewrite: the rewrites of this file's ops implement every split of
-// their factors, except attention's sequence splits.
+// their factors, except cross-attention's sequence splits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,13 +43,38 @@ struct RewriteModel : PartitionableOpInterface::ExternalModel<
   }
 };
 
-/// Attention and its gradient: heads, batch and value-width splits only.
-/// Their op-partitioned key sequence (ring attention) and the globally
-/// indexed sequences of a causal mask (context parallelism) are not
-/// implemented, which is the interface's default answer.
+/// Attention and its gradient: heads, batch and value-width splits, and
+/// the shared sequence of self-attention without a mask (ring attention).
+/// Cross-attention's sequence splits are not implemented.
 template <typename OpTy>
 struct AttentionModel
     : PartitionableOpInterface::ExternalModel<AttentionModel<OpTy>, OpTy> {
+  bool isSplitSupported(Operation *op, const OpShardingRule &rule,
+                        ArrayRef<int64_t> splitFactors) const {
+    auto attention = cast<OpTy>(op);
+    auto query = cast<RankedTensorType>(attention.getQuery().getType());
+    auto key = cast<RankedTensorType>(attention.getKey().getType());
+    bool ring =
+        query.getDimSize(2) == key.getDimSize(2) && !attention.getMask();
+    return llvm::all_of(splitFactors, [&](int64_t factor) {
+      const ShardingFactor &info = rule.getFactors()[factor];
+      if (info.kind == FactorKind::OpPartitioned)
+        return ring;
+      return !info.globalIndexed;
+    });
+  }
+  /// The ring's zigzag split cuts each device's sequence block into two
+  /// chunks: the block must be even.
+  bool fitsMesh(Operation *, const OpShardingRule &rule,
+                const FactorAxes &factorAxes, const Mesh &mesh) const {
+    for (auto [factor, axes] : llvm::enumerate(factorAxes)) {
+      const ShardingFactor &info = rule.getFactors()[factor];
+      if (info.kind == FactorKind::OpPartitioned && !axes.empty() &&
+          (info.size / mesh.getGroupSize(axes)) % 2 != 0)
+        return false;
+    }
+    return true;
+  }
   LogicalResult partition(Operation *op, const OpPartitionContext &context,
                           OpBuilder &builder) const {
     return partitionAttention(op, context, builder);

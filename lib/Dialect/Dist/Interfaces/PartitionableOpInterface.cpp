@@ -114,6 +114,17 @@ bool mlir::loom::dist::isSplitSupported(Operation *op,
   return isSplitSupportedByDefault(rule, splitFactors);
 }
 
+bool mlir::loom::dist::isStrategySupported(Operation *op,
+                                           const OpShardingRule &rule,
+                                           const FactorAxes &factorAxes,
+                                           const Mesh &mesh) {
+  if (!isSplitSupported(op, rule, getSplitFactors(factorAxes)))
+    return false;
+  if (auto partitionable = dyn_cast<PartitionableOpInterface>(op))
+    return partitionable.fitsMesh(rule, factorAxes, mesh);
+  return true;
+}
+
 SmallVector<int64_t>
 mlir::loom::dist::getSplitFactors(const FactorAxes &factorAxes) {
   SmallVector<int64_t> split;

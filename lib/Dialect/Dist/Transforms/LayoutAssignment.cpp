@@ -312,6 +312,25 @@ private:
   llvm::DenseMap<Operation *, Layout::AxisList> givenPartial;
   /// The chosen strategies.
   llvm::DenseMap<Operation *, Choice> strategies;
+
+  /// Whether `op` is the gradient of an attention whose chosen strategy
+  /// splits its op-partitioned sequence (ring attention).
+  bool isGradOfRing(Operation *op) const {
+    auto grad = dyn_cast<AttentionGradOp>(op);
+    if (!grad)
+      return false;
+    auto forward = grad.getOut().getDefiningOp<AttentionOp>();
+    auto chosen = forward ? strategies.find(forward) : strategies.end();
+    if (chosen == strategies.end())
+      return false;
+    OpShardingRule rule =
+        cast<ShardingRuleOpInterface>(forward.getOperation()).getShardingRule();
+    for (auto [factor, axes] : llvm::enumerate(chosen->second.factors))
+      if (!axes.empty() &&
+          rule.getFactors()[factor].kind == FactorKind::OpPartitioned)
+        return true;
+    return false;
+  }
   /// Choices by everything `computeStrategy` reads (`getChoiceKey`): the
   /// micro-batches of a split step repeat the same ops on the same layouts,
   /// so all but the first get their choice here.
@@ -798,13 +817,15 @@ void LayoutAssigner::choosePartial(Operation *op, const OpShardingRule &rule,
 }
 
 /// Whether the partition phase implements `strategy` for `op` (attention
-/// split on a sequence, context parallelism, is not implemented yet), so
+/// split on cross-attention's sequence is not; ring attention needs an even
+/// block per device), so
 /// layout assignment never chooses an unimplemented split on its own. The
 /// factors the user fixed are left out of the question: a user who fixes
 /// such a split gets the partitioner's error, which names it.
 static bool isImplementedSplit(Operation *op, const OpShardingRule &rule,
                                const FactorAxes &strategy,
-                               const FixedFactors &fixed) {
+                               const FixedFactors &fixed, const Mesh &mesh,
+                               bool ringForward) {
   SmallVector<int64_t> chosen;
   for (int64_t factor : getSplitFactors(strategy)) {
     size_t index = static_cast<size_t>(factor);
@@ -813,7 +834,26 @@ static bool isImplementedSplit(Operation *op, const OpShardingRule &rule,
     if (!userFixed)
       chosen.push_back(factor);
   }
-  return isSplitSupported(op, rule, chosen);
+  if (!isSplitSupported(op, rule, chosen))
+    return false;
+  // Ring attention (an attention's op-partitioned sequence) communicates
+  // around its ring, which the reshard costs here do not price: only the
+  // cost search, which prices it, or the user chooses it; a gradient
+  // follows its forward's ring (`ringForward`).
+  if ((isa<AttentionOp>(op) || (isa<AttentionGradOp>(op) && !ringForward)) &&
+      llvm::any_of(chosen, [&](int64_t factor) {
+        return rule.getFactors()[factor].kind == FactorKind::OpPartitioned;
+      }))
+    return false;
+  // The sizes the rewrite needs (ring attention's even blocks), likewise
+  // for the factors chosen here only.
+  auto partitionable = dyn_cast<PartitionableOpInterface>(op);
+  if (!partitionable)
+    return true;
+  FactorAxes free(strategy.size());
+  for (int64_t factor : chosen)
+    free[factor] = strategy[factor];
+  return partitionable.fitsMesh(rule, free, mesh);
 }
 
 /// Appends `layout` to a key: its dims' axes, then its pending axes.
@@ -1040,7 +1080,7 @@ LayoutAssigner::computeStrategy(Operation *op, const OpShardingRule &rule,
       return failure();
     }
     if (!seen.insert(*trimmed).second ||
-        !isImplementedSplit(op, rule, *trimmed, fixed))
+        !isImplementedSplit(op, rule, *trimmed, fixed, *mesh, isGradOfRing(op)))
       continue;
     ValueOrError<OpLayouts> derived = deriveOpLayouts(rule, *mesh, *trimmed);
     if (!derived)

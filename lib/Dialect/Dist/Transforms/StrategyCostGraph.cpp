@@ -129,6 +129,77 @@ static double getLocalBytes(const Mesh &mesh, const Layout &layout,
   return double(getNumElements(*local)) * elementBytes;
 }
 
+/// The ring attention pricing of an attention candidate whose shared
+/// self-attention sequence factor is split over `ringAxes` (C devices), or
+/// nothing for other candidates. dist.ring_attention balances the causal
+/// work over the ring (zigzag split), so the forward costs the global
+/// attention over the candidate's parallelism, like the gradient follower
+/// already does. Its communication, per device:
+///   - exchanges into and out of zigzag order, not overlapped: forward q, k,
+///     v in and out, lse back; backward q, k, v, out, dout, lse in and dq,
+///     dk, dv back; each priced as one ring step of its bytes;
+///   - the ring: forward C - 1 steps of the k/v block, backward C - 1 of the
+///     k/v block and C of its dk/dv accumulators. A step's transfer overlaps
+///     the block compute of the step (on backends that overlap; the host
+///     runtime does not), so only what exceeds the compute of C - 1 steps
+///     is charged.
+struct RingCost {
+  double forwardSeconds;
+  double commSeconds;
+};
+static std::optional<RingCost>
+getRingAttentionCost(Operation *op, const OpShardingRule &rule,
+                     const FactorAxes &candidate, const OpLayouts &layouts,
+                     const ClusterCostModel &model, double globalForward,
+                     double backwardSeconds, int64_t parallelism) {
+  auto attention = dyn_cast<AttentionOp>(op);
+  if (!attention)
+    return std::nullopt;
+  std::vector<int64_t> q = getShape(attention.getQuery());
+  std::vector<int64_t> k = getShape(attention.getKey());
+  if (q[2] != k[2])
+    return std::nullopt;
+  Layout::AxisList ringAxes;
+  for (auto [factor, axes] : llvm::enumerate(candidate))
+    if (rule.getFactors()[factor].kind == FactorKind::OpPartitioned)
+      ringAxes = axes;
+  if (ringAxes.empty())
+    return std::nullopt;
+  const Mesh &mesh = model.getMesh();
+  double ring = double(mesh.getGroupSize(ringAxes));
+  std::vector<int64_t> localQ =
+      *layouts.operands[0].getLocalShape(mesh, getShape(attention.getQuery()));
+  int64_t elementBytes = getValueElementBytes(attention.getQuery());
+  auto bytesOf = [&](unsigned operand) {
+    return getLocalBytes(mesh, layouts.operands[operand],
+                         getShape(op->getOperand(operand)), elementBytes);
+  };
+  double qBytes = bytesOf(0), kvBytes = bytesOf(1) + bytesOf(2);
+  double outBytes = getLocalBytes(
+      mesh, layouts.results[0], getShape(attention.getResult()), elementBytes);
+  double lseBytes =
+      double(localQ[0] * localQ[1] * localQ[2]) * (elementBytes >= 8 ? 8 : 4);
+  // One ring step of `bytes` per device: an all_gather's n - 1 steps of
+  // the same block, divided by n - 1.
+  auto step = [&](double bytes) {
+    return model
+               .getCollectiveTime(CollectiveKind::AllGather, ringAxes, bytes,
+                                  bytes * ring)
+               .seconds /
+           (ring - 1);
+  };
+  double forward = globalForward / double(parallelism);
+  double exchanges = step(qBytes + kvBytes) + step(outBytes + lseBytes) +
+                     step(qBytes + kvBytes + 2 * outBytes + lseBytes) +
+                     step(qBytes + kvBytes);
+  double forwardRing = (ring - 1) * step(kvBytes);
+  double backwardRing = (2 * ring - 1) * step(kvBytes);
+  double exposed =
+      std::max(0.0, forwardRing - forward * (ring - 1) / ring) +
+      std::max(0.0, backwardRing - backwardSeconds * (ring - 1) / ring);
+  return RingCost{forward, exchanges + exposed};
+}
+
 int64_t mlir::loom::dist::getLayerIndex(StringRef name) {
   SmallVector<StringRef> parts;
   name.split(parts, '.');
@@ -270,10 +341,10 @@ enumerateCandidates(Operation *op, const OpShardingRule &rule,
   FactorAxes current = base;
   std::function<void(size_t)> place = [&](size_t next) {
     if (next == freeAxes.size()) {
-      // The partition phase must implement the candidate (attention's
-      // sequence splits, context parallelism, are not yet).
+      // The partition phase must implement the candidate (cross-attention's
+      // sequence splits are not; ring attention needs even blocks).
       if (verifyFactorAxes(rule, mesh, current).empty() &&
-          isSplitSupported(op, rule, getSplitFactors(current)))
+          isStrategySupported(op, rule, current, mesh))
         candidates.push_back(current);
       return;
     }
@@ -419,6 +490,12 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     });
   };
 
+  // The op at global shapes (ring attention's forward is priced from it).
+  FailureOr<double> globalForward = seconds(op, getGlobalShapes(op));
+  if (failed(globalForward))
+    return failure();
+  double globalForwardSeconds = *globalForward;
+
   // Followers at global shapes, split later by the candidate's parallelism.
   double followerGlobal = 0;
   std::vector<std::pair<Operation *, double>> updates;
@@ -482,6 +559,12 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     cost.forwardSeconds = *forward;
     int64_t parallelism = getParallelism(mesh, candidate);
     cost.followerSeconds = followerGlobal / parallelism;
+    if (std::optional<RingCost> ring = getRingAttentionCost(
+            op, rule, candidate, *layouts, model, globalForwardSeconds,
+            cost.followerSeconds, parallelism)) {
+      cost.forwardSeconds = ring->forwardSeconds;
+      cost.reshardSeconds += ring->commSeconds;
+    }
     cost.transientBytes = followerResultBytes / parallelism;
     // The gradient of each float result arrives at the result's layout
     // (a consumer's backward reshards it there) and lives through this

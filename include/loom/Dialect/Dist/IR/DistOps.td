@@ -354,6 +354,102 @@ def Dist_CollectivePermuteOp : Dist_MeshUserOp<"collective_permute",
   }];
 }
 
+// The ring attention ops share their constraints; the gradient adds C8.
+defvar Dist_RingAttentionConstraints = [{
+    - C1: `mesh` names a `dist.mesh`.
+    - C2: `axes` is non-empty and names distinct axes of the mesh.
+    - C3: `query`, `key` and `value` have rank 4 and the element type of
+      `query`; `key` and `value` agree on `B`, `Hkv` and `S`.
+    - C4: `query` and `key` agree on `B`, `S` and `D`; `Hkv` divides `Hq`.
+    - C5: `lse` is `[B, Hq, S]`, f64 when `query` is f64 and f32 otherwise.
+    - C6: the result `out` (the operand `out` of the gradient) is `[B, Hq,
+      S, Dv]` of the element type of `query`.
+    - C7: twice the group size divides the global sequence: each device's
+      block `S` is even (two zigzag chunks).}];
+
+def Dist_RingAttentionOp : Dist_MeshUserOp<"ring_attention", [Pure]> {
+  let summary = "attention over a sequence split around a ring of devices";
+  let description = !strconcat([{
+    Context-parallel self-attention (ring attention). Each device of the
+    group over `axes` holds block `i` of the sequence (dim 2) of `query`,
+    `key` and `value`, in group order, and gets block `i` of
+    `softmax(scale * q @ k^T) @ v` over the whole sequence, with the
+    semantics of `loom.attention` without a mask (grouped-query heads,
+    `causal`, `scale`), plus the log-sum-exp `lse` of each query row's scores
+    (what `dist.ring_attention_grad` needs).
+
+    The implementation load-balances the causal mask with the zigzag split:
+    the sequence is cut into `2n` chunks and device `r` computes the queries
+    of chunks `r` and `2n-1-r` (its contiguous block is exchanged into that
+    order by point-to-point transfers, and the result exchanged back). The
+    key/value zigzag blocks then travel `n - 1` times around the ring; each
+    step's block attention is merged into the running result by the online
+    softmax. The causal mask compares the chunks' global positions.
+
+    ```mlir
+    %o, %lse = dist.ring_attention %q, %k, %v on @m axes ["cp"] {causal}
+        : (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>,
+           tensor<2x2x64x32xf32>)
+        -> (tensor<2x8x64x32xf32>, tensor<2x8x64xf32>)
+    ```
+
+    Constraints:
+  }], Dist_RingAttentionConstraints);
+
+  let arguments = (ins Dist_Tensor:$query, Dist_Tensor:$key,
+                       Dist_Tensor:$value, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Dist_Tensor:$result, Dist_Tensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `on` $mesh `axes` $axes attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_RingAttentionGradOp : Dist_MeshUserOp<"ring_attention_grad",
+    [Pure]> {
+  let summary = "gradient of ring attention, dk and dv sent around the ring";
+  let description = !strconcat([{
+    The gradients `(dquery, dkey, dvalue)` of a `dist.ring_attention` with
+    the same operands and attributes, given its result `out`, its `lse` and
+    the result's gradient `dout` (all in the contiguous blocks of the
+    forward). The probabilities are recomputed from the ring's `lse`, so
+    each step's block is exact over the whole sequence; as the key/value
+    zigzag blocks travel around the ring, so do their `dkey`/`dvalue`
+    accumulators, which a last transfer returns to their owners.
+
+    ```mlir
+    %dq, %dk, %dv = dist.ring_attention_grad %q, %k, %v, %o, %do, %lse
+        on @m axes ["cp"] {causal}
+        : (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>,
+           tensor<2x2x64x32xf32>, tensor<2x8x64x32xf32>,
+           tensor<2x8x64x32xf32>, tensor<2x8x64xf32>)
+        -> (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>,
+            tensor<2x2x64x32xf32>)
+    ```
+
+    Constraints:
+  }], Dist_RingAttentionConstraints, [{
+    - C8: `dout` has the type of `out`; each gradient has its operand's
+      type.
+  }]);
+
+  let arguments = (ins Dist_Tensor:$query, Dist_Tensor:$key,
+                       Dist_Tensor:$value, Dist_Tensor:$out,
+                       Dist_Tensor:$dout, Dist_Tensor:$lse,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+  let results = (outs Dist_Tensor:$dquery, Dist_Tensor:$dkey,
+                      Dist_Tensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $dout `,` $lse `on` $mesh `axes`
+    $axes attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Dist_BroadcastOp : Dist_MeshUserOp<"broadcast",
     [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "copies the root's tensor to its whole group";

@@ -71,6 +71,12 @@ LogicalResult setLocalResultTypes(Operation *op,
 bool isSplitSupported(Operation *op, const OpShardingRule &rule,
                       ArrayRef<int64_t> splitFactors);
 
+/// Whether `op`'s partitioning implements the strategy `factorAxes` on
+/// `mesh`: its splits (isSplitSupported) and the sizes they leave (the
+/// interface's fitsMesh; true for ops without the interface).
+bool isStrategySupported(Operation *op, const OpShardingRule &rule,
+                         const FactorAxes &factorAxes, const Mesh &mesh);
+
 /// The factors `factorAxes` splits (those with any axis), in order.
 SmallVector<int64_t> getSplitFactors(const FactorAxes &factorAxes);
 

@@ -50,6 +50,23 @@ def PartitionableOpInterface : OpInterface<"PartitionableOpInterface"> {
       }]>,
     InterfaceMethod<
       /*desc=*/[{
+        Whether `partition` implements the strategy `factorAxes` on `mesh`
+        beyond which factors it splits (isSplitSupported): sizes the
+        rewrite needs, such as ring attention's even sequence block per
+        device. The strategy search and layout assignment skip a strategy
+        for which this is false. By default every size is fine.
+      }],
+      /*retTy=*/"bool",
+      /*methodName=*/"fitsMesh",
+      /*args=*/(ins "const ::mlir::loom::OpShardingRule &":$rule,
+                    "const ::mlir::loom::dist::FactorAxes &":$factorAxes,
+                    "const ::mlir::loom::dist::Mesh &":$mesh),
+      /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{
+        return true;
+      }]>,
+    InterfaceMethod<
+      /*desc=*/[{
         Rewrites this op into local ops that compute, on every rank, its
         block of each result under `context.layouts.results`. The operands
         are already local values; the result types are still global.
