@@ -1,6 +1,5 @@
 // RUN: not loom-opt %s -loom-autodiff=loss-scale=-2 2>&1 | FileCheck %s --check-prefix=VALUE
 // RUN: not loom-opt %s -loom-autodiff="loss-scale=dynamic optimizer=none" 2>&1 | FileCheck %s --check-prefix=NONE
-// RUN: not loom-opt %s -loom-autodiff-pipeline="precision=fp16-mixed micro-batches=2" 2>&1 | FileCheck %s --check-prefix=MICRO
 
 // A scale that is not a positive finite number.
 // VALUE: loom-autodiff: loss-scale must be none, dynamic or a finite number > 0, found '-2'
@@ -8,8 +7,6 @@
 // Loss scaling skips an update: without an optimizer there is none.
 // NONE: loom-autodiff: loss-scale needs an optimizer
 
-// Micro-batches of a loss-scaled step are not built yet.
-// MICRO: a loss-scaled step (fp16-mixed) cannot be split into micro-batches yet
 func.func @forward(%table: tensor<16x8xf32> {loom.param = #loom.param<"table", init = zeros, decay = true>},
                    %ids: tensor<2x4xi64> {loom.input = #loom.input<input_ids>},
                    %labels: tensor<2x4xi64> {loom.input = #loom.input<labels>}) -> tensor<f32> {

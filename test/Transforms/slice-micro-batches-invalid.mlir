@@ -113,3 +113,36 @@ func.func @train_step(%arg0: tensor<3xf64> {loom.param = #loom.param<"w", init =
   %8 = loom.add %arg1, %cst_1 {loom.fwd = 1 : i64} : (tensor<i64>, tensor<i64>) -> tensor<i64>
   return %1, %new_param, %8 : tensor<f64>, tensor<3xf64>, tensor<i64>
 }
+
+// -----
+
+// A loss-scaled step whose gradient is not multiplied by `1 / loss_scale`
+// (here by the scale itself): not the unscale loom-autodiff builds, so the
+// accumulated gradient cannot be found.
+// expected-error @+1 {{loom-slice-micro-batches: the gradient of parameter #0 of the loss-scaled step is not unscaled by 1 / loss_scale}}
+func.func @train_step(%arg0: tensor<16x8xf32> {loom.param = #loom.param<"table", init = zeros, decay = true>}, %arg1: tensor<16x8xf32> {loom.name = "table.exp_avg"}, %arg2: tensor<16x8xf32> {loom.name = "table.exp_avg_sq"}, %arg3: tensor<f32> {loom.name = "lr_scale"}, %arg4: tensor<f32> {loom.initial_value = 6.553600e+04 : f64, loom.name = "loss_scale"}, %arg5: tensor<i64> {loom.name = "loss_scale.growth_tracker"}, %arg6: tensor<f32> {loom.name = "inject_nonfinite"}, %arg7: tensor<i64> {loom.name = "step"}, %arg8: tensor<3x4xi64> {loom.input = #loom.input<input_ids>}, %arg9: tensor<3x4xi64> {loom.input = #loom.input<labels>}) -> (tensor<f32> {loom.name = "loss"}, tensor<16x8xf32> {loom.name = "table"}, tensor<16x8xf32> {loom.name = "table.exp_avg"}, tensor<16x8xf32> {loom.name = "table.exp_avg_sq"}, tensor<f32> {loom.name = "loss_scale"}, tensor<i64> {loom.name = "loss_scale.growth_tracker"}, tensor<f32> {loom.name = "found_inf"}, tensor<i64> {loom.name = "step"}) {
+  %0 = loom.embedding %arg0, %arg8 {loom.fwd = 0 : i64} : (tensor<16x8xf32>, tensor<3x4xi64>) -> tensor<3x4x8xf32>
+  %1 = loom.matmul %0, %arg0 {loom.fwd = 1 : i64, transpose_rhs} : (tensor<3x4x8xf32>, tensor<16x8xf32>) -> tensor<3x4x16xf32>
+  %2 = loom.cross_entropy %1, %arg9 {loom.fwd = 2 : i64} : (tensor<3x4x16xf32>, tensor<3x4xi64>) -> tensor<f32>
+  %3 = loom.cross_entropy_grad %1, %arg9, %arg4 {loom.fwd = 2 : i64} : (tensor<3x4x16xf32>, tensor<3x4xi64>, tensor<f32>) -> tensor<3x4x16xf32>
+  %4 = loom.matmul %3, %arg0 {loom.fwd = 1 : i64} : (tensor<3x4x16xf32>, tensor<16x8xf32>) -> tensor<3x4x8xf32>
+  %5 = loom.reshape %0 {loom.fwd = 1 : i64} : tensor<3x4x8xf32> to tensor<12x8xf32>
+  %6 = loom.reshape %3 {loom.fwd = 1 : i64} : tensor<3x4x16xf32> to tensor<12x16xf32>
+  %7 = loom.matmul %6, %5 {loom.fwd = 1 : i64, transpose_lhs} : (tensor<12x16xf32>, tensor<12x8xf32>) -> tensor<16x8xf32>
+  %8 = loom.embedding_grad %4, %arg8 {loom.fwd = 0 : i64, vocab_size = 16 : i64} : (tensor<3x4x8xf32>, tensor<3x4xi64>) -> tensor<16x8xf32>
+  %9 = loom.add %8, %7 {loom.fwd = 0 : i64} : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  %cst = arith.constant dense<1.000000e+00> : tensor<f32>
+  %10 = loom.div %cst, %arg4 {loom.fwd = 2 : i64} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %11 = loom.add %10, %arg6 {loom.fwd = 2 : i64} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %12 = loom.mul %9, %arg4 {loom.fwd = 0 : i64} : (tensor<16x8xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %13 = loom.nonfinite_count %12 {loom.fwd = 0 : i64} : (tensor<16x8xf32>) -> tensor<f32>
+  %new_param, %new_exp_avg, %new_exp_avg_sq = loom.adamw_update %arg0, %12, %arg1, %arg2, %arg7 lr_scale(%arg3) {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, loom.fwd = 0 : i64, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64} : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<i64>, tensor<f32>) -> (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>)
+  %cst_0 = arith.constant dense<1> : tensor<i64>
+  %14 = loom.add %arg7, %cst_0 {loom.fwd = 2 : i64} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %15 = loom.select %13, %arg0, %new_param {loom.fwd = 0 : i64} : (tensor<f32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  %16 = loom.select %13, %arg1, %new_exp_avg {loom.fwd = 0 : i64} : (tensor<f32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  %17 = loom.select %13, %arg2, %new_exp_avg_sq {loom.fwd = 0 : i64} : (tensor<f32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  %18 = loom.select %13, %arg7, %14 {loom.fwd = 2 : i64} : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
+  %new_scale, %new_growth_tracker = loom.update_loss_scale %arg4, %arg5, %13 {backoff_factor = 5.000000e-01 : f64, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64, loom.fwd = 2 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return %2, %15, %16, %17, %new_scale, %new_growth_tracker, %13, %18 : tensor<f32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<f32>, tensor<i64>, tensor<f32>, tensor<i64>
+}

@@ -31,6 +31,14 @@
 //      of parts, clipping, updates and `step + 1` stay as they were), erase
 //      the old ops and the dead ones.
 //
+// A loss-scaled step (fp16-mixed, docs/MixedPrecision.md) seeds every
+// micro-batch's backward with `loss_scale` times its normalization (step
+// 3), and step 1 reads each gradient off from under its unscale (the
+// product with `1 / loss_scale + inject_nonfinite`), so the tail cloned in
+// step 6 unscales the accumulated f32 gradient once and counts the
+// non-finite elements of the accumulated gradients, as
+// torch.cuda.amp.GradScaler does after the last micro-batch's backward.
+//
 // The result is, op for op, the step loom-autodiff used to build with its
 // own `micro-batches` option.
 //
@@ -177,6 +185,18 @@ bool isClipFactor(Value factor) {
   return denom && denom->getOperand(0).getDefiningOp<SqrtOp>();
 }
 
+/// Whether `factor` is loom-autodiff's unscale factor of a loss-scaled step
+/// (possibly cast to the gradient's type): `1 / loss_scale +
+/// inject_nonfinite`, the test hook's input added to the inverse.
+bool isUnscaleFactor(Value factor, Value lossScale) {
+  if (auto castOp = factor.getDefiningOp<CastOp>())
+    factor = castOp.getInput();
+  auto hooked = factor.getDefiningOp<AddOp>();
+  auto inverse =
+      hooked ? hooked->getOperand(0).getDefiningOp<DivOp>() : DivOp();
+  return inverse && inverse->getOperand(1) == lossScale;
+}
+
 struct SliceMicroBatchesPass
     : public loom::impl::SliceMicroBatchesPassBase<SliceMicroBatchesPass> {
   using Base::Base;
@@ -213,17 +233,6 @@ void SliceMicroBatchesPass::runOnOperation() {
         << static_cast<int64_t>(microBatches) << ")";
     return signalPassFailure();
   }
-  // The loss-scaled step's unscale, finiteness count and skipped update sit
-  // between the gradients and their updates, where step 1 reads them off:
-  // not built for micro-batches yet (docs/MixedPrecision.md).
-  for (unsigned i = 0; i < step.getNumArguments(); ++i)
-    if (auto name = step.getArgAttrOfType<StringAttr>(i, kNameAttrName);
-        name && name.getValue() == kLossScaleArgName) {
-      step.emitError("loom-slice-micro-batches: a loss-scaled step "
-                     "(fp16-mixed) cannot be split into micro-batches yet; "
-                     "train with one micro-batch or in bf16-mixed");
-      return signalPassFailure();
-    }
   if (failed(slice(step, microBatches)))
     return signalPassFailure();
 }
@@ -254,6 +263,12 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
     params.push_back(entry.getArgument(i));
     paramSet.insert(entry.getArgument(i));
   }
+  // A loss-scaled step's `loss_scale` (loom-autodiff's `loss-scale`).
+  Value lossScale;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    if (auto name = step.getArgAttrOfType<StringAttr>(i, kNameAttrName);
+        name && name.getValue() == kLossScaleArgName)
+      lossScale = entry.getArgument(i);
   SmallVector<Value> batchArgs(
       llvm::drop_begin(entry.getArguments(), *stepIndex + 1));
   if (batchArgs.empty()) {
@@ -349,6 +364,20 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
     }
   }
 
+  // Under loss scaling every backward is seeded with the scale times its
+  // normalization (GradScaler's scale(loss / count).backward() per
+  // micro-batch); the product is exact for the powers of two the dynamic
+  // scale takes.
+  Value scaledSeed;
+  if (lossScale) {
+    Value normalization =
+        inverseCount ? inverseCount
+                     : buildSplat(builder, loc, lossElement,
+                                  1.0 / static_cast<double>(count));
+    scaledSeed = tagged(MulOp::create(builder, loc, lossScale, normalization),
+                        lossId);
+  }
+
   // 4. Forward and backward per micro-batch.
   ReverseMode reverse(paramSet);
   SmallVector<Value> losses;
@@ -373,9 +402,10 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
     losses.push_back(loss);
     tagMicroBatch(entry, before, m, /*backward=*/false);
     before = &entry.back();
-    Value seed = inverseCount ? inverseCount
-                              : buildSplat(builder, loc, lossElement,
-                                           1.0 / static_cast<double>(count));
+    Value seed = scaledSeed     ? scaledSeed
+                 : inverseCount ? inverseCount
+                                : buildSplat(builder, loc, lossElement,
+                                             1.0 / static_cast<double>(count));
     if (failed(reverse.backward(builder, clones, loss, seed)))
       return failure();
     tagMicroBatch(entry, before, m, /*backward=*/true);
@@ -405,6 +435,16 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
     if (auto clip = grad.getDefiningOp<MulOp>();
         clip && isClipFactor(clip->getOperand(1)))
       grad = clip->getOperand(0);
+    // Under loss scaling, the sum of the parts is unscaled before it is
+    // counted and clipped; the tail keeps the unscale.
+    if (lossScale) {
+      auto unscale = grad.getDefiningOp<MulOp>();
+      if (!unscale || !isUnscaleFactor(unscale->getOperand(1), lossScale))
+        return fail("the gradient of parameter #" + Twine(k) +
+                    " of the loss-scaled step is not unscaled by 1 / "
+                    "loss_scale");
+      grad = unscale->getOperand(0);
+    }
     // Its parts were summed in id order: ((p0 + p1) + p2) ...
     SmallVector<Value> oldParts;
     for (size_t i = 1; i < parts.size(); ++i) {
@@ -482,7 +522,9 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
       << " batch argument(s), "
       << (inverseCount ? "the mean cross-entropy normalized by the labelled "
                          "positions of the whole batch"
-                       : "the loss averaged over the micro-batches");
+                       : "the loss averaged over the micro-batches")
+      << (lossScale ? ", each backward seeded with loss_scale times it"
+                    : "");
   LLVM_DEBUG(llvm::dbgs() << "loom-slice-micro-batches: erased " << erased
                           << " dead ops\n");
   return success();
