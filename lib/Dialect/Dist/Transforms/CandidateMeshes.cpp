@@ -8,7 +8,7 @@
 //    sequence length (dim 2 of its query, equal to its key's).
 // 2. The context-parallel degrees: powers of two dividing the devices whose
 //    zigzag chunks are whole and whose per-rank block is long enough.
-// 3. The meshes: every dp x cp x tp factorization over those degrees.
+// 3. The meshes: dp x tp, then cp x tp and dp x cp over those degrees.
 //
 // Why kMinContextBlockTokens is 2048: a ring step attends a rank's S/C
 // queries to a k/v block of S/C tokens (half of it under the causal mask,
@@ -40,8 +40,8 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-std::vector<int64_t> mlir::loom::dist::getRingSequenceLengths(
-    func::FuncOp func) {
+std::vector<int64_t>
+mlir::loom::dist::getRingSequenceLengths(func::FuncOp func) {
   std::vector<int64_t> lengths;
   func.walk([&](loom::AttentionOp attention) {
     auto query = dyn_cast<RankedTensorType>(attention.getQuery().getType());
@@ -59,8 +59,9 @@ std::vector<int64_t> mlir::loom::dist::getRingSequenceLengths(
   return lengths;
 }
 
-std::vector<int64_t> mlir::loom::dist::getContextParallelDegrees(
-    const std::vector<int64_t> &lengths, int64_t devices) {
+std::vector<int64_t>
+mlir::loom::dist::getContextParallelDegrees(const std::vector<int64_t> &lengths,
+                                            int64_t devices) {
   std::vector<int64_t> degrees = {1};
   if (lengths.empty())
     return degrees;
@@ -95,7 +96,9 @@ mlir::loom::dist::enumerateMeshes(int64_t devices,
       if (cp > 1 && dp > 1 && tp > 1)
         continue;
       std::vector<Mesh::Axis> axes;
-      if (dp > 1 || (cp == 1 && tp == 1))
+      // Without cp the data-parallel axis is kept even at size 1, as the
+      // plans and messages name it ({dp:1, tp:8}).
+      if (dp > 1 || cp == 1)
         axes.push_back({"dp", dp});
       if (cp > 1)
         axes.push_back({"cp", cp});

@@ -8,11 +8,11 @@
 //    (strategy file, parallel config, `dist.strategy` attributes).
 // 2. Candidate meshes: the module's mesh, else `mesh`, else the spec's,
 //    else every `dp x tp` factorization of `devices` (axes of size 1 left
-//    out, `tp` minor so that it maps inside a node), and when self-
-//    attention runs on long sequences every `cp x tp` and `dp x cp` one for the
-//    context-parallel degrees CandidateMeshes.h allows (ring attention over
-//    `cp`), after them. A mesh whose data-
-//    parallel axes do not divide a data input's batch is skipped, and so is
+//    out, `tp` minor so that it maps inside a node), then, when self-
+//    attention runs on long sequences, every `cp x tp` and `dp x cp` one
+//    for the context-parallel degrees CandidateMeshes.h allows (ring
+//    attention over `cp`). A mesh whose data-parallel axes do not divide
+//    a data input's batch is skipped, and so is
 //    one with an axis no op can use. With pipelining the candidates are
 //    pp x (dp x [cp x] tp): per stage count S (given, or every divisor of
 //    `devices` up to the layer count) the intra-stage meshes over

@@ -1,4 +1,4 @@
-//===- CandidateMeshes.h - The meshes the search's outer loop tries -*- C++ -*-===//
+//===- CandidateMeshes.h - The meshes the outer loop tries ------*- C++ -*-===//
 //
 // Part of the Loom project.
 //
@@ -7,8 +7,8 @@
 // The outer loop of dist-search-strategy (docs/Search.md, "The plan
 // space") prices every mesh shape of the device count: data x tensor
 // parallel, and, for models whose self-attention runs on long sequences,
-// context x tensor and data x context parallel, the context axis `cp` splitting the
-// sequence for ring attention (docs/Partitioning.md, "Ring attention").
+// context x tensor and data x context parallel, the context axis `cp` splitting
+// the sequence for ring attention (docs/Partitioning.md, "Ring attention").
 // Which context-parallel degrees are worth a mesh is decided here from the
 // sequence lengths alone; the cost model decides between the meshes.
 //
@@ -43,16 +43,16 @@ std::vector<int64_t> getRingSequenceLengths(func::FuncOp func);
 /// gives each rank two equal chunks) and at least kMinContextBlockTokens
 /// per rank of the shortest. Only 1 when `lengths` is empty.
 std::vector<int64_t>
-getContextParallelDegrees(const std::vector<int64_t> &lengths,
-                          int64_t devices);
+getContextParallelDegrees(const std::vector<int64_t> &lengths, int64_t devices);
 
 /// Every factorization of `devices` into `dp x tp`, and into `cp x tp` and
 /// `dp x cp` for cp one of `contextDegrees` > 1 that divides `devices` (axes
-/// of size 1 left out, `dp=1` kept when all are 1; `tp` minor, so that it
+/// of size 1 left out but `dp`, which every mesh without cp keeps; `tp`
+/// minor, so that it
 /// maps inside a node, and `cp` between; no mesh with all three, whose
-/// per-op candidates make the search too slow). Ordered by cp ascending, then tp ascending: the search keeps
-/// the earlier of two equally fast plans, so a plan without context
-/// parallelism wins ties.
+/// per-op candidates make the search too slow). Ordered by cp ascending, then
+/// tp ascending: the search keeps the earlier of two equally fast plans, so a
+/// plan without context parallelism wins ties.
 std::vector<Mesh> enumerateMeshes(int64_t devices,
                                   const std::vector<int64_t> &contextDegrees);
 
