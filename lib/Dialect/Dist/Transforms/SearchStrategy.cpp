@@ -8,10 +8,13 @@
 //    (strategy file, parallel config, `dist.strategy` attributes).
 // 2. Candidate meshes: the module's mesh, else `mesh`, else the spec's,
 //    else every `dp x tp` factorization of `devices` (axes of size 1 left
-//    out, `tp` minor so that it maps inside a node). A mesh whose data-
-//    parallel axes do not divide a data input's batch is skipped, and so is
+//    out, `tp` minor so that it maps inside a node), then, when self-
+//    attention runs on long sequences, every `cp x tp` and `dp x cp` one
+//    for the context-parallel degrees CandidateMeshes.h allows (ring
+//    attention over `cp`). A mesh whose data-parallel axes do not divide
+//    a data input's batch is skipped, and so is
 //    one with an axis no op can use. With pipelining the candidates are
-//    pp x (dp x tp): per stage count S (given, or every divisor of
+//    pp x (dp x [cp x] tp): per stage count S (given, or every divisor of
 //    `devices` up to the layer count) the intra-stage meshes over
 //    devices / S, tp kept inside a node when the search chooses S > 1.
 // 3. Per mesh: resolve the fixed factors, build the cost graph once
@@ -50,6 +53,7 @@
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
+#include "loom/Dialect/Dist/Transforms/CandidateMeshes.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
@@ -140,25 +144,6 @@ static std::string describeLargestArguments(func::FuncOp func) {
     return "";
   return "; parameters " + format(parameterBytes) +
          " in all; the largest argument is " + largest;
-}
-
-/// `{dp:2, tp:4}` as `dp x tp` factors: every factorization of `devices`
-/// into a data-parallel and a tensor-parallel axis, tp ascending.
-static std::vector<Mesh> enumerateMeshes(int64_t devices) {
-  std::vector<Mesh> meshes;
-  for (int64_t tp = 1; tp <= devices; ++tp) {
-    if (devices % tp)
-      continue;
-    int64_t dp = devices / tp;
-    std::vector<Mesh::Axis> axes;
-    if (dp > 1 || tp == devices)
-      axes.push_back({"dp", dp});
-    if (tp > 1)
-      axes.push_back({"tp", tp});
-    if (ValueOrError<Mesh> mesh = Mesh::get(axes))
-      meshes.push_back(*mesh);
-  }
-  return meshes;
 }
 
 /// `1.23 ms`, `4.5 s`.
@@ -422,8 +407,13 @@ LogicalResult SearchStrategyPass::search() {
         if (devices % stages == 0)
           stageCounts.push_back(stages);
     }
+    // Long self-attention sequences add cp x tp and dp x cp meshes
+    // (CandidateMeshes.h), after the dp x tp ones so that ties keep those.
+    std::vector<int64_t> contextDegrees =
+        getContextParallelDegrees(getRingSequenceLengths(func), devices);
     for (int64_t stages : stageCounts)
-      for (const Mesh &mesh : enumerateMeshes(devices / stages)) {
+      for (const Mesh &mesh :
+           enumerateMeshes(devices / stages, contextDegrees)) {
         // Tensor parallelism across nodes is never worth it once the
         // pipeline can take the model apart instead: prune it.
         std::optional<size_t> tp = mesh.findAxis("tp");
