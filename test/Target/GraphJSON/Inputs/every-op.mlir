@@ -84,5 +84,9 @@ func.func @forward(
   %np, %nm, %nv = loom.adamw_update %w_proj, %w_proj, %zeros, %zeros, %step {lr = 6.0e-4, beta1 = 0.9, beta2 = 0.95, eps = 1.0e-8, weight_decay = 0.1} : (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<i64>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
   %sp, %sb = loom.sgd_update %w_proj, %np, %zeros {lr = 0.1, momentum = 0.9, weight_decay = 0.0, nesterov} : (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
   %sp0 = loom.sgd_update %w_proj, %np {lr = 0.1, momentum = 0.0, weight_decay = 0.01} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %nf = loom.nonfinite_count %np : (tensor<8x8xf32>) -> tensor<f32>
+  %kept = loom.select %nf, %w_proj, %np : (tensor<f32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %scale = arith.constant dense<65536.0> : tensor<f32>
+  %ns, %nt = loom.update_loss_scale %scale, %step, %nf {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
   return %loss : tensor<f32>
 }
