@@ -4,23 +4,37 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// First fit in program order: buffers are placed in the order their
-// defining ops run; each takes the lowest offset whose bytes no buffer live
-// during its own interval holds. Placed buffers whose interval ended before
-// the new one starts leave the active set (a min-heap on their last use),
-// so the search looks only at what is live. Fixed buffers (the unstaged
-// ones, when a stage is planned) may start later than the buffer being
-// placed, so they are checked against its whole interval.
+// Offline placement: every buffer's lifetime and size are known before any
+// is placed, so the plan may visit them in any order. Three orders/fit
+// rules are tried and the smallest arena kept:
+//   1. program order, first fit (each buffer at the lowest offset free
+//      during its lifetime): keeps a chain of temporaries in two slots and
+//      is what the plan was before, so no plan gets larger than that;
+//   2. decreasing size, best fit (the smallest gap between the buffers
+//      live with it that holds it, the top of the arena only when no gap
+//      does): the large activations that pipelined steps keep for their
+//      backward are placed first, side by side, and the small temporaries
+//      fill the gaps between them instead of pushing large ones up;
+//   3. decreasing size, first fit.
+// Orders 2 and 3 are the greedy-by-size rules of the offline dynamic
+// storage allocation literature (TFLite's and XLA's heap simulators sort by
+// size). Ties keep program order, so the plan is deterministic; equal
+// arenas prefer the earlier rule, so a step first fit already packs keeps
+// its offsets.
+//
+// Each buffer is checked against every buffer placed before it whose
+// lifetime meets its own: quadratic in the step's buffers, independent of
+// the device count. Fixed buffers (the unstaged ones, when a stage is
+// planned) are placed first, once for every stage, and the unstaged plan
+// kept is the one whose largest stage arena is smallest.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/Common/ArenaPlan.h"
 
 #include <algorithm>
-#include <functional>
+#include <limits>
 #include <map>
-#include <numeric>
-#include <queue>
 #include <utility>
 
 namespace mlir::loom::emit {
@@ -32,47 +46,82 @@ int64_t alignUp(int64_t bytes) {
          kArenaAlignment;
 }
 
-/// Places `order` (indices into `buffers`, by first use) around the already
-/// placed `fixed`; writes offsets[i][plan] and returns the arena's size.
-int64_t placeFirstFit(llvm::ArrayRef<ArenaBuffer> buffers,
-                      const std::vector<size_t> &order,
-                      const std::vector<size_t> &fixed,
-                      const std::vector<int64_t> &bytes,
-                      std::vector<PerElementSize> &offsets, int plan) {
+/// One of the placements tried: the order buffers are visited in and
+/// whether a buffer takes the smallest gap that holds it or the lowest.
+struct Rule {
+  bool bySize;
+  bool bestFit;
+};
+constexpr Rule kRules[] = {{false, false}, {true, true}, {true, false}};
+
+/// A placed buffer: its lifetime and bytes in the arena.
+struct Placed {
+  int64_t first, last, offset, end;
+};
+
+/// Places `group` (indices into `buffers`) around `fixed` by `rule`; writes
+/// `offsets` (indexed by buffer) and returns the arena's size.
+int64_t place(llvm::ArrayRef<ArenaBuffer> buffers, std::vector<size_t> group,
+              const std::vector<Placed> &fixed,
+              const std::vector<int64_t> &bytes, Rule rule,
+              std::vector<int64_t> &offsets) {
+  std::stable_sort(group.begin(), group.end(), [&](size_t a, size_t b) {
+    if (rule.bySize && bytes[a] != bytes[b])
+      return bytes[a] > bytes[b];
+    return std::make_pair(buffers[a].first, a) <
+           std::make_pair(buffers[b].first, b);
+  });
+  std::vector<Placed> placed = fixed;
   int64_t size = 0;
-  for (size_t f : fixed)
-    size = std::max(size, offsets[f][plan] + bytes[f]);
-  // Active placed buffers: offset -> index, and a heap of (last, index).
-  std::multimap<int64_t, size_t> active;
-  using Expiry = std::pair<int64_t, size_t>;
-  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry;
-  std::vector<std::multimap<int64_t, size_t>::iterator> where(buffers.size());
-  for (size_t i : order) {
+  for (const Placed &p : fixed)
+    size = std::max(size, p.end);
+  std::vector<std::pair<int64_t, int64_t>> taken; // (offset, end)
+  for (size_t i : group) {
     const ArenaBuffer &b = buffers[i];
-    while (!expiry.empty() && expiry.top().first < b.first) {
-      active.erase(where[expiry.top().second]);
-      expiry.pop();
-    }
-    // What this buffer must not overlap, by offset.
-    std::vector<std::pair<int64_t, int64_t>> taken; // (offset, end)
-    for (auto &[offset, j] : active)
-      taken.push_back({offset, offset + bytes[j]});
-    for (size_t f : fixed)
-      if (buffers[f].first <= b.last && buffers[f].last >= b.first)
-        taken.push_back({offsets[f][plan], offsets[f][plan] + bytes[f]});
+    taken.clear();
+    for (const Placed &p : placed)
+      if (p.first <= b.last && p.last >= b.first)
+        taken.push_back({p.offset, p.end});
     std::sort(taken.begin(), taken.end());
-    int64_t offset = 0;
+    // Walk the gaps below and between the buffers live with this one.
+    int64_t cursor = 0, chosen = -1;
+    int64_t chosenGap = std::numeric_limits<int64_t>::max();
     for (auto [start, end] : taken) {
-      if (start - offset >= bytes[i])
-        break;
-      offset = std::max(offset, end);
+      int64_t gap = start - cursor;
+      if (gap >= bytes[i] && gap < chosenGap) {
+        chosen = cursor;
+        chosenGap = gap;
+        if (!rule.bestFit)
+          break;
+      }
+      cursor = std::max(cursor, end);
     }
-    offsets[i][plan] = offset;
+    int64_t offset = chosen >= 0 ? chosen : cursor;
+    offsets[i] = offset;
     size = std::max(size, offset + bytes[i]);
-    where[i] = active.insert({offset, i});
-    expiry.push({b.last, i});
+    placed.push_back({b.first, b.last, offset, offset + bytes[i]});
   }
   return size;
+}
+
+/// Places `group` around `fixed` by every rule and keeps the smallest arena
+/// (the earliest rule on a tie); returns its size.
+int64_t placeBest(llvm::ArrayRef<ArenaBuffer> buffers,
+                  const std::vector<size_t> &group,
+                  const std::vector<Placed> &fixed,
+                  const std::vector<int64_t> &bytes,
+                  std::vector<int64_t> &offsets) {
+  int64_t best = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> tried(buffers.size(), -1);
+  for (Rule rule : kRules) {
+    int64_t size = place(buffers, group, fixed, bytes, rule, tried);
+    if (size < best) {
+      best = size;
+      for (size_t i : group)
+        offsets[i] = tried[i];
+    }
+  }
+  return best;
 }
 
 /// The most bytes of `members` live at one position.
@@ -111,24 +160,48 @@ ArenaPlan planArena(llvm::ArrayRef<ArenaBuffer> buffers, int64_t numStages) {
       return std::make_pair(buffers[a].first, a) <
              std::make_pair(buffers[b].first, b);
     });
+  std::vector<size_t> unstaged = byStage[-1];
   for (int elementPlan : {0, 1}) {
     int64_t floatBytes = elementPlan == 0 ? 4 : 8;
     std::vector<int64_t> bytes(buffers.size());
     for (size_t i = 0; i < buffers.size(); ++i)
       bytes[i] = alignUp(buffers[i].elements *
                          (buffers[i].isInteger ? 8 : floatBytes));
-    std::vector<size_t> unstaged = byStage[-1];
-    int64_t shared =
-        placeFirstFit(buffers, unstaged, {}, bytes, plan.offsets, elementPlan);
+    // Every unstaged placement, each with its stages placed around it; the
+    // one whose largest stage arena is smallest (then the smallest total)
+    // is kept.
+    std::pair<int64_t, int64_t> bestCost = {std::numeric_limits<int64_t>::max(),
+                                            0};
+    std::vector<int64_t> offsets(buffers.size(), -1), trial(buffers.size(), -1);
+    std::vector<int64_t> stageBytes(plans), trialBytes(plans);
+    for (Rule rule : kRules) {
+      int64_t shared = place(buffers, unstaged, {}, bytes, rule, trial);
+      std::vector<Placed> fixed;
+      for (size_t f : unstaged)
+        fixed.push_back(
+            {buffers[f].first, buffers[f].last, trial[f], trial[f] + bytes[f]});
+      std::pair<int64_t, int64_t> cost = {0, 0};
+      for (int64_t s = 0; s < plans; ++s) {
+        auto it = byStage.find(s);
+        bool own = numStages && it != byStage.end();
+        trialBytes[s] =
+            own ? placeBest(buffers, it->second, fixed, bytes, trial) : shared;
+        cost = {std::max(cost.first, trialBytes[s]),
+                cost.second + trialBytes[s]};
+      }
+      if (cost < bestCost) {
+        bestCost = cost;
+        offsets = trial;
+        stageBytes = trialBytes;
+      }
+    }
+    for (size_t i = 0; i < buffers.size(); ++i)
+      plan.offsets[i][elementPlan] = buffers[i].ownAllocation ? -1 : offsets[i];
     for (int64_t s = 0; s < plans; ++s) {
-      auto it = byStage.find(s);
-      bool own = numStages && it != byStage.end();
-      plan.arenaBytes[s][elementPlan] =
-          own ? placeFirstFit(buffers, it->second, unstaged, bytes,
-                              plan.offsets, elementPlan)
-              : shared;
+      plan.arenaBytes[s][elementPlan] = stageBytes[s];
       std::vector<size_t> members = unstaged;
-      if (own)
+      auto it = byStage.find(s);
+      if (numStages && it != byStage.end())
         members.insert(members.end(), it->second.begin(), it->second.end());
       plan.liveBytes[s][elementPlan] = peakLive(buffers, members, bytes);
     }

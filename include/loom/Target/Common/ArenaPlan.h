@@ -10,7 +10,9 @@
 // the op that defines it to the last op that reads it (or an alias of it),
 // both inclusive: an op reads its operands while it writes its results.
 //
-// Offsets are placed first fit, in program order. A pipelined program has
+// Offsets are placed offline (every lifetime is known first): first fit in
+// program order and two decreasing-size placements are tried and the
+// smallest arena kept (ArenaPlan.cpp says why). A pipelined program has
 // one plan per stage (a rank runs the ops of its stage and the unstaged
 // ones): the unstaged buffers are placed once, at offsets every stage
 // shares, and each stage's buffers around them. The plan is computed for
