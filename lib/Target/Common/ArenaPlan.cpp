@@ -65,7 +65,9 @@ int64_t place(llvm::ArrayRef<ArenaBuffer> buffers, std::vector<size_t> group,
               const std::vector<Placed> &fixed,
               const std::vector<int64_t> &bytes, Rule rule,
               std::vector<int64_t> &offsets) {
-  std::stable_sort(group.begin(), group.end(), [&](size_t a, size_t b) {
+  // A total order (index last), so std::sort is deterministic; libstdc++ 12's
+  // std::stable_sort trips clang-22's deprecation warning under -Werror.
+  std::sort(group.begin(), group.end(), [&](size_t a, size_t b) {
     if (rule.bySize && bytes[a] != bytes[b])
       return bytes[a] > bytes[b];
     return std::make_pair(buffers[a].first, a) <
