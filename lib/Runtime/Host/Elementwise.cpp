@@ -124,19 +124,35 @@ float roundToBF16(float value) {
 }
 
 float roundToF16(float value) {
-  if (std::isnan(value) || std::isinf(value))
+  // On the bits, as roundToBF16 does: the libm version (frexp, ldexp,
+  // nearbyint per element) made fp16-mixed host steps 2.3x slower than
+  // bf16-mixed ones. Equal to it bit for bit on all 2^32 inputs (checked
+  // exhaustively against std::nearbyint(magnitude / ulp) * ulp).
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint32_t sign = bits & 0x80000000u;
+  uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) // inf and NaN stay as they are
     return value;
-  float magnitude = std::fabs(value);
-  // Above the largest half (65504) plus half an ulp: infinity.
-  if (magnitude >= 65520.0f)
-    return std::copysign(std::numeric_limits<float>::infinity(), value);
-  // The spacing of halves at this magnitude: 2^(e - 10) for normal values,
-  // 2^-24 for subnormal ones. nearbyint rounds ties to even.
-  int exponent;
-  std::frexp(magnitude, &exponent); // magnitude = m * 2^exponent, m in [.5,1)
-  int ulpExponent = std::max(exponent - 11, -24);
-  float ulp = std::ldexp(1.0f, ulpExponent);
-  return std::copysign(std::nearbyint(magnitude / ulp) * ulp, value);
+  // From the largest half (65504) plus half an ulp (65520.0f) on: infinity.
+  uint32_t result;
+  if (magnitude >= 0x477ff000u) {
+    result = sign | 0x7f800000u;
+  } else if (magnitude >= 0x38800000u) {
+    // A normal half (from 2^-14): keep 10 of the 23 fraction bits, rounding
+    // to nearest even on the 13 dropped ones; a carry moves the exponent.
+    magnitude += 0xfffu + ((magnitude >> 13) & 1u);
+    result = sign | (magnitude & ~0x1fffu);
+  } else {
+    // A subnormal half: multiples of 2^-24 (both scalings are exact).
+    float m;
+    std::memcpy(&m, &magnitude, 4);
+    float rounded = std::nearbyint(m * 16777216.0f) * 0x1p-24f;
+    return sign ? -rounded : rounded;
+  }
+  float out;
+  std::memcpy(&out, &result, 4);
+  return out;
 }
 
 namespace {
