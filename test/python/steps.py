@@ -75,3 +75,19 @@ def random_token_batch(ir, vocab, rng, low=0):
         batch[role] = rng.integers(
             low, vocab, size=(int(m.group(1)), int(m.group(2)))).astype(np.int64)
     return batch
+
+
+# A loss-scaled step's results that are not carried into the next step.
+NOT_CARRIED = {"loss", "found_inf", "grad_norm"}
+
+
+def poisoned_inputs(tmp, name, batch, state):
+    """The batch, the state a step returned, and the test hook set to inf."""
+    tensors = dict(batch)
+    for key, value in state.items():
+        if key not in NOT_CARRIED:
+            tensors[key] = value
+    tensors["inject_nonfinite"] = np.array(np.inf)
+    path = tmp / f"{name}.safetensors"
+    safetensors_io.save(path, tensors)
+    return path

@@ -37,7 +37,7 @@ import pytest
 
 import safetensors_io
 from loom.tools import find_tool
-from steps import assert_same, run_step, tool
+from steps import NOT_CARRIED, assert_same, poisoned_inputs, run_step, tool
 
 MODELS = {
     "gpt2": ["gpt2", "--layers", "2", "--hidden", "16", "--heads", "4",
@@ -54,8 +54,6 @@ PLANS = [
     ("zero3", 2, ["--parallel-config",
                   '{"data_parallel": 2, "optimizer_shard": 3}']),
 ]
-# Results that are not arguments of the next step.
-NOT_CARRIED = {"loss", "found_inf", "grad_norm"}
 
 
 class GradScalerReference:
@@ -200,18 +198,6 @@ def test_sgd_step_is_unscaled(tmp_path):
         moved = float(np.max(np.abs(expected)))
         err = float(np.max(np.abs(out["fp16-mixed"][key] - expected)))
         assert err <= 2.0 ** -5 * moved, f"{key}: {err / moved:.3e}"
-
-
-def poisoned_inputs(tmp, name, batch, state):
-    """The batch, the state a step returned, and the test hook set to inf."""
-    tensors = dict(batch)
-    for key, value in state.items():
-        if key not in NOT_CARRIED:
-            tensors[key] = value
-    tensors["inject_nonfinite"] = np.array(np.inf)
-    path = tmp / f"{name}.safetensors"
-    safetensors_io.save(path, tensors)
-    return path
 
 
 @pytest.mark.parametrize("plan,devices,flags", PLANS[:2] + [

@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 import safetensors_io
-from steps import assert_same, run_step, tool
+from steps import NOT_CARRIED, assert_same, poisoned_inputs, run_step, tool
 
 MODELS = {
     "gpt2": ["gpt2", "--layers", "2", "--hidden", "16", "--heads", "4",
@@ -53,8 +53,6 @@ PIPELINES = [
                       "--schedule", "gpipe", *MICRO]),
 ]
 PLANS = [("dp2", 2, DP2), ("dp2-zero2", 2, DP2_ZERO2), *PIPELINES]
-# Results that are not arguments of the next step.
-NOT_CARRIED = {"loss", "found_inf", "grad_norm"}
 
 
 def compile_step(tmp, path, name, precision, flags, phase="partition"):
@@ -163,18 +161,6 @@ def test_data_parallel_agrees_with_single_device(model):
         scale = float(np.max(np.abs(single[key])))
         err = float(np.max(np.abs(out[key] - single[key])))
         assert err <= 2.0 ** -7 * scale, f"{key}: {err / scale:.3e}"
-
-
-def poisoned_inputs(tmp, name, batch, state):
-    """The batch, the state a step returned, and the test hook set to inf."""
-    tensors = dict(batch)
-    for key, value in state.items():
-        if key not in NOT_CARRIED:
-            tensors[key] = value
-    tensors["inject_nonfinite"] = np.array(np.inf)
-    path = tmp / f"{name}.safetensors"
-    safetensors_io.save(path, tensors)
-    return path
 
 
 @pytest.mark.parametrize("plan,devices,flags",
