@@ -952,10 +952,16 @@ LogicalResult StepEmitter::emit() {
 //===----------------------------------------------------------------------===//
 
 /// The ProgramSpec and the step tables, after the step functions'
-/// anonymous namespace.
-LogicalResult emitSpec(const EntryInfo &entry, raw_ostream &os) {
+/// anonymous namespace. The spec records the arenas of the training and the
+/// evaluation step (`eval`, may be null) for the trainer's memory check.
+LogicalResult emitSpec(const EntryInfo &entry, func::FuncOp eval,
+                       raw_ostream &os) {
   os << "} // namespace\n\n";
-  return emit::emitProgramSpec(entry, os);
+  SmallVector<std::string> arenaTables = {
+      emit::StepArena::table("Bytes", func::FuncOp(entry.func).getSymName())};
+  if (eval)
+    arenaTables.push_back(emit::StepArena::table("Bytes", eval.getSymName()));
+  return emit::emitProgramSpec(entry, os, arenaTables);
 }
 
 const char *kStepPrologue = R"cpp(
@@ -1176,7 +1182,7 @@ LogicalResult emitHostProgram(ModuleOp module, const HostEmitOptions &options,
     if (failed(evalEmitter.emit()))
       return failure();
   }
-  if (failed(emitSpec(entry, os)))
+  if (failed(emitSpec(entry, *eval, os)))
     return failure();
   emit::emitEvalAccessors(*eval, os);
 

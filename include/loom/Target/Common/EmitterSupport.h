@@ -272,8 +272,11 @@ LogicalResult verifyPipelineOps(const EntryInfo &entry,
 /// layouts, the loop-carried pairs: nothing per rank, the harness computes
 /// each rank's blocks from the layouts) and `loomStepF32()` and
 /// `loomStepF64()`, which return `loom_<entry><T>` (null when the build
-/// leaves that precision out).
-LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os);
+/// leaves that precision out). `hostArenaTables` names the step arenas'
+/// `kArenaBytes_<entry>` tables of a host program, which the spec records
+/// (ProgramSpec::hostArenaBytes) for the trainer's memory check.
+LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os,
+                              ArrayRef<std::string> hostArenaTables = {});
 
 /// The evaluation entry emitted beside a training step: `@eval_step`
 /// (dist-derive-eval-step) when `train` is `@train_step` and the module has
