@@ -87,3 +87,42 @@ def test_hybrid_cp_step_equals_single_device(tmp_path, model, name):
     parallel = run_step(tmp_path, program, inputs, "parallel",
                         ranks_of(config))
     assert_same(single, parallel, f"{model} {name}")
+
+
+# The search sees hybrid CP as a layout over two axes (docs/Search.md,
+# "Hybrid context parallelism"). One 32K sequence of Llama-3 8B on 64 H100s
+# (8 nodes) in bf16-mixed: a ring over all 64 ranks has 512-token blocks
+# whose k/v transfers across nodes outlast their block compute, while 8
+# Ulysses ranks inside each node leave a ring of 8 with 4096-token blocks.
+def plan_of(tmp_path, model_path, *flags):
+    out = tmp_path / "plan.json"
+    if out.exists():
+        out.unlink()
+    tool("loomc", model_path, "--compile-to=sharding", "--cluster",
+         "dgx-h100", "--precision", "bf16-mixed", *flags, "--plan-json", out,
+         "-o", tmp_path / "out.mlir")
+    return json.loads(out.read_text())
+
+
+def test_search_finds_hybrid_layout_on_two_axes(tmp_path):
+    path = tmp_path / "llama3-8b.json"
+    tool("loom-model", "llama", "--preset", "llama3-8b", "--seq", "32768",
+         "--batch", "1", "--format", "json", "-o", path)
+    searched = plan_of(tmp_path, path, "--mesh", "cp=8,sp=8")
+    attentions = [op for op in searched["ops"]
+                  if op["op"] == "loom.attention"]
+    assert len(attentions) == 32
+    for op in attentions:
+        # Factors (batch, kv heads, groups, sequence, ...): the heads over
+        # sp (Ulysses), the sequence over cp (the ring).
+        assert op["strategy"][1] == ["sp"] and op["strategy"][3] == ["cp"], \
+            op
+    config = plan_of(tmp_path, path, "--parallel-config", json.dumps(
+        dict(context_parallel=64, context_parallel_algo="hybrid_cp",
+             ulysses_degree_in_cp=8)))
+    ring = plan_of(tmp_path, path, "--parallel-config",
+                   json.dumps(dict(context_parallel=64)))
+    step = searched["predicted"]["step_time_s"]
+    assert config["predicted"]["step_time_s"] == pytest.approx(step,
+                                                               rel=1e-9)
+    assert step < 0.95 * ring["predicted"]["step_time_s"]
