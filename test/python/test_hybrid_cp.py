@@ -8,15 +8,15 @@ ring) and `sp` = U (Ulysses). Activations split their sequence over
 sp and keeps the ring's part on the sequence, so it runs as
 `dist.ring_attention` over cp with the zigzag split of 2R chunks.
 
-For tiny f64 GPT-2 and Llama (4 query, 2 key/value heads: the kv heads take
-tp and the query groups sp) with a causal mask, U x R = 2 x 2 alone, with
-data parallelism, with tensor parallelism and with recompute, one AdamW step
-(with global-norm clipping) over simulated ranks in `loom-run` must give
-the single-device loss, updated parameters and optimizer states to 1e-10
-(steps.assert_same). The sequence (16) reaches attention as 8-token ring
-blocks gathered from two 4-token Ulysses slices: moving a token to the wrong
-rank or head, the wrong RoPE position for a slice, or a ring over the wrong
-group changes the loss and every gradient.
+For tiny f64 GPT-2 and Llama (4 query, 2 key/value heads: sp takes the kv
+heads alone, the query groups beside tp) with a causal mask, U x R = 2 x 2
+alone, with data parallelism (and ZeRO-2), with tensor parallelism and with
+recompute, one AdamW step (with global-norm clipping) over simulated ranks
+in `loom-run` must give the single-device loss, updated parameters and
+optimizer states to 1e-10 (steps.assert_same). The sequence (16) reaches
+attention as 8-token ring blocks gathered from two 4-token Ulysses slices:
+moving a token to the wrong rank or head, the wrong RoPE position for a
+slice, or a ring over the wrong group changes the loss and every gradient.
 """
 
 import json
@@ -38,6 +38,9 @@ CONFIGS = {
     "u2r2-tp2": dict(HYBRID, model_parallel=2),
     # The recomputed forward's ring feeds the gradient its log-sum-exp.
     "u2r2-recompute": dict(HYBRID, recompute=True),
+    # ZeRO-2 shards over dp only; the sequence's gradients stay pending over
+    # cp and sp until their reduction.
+    "dp2-u2r2-zero2": dict(HYBRID, data_parallel=2, zero_stage=2),
 }
 
 
