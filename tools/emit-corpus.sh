@@ -12,8 +12,8 @@
 # --loom-codegen-pipeline, which adds the evaluation step: dp, tp, sp, ZeRO-1/2/3, 1F1B, GPipe
 # and interleaved pipelines, recompute, bf16-mixed, fp16-mixed with its
 # loss-scaling ops, ring attention, dropout, SGD, gradient accumulation,
-# GPT-2 and Llama; every training step with its evaluation step), plus the
-# emitter lit tests' own inputs. `emit` runs BIN_DIR's loom-translate
+# GPT-2 and Llama; every training step with its evaluation step), a graph
+# of every loom op, plus the emitter lit tests' own inputs. `emit` runs BIN_DIR's loom-translate
 # --emit-host and --emit-cuda on each and writes the generated files and
 # any diagnostics under OUT_DIR. Emit with the old and the new tools from
 # the same IR_DIR, then `diff -r OLD_OUT NEW_OUT`: the refactoring is
@@ -91,6 +91,10 @@ if [[ $mode == ir ]]; then
     "$root"/test/Integration/Host/Inputs/*.mlir; do
     cp "$f" "$ir/input-$(basename "$f")"
   done
+  # Every loom op, each optional operand present and absent (the i1
+  # constant left out: no emitter holds i1).
+  grep -v "arith.constant dense<\[true" \
+    "$root/test/Target/GraphJSON/Inputs/every-op.mlir" > "$ir/every-op.mlir"
   for f in "$root"/test/Target/Host/*.mlir "$root"/test/Target/CUDA/*.mlir; do
     cp "$f" "$ir/split-$(basename "$f")"
   done
