@@ -31,12 +31,12 @@
 // 3. Print the ProgramSpec and step tables (shared), main.cpp and the
 //    CMakeLists.txt that builds with nvcc.
 //
-// A `loom` op's call comes from the emission table (emit::KernelCallTable)
-// that the host emitter prints too: the same kernels with the same
-// parameters, written in the CUDA call syntax (the hooks below: the stream
-// first, device pointers for scalars, the error sink). An op without an
-// entry, or a `dist` op without a case here, is an error naming the op,
-// never a silent fallback.
+// An op's call comes from the emission table (emit::KernelCallTable) that
+// the host emitter prints too: the same kernels and communicator methods
+// with the same parameters, written in the CUDA call syntax (the hooks
+// below: the stream first, device pointers for scalars, the error sink, the
+// NCCL communicator). An op without an entry, or one the CUDA runtime lacks
+// (ring attention), is an error naming the op, never a silent fallback.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +55,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -190,7 +189,6 @@ private:
   }
 
   LogicalResult emitTargetOp(Operation *op) override;
-  LogicalResult emitDistOp(Operation *op);
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
 
@@ -198,6 +196,8 @@ private:
   // stream (GEMMs the cuBLAS handle) first, read one-element tensors on the
   // device, and record data errors in the step's error sink.
   StringRef kernelNamespace() const override { return "cuda"; }
+  StringRef communicatorObject() const override { return "nccl"; }
+  StringRef communicatorNamespace() const override { return "nccl"; }
   std::string executorArgument(const KernelCall &call) override;
   std::string scalarArgument(Value value) override { return name(value); }
   std::string learningRateArgument(StringRef rate, Value factor) override;
@@ -394,7 +394,7 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist" || dialect == "loom") {
-    if (failed(dialect == "dist" ? emitDistOp(op) : emitKernelCall(op)))
+    if (failed(emitKernelCall(op)))
       return failure();
     // As the interpreter: a bf16 or f16 result is computed in T, then
     // rounded once to its own type (the cast kernel, in place).
@@ -408,97 +408,6 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
     return success();
   }
   return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
-}
-
-LogicalResult StepEmitter::emitDistOp(Operation *op) {
-  auto collective = [&](Operation *c, const std::string &method,
-                        const std::string &attrs) {
-    Value in = c->getOperand(0), out = c->getResult(0);
-    groupComment(c);
-    allocate(out);
-    checked(c, "nccl." + method + "(" + name(in) + ", " + shape(in) + ", " +
-                   axes(c) + ", " + attrs + name(out) + ")");
-    return success();
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](dist::AnnotateOp annotate) {
-        alias(annotate.getResult(), annotate.getInput());
-        return success();
-      })
-      .Case([&](dist::ReshardOp reshard) -> LogicalResult {
-        if (entry.numRanks > 1)
-          return reshard.emitError()
-                 << "reshards must be lowered to collectives "
-                    "(-dist-lower-reshards) before CUDA emission";
-        alias(reshard.getResult(), reshard.getInput());
-        return success();
-      })
-      .Case([&](dist::AllGatherOp o) {
-        return collective(o, "allGather", std::to_string(o.getDim()) + ", ");
-      })
-      .Case([&](dist::AllSliceOp o) {
-        return collective(o, "allSlice", std::to_string(o.getDim()) + ", ");
-      })
-      .Case([&](dist::AllReduceOp o) {
-        return collective(o, "allReduce",
-                          std::string(o.getKind() == dist::ReductionKind::Sum
-                                          ? "nccl::ReduceKind::Sum"
-                                          : "nccl::ReduceKind::Max") +
-                              ", ");
-      })
-      .Case([&](dist::ReduceScatterOp o) {
-        return collective(o, "reduceScatter",
-                          std::to_string(o.getDim()) + ", ");
-      })
-      .Case([&](dist::AllToAllOp o) {
-        return collective(o, "allToAll",
-                          std::to_string(o.getSplitDim()) + ", " +
-                              std::to_string(o.getConcatDim()) + ", ");
-      })
-      .Case([&](dist::CollectivePermuteOp o) {
-        return collective(o, "collectivePermute",
-                          "int64_t(" + std::to_string(o.getShift()) + "), ");
-      })
-      .Case([&](dist::BroadcastOp o) {
-        return collective(o, "broadcast", std::to_string(o.getRoot()) + ", ");
-      })
-      .Case([&](dist::SendOp send) -> LogicalResult {
-        FailureOr<std::string> to =
-            peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
-        if (failed(to))
-          return failure();
-        // A send to this rank itself does nothing. Queued, not posted: the
-        // communicator posts it with the next receive, collective or the
-        // step's end (no rendezvous deadlock).
-        os << "  if (const int64_t to = " << *to << "; to != loomRank) {\n  ";
-        checked(send, "nccl.send(" + name(send.getInput()) + ", " +
-                          shape(send.getInput()) + ", to, " +
-                          std::to_string(send.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Case([&](dist::RecvOp recv) -> LogicalResult {
-        FailureOr<std::string> from =
-            peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
-        if (failed(from))
-          return failure();
-        if (failed(checkTensorType(recv, recv.getResult().getType(),
-                                   "the result")))
-          return failure();
-        allocate(recv.getResult());
-        // A receive from this rank itself yields zeros.
-        os << "  if (const int64_t from = " << *from
-           << "; from != loomRank) {\n  ";
-        checked(recv, "nccl.recv(" + name(recv.getResult()) + ", " +
-                          shape(recv.getResult()) + ", from, " +
-                          std::to_string(recv.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitError()
-               << "no CUDA emission for '" << other->getName() << "'";
-      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -541,6 +450,9 @@ std::string StepEmitter::inputListArgument(ArrayRef<Value> inputs,
 }
 
 LogicalResult StepEmitter::refineKernelCall(Operation *op, KernelCall &call) {
+  // Ring attention (context parallelism) has no NCCL implementation yet.
+  if (isa<dist::RingAttentionOp, dist::RingAttentionGradOp>(op))
+    return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
   if (auto matmul = dyn_cast<MatmulOp>(op)) {
     std::optional<StringRef> low = lowPrecisionValues(matmul.getLhs());
     if (low && low == lowPrecisionValues(matmul.getRhs())) {
@@ -575,7 +487,10 @@ LogicalResult StepEmitter::refineKernelCall(Operation *op, KernelCall &call) {
 void StepEmitter::printCall(Operation *op, const KernelCall &call,
                             const std::string &callee,
                             std::vector<std::string> arguments) {
-  CUDAReport report = reportOf(call);
+  // The communicator's calls return a Status.
+  CUDAReport report = call.executor == emit::Executor::Communicator
+                          ? CUDAReport::Status
+                          : reportOf(call);
   if (report == CUDAReport::Sink)
     arguments.push_back(errors(op));
   std::string text = callee + "(" + llvm::join(arguments, ", ") + ")";

@@ -9,9 +9,11 @@
 // 2. Look the op up (an op without an entry is an error naming it and the
 //    target) and describe its call; the target may refine it.
 // 3. Declare its results in the table's order (the target places them:
-//    arena, caller's buffer, the updated state's buffer).
+//    arena, caller's buffer, the updated state's buffer), after a
+//    collective's group comment.
 // 4. Write each argument in the target's syntax and let the target print
-//    the statement with its runtime's checks.
+//    the statement with its runtime's checks (a send's or receive's inside
+//    the test that its peer is another rank).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,20 +37,21 @@ std::string StepEmitterBase::inputListArgument(ArrayRef<Value> inputs,
 }
 
 LogicalResult StepEmitterBase::emitKernelCall(Operation *op) {
-  // Every value but an index scalar is a tensor the runtime holds.
-  for (Value v : op->getOperands())
-    if (!isScalar(v) &&
-        failed(checkTensorType(op, v.getType(), "an operand", emitter)))
-      return failure();
-  for (Value v : op->getResults())
-    if (failed(checkTensorType(op, v.getType(), "a result", emitter)))
-      return failure();
-
-  const KernelCallTable::Describe *describe = KernelCallTable::get().lookup(op);
-  if (!describe)
+  const KernelCallTable::Entry *tableEntry = KernelCallTable::get().lookup(op);
+  if (!tableEntry)
     return op->emitError() << "no " << emitter.target << " emission for '"
                            << op->getName() << "'";
-  FailureOr<KernelCall> described = (*describe)(op, *this);
+  if (tableEntry->checksTensorTypes) {
+    // Every value but an index scalar is a tensor the runtime holds.
+    for (Value v : op->getOperands())
+      if (!isScalar(v) &&
+          failed(checkTensorType(op, v.getType(), "an operand", emitter)))
+        return failure();
+    for (Value v : op->getResults())
+      if (failed(checkTensorType(op, v.getType(), "a result", emitter)))
+        return failure();
+  }
+  FailureOr<KernelCall> described = tableEntry->describe(op, *this);
   if (failed(described))
     return failure();
   KernelCall &call = *described;
@@ -59,6 +62,8 @@ LogicalResult StepEmitterBase::emitKernelCall(Operation *op) {
     alias(call.results.front().result, call.aliasOf);
     return success();
   }
+  if (call.groupComment)
+    groupComment(op);
   for (const ResultBuffer &result : call.results) {
     if (result.updates)
       allocateUpdate(result.result, result.updates);
@@ -66,7 +71,11 @@ LogicalResult StepEmitterBase::emitKernelCall(Operation *op) {
       allocate(result.result);
   }
 
-  std::string ns = kernelNamespace().str();
+  bool onCommunicator = call.executor == Executor::Communicator;
+  std::string ns =
+      (call.executor == Executor::CommunicatorKernel ? communicatorNamespace()
+                                                     : kernelNamespace())
+          .str();
   SmallVector<std::string> templateArgs;
   for (const TemplateArg &arg : call.templateArgs) {
     switch (arg.kind) {
@@ -82,13 +91,25 @@ LogicalResult StepEmitterBase::emitKernelCall(Operation *op) {
       break;
     }
   }
-  std::string callee = ns + "::" + call.kernel;
+  std::string callee = onCommunicator
+                           ? communicatorObject().str() + "." + call.kernel
+                           : ns + "::" + call.kernel;
   if (!templateArgs.empty())
     callee += "<" + llvm::join(templateArgs, ", ") + ">";
 
   std::vector<std::string> arguments;
-  if (std::string executor = executorArgument(call); !executor.empty())
-    arguments.push_back(executor);
+  switch (call.executor) {
+  case Executor::Stream:
+  case Executor::Blas:
+    if (std::string executor = executorArgument(call); !executor.empty())
+      arguments.push_back(executor);
+    break;
+  case Executor::Communicator:
+    break; // A method of the communicator, which knows its stream.
+  case Executor::CommunicatorKernel:
+    arguments.push_back(communicatorObject().str());
+    break;
+  }
   for (const CallArg &arg : call.args) {
     switch (arg.kind) {
     case CallArg::Kind::Buffer:
@@ -108,6 +129,9 @@ LogicalResult StepEmitterBase::emitKernelCall(Operation *op) {
       break;
     case CallArg::Kind::Enumerator:
       arguments.push_back(ns + "::" + arg.text);
+      break;
+    case CallArg::Kind::CommunicatorEnumerator:
+      arguments.push_back(communicatorNamespace().str() + "::" + arg.text);
       break;
     case CallArg::Kind::RunPrecisionCastTarget:
       arguments.push_back("(std::is_same_v<T, double> ? " + ns +
@@ -130,7 +154,17 @@ LogicalResult StepEmitterBase::emitKernelCall(Operation *op) {
     }
     }
   }
+  if (call.peer.variable.empty()) {
+    printCall(op, call, callee, std::move(arguments));
+    return success();
+  }
+  // Every rank runs one instruction stream: a transfer with itself does
+  // nothing (a receive's buffer stays zero), as in the interpreter.
+  const std::string &peer = call.peer.variable;
+  os << "  if (const int64_t " << peer << " = " << call.peer.expression << "; "
+     << peer << " != loomRank) {\n  ";
   printCall(op, call, callee, std::move(arguments));
+  os << "  }\n";
   return success();
 }
 

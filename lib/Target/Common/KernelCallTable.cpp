@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The KernelCall builders and the table every target reads. Each op family
-// adds its entries in its own file (LoomKernelCalls.cpp); get() builds the
-// table once.
+// The KernelCall builders and the table every target reads. Each dialect
+// adds its entries in its own file (LoomKernelCalls.cpp,
+// DistKernelCalls.cpp); get() builds the table once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +41,14 @@ KernelCall &KernelCall::learningRate(double rate, Value factor) {
 KernelCall &KernelCall::enumerator(StringRef type, StringRef value) {
   args.push_back(
       {CallArg::Kind::Enumerator, Value(), (type + "::" + value).str(), {}});
+  return *this;
+}
+KernelCall &KernelCall::communicatorEnumerator(StringRef type,
+                                               StringRef value) {
+  args.push_back({CallArg::Kind::CommunicatorEnumerator,
+                  Value(),
+                  (type + "::" + value).str(),
+                  {}});
   return *this;
 }
 KernelCall &KernelCall::runPrecisionCastTarget() {
@@ -93,7 +101,7 @@ KernelCall &KernelCall::allocates(Value result, Value updates) {
   return *this;
 }
 
-const KernelCallTable::Describe *KernelCallTable::lookup(Operation *op) const {
+const KernelCallTable::Entry *KernelCallTable::lookup(Operation *op) const {
   std::optional<RegisteredOperationName> name = op->getRegisteredInfo();
   if (!name)
     return nullptr;
@@ -101,10 +109,10 @@ const KernelCallTable::Describe *KernelCallTable::lookup(Operation *op) const {
   return it == entries.end() ? nullptr : &it->second;
 }
 
-void KernelCallTable::insert(TypeID op, Describe describe) {
+void KernelCallTable::insert(TypeID op, Entry entry) {
   // Two entries for one op would make the emission depend on the order of
   // registration: a programming error in the table, not user input.
-  if (!entries.try_emplace(op, std::move(describe)).second)
+  if (!entries.try_emplace(op, std::move(entry)).second)
     llvm::report_fatal_error("an op has two kernel call table entries");
 }
 
@@ -112,6 +120,7 @@ const KernelCallTable &KernelCallTable::get() {
   static const KernelCallTable table = [] {
     KernelCallTable built;
     addLoomKernelCalls(built);
+    addDistKernelCalls(built);
     return built;
   }();
   return table;

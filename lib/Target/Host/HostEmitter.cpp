@@ -10,10 +10,9 @@
 // 2. Walk the entry's single block in order and print one C++ statement
 //    group per op into the one step function every rank runs (StepEmitter):
 //    a comment with the op, the result buffers, then the host kernel or
-//    Communicator call the interpreter makes for that op: a `loom` op's
-//    call from the emission table (emit::KernelCallTable, shared with
-//    --emit-cuda), written in the host's call syntax (the hooks below), a
-//    `dist` op's here. Scalars
+//    Communicator call the interpreter makes for that op, from the emission
+//    table (emit::KernelCallTable, shared with --emit-cuda), written in the
+//    host's call syntax (the hooks below). Scalars
 //    (`dist.axis_index`, index constants and arithmetic), send/recv peers
 //    and dropout's block offsets are computed at run time from the rank's
 //    mesh coordinates (emit::StepEmitterBase).
@@ -32,8 +31,8 @@
 //    each rank's blocks), the step accessors, main.cpp and CMakeLists.txt.
 // Nothing printed depends on the rank count but the mesh's axis sizes.
 //
-// Any op without a table entry or a case here stops the emission with an
-// error at the op; the translation then writes nothing.
+// Any op without a table entry stops the emission with an error at the op;
+// the translation then writes nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +54,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -78,9 +76,6 @@ using emit::TensorInfo;
 using Shape = std::vector<int64_t>;
 
 namespace {
-
-/// `scale` as the host kernels take it (defined with the op emitters).
-std::string optionalScale(std::optional<llvm::APFloat> scale);
 
 const emit::EmitterName kHost = {"host", "--emit-host-entry"};
 
@@ -205,7 +200,6 @@ private:
   }
 
   LogicalResult emitTargetOp(Operation *op) override;
-  LogicalResult emitDistOp(Operation *op);
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
 
@@ -213,6 +207,8 @@ private:
   // no stream, read one-element tensors on the host and report errors by
   // their return value.
   StringRef kernelNamespace() const override { return "host"; }
+  StringRef communicatorObject() const override { return "comm"; }
+  StringRef communicatorNamespace() const override { return "mpi"; }
   std::string scalarArgument(Value value) override;
   std::string learningRateArgument(StringRef rate, Value factor) override;
   void printCall(Operation *op, const KernelCall &call,
@@ -264,144 +260,6 @@ LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
   return success();
 }
 
-LogicalResult StepEmitter::emitDistOp(Operation *op) {
-  auto unary = [&](Operation *collective, const std::string &method,
-                   const std::string &attrs) {
-    Value in = collective->getOperand(0), out = collective->getResult(0);
-    groupComment(collective);
-    allocate(out);
-    checked(collective, "comm." + method + "(" + data(in) + ", " + shape(in) +
-                            ", " + axes(collective) + ", " + attrs + data(out) +
-                            ")");
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](dist::AnnotateOp annotate) {
-        alias(annotate.getResult(), annotate.getInput());
-        return success();
-      })
-      .Case([&](dist::ReshardOp reshard) -> LogicalResult {
-        if (entry.numRanks > 1)
-          return reshard.emitError()
-                 << "reshards must be lowered to collectives "
-                    "(-dist-lower-reshards) before host emission";
-        alias(reshard.getResult(), reshard.getInput());
-        return success();
-      })
-      .Case([&](dist::AllGatherOp gather) {
-        unary(gather, "allGather", std::to_string(gather.getDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::AllSliceOp slice) {
-        unary(slice, "allSlice", std::to_string(slice.getDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::AllReduceOp reduce) {
-        unary(reduce, "allReduce",
-              std::string(reduce.getKind() == dist::ReductionKind::Sum
-                              ? "mpi::ReduceKind::Sum"
-                              : "mpi::ReduceKind::Max") +
-                  ", ");
-        return success();
-      })
-      .Case([&](dist::ReduceScatterOp scatter) {
-        unary(scatter, "reduceScatter",
-              std::to_string(scatter.getDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::AllToAllOp a2a) {
-        unary(a2a, "allToAll",
-              std::to_string(a2a.getSplitDim()) + ", " +
-                  std::to_string(a2a.getConcatDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::CollectivePermuteOp permute) {
-        unary(permute, "collectivePermute",
-              "int64_t(" + std::to_string(permute.getShift()) + "), ");
-        return success();
-      })
-      .Case([&](dist::RingAttentionOp ring) {
-        groupComment(ring);
-        allocate(ring.getResult());
-        allocate(ring.getLse());
-        checked(ring,
-                "mpi::ringAttention<T>(comm, " + axes(ring) + ", " +
-                    data(ring.getQuery()) + ", " + shape(ring.getQuery()) +
-                    ", " + data(ring.getKey()) + ", " + shape(ring.getKey()) +
-                    ", " + data(ring.getValue()) + ", " +
-                    shape(ring.getValue()) + ", " +
-                    boolLiteral(ring.getCausal()) + ", " +
-                    optionalScale(ring.getScale()) + ", " +
-                    data(ring.getResult()) + ", " + data(ring.getLse()) + ")");
-        return success();
-      })
-      .Case([&](dist::RingAttentionGradOp ring) {
-        groupComment(ring);
-        allocate(ring.getDquery());
-        allocate(ring.getDkey());
-        allocate(ring.getDvalue());
-        checked(ring,
-                "mpi::ringAttentionGrad<T>(comm, " + axes(ring) + ", " +
-                    data(ring.getQuery()) + ", " + shape(ring.getQuery()) +
-                    ", " + data(ring.getKey()) + ", " + shape(ring.getKey()) +
-                    ", " + data(ring.getValue()) + ", " +
-                    shape(ring.getValue()) + ", " + data(ring.getOut()) + ", " +
-                    data(ring.getDout()) + ", " + data(ring.getLse()) + ", " +
-                    boolLiteral(ring.getCausal()) + ", " +
-                    optionalScale(ring.getScale()) + ", " +
-                    data(ring.getDquery()) + ", " + data(ring.getDkey()) +
-                    ", " + data(ring.getDvalue()) + ")");
-        return success();
-      })
-      .Case([&](dist::BroadcastOp broadcast) {
-        unary(broadcast, "broadcast",
-              std::to_string(broadcast.getRoot()) + ", ");
-        return success();
-      })
-      .Case([&](dist::SendOp send) -> LogicalResult {
-        FailureOr<std::string> to =
-            peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
-        if (failed(to))
-          return failure();
-        // Every rank runs one instruction stream: a send to oneself does
-        // nothing, as in the interpreter.
-        os << "  if (const int64_t to = " << *to << "; to != loomRank) {\n  ";
-        checked(send, "comm.send(" + data(send.getInput()) + ", " +
-                          shape(send.getInput()) + ", to, " +
-                          std::to_string(send.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Case([&](dist::RecvOp recv) -> LogicalResult {
-        FailureOr<std::string> from =
-            peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
-        if (failed(from))
-          return failure();
-        if (failed(checkTensorType(recv, recv.getResult().getType(),
-                                   "the result")))
-          return failure();
-        allocate(recv.getResult());
-        // A receive from this rank itself yields zeros.
-        os << "  if (const int64_t from = " << *from
-           << "; from != loomRank) {\n  ";
-        checked(recv, "comm.recv(" + data(recv.getResult()) + ", " +
-                          shape(recv.getResult()) + ", from, " +
-                          std::to_string(recv.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitError()
-               << "no host emission for '" << other->getName() << "'";
-      });
-}
-
-std::string optionalScale(std::optional<llvm::APFloat> scale) {
-  if (!scale)
-    return "std::nullopt";
-  return "std::optional<double>(" + doubleLiteral(scale->convertToDouble()) +
-         ")";
-}
-
 /// The runtimes' CastTarget of a bf16 or f16 result's rounding.
 std::string castTarget(Type type) {
   if (type.isBF16())
@@ -447,6 +305,12 @@ void StepEmitter::printCall(Operation *op, const KernelCall &call,
                             const std::string &callee,
                             std::vector<std::string> arguments) {
   std::string text = callee + "(" + llvm::join(arguments, ", ") + ")";
+  // The communicator's calls return a Status.
+  if (call.executor == emit::Executor::Communicator ||
+      call.executor == emit::Executor::CommunicatorKernel) {
+    checked(op, text);
+    return;
+  }
   switch (reportOf(call.kernel)) {
   case HostReport::None:
     this->call(text);
@@ -496,7 +360,7 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist" || dialect == "loom") {
-    if (failed(dialect == "dist" ? emitDistOp(op) : emitKernelCall(op)))
+    if (failed(emitKernelCall(op)))
       return failure();
     // As the interpreter: a bf16 or f16 result is computed in T, then
     // rounded once to its own type.

@@ -6,8 +6,9 @@
 //
 // Every `loom` op has an entry in the emission table (an op added to the
 // dialect without one fails here, not in a user's emission) exactly when the
-// interpreter has a kernel for it, an entry says what a call passes without
-// naming a target, and an op of another dialect has none.
+// interpreter has a kernel for it, so does every `dist` op a step calls, an
+// entry says what a call passes without naming a target, and an op of
+// another dialect has none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,13 @@ public:
     return op->emitError("no blocks here");
   }
   StringRef targetName() const override { return "test"; }
+  FailureOr<std::string> peer(Operation *op, StringRef, int64_t) override {
+    return op->emitError("no mesh here");
+  }
+  int64_t numRanks() const override { return 1; }
+  LogicalResult checkTensor(Operation *, Type, const Twine &) override {
+    return success();
+  }
 };
 
 TEST(KernelCallTableTest, EveryLoomOpHasAnEntry) {
@@ -60,6 +68,29 @@ TEST(KernelCallTableTest, EveryLoomOpHasAnEntry) {
   }
   // The dialect was found: it has more ops than any one family.
   EXPECT_GE(loomOps, 50);
+}
+
+TEST(KernelCallTableTest, EveryDistOpInAStepHasAnEntry) {
+  // `dist.mesh` is a module-level declaration and `dist.axis_index` an index
+  // scalar the step computes from the rank's coordinates
+  // (StepEmitterBase); every other dist op is a call.
+  DialectRegistry registry;
+  mlir::loom::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  const KernelCallTable &table = KernelCallTable::get();
+  int distOps = 0;
+  for (RegisteredOperationName name : context.getRegisteredOperations()) {
+    if (name.getDialectNamespace() != "dist")
+      continue;
+    ++distOps;
+    bool notACall = name.getStringRef() == "dist.mesh" ||
+                    name.getStringRef() == "dist.axis_index";
+    EXPECT_EQ(table.contains(name.getTypeID()), !notACall)
+        << name.getStringRef().str()
+        << " (lib/Target/Common/DistKernelCalls.cpp)";
+  }
+  EXPECT_GE(distOps, 15);
 }
 
 TEST(KernelCallTableTest, EmitsWhatTheInterpreterRuns) {
@@ -109,9 +140,9 @@ TEST(KernelCallTableTest, EntriesSayWhatIsPassedNotHowATargetWritesIt) {
 
   // A GEMM: runs on the BLAS handle, writes one result, passes both
   // operands with their shapes, then the transposes, then the result.
-  const KernelCallTable::Describe *describe = table.lookup(matmul);
-  ASSERT_NE(describe, nullptr);
-  FailureOr<KernelCall> call = (*describe)(matmul, noScalars);
+  const KernelCallTable::Entry *entry = table.lookup(matmul);
+  ASSERT_NE(entry, nullptr);
+  FailureOr<KernelCall> call = entry->describe(matmul, noScalars);
   ASSERT_TRUE(succeeded(call));
   EXPECT_EQ(call->kernel, "matmul");
   EXPECT_EQ(call->executor, Executor::Blas);
@@ -130,9 +161,9 @@ TEST(KernelCallTableTest, EntriesSayWhatIsPassedNotHowATargetWritesIt) {
   // An optimizer update: each new state may take its old state's buffer,
   // the step is a scalar the kernel reads (the target decides how), and
   // the learning rate comes with its (absent) per-step factor.
-  describe = table.lookup(adamw);
-  ASSERT_NE(describe, nullptr);
-  call = (*describe)(adamw, noScalars);
+  entry = table.lookup(adamw);
+  ASSERT_NE(entry, nullptr);
+  call = entry->describe(adamw, noScalars);
   ASSERT_TRUE(succeeded(call));
   EXPECT_EQ(call->kernel, "adamwUpdate");
   ASSERT_EQ(call->results.size(), 3u);

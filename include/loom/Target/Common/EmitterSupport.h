@@ -208,7 +208,7 @@ protected:
   /// The peer of a send/recv, as a C++ expression: the rank at
   /// `coordinate` on `axis`, this rank's coordinates elsewhere.
   FailureOr<std::string> peer(Operation *op, StringRef axis,
-                              int64_t coordinate);
+                              int64_t coordinate) override;
   /// The op as the interpreter describes it; the step's LOOM_CHECK prefixes
   /// the failing rank at run time.
   std::string describe(Operation *op);
@@ -225,16 +225,22 @@ protected:
   FailureOr<std::string> globalBlock(Operation *op,
                                      Shape &globalShape) override;
   StringRef targetName() const override { return emitter.target; }
+  int64_t numRanks() const override { return entry.numRanks; }
+  LogicalResult checkTensor(Operation *op, Type type,
+                            const Twine &what) override {
+    return checkTensorType(op, type, what, emitter);
+  }
 
   //===--------------------------------------------------------------------===//
   // The emission table (KernelCallTable.h) and the target's call syntax
   //===--------------------------------------------------------------------===//
 
   /// Emits `op` by its kernel call table entry: checks that its operands
-  /// (but index scalars) and results are tensors the runtimes hold, describes
-  /// the call, lets the target refine it (refineKernelCall), declares the
-  /// results (allocate, allocateUpdate, alias) and prints the call
-  /// (printCall). An op without an entry is an error naming the op and the
+  /// (but index scalars) and results are tensors the runtimes hold (where
+  /// the entry asks), describes the call, lets the target refine it
+  /// (refineKernelCall), declares the results (allocate, allocateUpdate,
+  /// alias) and prints the call (printCall; a send's or receive's guarded by
+  /// its peer). An op without an entry is an error naming the op and the
   /// target.
   LogicalResult emitKernelCall(Operation *op);
   /// `T` or `int64_t`: how the elements of `value` are held.
@@ -242,6 +248,10 @@ protected:
 
   /// The namespace of the target's kernels (`host`, `cuda`).
   virtual StringRef kernelNamespace() const = 0;
+  /// The rank's communicator in the step (`comm`, `nccl`) and the namespace
+  /// of its runtime (`mpi`, `nccl`).
+  virtual StringRef communicatorObject() const = 0;
+  virtual StringRef communicatorNamespace() const = 0;
   /// The argument the target passes before the table's (CUDA: the stream
   /// or the cuBLAS handle); none when empty, the default.
   virtual std::string executorArgument(const KernelCall &call) { return ""; }

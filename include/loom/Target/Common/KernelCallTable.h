@@ -56,6 +56,8 @@ struct CallArg {
     /// A runtime enumerator, `text` as `Type::Value`: the target prefixes
     /// its namespace.
     Enumerator,
+    /// An enumerator of the communicator's runtime (`mpi::`, `nccl::`).
+    CommunicatorEnumerator,
     /// The cast target of an f32/f64 cast, which keeps the run's precision
     /// (F64 in an f64 run, else F32), as the interpreter.
     RunPrecisionCastTarget,
@@ -95,9 +97,13 @@ struct TemplateArg {
   Value value;
 };
 
-/// Which object of the target's runtime a kernel runs on (the CUDA
-/// programs pass it first: the stream, or the cuBLAS handle for GEMMs).
-enum class Executor { Stream, Blas };
+/// What a call runs on. A kernel runs on the target's stream (the CUDA
+/// programs pass it first; the host has none) or its GEMM handle (cuBLAS);
+/// a collective or point-to-point transfer is a method of the rank's
+/// communicator (`comm.allReduce`, `nccl.allReduce`); a kernel of the
+/// communicator's runtime takes the communicator first
+/// (`mpi::ringAttention<T>(comm, ...)`).
+enum class Executor { Stream, Blas, Communicator, CommunicatorKernel };
 
 /// A result the call writes, declared before the call.
 struct ResultBuffer {
@@ -128,6 +134,14 @@ struct KernelCall {
   /// Set for ops that only look at their operand (reshape): `results[0]`
   /// names this value's elements and no kernel runs.
   Value aliasOf;
+  /// A collective: a comment naming its group's axes comes first.
+  bool groupComment = false;
+  /// A send or receive: the call runs only when the peer (the C++
+  /// `expression`, bound to `variable`) is another rank.
+  struct PeerGuard {
+    std::string variable, expression;
+  };
+  PeerGuard peer;
 
   // Builders, in argument order.
   KernelCall &buffer(Value v);
@@ -136,6 +150,7 @@ struct KernelCall {
   KernelCall &scalar(Value v);
   KernelCall &learningRate(double rate, Value factor);
   KernelCall &enumerator(StringRef type, StringRef value);
+  KernelCall &communicatorEnumerator(StringRef type, StringRef value);
   KernelCall &runPrecisionCastTarget();
   KernelCall &text(std::string text);
   KernelCall &integer(int64_t value);
@@ -166,6 +181,16 @@ public:
                                              std::vector<int64_t> &global) = 0;
   /// "host", "CUDA": the target named by "no <target> emission" errors.
   virtual StringRef targetName() const = 0;
+  /// The C++ expression of the rank at `coordinate` on `axis` (this rank's
+  /// coordinates elsewhere); an error at `op` when there is none.
+  virtual FailureOr<std::string> peer(Operation *op, StringRef axis,
+                                      int64_t coordinate) = 0;
+  /// The number of ranks of the step's mesh.
+  virtual int64_t numRanks() const = 0;
+  /// Checks that `type` is a tensor the target's runtime holds (an error
+  /// naming `what` at `op`).
+  virtual LogicalResult checkTensor(Operation *op, Type type,
+                                    const Twine &what) = 0;
 };
 
 /// Op type -> how to describe its call.
@@ -174,28 +199,39 @@ public:
   using Describe =
       std::function<FailureOr<KernelCall>(Operation *, KernelCallContext &)>;
 
+  struct Entry {
+    Describe describe;
+    /// Whether the emitter checks, before describing the call, that every
+    /// operand (but index scalars) and result is a tensor the runtimes hold.
+    bool checksTensorTypes = true;
+  };
+
   /// Registers `describe` for `OpTy`; one entry per op.
   template <typename OpTy>
-  void add(FailureOr<KernelCall> (*describe)(OpTy, KernelCallContext &)) {
+  void add(FailureOr<KernelCall> (*describe)(OpTy, KernelCallContext &),
+           bool checksTensorTypes = true) {
     insert(TypeID::get<OpTy>(),
-           [describe](Operation *op, KernelCallContext &context) {
-             return describe(cast<OpTy>(op), context);
-           });
+           {[describe](Operation *op, KernelCallContext &context) {
+              return describe(cast<OpTy>(op), context);
+            },
+            checksTensorTypes});
   }
   /// The entry of `op`'s type, or null.
-  const Describe *lookup(Operation *op) const;
+  const Entry *lookup(Operation *op) const;
   bool contains(TypeID op) const { return entries.count(op) != 0; }
 
   /// The table of every family (built once).
   static const KernelCallTable &get();
 
 private:
-  void insert(TypeID op, Describe describe);
-  llvm::DenseMap<TypeID, Describe> entries;
+  void insert(TypeID op, Entry entry);
+  llvm::DenseMap<TypeID, Entry> entries;
 };
 
 /// The loom ops' entries (LoomKernelCalls.cpp).
 void addLoomKernelCalls(KernelCallTable &table);
+/// The dist ops' entries (DistKernelCalls.cpp).
+void addDistKernelCalls(KernelCallTable &table);
 
 } // namespace mlir::loom::emit
 
