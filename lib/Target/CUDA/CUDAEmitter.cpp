@@ -67,7 +67,6 @@ using emit::doubleLiteral;
 using emit::EntryInfo;
 using emit::isIntegerStorage;
 using emit::KernelCall;
-using emit::shapeLiteral;
 using emit::stringLiteral;
 using Shape = std::vector<int64_t>;
 

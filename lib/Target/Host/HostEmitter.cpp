@@ -65,12 +65,10 @@ namespace mlir::loom {
 
 using dist::Layout;
 using dist::Mesh;
-using emit::boolLiteral;
 using emit::doubleLiteral;
 using emit::EntryInfo;
 using emit::isIntegerStorage;
 using emit::KernelCall;
-using emit::shapeLiteral;
 using emit::stringLiteral;
 using emit::TensorInfo;
 using Shape = std::vector<int64_t>;
