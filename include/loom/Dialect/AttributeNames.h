@@ -45,6 +45,9 @@ inline constexpr llvm::StringLiteral kMicroBatchAttrName = "loom.micro_batch";
 inline constexpr llvm::StringLiteral kBackwardAttrName = "loom.backward";
 /// Marks a clone made by `loom-recompute`.
 inline constexpr llvm::StringLiteral kRecomputeAttrName = "loom.recompute";
+/// The copy of its layer's batch an op computes (`loom-interleave-copies`,
+/// fine-grained multi-copy interleave).
+inline constexpr llvm::StringLiteral kCopyAttrName = "loom.copy";
 
 //===----------------------------------------------------------------------===//
 // The plan (sharding, pipeline, partition)
