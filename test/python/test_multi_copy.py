@@ -7,10 +7,10 @@ interleaves the backward and sums each layer parameter's gradient over the
 copies. For tiny f64 GPT-2 and Llama (grouped-query heads), N = 2 with
 Megatron tensor + sequence parallelism (`model_parallel` 2,
 `use_seq_parallel`), alone, with data parallelism, with micro-batches, with
-both, and with a 2-stage 1F1B pipeline, one AdamW step (with global-norm
-clipping) over simulated ranks in `loom-run` must give the loss, updated
-parameters and optimizer states of the single-device step *without* copies
-to 1e-10 (steps.assert_same).
+both, with a 2-stage 1F1B pipeline, with recompute and with ZeRO-2, one
+AdamW step (with global-norm clipping) over simulated ranks in `loom-run`
+must give the loss, updated parameters and optimizer states of the
+single-device step *without* copies to 1e-10 (steps.assert_same).
 
 A copy that took the wrong rows, a join that put them back in another order,
 or a gradient part of one copy lost would change the loss or the gradients:
@@ -44,6 +44,10 @@ CONFIGS = {
     "tp2-sp-micro2": (dict(SP, micro_batch_num=2), 2),
     "dp2-tp2-sp-micro2": (dict(SP, data_parallel=2, micro_batch_num=2), 4),
     "pp2-tp2-sp-micro2": (dict(SP, pipeline_stage=2, micro_batch_num=2), 4),
+    # Each layer's forward again before its backward, copy by copy.
+    "tp2-sp-recompute": (dict(SP, recompute=True), 2),
+    # The copies' summed gradient parts reduce-scattered into dp shards.
+    "dp2-tp2-sp-zero2": (dict(SP, data_parallel=2, zero_stage=2), 4),
 }
 
 
