@@ -106,3 +106,34 @@ def test_one_copy_changes_nothing(model):
     plain, _ = partition(tmp, path, "plain",
                          dict(model_parallel=2, use_seq_parallel=True))
     assert one == plain
+
+
+@pytest.mark.parametrize("name", ["tp2-sp", "dp2-tp2-sp"])
+def test_encoder_decoder_interleaves_both_inputs(tmp_path, name):
+    """The MindSpore seed's encoder-decoder: its builder embeds the source
+    and the target before the encoder's layers, so the encoder and decoder
+    layers are one run of layer ops with two batch inputs (both split), and
+    the decoder's cross-attention reads the encoder's copies as they are.
+    (Its dropout sits outside the layers, so the copies keep the
+    single-device masks; micro-batches would not.)"""
+    config, ranks = CONFIGS[name]
+    path = tmp_path / "model.mlir"
+    tool("loom-model", "transformer", "--layers", "2", "--hidden", "16",
+         "--heads", "2", "--vocab", "32", "--seq", "8", "--batch", "8",
+         "--dtype", "f64", "-o", path)
+    train = tmp_path / "train.mlir"
+    tool("loomc", path, "--compile-to=autodiff", *OPTIMIZER, "-o", train)
+    batch = random_token_batch(train.read_text(), 32,
+                               np.random.default_rng(7))
+    inputs = tmp_path / "batch.safetensors"
+    safetensors_io.save(inputs, batch)
+    single = run_step(tmp_path, train, inputs, "single")
+    # Two splits (source and target embeddings), one join (the decoder's
+    # output, before the head).
+    forward = tool("loom-opt", path, "-loom-interleave-copies=copies=2").stdout
+    assert len(re.findall(r"= loom\.split .*axis = 1 ", forward)) == 2
+    assert count(forward, "loom.concat") == 1
+    ir, program = partition(tmp_path, path, name, config)
+    assert "loom.copy = 1" in ir
+    assert_same(single, run_step(tmp_path, program, inputs, name, ranks),
+                f"transformer {name}")

@@ -122,16 +122,22 @@ void InterleaveCopiesPass::runOnOperation() {
   // 1. The batch: dim 0 of the data inputs, token ids first.
   int64_t batch = 0;
   llvm::DenseSet<Value> batchDependent;
+  SmallVector<BlockArgument> inputs;
   for (BlockArgument arg : body.getArguments()) {
     auto role = entry.getArgAttrOfType<InputRoleAttr>(arg.getArgNumber(),
                                                       kInputAttrName);
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!role || !type || type.getRank() == 0)
       continue;
-    batchDependent.insert(arg);
+    inputs.push_back(arg);
     if (batch == 0 || role.getValue() == InputRole::InputIds)
       batch = type.getDimSize(0);
   }
+  // An input without the batch in dim 0 (a [S, S] mask every row shares)
+  // is read whole by every copy.
+  for (BlockArgument arg : inputs)
+    if (cast<RankedTensorType>(arg.getType()).getDimSize(0) == batch)
+      batchDependent.insert(arg);
   if (batch == 0) {
     entry.emitError("loom-interleave-copies: ")
         << static_cast<int64_t>(copies)
@@ -265,14 +271,21 @@ InterleaveCopiesPass::interleave(ArrayRef<Operation *> stack, int64_t batch,
       Operation *clone = builder.clone(*op, mappings[c]);
       clone->setAttr(kCopyAttrName, b.getI64IntegerAttr(c));
       if (auto slice = dyn_cast<SliceOp>(clone)) {
-        // Copies hold strided rows: only a slice that keeps every row of
-        // the batch dim keeps its meaning on a copy.
-        if (slice.getStrides().empty() || slice.getStrides()[0] != 1 ||
-            failed(
-                rescaleBatchSlice(cast<SliceOp>(op), slice, "copies", "copy")))
+        // Copies hold strided rows: on the batch dim only a slice with
+        // stride 1 keeps its meaning (every row of a copy, as of the
+        // batch); rescaleBatchSlice refuses the others.
+        auto original = cast<SliceOp>(op);
+        bool onBatch =
+            cast<RankedTensorType>(original.getInput().getType())
+                .getDimSize(0) !=
+            cast<RankedTensorType>(slice.getInput().getType()).getDimSize(0);
+        if (onBatch && slice.getStrides()[0] != 1)
           return op->emitOpError("cannot split this slice into ")
-                 << n << " copies of the batch (copies hold every " << n
-                 << "-th row)";
+                 << n << " copies of the batch: it takes every "
+                 << slice.getStrides()[0] << "-th row, and a copy holds "
+                 << "every " << n << "-th";
+        if (failed(rescaleBatchSlice(original, slice, "copies", "copy")))
+          return failure();
       }
       if (failed(retypeForBatchSlice(clone, "copies")))
         return failure();
