@@ -8,7 +8,8 @@
 // interleave") on `@forward`, before autodiff:
 //
 //   1. the batch size B is dim 0 of the `loom.input` arguments; the values a
-//      `loom.input` argument reaches depend on the batch;
+//      `loom.input` argument with B rows in dim 0 reaches depend on the
+//      batch (an input without them, a [S, S] mask, is shared);
 //   2. classify the ops in order (loom-recompute's rule): reading a
 //      parameter named with a numeric component makes a layer op, reading
 //      another parameter a non-layer op, reading none keeps the previous

@@ -240,7 +240,9 @@ def InterleaveCopiesPass
     unchanged (up to the order of additions).
 
     1. the batch is dim 0 of the `loom.input` arguments (`input_ids` first);
-       a value depends on the batch when a `loom.input` argument reaches it;
+       a value depends on the batch when a `loom.input` argument holding
+       the batch in dim 0 reaches it (a [S, S] mask is shared by the
+       copies);
     2. walk the ops in order: one that reads a `#loom.param` argument named
        with a numeric component (`transformer.h.3.attn.c_attn.weight`) is a
        layer op; one that reads any other parameter is not; one that reads
