@@ -268,6 +268,9 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
   if (options.microBatches && *options.microBatches < 1)
     error() << "--micro-batches: expected a value >= 1, found "
             << *options.microBatches;
+  if (options.fineGrainInterleave && *options.fineGrainInterleave < 1)
+    error() << "--fine-grain-interleave: expected a copy count >= 1, found "
+            << *options.fineGrainInterleave;
   if (options.pipelineStages && *options.pipelineStages < 0)
     error() << "--pipeline-stages: expected 0 (the search chooses) or a "
                "stage count >= 1, found "
@@ -501,8 +504,25 @@ applyPipelineRequest(const CompileOptions &options, MLIRContext *context) {
       failed(merge(staged.microBatches, requested.microBatches,
                    "--micro-batches", "micro_batch_num")) ||
       failed(merge(staged.virtualStages, requested.virtualStages,
-                   "--virtual-stages", "pp_interleave_num")))
+                   "--virtual-stages", "pp_interleave_num")) ||
+      failed(merge(staged.fineGrainInterleave, requested.copies,
+                   "--fine-grain-interleave", "fine_grain_interleave")))
     return failure();
+  // The config refuses its own fine_grain_interleave without
+  // use_seq_parallel; the flag needs the config to turn SP on as well.
+  if (staged.fineGrainInterleave && *staged.fineGrainInterleave > 1 &&
+      requested.copies == 1) {
+    if (!requested.sequenceParallel)
+      return emitError(UnknownLoc::get(context))
+             << "--fine-grain-interleave " << *staged.fineGrainInterleave
+             << " needs sequence parallelism: give --parallel-config with "
+                "use_seq_parallel = true (multi-copy interleave overlaps one "
+                "copy's sequence-parallel collectives with another copy's "
+                "compute)";
+  }
+  // A rank's share of one micro-batch is what the copies split.
+  staged.copyBatchShards =
+      staged.microBatches.value_or(1) * requested.dataParallel;
   if (failed(resolvePrecision(options, staged, context)))
     return failure();
   // Chunks per stage are the interleaved schedule's (`pp_interleave_num`
@@ -553,6 +573,7 @@ constexpr bool isAppliedPassOptions =
     std::is_same_v<T, MixedPrecisionPassOptions> ||
     std::is_same_v<T, AutodiffPassOptions> ||
     std::is_same_v<T, SliceMicroBatchesPassOptions> ||
+    std::is_same_v<T, InterleaveCopiesPassOptions> ||
     std::is_same_v<T, dist::SearchStrategyPassOptions> ||
     std::is_same_v<T, dist::AssignStagesPassOptions> ||
     std::is_same_v<T, dist::PartitionPipelineOptions>;
@@ -683,9 +704,12 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
   if (options.compileTo >= Phase::Autodiff) {
     MixedPrecisionPassOptions precision;
     applyTableOptions(*staged, precision);
+    InterleaveCopiesPassOptions copies;
+    applyTableOptions(*staged, copies);
+    copies.batchShards = staged->copyBatchShards;
     buildAutodiffPipeline(pm, getAutodiffOptions(*staged),
                           getSlicingOptions(*staged), precision,
-                          staged->gradReduceDtype.value_or("f32"));
+                          staged->gradReduceDtype.value_or("f32"), copies);
   }
   // The search runs whenever a cluster is given; with every strategy fixed
   // by the user it only prices them.

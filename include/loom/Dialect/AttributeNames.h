@@ -45,6 +45,9 @@ inline constexpr llvm::StringLiteral kMicroBatchAttrName = "loom.micro_batch";
 inline constexpr llvm::StringLiteral kBackwardAttrName = "loom.backward";
 /// Marks a clone made by `loom-recompute`.
 inline constexpr llvm::StringLiteral kRecomputeAttrName = "loom.recompute";
+/// The copy of its layer's batch an op computes (`loom-interleave-copies`,
+/// fine-grained multi-copy interleave).
+inline constexpr llvm::StringLiteral kCopyAttrName = "loom.copy";
 
 //===----------------------------------------------------------------------===//
 // The plan (sharding, pipeline, partition)
@@ -64,6 +67,10 @@ inline constexpr llvm::StringLiteral kMemoryFitAttrName = "dist.memory_fit";
 /// The Megatron-style hand config closest to the searched plan
 /// (`hand-configs`), for the report.
 inline constexpr llvm::StringLiteral kHandConfigAttrName = "dist.hand_config";
+/// What the multi-copy interleave's copies could hide (`copies`,
+/// `layer_compute_s`, `layer_comm_s`, `hidden_comm_s`), when the step has
+/// copies; for reports (docs/Partitioning.md, "Multi-copy interleave").
+inline constexpr llvm::StringLiteral kMultiCopyAttrName = "dist.multi_copy";
 /// The cluster spec the search priced with, as JSON.
 inline constexpr llvm::StringLiteral kClusterAttrName = "dist.cluster";
 /// The pipeline (stages, micro-batches, schedule), on the module.

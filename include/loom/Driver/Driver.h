@@ -95,6 +95,10 @@ struct CompileOptions {
   /// `layer_stages`); unset for an even split. Derived by the driver, not a
   /// flag.
   std::optional<std::string> stageLayers;
+  /// The pieces the batch is cut into before one rank runs one
+  /// (micro-batches x data-parallel ranks), for loom-interleave-copies'
+  /// divisibility check. Derived by the driver, not a flag.
+  int64_t copyBatchShards = 1;
 
   // Where the outputs go when the driver is embedded (the C API); `loomc`
   // leaves both unset.

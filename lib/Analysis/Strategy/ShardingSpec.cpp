@@ -349,6 +349,8 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
       error = readCount(value, key, config.microBatches);
     } else if (key == "pp_interleave_num") {
       error = readCount(value, key, config.virtualStages);
+    } else if (key == "fine_grain_interleave") {
+      error = readCount(value, key, config.fineGrainInterleave);
     } else if (key == "pipeline_interleave") {
       if (!value.is_boolean())
         error = "parallel config: pipeline_interleave: expected true or "
@@ -403,6 +405,7 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
       error = "parallel config: unknown key `" + key +
               "` (expected data_parallel, model_parallel, pipeline_stage, "
               "micro_batch_num, pp_interleave_num, pipeline_interleave, "
+              "fine_grain_interleave, "
               "optimizer_shard, zero_stage, gradient_accumulation_shard, "
               "gradient_aggregation_group, "
               "recompute, vocab_emb_dp, use_seq_parallel, context_parallel, "
@@ -422,6 +425,15 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
     return Result::failure("parallel config: use_seq_parallel with "
                            "context_parallel > 1 is not supported (both "
                            "split the sequence)");
+  // Multi-copy interleave exists to hide the sequence-parallel collectives
+  // of one copy behind another's compute; MindFormers requires SP with it.
+  if (config.fineGrainInterleave > 1 && !config.useSeqParallel)
+    return Result::failure(
+        "parallel config: fine_grain_interleave = " +
+        std::to_string(config.fineGrainInterleave) +
+        " needs use_seq_parallel = true (multi-copy interleave overlaps one "
+        "copy's sequence-parallel collectives with another copy's compute; "
+        "MindFormers requires both), got use_seq_parallel = false");
   // MindFormers turns the interleaved schedule on with both keys; either
   // alone names what it needs.
   if (config.pipelineInterleave.value_or(config.virtualStages > 1) &&
@@ -497,6 +509,9 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   spec.microBatches = config.microBatches;
   spec.precision = config.precision;
   spec.virtualStages = config.virtualStages;
+  spec.fineGrainInterleave = config.fineGrainInterleave;
+  spec.dataParallel = dp;
+  spec.sequenceParallel = config.useSeqParallel;
   if (cp > 1) {
     // Activations split on the sequence over the context-parallel axes.
     // Attention keeps the ring's part on the query's sequence (dim 2, the

@@ -232,6 +232,35 @@ TEST(ShardingSpecTest, ReadsTheInterleaveKeys) {
   EXPECT_TRUE(contains(zero.error(), "pp_interleave_num"));
 }
 
+TEST(ShardingSpecTest, ReadsTheMultiCopyKey) {
+  // MindFormers' fine_grain_interleave reaches the spec with the
+  // data-parallel degree its divisibility check needs.
+  auto config = parseParallelConfig(
+      R"({"data_parallel": 2, "model_parallel": 4, "use_seq_parallel": true,
+          "fine_grain_interleave": 2})");
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_EQ(config->fineGrainInterleave, 2);
+  ShardingSpec spec;
+  expandParallelConfig(*config, spec);
+  EXPECT_EQ(spec.fineGrainInterleave, 2);
+  EXPECT_EQ(spec.dataParallel, 2);
+  EXPECT_TRUE(spec.sequenceParallel);
+  // It needs sequence parallelism, as in MindFormers.
+  auto noSp = parseParallelConfig(
+      R"({"model_parallel": 4, "fine_grain_interleave": 2})");
+  ASSERT_FALSE(noSp.ok());
+  EXPECT_TRUE(contains(noSp.error(), "fine_grain_interleave = 2 needs "
+                                     "use_seq_parallel = true"));
+  // One copy needs nothing.
+  auto one = parseParallelConfig(R"({"fine_grain_interleave": 1})");
+  ASSERT_TRUE(one.ok()) << one.error();
+  EXPECT_EQ(one->fineGrainInterleave, 1);
+  auto zero = parseParallelConfig(R"({"fine_grain_interleave": 0})");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_TRUE(contains(zero.error(), "fine_grain_interleave: expected an "
+                                     "integer >= 1"));
+}
+
 TEST(ShardingSpecTest, ReadsLayerStages) {
   ShardingSpec spec;
   EXPECT_EQ(parseStrategyFile(R"({"layer_stages": [0, 0, 1, 2, 2]})", spec),

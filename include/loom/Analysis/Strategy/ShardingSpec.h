@@ -132,6 +132,15 @@ struct ShardingSpec {
   /// Chunks per stage under interleaved 1F1B (`pp_interleave_num`; 1 =
   /// not interleaved).
   int64_t virtualStages = 1;
+  /// Copies of the batch interleaved through the transformer layers
+  /// (`fine_grain_interleave`; 1 = none): the driver's autodiff phase runs
+  /// loom-interleave-copies with it, and needs the data-parallel degree
+  /// below for its divisibility check.
+  int64_t fineGrainInterleave = 1;
+  /// The config's `data_parallel` (1 when not given).
+  int64_t dataParallel = 1;
+  /// The config's `use_seq_parallel` (Megatron SP over tp).
+  bool sequenceParallel = false;
   /// The stage of each transformer layer (`layer_stages` of a strategy
   /// file); empty for an even split.
   std::vector<int64_t> layerStages;
@@ -180,14 +189,19 @@ struct ParallelConfig {
   /// unset: implied by `pp_interleave_num`).
   int64_t virtualStages = 1;
   std::optional<bool> pipelineInterleave;
+  /// MindFormers' `fine_grain_interleave` (multi-copy interleave: copies
+  /// of each rank's micro-batch interleaved through the layers; 1 = off).
+  /// Needs `use_seq_parallel`, as in MindFormers.
+  int64_t fineGrainInterleave = 1;
 };
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of
 /// features not implemented yet set to anything but their neutral value
 /// (`context_parallel` > 1 with an unknown algorithm,
-/// `gradient_aggregation_group` > 1), are errors, and so is a `hybrid_cp`
+/// `gradient_aggregation_group` > 1), are errors, and so are a `hybrid_cp`
 /// whose `ulysses_degree_in_cp` is missing or does not divide
-/// `context_parallel`.
+/// `context_parallel`, and `fine_grain_interleave` > 1 without
+/// `use_seq_parallel`.
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 
 /// Expands a parallel config into `spec`: mesh `dp=D,tp=M` (axes of size 1

@@ -217,6 +217,9 @@ mlir::loom::dist::getRequestedPipeline(const std::string &strategyFile,
   request.stages = spec.pipelineStages;
   request.microBatches = spec.microBatches;
   request.virtualStages = spec.virtualStages;
+  request.copies = spec.fineGrainInterleave;
+  request.dataParallel = spec.dataParallel;
+  request.sequenceParallel = spec.sequenceParallel;
   for (int64_t stage : spec.layerStages) {
     if (static_cast<int64_t>(request.stageLayerCounts.size()) <= stage)
       request.stageLayerCounts.push_back(0);

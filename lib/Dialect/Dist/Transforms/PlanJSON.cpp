@@ -232,6 +232,18 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
           breakdown[key.str()] = value.getInt();
       plan["predicted"]["memory_breakdown"] = breakdown;
     }
+    // What multi-copy interleave's copies could hide (a bound, not in
+    // step_time_s: docs/Partitioning.md, "Multi-copy interleave").
+    if (auto copies =
+            module->getAttrOfType<DictionaryAttr>(kMultiCopyAttrName)) {
+      ojson entry = ojson::object();
+      if (auto count = copies.getAs<IntegerAttr>("copies"))
+        entry["copies"] = count.getInt();
+      for (StringRef key : {"hidden_comm_s", "layer_comm_s", "layer_compute_s"})
+        if (auto value = copies.getAs<FloatAttr>(key))
+          entry[key.str()] = value.getValueAsDouble();
+      plan["predicted"]["multi_copy"] = entry;
+    }
     plan["plan"] = {{"recompute", choice.getRecompute()},
                     {"zero", choice.getZero()}};
   }

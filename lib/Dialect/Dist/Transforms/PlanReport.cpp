@@ -38,6 +38,7 @@
 
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kMemoryAttrName;
+using ::mlir::loom::kMultiCopyAttrName;
 using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kPipelineAttrName;
 using ::mlir::loom::kHandConfigAttrName;
@@ -336,6 +337,23 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
        << formatTime(plan.getCompute()) << " + communication "
        << formatTime(plan.getComm()) << " + bubble "
        << formatTime(plan.getBubble()) << "\n";
+  // What multi-copy interleave's copies could hide (SearchStrategy.cpp):
+  // a bound beside the step time, not part of it.
+  if (auto copies = module->getAttrOfType<DictionaryAttr>(kMultiCopyAttrName)) {
+    auto count = copies.getAs<IntegerAttr>("copies");
+    auto hidden = copies.getAs<FloatAttr>("hidden_comm_s");
+    auto layerComm = copies.getAs<FloatAttr>("layer_comm_s");
+    auto layerCompute = copies.getAs<FloatAttr>("layer_compute_s");
+    if (count && hidden && layerComm && layerCompute)
+      os << "Multi-copy interleave: " << count.getInt()
+         << " copies; their layers compute "
+         << formatTime(layerCompute.getValueAsDouble()) << " and communicate "
+         << formatTime(layerComm.getValueAsDouble())
+         << (pipeline ? " on the slowest stage" : "") << ", of which up to "
+         << formatTime(hidden.getValueAsDouble())
+         << " could overlap another copy's compute (not subtracted: no "
+            "backend overlaps collectives yet)\n";
+  }
   // The closest Megatron-style hand config (`hand-configs`), against the
   // searched plan as the same first search priced it.
   if (auto hand = module->getAttrOfType<DictionaryAttr>(kHandConfigAttrName)) {

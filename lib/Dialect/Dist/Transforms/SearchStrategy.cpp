@@ -48,6 +48,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
+#include "loom/Analysis/Cost/MultiCopy.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Analysis/Strategy/ShardingSpec.h"
 #include "loom/Dialect/AttributeNames.h"
@@ -79,10 +80,12 @@
 #include <set>
 
 using ::mlir::loom::kClusterAttrName;
+using ::mlir::loom::kCopyAttrName;
 using ::mlir::loom::kHandConfigAttrName;
 using ::mlir::loom::kInputAttrName;
 using ::mlir::loom::kMemoryAttrName;
 using ::mlir::loom::kMemoryFitAttrName;
+using ::mlir::loom::kMultiCopyAttrName;
 using ::mlir::loom::kParamAttrName;
 using ::mlir::loom::kPlanAttrName;
 using ::mlir::loom::kStrategyAttrName;
@@ -988,6 +991,18 @@ LogicalResult SearchStrategyPass::search() {
     bubble = assignment.bubbleSeconds;
     memoryPerDevice = assignment.stages[memoryStage].memoryBytes;
   }
+  // Multi-copy interleave (loom-interleave-copies): the layers' ops of
+  // the copies, whose compute and communication bound what the copies
+  // could hide behind each other (the slowest stage's, with a pipeline).
+  int64_t copies = 1;
+  for (const SearchNode &node : nodes)
+    if (auto copy = node.op->getAttrOfType<IntegerAttr>(kCopyAttrName))
+      copies = std::max(copies, copy.getInt() + 1);
+  auto isCopyNode = [&](size_t index) {
+    return copies > 1 && nodes[index].layer >= 0 &&
+           nodes[index].op->hasAttr(kCopyAttrName);
+  };
+  double copyCompute = 0, copyComm = 0;
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];
     node.op->setAttr(kStrategyAttrName,
@@ -1012,16 +1027,28 @@ LogicalResult SearchStrategyPass::search() {
                                          index, candidate, best.choice);
     }
     if (countTime) {
+      double nodeComm =
+          best.builder->getNodeCost(index, candidate, best.choice) -
+          nodeCompute;
       compute += nodeCompute;
-      comm += best.builder->getNodeCost(index, candidate, best.choice) -
-              nodeCompute;
+      comm += nodeComm;
+      if (isCopyNode(index)) {
+        copyCompute += nodeCompute;
+        copyComm += nodeComm;
+      }
     }
   }
   for (const SearchEdge &edge : best.builder->getEdges())
-    if (!best.pipeline || nodeStage[edge.destination] == timeStage)
-      comm += (*edge.cost)[best.solution.choice[edge.source] *
-                               nodes[edge.destination].candidates.size() +
-                           best.solution.choice[edge.destination]];
+    if (!best.pipeline || nodeStage[edge.destination] == timeStage) {
+      double edgeComm =
+          (*edge.cost)[best.solution.choice[edge.source] *
+                           nodes[edge.destination].candidates.size() +
+                       best.solution.choice[edge.destination]];
+      comm += edgeComm;
+      // The reshards into a copy's layer op are that copy's collectives.
+      if (isCopyNode(edge.destination))
+        copyComm += edgeComm;
+    }
 
   // The cluster, so dist-lower-reshards prices chains as the search did.
   // On one line: the printed spec is indented for people, and no string in
@@ -1038,6 +1065,22 @@ LogicalResult SearchStrategyPass::search() {
                                 best.builder->getModelFlops()));
   if (best.pipeline)
     writePipelineAttr(module, *best.pipeline);
+  // What the copies could hide: reported, not subtracted from the step
+  // (the cost model has no overlap, and no backend overlaps yet).
+  module->removeAttr(kMultiCopyAttrName);
+  if (copies > 1)
+    module->setAttr(
+        kMultiCopyAttrName,
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("copies", builder.getI64IntegerAttr(copies)),
+             builder.getNamedAttr(
+                 "hidden_comm_s",
+                 builder.getF64FloatAttr(getMultiCopyHiddenSeconds(
+                     copyCompute, copyComm, copies))),
+             builder.getNamedAttr("layer_comm_s",
+                                  builder.getF64FloatAttr(copyComm)),
+             builder.getNamedAttr("layer_compute_s",
+                                  builder.getF64FloatAttr(copyCompute))}));
   // The memory breakdown, for reports and the plan JSON.
   module->setAttr(
       kMemoryAttrName,

@@ -28,11 +28,16 @@ void mlir::loom::buildImportPipeline(OpPassManager &pm) {
 void mlir::loom::buildAutodiffPipeline(
     OpPassManager &pm, const AutodiffPassOptions &options,
     const SliceMicroBatchesPassOptions &slicing,
-    const MixedPrecisionPassOptions &precision, StringRef gradReduceDtype) {
+    const MixedPrecisionPassOptions &precision, StringRef gradReduceDtype,
+    const InterleaveCopiesPassOptions &copies) {
   // The precision policy's casts go into @forward, so the backward follows
   // them (docs/MixedPrecision.md).
   if (precision.precision != "f32")
     pm.addPass(createMixedPrecisionPass(precision));
+  // Fine-grained multi-copy interleave splits the layers' batch in
+  // @forward, so reverse mode interleaves the backward the same way.
+  if (copies.copies != 1)
+    pm.addPass(createInterleaveCopiesPass(copies));
   // Reverse mode and the optimizer in one pass (the forward op ids it
   // records must survive), then the contract the search relies on.
   pm.addPass(createAutodiffPass(options));
@@ -65,6 +70,16 @@ struct AutodiffPipelineOptions
   Option<ExactDouble> momentum{*this, "momentum", llvm::cl::init(0.0)};
   Option<ExactDouble> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
   Option<int64_t> microBatches{*this, "micro-batches", llvm::cl::init(1)};
+  Option<int64_t> fineGrainInterleave{
+      *this, "fine-grain-interleave",
+      llvm::cl::desc("Copies of the batch interleaved through the layers "
+                     "(loom-interleave-copies)"),
+      llvm::cl::init(1)};
+  Option<int64_t> batchShards{
+      *this, "batch-shards",
+      llvm::cl::desc("Micro-batches x data-parallel ranks, which the copies "
+                     "must divide the batch's rows after"),
+      llvm::cl::init(1)};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("f32, bf16-mixed or fp16-mixed (docs/MixedPrecision.md)"),
@@ -111,7 +126,10 @@ void mlir::loom::registerLoomPipelines() {
         slicing.microBatches = options.microBatches;
         MixedPrecisionPassOptions precision;
         precision.precision = options.precision;
+        InterleaveCopiesPassOptions copies;
+        copies.copies = options.fineGrainInterleave;
+        copies.batchShards = options.batchShards;
         buildAutodiffPipeline(pm, passOptions, slicing, precision,
-                              options.gradReduceDtype);
+                              options.gradReduceDtype, copies);
       });
 }

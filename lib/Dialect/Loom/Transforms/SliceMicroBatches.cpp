@@ -48,6 +48,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/LoomTraits.h"
 #include "loom/Dialect/Loom/IR/Vjp.h"
+#include "loom/Dialect/Loom/Transforms/BatchSlices.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Dialect/Loom/Transforms/ResultTypes.h"
 #include "loom/Dialect/Loom/Transforms/ReverseMode.h"
@@ -106,67 +107,6 @@ void tagMicroBatch(Block &block, Operation *after, int64_t m, bool backward) {
     if (backward)
       op.setAttr(kBackwardAttrName, builder.getUnitAttr());
   }
-}
-
-/// Re-derives the result types of `op` after its operands were replaced by
-/// micro-batch slices: by type inference where the op has it, by the
-/// operand's shape for casts, and by scaling dim 0 for reshapes (which keep
-/// the batch dim leading, as every model builder's reshapes do).
-LogicalResult retypeForMicroBatch(Operation *op) {
-  FailureOr<bool> inferred = reinferResultTypes(op);
-  if (failed(inferred))
-    return failure();
-  if (*inferred)
-    return success();
-  if (auto castOp = dyn_cast<CastOp>(op)) {
-    auto in = cast<RankedTensorType>(castOp.getInput().getType());
-    castOp.getResult().setType(RankedTensorType::get(
-        in.getShape(), castOp.getResult().getType().getElementType()));
-    return success();
-  }
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    auto in = cast<RankedTensorType>(reshape.getInput().getType());
-    auto out = cast<RankedTensorType>(reshape.getResult().getType());
-    if (in.getNumElements() == out.getNumElements())
-      return success();
-    SmallVector<int64_t> shape(out.getShape());
-    if (shape.empty() ||
-        (shape[0] * in.getNumElements()) % out.getNumElements())
-      return op->emitOpError("cannot split this reshape into micro-batches");
-    shape[0] = shape[0] * in.getNumElements() / out.getNumElements();
-    reshape.getResult().setType(
-        RankedTensorType::get(shape, out.getElementType()));
-    return success();
-  }
-  return success();
-}
-
-/// A slice names absolute indices, so on a micro-batch one along the batch
-/// dim must take from the micro-batch's rows what it took from the batch's:
-/// it must take every `stride`-th row of the whole batch (which every
-/// micro-batch then splits evenly), and its limit becomes the micro-batch's
-/// row count. `original` is the op `clone` was cloned from.
-LogicalResult rescaleBatchSlice(SliceOp original, SliceOp clone) {
-  auto batchType = cast<RankedTensorType>(original.getInput().getType());
-  auto microType = cast<RankedTensorType>(clone.getInput().getType());
-  if (batchType.getRank() == 0 ||
-      batchType.getDimSize(0) == microType.getDimSize(0))
-    return success();
-  int64_t rows = microType.getDimSize(0);
-  ArrayRef<int64_t> starts = clone.getStarts(), limits = clone.getLimits(),
-                    strides = clone.getStrides();
-  if (starts[0] != 0 || limits[0] != batchType.getDimSize(0) ||
-      rows % strides[0] != 0)
-    return clone.emitOpError("cannot split this slice into micro-batches: "
-                             "it takes rows [")
-           << starts[0] << ", " << limits[0] << ") step " << strides[0]
-           << " of the batch's " << batchType.getDimSize(0)
-           << ", which are not the same rows of every micro-batch of "
-           << rows;
-  SmallVector<int64_t> microLimits(limits);
-  microLimits[0] = rows;
-  clone.setLimits(microLimits);
-  return success();
 }
 
 /// Whether `factor` is the clipping's `min(coef, 1)` (possibly cast), which
@@ -390,9 +330,10 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
     for (Operation *op : forwardOps) {
       Operation *clone = builder.clone(*op, mapping);
       if (auto slice = dyn_cast<SliceOp>(clone))
-        if (failed(rescaleBatchSlice(cast<SliceOp>(op), slice)))
+        if (failed(rescaleBatchSlice(cast<SliceOp>(op), slice,
+                                        "micro-batches", "micro-batch")))
           return failure();
-      if (failed(retypeForMicroBatch(clone)))
+      if (failed(retypeForBatchSlice(clone, "micro-batches")))
         return failure();
       clones.push_back(clone);
     }

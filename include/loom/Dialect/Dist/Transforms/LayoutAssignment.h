@@ -95,6 +95,15 @@ struct RequestedPipeline {
   int64_t microBatches = 1;
   /// Chunks per stage (`pp_interleave_num`); 1 = not interleaved.
   int64_t virtualStages = 1;
+  /// Copies of the batch interleaved through the layers
+  /// (`fine_grain_interleave`); 1 = none.
+  int64_t copies = 1;
+  /// The data-parallel degree one stage's batch is split over, which the
+  /// copies must divide a rank's rows after.
+  int64_t dataParallel = 1;
+  /// Whether the config turns Megatron sequence parallelism on
+  /// (`use_seq_parallel`), which the copies need.
+  bool sequenceParallel = false;
   /// Layers per stage (from a strategy file's `layer_stages`); empty for
   /// an even split.
   std::vector<int64_t> stageLayerCounts;

@@ -72,7 +72,8 @@ void buildAutodiffPipeline(OpPassManager &pm,
                            const AutodiffPassOptions &options = {},
                            const SliceMicroBatchesPassOptions &slicing = {},
                            const MixedPrecisionPassOptions &precision = {},
-                           llvm::StringRef gradReduceDtype = "f32");
+                           llvm::StringRef gradReduceDtype = "f32",
+                           const InterleaveCopiesPassOptions &copies = {});
 
 /// Registers `loom-import-pipeline` with the global pass registry.
 void registerLoomPipelines();

@@ -224,6 +224,65 @@ def AutodiffPass : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def InterleaveCopiesPass
+    : Pass<"loom-interleave-copies", "::mlir::ModuleOp"> {
+  let summary = "Split the transformer layers' batch into interleaved copies";
+  let description = [{
+    Fine-grained multi-copy interleave (MindFormers' `fine_grain_interleave`,
+    docs/Partitioning.md "Multi-copy interleave"): the batch entering the
+    transformer layers is split into `copies` copies along dim 0 and the
+    layers' ops are cloned per copy, interleaved in program order (copy 0's
+    op i, copy 1's op i, ..., then op i + 1), so that one copy's tensor-
+    and sequence-parallel collectives have the other copies' compute to
+    overlap with. It runs on `@forward` before `loom-autodiff`: reverse mode
+    then interleaves the backward the same way, and a parameter read by
+    every copy gets the sum of the copies' gradients, so the step is
+    unchanged (up to the order of additions).
+
+    1. the batch is dim 0 of the `loom.input` arguments (`input_ids` first);
+       a value depends on the batch when a `loom.input` argument holding
+       the batch in dim 0 reaches it (a [S, S] mask is shared by the
+       copies);
+    2. walk the ops in order: one that reads a `#loom.param` argument named
+       with a numeric component (`transformer.h.3.attn.c_attn.weight`) is a
+       layer op; one that reads any other parameter is not; one that reads
+       none is what the op before it was (loom-recompute's rule). Each
+       maximal run of layer ops is a *stack*;
+    3. per stack: every value it reads from before it that depends on the
+       batch is split into copies of the rows c, c + N, c + 2N, ... (a
+       reshape [B, ...] -> [B/N, N, ...], a split of dim 1, a reshape back):
+       strided rows, so that a batch split over data-parallel ranks splits
+       each rank's rows into local copies and no row moves between ranks;
+    4. clone the stack's ops in order, each op that reads a per-copy value
+       once per copy (tagged `loom.copy = c`, result types re-derived from
+       the copy's), the others (casts of parameters, constants) once;
+    5. every per-copy value used after the stack is joined back into the
+       whole batch (reshape to [B/N, 1, ...], concat on dim 1, reshape to
+       [B, ...]), and the stack's old ops are erased.
+    The copies stay split from the first layer to the last: consecutive
+    layers hand each other copies, with no join and split in between.
+
+    Fails unless `copies` divides the rows one rank holds of one
+    micro-batch, B / `batch-shards` (the driver passes micro-batches times
+    data-parallel ranks), when the model has no layer, and when a value the
+    layers read depends on the batch without holding it in dim 0. `copies`
+    = 1 changes nothing. Dropout inside a layer draws each copy's mask from
+    the copy's own element indices, as micro-batches do.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect"];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"forward\"",
+           "Name of the function that computes the loss">,
+    Option<"copies", "copies", "int64_t", /*default=*/"1",
+           "Copies of the batch interleaved through the layers "
+           "(fine_grain_interleave)">,
+    Option<"batchShards", "batch-shards", "int64_t", /*default=*/"1",
+           "Pieces the batch is cut into before one rank runs one of them "
+           "(micro-batches x data-parallel ranks): copies must divide a "
+           "piece's rows">,
+  ];
+}
+
 def SliceMicroBatchesPass
     : Pass<"loom-slice-micro-batches", "::mlir::ModuleOp"> {
   let summary = "Split @train_step into micro-batches (gradient accumulation)";
