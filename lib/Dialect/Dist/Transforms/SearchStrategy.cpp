@@ -487,6 +487,7 @@ LogicalResult SearchStrategyPass::search() {
     skipReasons.push_back(text);
   };
   std::string smallestMesh;
+  std::shared_ptr<const BatchDims> batchDims;
   // Why the user's micro-batch count ruled meshes out, for the error when
   // nothing is left.
   std::string microNote;
@@ -597,6 +598,13 @@ LogicalResult SearchStrategyPass::search() {
     auto fixedPtr = std::make_unique<FixedStrategies>(std::move(*fixed));
     auto builder = std::make_unique<StrategyCostGraphBuilder>(
         func, *costModel, *fixedPtr, dataParallelAxes);
+    // Pipelined meshes price micro-batches at their shapes, from the
+    // step's batch dims: analyzed once for all of them.
+    if (stages > 1) {
+      if (!batchDims)
+        batchDims = std::make_shared<const BatchDims>(BatchDims::analyze(func));
+      builder->setBatchDims(batchDims);
+    }
     if (failed(builder->analyzeNodes()))
       return failure();
     knownLayers = builder->hasLayers() ? builder->getNumLayers() : 0;

@@ -879,9 +879,10 @@ StrategyCostGraphBuilder::getMicroBatchCompute(unsigned node,
                                                unsigned candidate,
                                                int64_t microBatches) const {
   const CandidateCost &cost = nodes[node].costs[candidate];
-  if (!batchDims) {
+  if (!batchDims)
+    batchDims = std::make_shared<const BatchDims>(BatchDims::analyze(func));
+  if (microRepresentative.empty()) {
     stepMicroBatches = getMicroBatchCount(func);
-    batchDims = BatchDims::analyze(func);
     // Nodes of identical layers share a signature and batch dims, and so
     // their micro-batch prices.
     std::map<std::string, unsigned> first;
@@ -906,12 +907,20 @@ StrategyCostGraphBuilder::getMicroBatchCompute(unsigned node,
             (cost.followerSeconds - cost.updateSeconds) * perMicro};
   int64_t pieces = microBatches / stepMicroBatches;
   unsigned representative = microRepresentative[node];
-  auto key = std::make_tuple(representative, candidate, pieces);
-  auto it = microCache.find(key);
-  if (it == microCache.end())
-    it = microCache
-             .emplace(key, priceMicroBatch(representative, candidate, pieces))
-             .first;
+  if (microCache.empty())
+    microCache.resize(nodes.size());
+  auto &perCandidate = microCache[representative];
+  if (perCandidate.empty())
+    perCandidate.resize(nodes[representative].candidates.size());
+  auto &priced = perCandidate[candidate];
+  auto it = llvm::find_if(priced, [&](const auto &entry) {
+    return entry.first == pieces;
+  });
+  if (it == priced.end()) {
+    priced.emplace_back(pieces,
+                        priceMicroBatch(representative, candidate, pieces));
+    it = std::prev(priced.end());
+  }
   double copies = double(stepMicroBatches);
   return {it->second.forwardSeconds / copies,
           it->second.followerSeconds / copies};

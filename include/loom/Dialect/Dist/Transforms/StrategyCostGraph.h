@@ -38,11 +38,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace mlir::loom::dist {
@@ -258,6 +256,12 @@ public:
   MicroBatchCompute getMicroBatchCompute(unsigned node, unsigned candidate,
                                          int64_t microBatches) const;
 
+  /// The step's batch dims, when the caller analyzed them already (they
+  /// depend on the step alone, so a search shares them across its meshes).
+  void setBatchDims(std::shared_ptr<const BatchDims> dims) {
+    batchDims = std::move(dims);
+  }
+
   const std::vector<SearchNode> &getNodes() const { return nodes; }
   const std::vector<SearchEdge> &getEdges() const { return edges; }
   const SearchCacheStats &getCacheStats() const { return stats; }
@@ -305,11 +309,15 @@ private:
   /// Micro-batch pricing, on first use: the batch dims of the step, per
   /// node the first node with its signature and batch dims, and the
   /// priced (representative, candidate, M).
-  mutable std::optional<BatchDims> batchDims;
+  mutable std::shared_ptr<const BatchDims> batchDims;
   /// The micro-batches the step is split into already (getMicroBatchCount).
   mutable int64_t stepMicroBatches = 1;
   mutable std::vector<unsigned> microRepresentative;
-  mutable std::map<std::tuple<unsigned, unsigned, int64_t>, MicroBatchCompute>
+  /// [representative][candidate]: (pieces, price) pairs, a few per
+  /// candidate (the stage problem asks once per schedule and chunk count,
+  /// so lookups must be cheap).
+  mutable std::vector<std::vector<
+      llvm::SmallVector<std::pair<int64_t, MicroBatchCompute>, 2>>>
       microCache;
 };
 
