@@ -879,10 +879,20 @@ StrategyCostGraphBuilder::getMicroBatchCompute(unsigned node,
                                                unsigned candidate,
                                                int64_t microBatches) const {
   const CandidateCost &cost = nodes[node].costs[candidate];
+  // A step split already (the follow-up search of a pipelined plan) has
+  // one copy of each op per micro-batch, at its shapes: the stage problem
+  // takes 1/M of their sum, one micro-batch's. Each copy is split further
+  // into the remaining M / (the step's count) pieces.
+  if (stepMicroBatches == 0)
+    stepMicroBatches = getMicroBatchCount(func);
+  double perMicro = 1.0 / double(std::max<int64_t>(microBatches, 1));
+  if (microBatches <= stepMicroBatches || microBatches % stepMicroBatches)
+    return {cost.forwardSeconds * perMicro,
+            (cost.followerSeconds - cost.updateSeconds) * perMicro};
+  int64_t pieces = microBatches / stepMicroBatches;
   if (!batchDims)
     batchDims = std::make_shared<const BatchDims>(BatchDims::analyze(func));
   if (microRepresentative.empty()) {
-    stepMicroBatches = getMicroBatchCount(func);
     // Nodes of identical layers share a signature and batch dims, and so
     // their micro-batch prices.
     std::map<std::string, unsigned> first;
@@ -897,15 +907,6 @@ StrategyCostGraphBuilder::getMicroBatchCompute(unsigned node,
       microRepresentative.push_back(first.try_emplace(key, index).first->second);
     }
   }
-  // A step split already (the follow-up search of a pipelined plan) has
-  // one copy of each op per micro-batch, at its shapes: the stage problem
-  // takes 1/M of their sum, one micro-batch's. Each copy is split further
-  // into the remaining M / (the step's count) pieces.
-  double perMicro = 1.0 / double(std::max<int64_t>(microBatches, 1));
-  if (microBatches <= stepMicroBatches || microBatches % stepMicroBatches)
-    return {cost.forwardSeconds * perMicro,
-            (cost.followerSeconds - cost.updateSeconds) * perMicro};
-  int64_t pieces = microBatches / stepMicroBatches;
   unsigned representative = microRepresentative[node];
   if (microCache.empty())
     microCache.resize(nodes.size());

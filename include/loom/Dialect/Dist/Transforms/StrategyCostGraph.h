@@ -310,8 +310,9 @@ private:
   /// node the first node with its signature and batch dims, and the
   /// priced (representative, candidate, M).
   mutable std::shared_ptr<const BatchDims> batchDims;
-  /// The micro-batches the step is split into already (getMicroBatchCount).
-  mutable int64_t stepMicroBatches = 1;
+  /// The micro-batches the step is split into already (getMicroBatchCount;
+  /// 0 until asked).
+  mutable int64_t stepMicroBatches = 0;
   mutable std::vector<unsigned> microRepresentative;
   /// [representative][candidate]: (pieces, price) pairs, a few per
   /// candidate (the stage problem asks once per schedule and chunk count,
