@@ -15,8 +15,11 @@
 // the layers split two and two; the mesh written is the intra-stage one (two
 // devices), `dist.pipeline` carries the stage layers and the prediction, and
 // the step's prediction is the pipeline's (with its bubble). With four
-// stages each takes one layer (GPipe, the largest micro-batch count that
-// divides the batch); with pipelining off there is no attribute; the
+// stages each takes one layer (GPipe with 4 micro-batches: priced at
+// their own shapes, 16 micro-batches of one row would each read the whole
+// 64x64 weights, which costs more than the shorter bubble saves; before
+// micro-batches were priced at their shapes the search took 16, every
+// micro-batch then 1/16 of the batch's time); with pipelining off there is no attribute; the
 // parallel config's pipeline_stage reaches the search; user errors name the
 // values.
 
@@ -26,7 +29,7 @@
 // CHECK-LABEL: func.func @train_step(
 // CHECK-COUNT-4: loom.matmul {{.*}}dist.strategy = #dist.strategy<@mesh,
 
-// FOUR: dist.pipeline = #dist.pipeline<stages = 4, micro_batches = 16, schedule = "gpipe", stage_layers = {{\[\[}}0, 1], [1, 2], [2, 3], [3, 4]], predicted = <
+// FOUR: dist.pipeline = #dist.pipeline<stages = 4, micro_batches = 4, schedule = "gpipe", stage_layers = {{\[\[}}0, 1], [1, 2], [2, 3], [3, 4]], predicted = <
 // FOUR-NEXT: dist.mesh @mesh shape [1] axes ["dp"]
 
 // NONE-NOT: dist.pipeline

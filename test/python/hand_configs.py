@@ -16,7 +16,8 @@ the doubt). The automatic plan is the search over the whole plan space
 (`pipeline-stages=0`, what `loomc --cluster C --devices N` runs). Both are
 priced on the step `loomc --compile-to=autodiff` builds, by
 `dist-search-strategy` with `split-step=false`: the model the search ranks
-plans by (a micro-batch as 1/M of the batch), so that a grid of a hundred
+plans by (each micro-batch's ops at its own shapes, the rest of it 1/M of
+the batch's), so that a grid of a hundred
 configs on GPT-3 175B takes minutes, not hours (loomc splits the step into
 the micro-batches of the chosen plan and prices it again, docs/Search.md,
 "The plan space").
@@ -85,8 +86,8 @@ def price(step, cluster, workdir, **options):
     """The search's plan for `step` under these pass options (None when no
     plan fits or the config is refused): `dist-search-strategy` with
     `split-step=false`, so that every plan, the automatic one included, is
-    priced as the search ranks plans (a micro-batch as 1/M of the batch)
-    without splitting the step for each."""
+    priced as the search ranks plans (a micro-batch's ops at its own
+    shapes) without splitting the step for each."""
     out = Path(workdir) / "searched.mlir"
     option_text = " ".join(f"{k.replace('_', '-')}={v}"
                            for k, v in options.items())

@@ -11,8 +11,8 @@
     bounds that prune the whole-space search), on small models and
     clusters. The micro-batches are fixed (`--micro-batches 4`: the step is
     split before the search, so every candidate is priced on the step that
-    runs); when the search chooses them it ranks the counts by the
-    1/M-of-the-batch estimate (docs/Search.md, "The plan space").
+    runs); when the search chooses them it ranks the counts by its estimate
+    of the unsplit step (docs/Search.md, "The plan space").
 (iii) Flags keep meaning "constrain to this": `--mesh` and a parallel
     config's mesh give plans without a pipeline over all the devices.
 """

@@ -5,10 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // Per-layer costs of an intra-stage plan for the stage assignment, and the
-// `dist.pipeline` attribute. A micro-batch carries 1/M of the batch, so its
-// compute, reshards and activations are the whole-batch figures over M (the
-// cost model is linear in the batch); gradient synchronization, parameters
-// and optimizer states do not shrink.
+// `dist.pipeline` attribute. A micro-batch's compute is priced at its own
+// shapes (StrategyCostGraphBuilder::getMicroBatchCompute): the cost model is
+// not linear in the batch (a GEMM's weights are read whatever the batch, a
+// calibrated GEMM runs small products below peak). Its reshards,
+// activations and transients are the whole-batch figures over M (the
+// redistribution planner's prices are close to linear in the bytes at
+// these sizes); gradient synchronization, parameters and optimizer states
+// do not shrink.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,12 +77,17 @@ pipeline::StageProblem mlir::loom::dist::getStageProblem(
     unsigned candidate = choice[index];
     const CandidateCost &cost = node.costs[candidate];
     pipeline::LayerCost &piece = pieceOf(index);
-    // getNodeCost prices the outer choice's micro-batches; this step has
-    // `microBatches` (ZeRO-2/3 reduce-scatter once per micro-batch).
-    double total = builder.getNodeCost(index, candidate, outer) -
-                   cost.getSyncSeconds(outer.zeroStage, outer.microBatches);
-    piece.forwardSeconds += cost.forwardSeconds * perMicro;
-    piece.backwardSeconds += (total - cost.forwardSeconds) * perMicro;
+    // The compute at the micro-batch's own shapes; the reshards and the
+    // optimizer update at 1/M of the step's (an update runs once per step,
+    // spread here over its micro-batches as before).
+    MicroBatchCompute compute =
+        builder.getMicroBatchCompute(index, candidate, microBatches);
+    double recomputed =
+        outer.recompute && node.layer >= 0 ? compute.forwardSeconds : 0;
+    piece.forwardSeconds += compute.forwardSeconds;
+    piece.backwardSeconds +=
+        compute.followerSeconds + recomputed +
+        (cost.reshardSeconds + cost.updateSeconds) * perMicro;
     piece.stepSeconds += cost.getSyncSeconds(outer.zeroStage, microBatches);
     piece.stateBytes +=
         cost.getParameterBytes(outer.zeroStage) +

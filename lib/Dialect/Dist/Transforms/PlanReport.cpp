@@ -364,10 +364,10 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
     if (config && time && searched && priced && searched.getValueAsDouble() > 0)
       os << llvm::formatv(
           "Closest hand config: {0}, {1} per step, {2:F1}% slower than the "
-          "searched plan's {3} (both as the search ranks plans, a "
-          "micro-batch as 1/M of the batch; best of {4} Megatron-style "
-          "configs: t in 1, 2, 4, 8 inside a node, p, d, one sample per "
-          "micro-batch)\n",
+          "searched plan's {3} (both as the search ranks plans, "
+          "before the step is split into micro-batches; best of {4} "
+          "Megatron-style configs: t in 1, 2, 4, 8 inside a node, p, d, "
+          "one sample per micro-batch)\n",
           config.getValue(), formatTime(time.getValueAsDouble()),
           100 * (time.getValueAsDouble() / searched.getValueAsDouble() - 1),
           formatTime(searched.getValueAsDouble()), priced.getInt());

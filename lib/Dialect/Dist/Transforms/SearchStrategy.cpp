@@ -219,8 +219,9 @@ private:
   /// search found (infinite when none): what a split pipelined plan must
   /// beat.
   double bestFlatStepTime = kInfiniteCost;
-  /// The best plan's step as the first search priced it (a micro-batch as
-  /// 1/M of the batch), what hand configs are compared with.
+  /// The best plan's step as the first search priced it (the step not yet
+  /// split: a micro-batch's ops priced at its shapes by getStageProblem),
+  /// what hand configs are compared with.
   double firstStepTime = kInfiniteCost;
 };
 } // namespace
@@ -490,6 +491,7 @@ LogicalResult SearchStrategyPass::search() {
     skipReasons.push_back(text);
   };
   std::string smallestMesh;
+  std::shared_ptr<const BatchDims> batchDims;
   // Why the user's micro-batch count ruled meshes out, for the error when
   // nothing is left.
   std::string microNote;
@@ -600,6 +602,14 @@ LogicalResult SearchStrategyPass::search() {
     auto fixedPtr = std::make_unique<FixedStrategies>(std::move(*fixed));
     auto builder = std::make_unique<StrategyCostGraphBuilder>(
         func, *costModel, *fixedPtr, dataParallelAxes);
+    // Pipelined meshes price micro-batches at their shapes, from the
+    // step's batch dims: analyzed once for all of them (a step split
+    // already, the follow-up search's, needs none).
+    if (stages > 1 && flatMicroBatches == 1) {
+      if (!batchDims)
+        batchDims = std::make_shared<const BatchDims>(BatchDims::analyze(func));
+      builder->setBatchDims(batchDims);
+    }
     if (failed(builder->analyzeNodes()))
       return failure();
     knownLayers = builder->hasLayers() ? builder->getNumLayers() : 0;
@@ -1398,9 +1408,10 @@ LogicalResult SearchStrategyPass::searchFittingLiveness() {
 /// into M, and it is searched again under the chosen stages and
 /// micro-batches, so that every op of the new step has its strategy.
 ///
-/// The first search priced a micro-batch as 1/M of the batch; the split
-/// step prices each of the M copies of an op at its own shapes, with its
-/// own latencies, which can cost more. When the split plan then loses to
+/// The first search priced a micro-batch's ops at its shapes on the unsplit
+/// step; the split step prices each of the M copies of an op on its own,
+/// with what the split adds (each micro-batch's gradients accumulated, a
+/// reshard per copy), which can cost more. When the split plan then loses to
 /// the best plan without a pipeline (`bestFlatStepTime`), that plan is
 /// taken instead: the step goes back to one micro-batch and is searched
 /// without stages, so the whole space never returns a worse plan than the

@@ -41,6 +41,7 @@
 #include "loom/Analysis/Strategy/OpLayouts.h"
 #include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Interfaces/CostOpInterface.h"
 #include "loom/Interfaces/ShardingRuleOpInterface.h"
 
@@ -563,6 +564,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
             op, rule, candidate, *layouts, model, globalForwardSeconds,
             cost.followerSeconds, parallelism)) {
       cost.forwardSeconds = ring->forwardSeconds;
+      cost.forwardFromGlobal = true;
       cost.reshardSeconds += ring->commSeconds;
     }
     cost.transientBytes = followerResultBytes / parallelism;
@@ -713,6 +715,7 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
         for (size_t dim = 0; dim < shape.size(); ++dim)
           blocks *= layout.getNumBlocks(mesh, dim);
         cost.followerSeconds += time / blocks;
+        cost.updateSeconds += time / blocks;
         cost.optimizerBytes += states * bytes;
         cost.zeroOptimizerBytes += states * bytes / zeroSize;
       }
@@ -721,8 +724,10 @@ LogicalResult StrategyCostGraphBuilder::analyzeNode(unsigned index) {
     for (auto [update, time] : updates) {
       auto arg = dyn_cast<BlockArgument>(update->getOperand(0));
       if (!arg || parameterOwner.lookup(arg.getArgNumber()) != index ||
-          !llvm::is_contained(op->getOperands(), update->getOperand(0)))
+          !llvm::is_contained(op->getOperands(), update->getOperand(0))) {
         cost.followerSeconds += time / parallelism;
+        cost.updateSeconds += time / parallelism;
+      }
     }
 
     for (auto [result, layout] :
@@ -867,6 +872,136 @@ void StrategyCostGraphBuilder::analyzeEdges() {
                           << " edges, planner " << planner->getNumSearches()
                           << " searches, " << planner->getNumCacheHits()
                           << " cache hits\n");
+}
+
+MicroBatchCompute
+StrategyCostGraphBuilder::getMicroBatchCompute(unsigned node,
+                                               unsigned candidate,
+                                               int64_t microBatches) const {
+  const CandidateCost &cost = nodes[node].costs[candidate];
+  // A step split already (the follow-up search of a pipelined plan) has
+  // one copy of each op per micro-batch, at its shapes: the stage problem
+  // takes 1/M of their sum, one micro-batch's. Each copy is split further
+  // into the remaining M / (the step's count) pieces.
+  if (stepMicroBatches == 0)
+    stepMicroBatches = getMicroBatchCount(func);
+  double perMicro = 1.0 / double(std::max<int64_t>(microBatches, 1));
+  if (microBatches <= stepMicroBatches || microBatches % stepMicroBatches)
+    return {cost.forwardSeconds * perMicro,
+            (cost.followerSeconds - cost.updateSeconds) * perMicro};
+  int64_t pieces = microBatches / stepMicroBatches;
+  if (!batchDims)
+    batchDims = std::make_shared<const BatchDims>(BatchDims::analyze(func));
+  if (microRepresentative.empty()) {
+    // Nodes of identical layers share a signature and batch dims, and so
+    // their micro-batch prices.
+    std::map<std::string, unsigned> first;
+    for (auto [index, searchNode] : llvm::enumerate(nodes)) {
+      std::string key = searchNode.signature + "|batch:";
+      for (Value value : searchNode.op->getOperands()) {
+        auto type = dyn_cast<RankedTensorType>(value.getType());
+        for (int64_t d = 0; type && d < type.getRank(); ++d)
+          key += batchDims->isBatchDim(value, d) ? 'b' : '.';
+        key += ',';
+      }
+      microRepresentative.push_back(first.try_emplace(key, index).first->second);
+    }
+  }
+  unsigned representative = microRepresentative[node];
+  if (microCache.empty())
+    microCache.resize(nodes.size());
+  auto &perCandidate = microCache[representative];
+  if (perCandidate.empty())
+    perCandidate.resize(nodes[representative].candidates.size());
+  auto &priced = perCandidate[candidate];
+  auto it = llvm::find_if(priced, [&](const auto &entry) {
+    return entry.first == pieces;
+  });
+  if (it == priced.end()) {
+    priced.emplace_back(pieces,
+                        priceMicroBatch(representative, candidate, pieces));
+    it = std::prev(priced.end());
+  }
+  double copies = double(stepMicroBatches);
+  return {it->second.forwardSeconds / copies,
+          it->second.followerSeconds / copies};
+}
+
+MicroBatchCompute
+StrategyCostGraphBuilder::priceMicroBatch(unsigned node, unsigned candidate,
+                                          int64_t microBatches) const {
+  const SearchNode &searchNode = nodes[node];
+  const CandidateCost &cost = searchNode.costs[candidate];
+  const FactorAxes &axes = searchNode.candidates[candidate];
+  const Mesh &mesh = model.getMesh();
+  double perMicro = 1.0 / double(microBatches);
+  // The analysis priced every op already, so pricing the same op at
+  // smaller shapes succeeds; where it does not, 1/M of the batch's.
+  auto seconds = [&](Operation *op,
+                     const OpShapes &shapes) -> std::optional<double> {
+    auto costOp = dyn_cast<CostOpInterface>(op);
+    if (!costOp)
+      return 0.0;
+    ValueOrError<double> time =
+        model.getComputeSeconds(costOp.getCost(shapes), getComputeTypeName(op));
+    if (!time)
+      return std::nullopt;
+    return *time;
+  };
+  MicroBatchCompute linear{cost.forwardSeconds * perMicro,
+                           (cost.followerSeconds - cost.updateSeconds) *
+                               perMicro};
+  int64_t parallelism = getParallelism(mesh, axes);
+  Operation *op = searchNode.op;
+  std::optional<OpShapes> global =
+      batchDims->getMicroBatchShapes(op, microBatches);
+  if (!global)
+    return linear;
+  MicroBatchCompute priced;
+  if (cost.forwardFromGlobal) {
+    std::optional<double> time = seconds(op, *global);
+    if (!time)
+      return linear;
+    priced.forwardSeconds = *time / double(parallelism);
+  } else {
+    OpShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
+    ValueOrError<OpLayouts> layouts = deriveOpLayouts(rule, mesh, axes);
+    if (!layouts)
+      return linear;
+    OpShapes local;
+    auto localize = [&](ArrayRef<SmallVector<int64_t>> shapes,
+                        ArrayRef<Layout> layoutsOf,
+                        SmallVector<SmallVector<int64_t>> &out) {
+      for (auto [shape, layout] : llvm::zip_equal(shapes, layoutsOf)) {
+        std::vector<int64_t> whole(shape.begin(), shape.end());
+        ValueOrError<std::vector<int64_t>> piece =
+            layout.getLocalShape(mesh, whole);
+        if (!piece)
+          return false;
+        out.emplace_back(piece->begin(), piece->end());
+      }
+      return true;
+    };
+    if (!localize(global->operands, layouts->operands, local.operands) ||
+        !localize(global->results, layouts->results, local.results))
+      return linear;
+    std::optional<double> time = seconds(op, local);
+    if (!time)
+      return linear;
+    priced.forwardSeconds = *time;
+  }
+  for (Operation *follower : followers.lookup(op)) {
+    if (isOptimizerUpdate(follower))
+      continue;
+    std::optional<OpShapes> shapes =
+        batchDims->getMicroBatchShapes(follower, microBatches);
+    std::optional<double> time =
+        shapes ? seconds(follower, *shapes) : std::nullopt;
+    if (!time)
+      return linear;
+    priced.followerSeconds += *time / double(parallelism);
+  }
+  return priced;
 }
 
 double StrategyCostGraphBuilder::getNodeCost(unsigned node, unsigned candidate,

@@ -43,8 +43,10 @@ LayerGroups getLayerGroups(const StrategyCostGraphBuilder &builder);
 /// The stage-assignment problem of the intra-stage plan `choice` (one
 /// candidate per node) under `outer` with `microBatches` micro-batches:
 /// per layer, forward = its nodes' forward seconds, backward = their
-/// followers (plus the recomputed forward and the reshards), edges split
-/// evenly between the two, all over `microBatches`; once-per-step = the
+/// followers (plus the recomputed forward and the reshards), both priced at
+/// one micro-batch's shapes (StrategyCostGraphBuilder::getMicroBatchCompute),
+/// with the reshards, optimizer updates and edges (split evenly between
+/// forward and backward) at 1/`microBatches` of the step's; once-per-step = the
 /// gradient synchronization; state = parameters, gradients, optimizer
 /// states and the transients of one micro-batch; activations = one
 /// micro-batch's. `p2pSeconds` prices one micro-batch's layer input over

@@ -34,11 +34,13 @@
 #include "loom/Analysis/Cost/ClusterCostModel.h"
 #include "loom/Analysis/Search/CostGraph.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
+#include "loom/Dialect/Dist/Transforms/MicroBatchShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlir::loom::dist {
@@ -66,6 +68,13 @@ struct CandidateCost {
   /// Forward op at local shapes, and its followers.
   double forwardSeconds = 0;
   double followerSeconds = 0;
+  /// The part of followerSeconds that is optimizer updates: once per step,
+  /// whatever the micro-batches (StrategyCostGraphBuilder::
+  /// getMicroBatchCompute leaves it out).
+  double updateSeconds = 0;
+  /// Whether forwardSeconds is the op's global time over the candidate's
+  /// parallelism (ring attention) rather than its time at local shapes.
+  bool forwardFromGlobal = false;
   /// Reshards of data inputs and returned values this node needs.
   double reshardSeconds = 0;
   /// Gradient synchronization of the parameters this node owns: all-reduce,
@@ -160,6 +169,17 @@ struct SearchEdge {
   std::shared_ptr<const std::vector<double>> cost;
 };
 
+/// The compute of one candidate of one node on one micro-batch, priced at
+/// the micro-batch's shapes.
+struct MicroBatchCompute {
+  /// The forward op at its local micro-batch shapes.
+  double forwardSeconds = 0;
+  /// Its followers other than optimizer updates at the micro-batch's global
+  /// shapes over the candidate's parallelism (as CandidateCost prices them
+  /// at the whole batch's).
+  double followerSeconds = 0;
+};
+
 /// Cache statistics of one analysis: how many node cost vectors and edge
 /// matrices were reused by signature.
 struct SearchCacheStats {
@@ -222,6 +242,26 @@ public:
   double getNodeTransientBytes(unsigned node, unsigned candidate,
                                const StrategyChoice &choice) const;
 
+  /// Candidate `candidate` of `node` on one of `microBatches` micro-batches,
+  /// each op priced at the micro-batch's shapes (MicroBatchShapes.h), not
+  /// at 1/M of the batch's: a GEMM's weights do not shrink with the
+  /// micro-batch, and a calibrated GEMM curve runs small products below
+  /// peak. Falls back to 1/M of the batch's figures where a batch dim does
+  /// not divide. A step split into K micro-batches already has K copies of
+  /// each op: each copy is priced split into M / K pieces and counts 1/K
+  /// (with M = K, 1/M of the node's own figures, one copy's share of the
+  /// stage problem's sum). Computed on first use and cached per
+  /// (signature, batch dims, candidate, M), so identical layers price
+  /// once. Valid after analyzeNodes.
+  MicroBatchCompute getMicroBatchCompute(unsigned node, unsigned candidate,
+                                         int64_t microBatches) const;
+
+  /// The step's batch dims, when the caller analyzed them already (they
+  /// depend on the step alone, so a search shares them across its meshes).
+  void setBatchDims(std::shared_ptr<const BatchDims> dims) {
+    batchDims = std::move(dims);
+  }
+
   const std::vector<SearchNode> &getNodes() const { return nodes; }
   const std::vector<SearchEdge> &getEdges() const { return edges; }
   const SearchCacheStats &getCacheStats() const { return stats; }
@@ -243,6 +283,8 @@ public:
 private:
   LogicalResult analyzeNode(unsigned index);
   std::string getSignature(Operation *op) const;
+  MicroBatchCompute priceMicroBatch(unsigned node, unsigned candidate,
+                                    int64_t microBatches) const;
 
   func::FuncOp func;
   const ClusterCostModel &model;
@@ -263,6 +305,21 @@ private:
   /// The largest transient no plan avoids inside the layers: max over
   /// layer nodes of their smallest transientBytes + resultGradientBytes.
   double transientFloor = 0;
+
+  /// Micro-batch pricing, on first use: the batch dims of the step, per
+  /// node the first node with its signature and batch dims, and the
+  /// priced (representative, candidate, M).
+  mutable std::shared_ptr<const BatchDims> batchDims;
+  /// The micro-batches the step is split into already (getMicroBatchCount;
+  /// 0 until asked).
+  mutable int64_t stepMicroBatches = 0;
+  mutable std::vector<unsigned> microRepresentative;
+  /// [representative][candidate]: (pieces, price) pairs, a few per
+  /// candidate (the stage problem asks once per schedule and chunk count,
+  /// so lookups must be cheap).
+  mutable std::vector<std::vector<
+      llvm::SmallVector<std::pair<int64_t, MicroBatchCompute>, 2>>>
+      microCache;
 };
 
 /// The first integer component of a dotted parameter name
