@@ -555,7 +555,8 @@ constexpr bool isAppliedPassOptions =
     std::is_same_v<T, SliceMicroBatchesPassOptions> ||
     std::is_same_v<T, dist::SearchStrategyPassOptions> ||
     std::is_same_v<T, dist::AssignStagesPassOptions> ||
-    std::is_same_v<T, dist::PartitionPipelineOptions>;
+    std::is_same_v<T, dist::PartitionPipelineOptions> ||
+    std::is_same_v<T, dist::BucketGradientReductionsPassOptions>;
 
 /// Sets `passOptions.*member` to `value` when the user gave it: the value of
 /// a `Text`, `Integer` or `Real` option, `true` for a `Switch`.
@@ -731,8 +732,11 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
   }
   // The emitted program evaluates with a forward-only entry cut out of the
   // partitioned step (docs/Codegen.md, "Evaluation").
-  if (options.compileTo >= Phase::Codegen)
-    dist::buildCodegenPipeline(pm);
+  if (options.compileTo >= Phase::Codegen) {
+    dist::BucketGradientReductionsPassOptions buckets;
+    applyTableOptions(options, buckets);
+    dist::buildCodegenPipeline(pm, buckets);
+  }
   if (options.timeline) {
     dist::WriteTimelinePassOptions timeline;
     timeline.cluster = options.cluster.value_or("host");

@@ -38,6 +38,7 @@
 #include "loom/Analysis/Layout/Layout.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/GradientBuckets.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/EntrySignature.h"
@@ -221,6 +222,19 @@ private:
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
 
+  /// Overlap (docs/Codegen.md, "Overlap"): a bucketed gradient reduction
+  /// (dist-bucket-gradient-reductions) starts without blocking where it
+  /// stands; returns false for any other all-reduce.
+  bool emitBucketStart(dist::AllReduceOp reduce);
+  /// Before the op that waits for buckets: waits for their reductions.
+  void emitBucketWaits(Operation *op);
+  /// After each op while reductions are in flight: lets MPI move them.
+  void emitProgress();
+  /// The step's gradient buckets, by number.
+  std::map<int64_t, dist::GradientBucket> buckets;
+  /// Bucketed reductions started and not yet waited at this point.
+  int64_t requestsInFlight = 0;
+
   /// The step's static memory plan.
   emit::StepArena arena;
   /// The op being emitted: allocate() takes its stage.
@@ -298,6 +312,8 @@ LogicalResult StepEmitter::emitDistOp(Operation *op) {
         return success();
       })
       .Case([&](dist::AllReduceOp reduce) {
+        if (emitBucketStart(reduce))
+          return success();
         unary(reduce, "allReduce",
               std::string(reduce.getKind() == dist::ReductionKind::Sum
                               ? "mpi::ReduceKind::Sum"
@@ -889,12 +905,49 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
     os << resultBuffer(i, v) << ".assign(" << name(v) << ", " << name(v)
        << " + " << numElements(v) << ");\n";
   }
+  // A bucket started and never waited is an error, not a leak.
+  if (!buckets.empty())
+    checked(ret, "comm.checkAllWaited()");
   os << "  return Status::success();\n";
   return success();
 }
 
+bool StepEmitter::emitBucketStart(dist::AllReduceOp reduce) {
+  std::optional<int64_t> bucket = dist::getBucket(reduce);
+  if (!bucket)
+    return false;
+  Value in = reduce.getInput(), out = reduce.getResult();
+  groupComment(reduce);
+  allocate(out);
+  std::string request = name(out) + "_request";
+  declare("mpi::Communicator::Request " + request + " = -1;");
+  os << "  // Gradient bucket " << *bucket
+     << ": its last gradient is ready; reduce while the backward goes on.\n";
+  checked(reduce, "comm.startAllReduce(" + data(in) + ", " + shape(in) + ", " +
+                      axes(reduce) + ", mpi::ReduceKind::Sum, " + data(out) +
+                      ", " + request + ")");
+  ++requestsInFlight;
+  return true;
+}
+
+void StepEmitter::emitBucketWaits(Operation *op) {
+  for (int64_t bucket : dist::getWaitedBuckets(op)) {
+    os << "  // Gradient bucket " << bucket << " is read from here on.\n";
+    for (dist::AllReduceOp reduce : buckets[bucket].reductions) {
+      checked(reduce, "comm.wait(" + name(reduce.getResult()) + "_request)");
+      --requestsInFlight;
+    }
+  }
+}
+
+void StepEmitter::emitProgress() {
+  if (requestsInFlight > 0)
+    os << "  LOOM_CHECK(comm.progress(), \"gradient buckets\");\n";
+}
+
 LogicalResult StepEmitter::emitTargetOp(Operation *op) {
   currentOp = op;
+  emitBucketWaits(op);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return emitReturn(ret);
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
@@ -910,6 +963,7 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
         call("host::roundToPrecision<T>(" + data(result) + ", " +
              std::to_string(numElements(result)) + ", host::CastTarget::" +
              castTarget(getElementTypeOrSelf(result.getType())) + ")");
+    emitProgress();
     return success();
   }
   return op->emitError() << "no host emission for '" << op->getName() << "'";
@@ -939,6 +993,7 @@ LogicalResult StepEmitter::emit() {
        << i << "]." << (arg.isInteger ? "ints" : "floats") << ".data(); // "
        << arg.name << "\n";
   }
+  buckets = dist::collectGradientBuckets(func);
   if (failed(emitBody()))
     return failure();
   os << "}\n\n";

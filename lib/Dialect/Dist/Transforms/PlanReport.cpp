@@ -271,6 +271,21 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
        << formatTime(plan.getCompute()) << " + communication "
        << formatTime(plan.getComm()) << " + bubble "
        << formatTime(plan.getBubble()) << "\n";
+  // How much of it the backward hides (docs/CostModel.md, "Overlapped
+  // gradient reduction").
+  if (auto overlap = module->getAttrOfType<DictionaryAttr>(kCommOverlapAttrName)) {
+    double sync = getNumber(overlap, "sync_s");
+    double exposed = getNumber(overlap, "exposed_s");
+    double hidden = sync - exposed;
+    os << "Exposed communication: "
+       << formatTime(plan.getComm() - hidden) << " of "
+       << formatTime(plan.getComm()) << " (data-parallel gradient reduction "
+       << formatTime(sync) << ", " << formatTime(hidden)
+       << " of it hidden behind the backward in "
+       << static_cast<int64_t>(getNumber(overlap, "buckets"))
+       << " buckets of " << getNumber(overlap, "bucket_cap_mb")
+       << " MiB); step with overlap: " << formatTime(step - hidden) << "\n";
+  }
   // The closest Megatron-style hand config (`hand-configs`), against the
   // searched plan as the same first search priced it.
   if (auto hand = module->getAttrOfType<DictionaryAttr>(kHandConfigAttrName)) {
