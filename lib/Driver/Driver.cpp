@@ -230,6 +230,11 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                                   *options.memoryLimitGiB > 0.0))
     error() << "--memory-limit: expected a finite value > 0 (GiB), found "
             << formatReal(*options.memoryLimitGiB);
+  if (options.bucketCapMB && !(std::isfinite(*options.bucketCapMB) &&
+                               *options.bucketCapMB >= 0.0))
+    error() << "--bucket-cap-mb: expected a finite value >= 0 (MiB; 0 "
+               "reduces gradients blocking), found "
+            << formatReal(*options.bucketCapMB);
   if (options.cluster && options.compileTo >= Phase::Sharding &&
       !options.devices && !options.mesh && !options.parallelConfig &&
       !options.strategy)

@@ -1,6 +1,8 @@
 // RUN: loom-opt %s -split-input-file -dist-bucket-gradient-reductions=bucket-cap-mb=0.0005 -dist-verify-partitioned | FileCheck %s
 // RUN: loom-opt %s -split-input-file -dist-bucket-gradient-reductions | FileCheck %s --check-prefix=DEFAULT
 // RUN: loom-opt %s -split-input-file -dist-bucket-gradient-reductions=bucket-cap-mb=0 | FileCheck %s --check-prefix=OFF
+// RUN: not loom-opt %s -split-input-file -dist-bucket-gradient-reductions=bucket-cap-mb=-1 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: bucket-cap-mb must be a non-negative number of MiB, got -1
 
 // Three 256-byte gradients in backward order g2, g1, g0 under a 524-byte
 // cap: g2 and g1 make bucket 0, whose reductions move to stand right after

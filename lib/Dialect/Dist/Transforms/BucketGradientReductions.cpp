@@ -35,6 +35,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Debug.h"
 
+#include <cmath>
+
 #define DEBUG_TYPE "dist-bucket-gradient-reductions"
 
 namespace mlir::loom::dist {
@@ -152,7 +154,7 @@ struct BucketGradientReductionsPass
   using BucketGradientReductionsPassBase::BucketGradientReductionsPassBase;
 
   void runOnOperation() override {
-    if (!(bucketCapMB >= 0)) {
+    if (!(bucketCapMB >= 0) || !std::isfinite(bucketCapMB)) {
       getOperation().emitError()
           << "bucket-cap-mb must be a non-negative number of MiB, got "
           << bucketCapMB;
