@@ -230,6 +230,11 @@ LogicalResult mlir::loom::checkOptions(const CompileOptions &options,
                                   *options.memoryLimitGiB > 0.0))
     error() << "--memory-limit: expected a finite value > 0 (GiB), found "
             << formatReal(*options.memoryLimitGiB);
+  if (options.bucketCapMB && !(std::isfinite(*options.bucketCapMB) &&
+                               *options.bucketCapMB >= 0.0))
+    error() << "--bucket-cap-mb: expected a finite value >= 0 (MiB; 0 "
+               "reduces gradients blocking), found "
+            << formatReal(*options.bucketCapMB);
   if (options.cluster && options.compileTo >= Phase::Sharding &&
       !options.devices && !options.mesh && !options.parallelConfig &&
       !options.strategy)
@@ -576,7 +581,8 @@ constexpr bool isAppliedPassOptions =
     std::is_same_v<T, InterleaveCopiesPassOptions> ||
     std::is_same_v<T, dist::SearchStrategyPassOptions> ||
     std::is_same_v<T, dist::AssignStagesPassOptions> ||
-    std::is_same_v<T, dist::PartitionPipelineOptions>;
+    std::is_same_v<T, dist::PartitionPipelineOptions> ||
+    std::is_same_v<T, dist::BucketGradientReductionsPassOptions>;
 
 /// Sets `passOptions.*member` to `value` when the user gave it: the value of
 /// a `Text`, `Integer` or `Real` option, `true` for a `Switch`.
@@ -755,8 +761,11 @@ LogicalResult mlir::loom::buildCompilerPipeline(const CompileOptions &options,
   }
   // The emitted program evaluates with a forward-only entry cut out of the
   // partitioned step (docs/Codegen.md, "Evaluation").
-  if (options.compileTo >= Phase::Codegen)
-    dist::buildCodegenPipeline(pm);
+  if (options.compileTo >= Phase::Codegen) {
+    dist::BucketGradientReductionsPassOptions buckets;
+    applyTableOptions(options, buckets);
+    dist::buildCodegenPipeline(pm, buckets);
+  }
   if (options.timeline) {
     dist::WriteTimelinePassOptions timeline;
     timeline.cluster = options.cluster.value_or("host");

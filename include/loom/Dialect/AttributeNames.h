@@ -62,6 +62,10 @@ inline constexpr llvm::StringLiteral kLayoutAttrName = "dist.layout";
 inline constexpr llvm::StringLiteral kPlanAttrName = "dist.plan";
 /// The search's memory breakdown, for reports.
 inline constexpr llvm::StringLiteral kMemoryAttrName = "dist.memory";
+/// The plan's data-parallel gradient reductions against the backward that
+/// hides them (`sync_s`, `exposed_s`, `buckets`, `bucket_cap_mb`;
+/// docs/CostModel.md, "Overlapped gradient reduction"), for reports.
+inline constexpr llvm::StringLiteral kCommOverlapAttrName = "dist.comm_overlap";
 /// How the search fitted its memory limit by liveness (`fit-liveness`).
 inline constexpr llvm::StringLiteral kMemoryFitAttrName = "dist.memory_fit";
 /// The Megatron-style hand config closest to the searched plan
@@ -77,6 +81,13 @@ inline constexpr llvm::StringLiteral kClusterAttrName = "dist.cluster";
 inline constexpr llvm::StringLiteral kPipelineAttrName = "dist.pipeline";
 /// The pipeline stage of an op or result.
 inline constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
+/// On a data-parallel gradient `dist.all_reduce`: the bucket it belongs to
+/// (`dist-bucket-gradient-reductions`). A target may start the reduction
+/// without blocking where the op stands (after the bucket's last gradient).
+inline constexpr llvm::StringLiteral kBucketAttrName = "dist.bucket";
+/// On the first op that reads a result of a bucket: the buckets (an i64
+/// array) whose reductions must be complete before it runs.
+inline constexpr llvm::StringLiteral kWaitBucketsAttrName = "dist.wait_buckets";
 
 //===----------------------------------------------------------------------===//
 // Argument names of @train_step (values of `loom.name`)

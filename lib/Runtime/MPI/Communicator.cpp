@@ -23,6 +23,11 @@
 //    folded in group index order in T arithmetic, exactly as the interpreter
 //    does; see CommunicatorOptions::gatherReduceMaxBytes for the two
 //    schedules.
+// 5. non-blocking all-reduces (startAllReduce / progress / wait) move the
+//    same blocks as the blocking schedules, as point-to-point messages on a
+//    duplicate of the group's communicator tagged by the group's start
+//    sequence (so requests may complete in any order), and fold them in
+//    group index order in the same code: the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +54,10 @@ template <> MPI_Datatype datatypeOf<int64_t>() { return MPI_INT64_T; }
 /// Tags of the point-to-point traffic inside a group communicator; user
 /// tags of send/recv live on the base communicator and never meet them.
 constexpr int kPermuteTag = 1;
+/// Non-blocking collectives tag their two rounds 2 s and 2 s + 1 by their
+/// start sequence s modulo this (MPI guarantees tags up to 32767), so that
+/// this many requests of one group may be in flight at once.
+constexpr int64_t kAsyncTagCycle = 16000;
 
 /// Copies `src`, viewed as [a][b][inner], to `dst` as [b][a][inner]. Packs
 /// the n pieces along a dim into consecutive blocks (a = outer, b = n) and
@@ -162,14 +171,55 @@ Status Communicator::create(const DeviceMesh &mesh,
   return Status::success();
 }
 
+/// A non-blocking all-reduce in flight. Type-erased: `fold` is the
+/// blocking schedule's fold for the element type.
+struct Communicator::AsyncReduce {
+  std::string what;
+  Group *group = nullptr;
+  MPI_Datatype type;
+  size_t elementSize = 0;
+  void (*fold)(const void *blocks, int64_t n, int64_t count, ReduceKind kind,
+               void *dst) = nullptr;
+  ReduceKind kind = ReduceKind::Sum;
+  int64_t count = 0;
+  /// Two rounds (chunks folded per member, then gathered) or one (every
+  /// tensor gathered and folded), as allReduce chooses.
+  bool chunked = false;
+  /// 0: first round in flight; 1: second round in flight (chunked);
+  /// 2: every transfer done.
+  int round = 0;
+  int tag = 0;
+  unsigned char *out = nullptr;
+  /// The operand's copy, the received blocks, and this member's folded
+  /// chunk (chunked).
+  std::vector<unsigned char> sent, received, folded;
+  std::vector<int> counts, displs;
+  std::vector<MPI_Request> requests;
+};
+
+namespace {
+template <typename T>
+void foldErased(const void *blocks, int64_t n, int64_t count, ReduceKind kind,
+                void *dst) {
+  fold(static_cast<const T *>(blocks), n, count, kind, static_cast<T *>(dst));
+}
+} // namespace
+
 Communicator::~Communicator() {
   // Errors cannot be reported from here; a program that cares calls
-  // waitSends() first.
+  // waitSends() and waits its requests first. The peers posted the
+  // matching transfers (they run the same program), so these complete.
   for (auto &pending : pendingSends)
     MPI_Wait(&pending->request, MPI_STATUS_IGNORE);
-  for (auto &[axes, group] : groups)
+  for (auto &[id, reduce] : inFlight)
+    MPI_Waitall(static_cast<int>(reduce->requests.size()),
+                reduce->requests.data(), MPI_STATUSES_IGNORE);
+  for (auto &[axes, group] : groups) {
+    if (group.async != MPI_COMM_NULL)
+      MPI_Comm_free(&group.async);
     if (group.comm != MPI_COMM_NULL)
       MPI_Comm_free(&group.comm);
+  }
   if (base != MPI_COMM_NULL)
     MPI_Comm_free(&base);
 }
@@ -598,6 +648,183 @@ Status Communicator::broadcast(const T *in, const Shape &shape,
 }
 
 //===----------------------------------------------------------------------===//
+// Non-blocking all-reduce
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+Status Communicator::startAllReduce(const T *in, const Shape &shape,
+                                    const AxisList &axes, ReduceKind kind,
+                                    T *out, Request &request) {
+  LOOM_RETURN_IF_FAILED(contract().allReduce(shape, axes, kind));
+  std::string what = "non-blocking " + CollectiveContract::describe(kind, axes);
+  Group *group = nullptr;
+  LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
+  int64_t n = group->size;
+  int64_t count = product(shape, 0, shape.size());
+  auto reduce = std::make_unique<AsyncReduce>();
+  reduce->what = what;
+  reduce->group = group;
+  reduce->type = datatypeOf<T>();
+  reduce->elementSize = sizeof(T);
+  reduce->fold = &foldErased<T>;
+  reduce->kind = kind;
+  reduce->count = count;
+  reduce->out = reinterpret_cast<unsigned char *>(out);
+  request = nextRequest++;
+  if (n == 1) {
+    std::memmove(out, in, sizeof(T) * count);
+    reduce->round = 2;
+    inFlight.emplace(request, std::move(reduce));
+    return Status::success();
+  }
+  LOOM_RETURN_IF_FAILED(verifyCall(*group, what, signatureOf<T>(what, shape)));
+  if (group->async == MPI_COMM_NULL) {
+    LOOM_MPI_CHECK(what, MPI_Comm_dup, group->comm, &group->async);
+    LOOM_MPI_CHECK(what, MPI_Comm_set_errhandler, group->async,
+                   MPI_ERRORS_RETURN);
+  }
+  reduce->tag = static_cast<int>(2 * (group->started++ % kAsyncTagCycle));
+  // The operand is copied so that the caller may reuse its buffer at once
+  // (the static memory plan frees it at the start).
+  reduce->sent.assign(reinterpret_cast<const unsigned char *>(in),
+                      reinterpret_cast<const unsigned char *>(in + count));
+  const T *sent = reinterpret_cast<const T *>(reduce->sent.data());
+  int64_t index = group->index;
+  MPI_Datatype type = reduce->type;
+  auto post = [&](int64_t peer, const T *send, int sendCount, T *recv,
+                  int recvCount) -> Status {
+    MPI_Request pair[2];
+    LOOM_MPI_CHECK(what, MPI_Irecv, recv, recvCount, type,
+                   static_cast<int>(peer), reduce->tag, group->async, &pair[0]);
+    LOOM_MPI_CHECK(what, MPI_Isend, send, sendCount, type,
+                   static_cast<int>(peer), reduce->tag, group->async, &pair[1]);
+    reduce->requests.push_back(pair[0]);
+    reduce->requests.push_back(pair[1]);
+    return Status::success();
+  };
+  int64_t bytes = count * static_cast<int64_t>(sizeof(T));
+  if (bytes <= options.gatherReduceMaxBytes) {
+    // One round, as allReduce: every member's tensor to every member.
+    reduce->received.resize(sizeof(T) * count * n);
+    T *all = reinterpret_cast<T *>(reduce->received.data());
+    std::memcpy(all + index * count, sent, sizeof(T) * count);
+    for (int64_t p = 0; p < n; ++p)
+      if (p != index)
+        LOOM_RETURN_IF_FAILED(post(p, sent, static_cast<int>(count),
+                                   all + p * count, static_cast<int>(count)));
+  } else {
+    // Round one of two, as allReduce: chunk p of every tensor to member p.
+    reduce->chunked = true;
+    reduce->counts.resize(n);
+    reduce->displs.resize(n);
+    for (int64_t c = 0, at = 0; c < n; ++c) {
+      reduce->counts[c] = static_cast<int>(count / n + (c < count % n ? 1 : 0));
+      reduce->displs[c] = static_cast<int>(at);
+      at += reduce->counts[c];
+    }
+    int mine = reduce->counts[index];
+    reduce->received.resize(sizeof(T) * mine * n);
+    reduce->folded.resize(sizeof(T) * mine);
+    T *chunks = reinterpret_cast<T *>(reduce->received.data());
+    std::memcpy(chunks + index * mine, sent + reduce->displs[index],
+                sizeof(T) * mine);
+    for (int64_t p = 0; p < n; ++p)
+      if (p != index)
+        LOOM_RETURN_IF_FAILED(post(p, sent + reduce->displs[p],
+                                   reduce->counts[p], chunks + p * mine, mine));
+  }
+  inFlight.emplace(request, std::move(reduce));
+  return Status::success();
+}
+
+Status Communicator::advance(AsyncReduce &reduce, bool block) {
+  if (reduce.round == 2)
+    return Status::success();
+  int done = 1;
+  int active = static_cast<int>(reduce.requests.size());
+  if (block)
+    LOOM_MPI_CHECK(reduce.what, MPI_Waitall, active, reduce.requests.data(),
+                   MPI_STATUSES_IGNORE);
+  else
+    LOOM_MPI_CHECK(reduce.what, MPI_Testall, active, reduce.requests.data(),
+                   &done, MPI_STATUSES_IGNORE);
+  if (!done)
+    return Status::success();
+  reduce.requests.clear();
+  Group &group = *reduce.group;
+  int64_t n = group.size;
+  if (!reduce.chunked) {
+    reduce.fold(reduce.received.data(), n, reduce.count, reduce.kind,
+                reduce.out);
+    reduce.round = 2;
+    return Status::success();
+  }
+  if (reduce.round == 1) {
+    reduce.round = 2;
+    return Status::success();
+  }
+  // Round two: fold this member's chunk in group order and gather the
+  // folded chunks into `out`.
+  int64_t index = group.index;
+  int mine = reduce.counts[index];
+  size_t size = reduce.elementSize;
+  reduce.fold(reduce.received.data(), n, mine, reduce.kind,
+              reduce.folded.data());
+  std::memcpy(reduce.out + size * reduce.displs[index], reduce.folded.data(),
+              size * mine);
+  reduce.round = 1;
+  for (int64_t p = 0; p < n; ++p) {
+    if (p == index)
+      continue;
+    MPI_Request pair[2];
+    LOOM_MPI_CHECK(reduce.what, MPI_Irecv, reduce.out + size * reduce.displs[p],
+                   reduce.counts[p], reduce.type, static_cast<int>(p),
+                   reduce.tag + 1, group.async, &pair[0]);
+    LOOM_MPI_CHECK(reduce.what, MPI_Isend, reduce.folded.data(), mine,
+                   reduce.type, static_cast<int>(p), reduce.tag + 1,
+                   group.async, &pair[1]);
+    reduce.requests.push_back(pair[0]);
+    reduce.requests.push_back(pair[1]);
+  }
+  if (block)
+    return advance(reduce, block);
+  return Status::success();
+}
+
+Status Communicator::progress() {
+  for (auto &[id, reduce] : inFlight)
+    LOOM_RETURN_IF_FAILED(advance(*reduce, /*block=*/false));
+  return Status::success();
+}
+
+Status Communicator::wait(Request request) {
+  auto it = inFlight.find(request);
+  if (it == inFlight.end()) {
+    if (request < 0 || request >= nextRequest)
+      return Status::failure("wait: request #" + std::to_string(request) +
+                             " was never started");
+    return Status::failure("wait: request #" + std::to_string(request) +
+                           " was already waited");
+  }
+  Status status = advance(*it->second, /*block=*/true);
+  inFlight.erase(it);
+  return status;
+}
+
+Status Communicator::checkAllWaited() const {
+  if (inFlight.empty())
+    return Status::success();
+  std::string list;
+  for (const auto &[id, reduce] : inFlight)
+    list += (list.empty() ? "" : ", ") + std::string("#") + std::to_string(id) +
+            " (" + reduce->what + ")";
+  return Status::failure(std::to_string(inFlight.size()) +
+                         " non-blocking collective(s) started and never "
+                         "waited at the end of the step: " +
+                         list);
+}
+
+//===----------------------------------------------------------------------===//
 // Point to point
 //===----------------------------------------------------------------------===//
 
@@ -686,6 +913,8 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, Tag tag) {
                                             const AxisList &, int64_t, T *);   \
   template Status Communicator::allReduce<T>(                                  \
       const T *, const Shape &, const AxisList &, ReduceKind, T *);            \
+  template Status Communicator::startAllReduce<T>(                             \
+      const T *, const Shape &, const AxisList &, ReduceKind, T *, Request &); \
   template Status Communicator::reduceScatter<T>(                              \
       const T *, const Shape &, const AxisList &, int64_t, T *);               \
   template Status Communicator::allToAll<T>(                                   \

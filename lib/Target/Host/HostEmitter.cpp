@@ -40,6 +40,7 @@
 #include "loom/Analysis/Layout/Layout.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/GradientBuckets.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/EntrySignature.h"
@@ -212,6 +213,20 @@ private:
   void printCall(Operation *op, const KernelCall &call,
                  const std::string &callee,
                  std::vector<std::string> arguments) override;
+  /// Overlap (docs/Codegen.md, "Overlap"): a bucketed gradient reduction
+  /// (dist-bucket-gradient-reductions) starts without blocking where it
+  /// stands; returns false for any other all-reduce.
+  bool emitBucketStart(dist::AllReduceOp reduce);
+  /// Before the op that waits for buckets: waits for their reductions.
+  void emitBucketWaits(Operation *op);
+  /// After each op while reductions are in flight: lets MPI move them.
+  void emitProgress();
+  /// Rounds a bf16 or f16 result computed in T to its own type.
+  void emitRounding(Value result);
+  /// The step's gradient buckets, by number.
+  std::map<int64_t, dist::GradientBucket> buckets;
+  /// Bucketed reductions started and not yet waited at this point.
+  int64_t requestsInFlight = 0;
 
   /// The step's static memory plan.
   emit::StepArena arena;
@@ -346,27 +361,77 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
     os << resultBuffer(i, v) << ".assign(" << name(v) << ", " << name(v)
        << " + " << numElements(v) << ");\n";
   }
+  // A bucket started and never waited is an error, not a leak.
+  if (!buckets.empty())
+    checked(ret, "comm.checkAllWaited()");
   os << "  return Status::success();\n";
   return success();
 }
 
+bool StepEmitter::emitBucketStart(dist::AllReduceOp reduce) {
+  std::optional<int64_t> bucket = dist::getBucket(reduce);
+  if (!bucket)
+    return false;
+  Value in = reduce.getInput(), out = reduce.getResult();
+  groupComment(reduce);
+  allocate(out);
+  std::string request = name(out) + "_request";
+  declare("mpi::Communicator::Request " + request + " = -1;");
+  os << "  // Gradient bucket " << *bucket
+     << ": its last gradient is ready; reduce while the backward goes on.\n";
+  checked(reduce, "comm.startAllReduce(" + data(in) + ", " + shape(in) + ", " +
+                      axes(reduce) + ", mpi::ReduceKind::Sum, " + data(out) +
+                      ", " + request + ")");
+  ++requestsInFlight;
+  return true;
+}
+
+void StepEmitter::emitBucketWaits(Operation *op) {
+  for (int64_t bucket : dist::getWaitedBuckets(op)) {
+    os << "  // Gradient bucket " << bucket << " is read from here on.\n";
+    for (dist::AllReduceOp reduce : buckets[bucket].reductions) {
+      checked(reduce, "comm.wait(" + name(reduce.getResult()) + "_request)");
+      emitRounding(reduce.getResult());
+      --requestsInFlight;
+    }
+  }
+}
+
+void StepEmitter::emitRounding(Value result) {
+  // As the interpreter: a bf16 or f16 result is computed in T, then rounded
+  // once to its own type.
+  if (interp::isRoundedToLowPrecision(result))
+    call("host::roundToPrecision<T>(" + data(result) + ", " +
+         std::to_string(numElements(result)) + ", host::CastTarget::" +
+         castTarget(getElementTypeOrSelf(result.getType())) + ")");
+}
+
+void StepEmitter::emitProgress() {
+  if (requestsInFlight > 0)
+    os << "  LOOM_CHECK(comm.progress(), \"gradient buckets\");\n";
+}
+
 LogicalResult StepEmitter::emitTargetOp(Operation *op) {
   currentOp = op;
+  emitBucketWaits(op);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return emitReturn(ret);
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist" || dialect == "loom") {
+    // A bucketed gradient reduction only starts here; its result is
+    // rounded (if it is bf16 or f16) where it is waited for.
+    if (auto reduce = dyn_cast<dist::AllReduceOp>(op);
+        reduce && emitBucketStart(reduce)) {
+      emitProgress();
+      return success();
+    }
     if (failed(emitKernelCall(op)))
       return failure();
-    // As the interpreter: a bf16 or f16 result is computed in T, then
-    // rounded once to its own type.
     for (Value result : op->getResults())
-      if (interp::isRoundedToLowPrecision(result))
-        call("host::roundToPrecision<T>(" + data(result) + ", " +
-             std::to_string(numElements(result)) + ", host::CastTarget::" +
-             castTarget(getElementTypeOrSelf(result.getType())) + ")");
+      emitRounding(result);
+    emitProgress();
     return success();
   }
   return op->emitError() << "no host emission for '" << op->getName() << "'";
@@ -396,6 +461,7 @@ LogicalResult StepEmitter::emit() {
        << i << "]." << (arg.isInteger ? "ints" : "floats") << ".data(); // "
        << arg.name << "\n";
   }
+  buckets = dist::collectGradientBuckets(func);
   if (failed(emitBody()))
     return failure();
   os << "}\n\n";

@@ -646,6 +646,87 @@ void mismatchCase(Context &ctx, Checks &checks) {
   checks.expectOk(ctx.comm->waitSends(), "waitSends");
 }
 
+/// Non-blocking all-reduces against the blocking ones, bit for bit: every
+/// axis list and shape started before any is waited (so many requests of
+/// several groups are in flight at once), a blocking all-reduce and
+/// progress() in between, the operand overwritten right after its start
+/// (the request owns a copy), and the waits in reverse start order.
+template <typename T>
+void nonBlockingAllReduceCase(Context &ctx, Checks &checks, Communicator &comm,
+                              ReduceKind kind, const char *label) {
+  struct Started {
+    std::string what;
+    std::vector<T> expected, got;
+    Communicator::Request request = -1;
+  };
+  std::vector<Started> started;
+  for (const AxisList &axes : ctx.axisLists)
+    for (const Shape &shape :
+         {oddShape(), evenShape(ctx.mesh), Shape{7, 1, 13}, Shape{67, 129}}) {
+      Started call;
+      call.what = describeCall(label, axes, "", shape);
+      std::vector<T> input = tensorOf<T>(ctx.rank, shape, saltOf(call.what),
+                                         kind == ReduceKind::Max);
+      call.expected.resize(input.size());
+      checks.expectOk(
+          comm.allReduce(input.data(), shape, axes, kind, call.expected.data()),
+          "blocking " + call.what);
+      call.got.assign(input.size(), T(0));
+      checks.expectOk(comm.startAllReduce(input.data(), shape, axes, kind,
+                                          call.got.data(), call.request),
+                      "start " + call.what);
+      std::fill(input.begin(), input.end(), T(1));
+      started.push_back(std::move(call));
+    }
+  // A blocking collective on the same groups while the requests fly.
+  AxisList first{ctx.mesh.getAxes()[0].name};
+  double one = 1, sum = 0;
+  checks.expectOk(comm.allReduce(&one, Shape{}, first, ReduceKind::Sum, &sum),
+                  "blocking all_reduce among requests in flight");
+  checks.expectOk(comm.progress(), "progress");
+  if (comm.getNumInFlight() != started.size())
+    checks.fail("progress completed or dropped requests: " +
+                std::to_string(comm.getNumInFlight()) + " in flight, " +
+                std::to_string(started.size()) + " started");
+  for (auto it = started.rbegin(); it != started.rend(); ++it) {
+    checks.expectOk(comm.wait(it->request), "wait " + it->what);
+    checks.expectBits(it->got, it->expected, "non-blocking " + it->what);
+  }
+  checks.expectOk(comm.checkAllWaited(), "every request waited");
+}
+
+/// A wait on a request already waited or never started, and a request
+/// left in flight at the end of the step, are errors naming the request.
+void nonBlockingErrorsCase(Context &ctx, Checks &checks) {
+  Communicator &comm = *ctx.comm;
+  AxisList first{ctx.mesh.getAxes()[0].name};
+  std::vector<float> in(6, 1.0f), out(6);
+  Communicator::Request request = -1;
+  checks.expectFailure(comm.startAllReduce(in.data(), Shape{6}, {"nope"},
+                                           ReduceKind::Sum, out.data(),
+                                           request),
+                       "`nope` is not an axis of mesh", "start, unknown axis");
+  checks.expectOk(comm.startAllReduce(in.data(), Shape{6}, first,
+                                      ReduceKind::Sum, out.data(), request),
+                  "start");
+  checks.expectFailure(comm.checkAllWaited(),
+                       "1 non-blocking collective(s) started and never "
+                       "waited at the end of the step: #" +
+                           std::to_string(request) +
+                           " (non-blocking all_reduce sum over",
+                       "a request never waited");
+  checks.expectOk(comm.wait(request), "wait");
+  checks.expectFailure(comm.wait(request),
+                       "wait: request #" + std::to_string(request) +
+                           " was already waited",
+                       "waiting twice");
+  checks.expectFailure(comm.wait(request + 1000),
+                       "wait: request #" + std::to_string(request + 1000) +
+                           " was never started",
+                       "waiting on a request never started");
+  checks.expectOk(comm.checkAllWaited(), "nothing left in flight");
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -748,6 +829,15 @@ int main(int argc, char **argv) {
                        allReduceCase<T>(ctx, c, *ctx.chunked, ReduceKind::Max,
                                         "chunked all_reduce max");
                      }});
+    cases.push_back(
+        {"nonblocking_all_reduce" + suffix, [&](Checks &c) {
+           nonBlockingAllReduceCase<T>(ctx, c, *ctx.comm, ReduceKind::Sum,
+                                       "all_reduce sum");
+           nonBlockingAllReduceCase<T>(ctx, c, *ctx.chunked, ReduceKind::Sum,
+                                       "chunked all_reduce sum");
+           nonBlockingAllReduceCase<T>(ctx, c, *ctx.chunked, ReduceKind::Max,
+                                       "chunked all_reduce max");
+         }});
     cases.push_back({"reduce_scatter" + suffix,
                      [&](Checks &c) { reduceScatterCase<T>(ctx, c); }});
     cases.push_back(
@@ -766,6 +856,8 @@ int main(int argc, char **argv) {
   addTyped(int64_t());
   cases.push_back(
       {"invalid_calls", [&](Checks &c) { invalidCallsCase(ctx, c); }});
+  cases.push_back({"nonblocking_errors",
+                   [&](Checks &c) { nonBlockingErrorsCase(ctx, c); }});
   cases.push_back(
       {"mismatched_calls", [&](Checks &c) { mismatchCase(ctx, c); }});
 

@@ -175,6 +175,37 @@ public:
   /// Waits until every pending send has been delivered to MPI.
   Status waitSends();
 
+  /// A non-blocking collective in flight, from its start to its wait.
+  using Request = int64_t;
+
+  /// The non-blocking `dist.all_reduce` (data-parallel gradient buckets,
+  /// docs/Runtime.md, "Overlap"): posts the transfers and returns at once
+  /// with `request`; wait(request) completes it. The result is bit for bit
+  /// allReduce's: the same chunks, folded in group index order at the same
+  /// point of the schedule. `in` is copied at the start, so its buffer may
+  /// be reused at once; `out` belongs to the request until the wait (the
+  /// folded chunks may land in it earlier). Every member starts the
+  /// requests of one group in the same order (as it would call the blocking
+  /// collectives); requests of different groups and blocking collectives
+  /// may run in between.
+  template <typename T>
+  Status startAllReduce(const T *in, const Shape &shape, const AxisList &axes,
+                        ReduceKind kind, T *out, Request &request);
+  /// Completes `request`: afterwards `out` holds the reduction. Waiting on
+  /// a request twice, or on one never started, is an error.
+  Status wait(Request request);
+  /// Lets the requests in flight advance without blocking: tests their
+  /// transfers and posts the second round of a chunked all-reduce whose
+  /// first round has arrived (Open MPI moves data only inside MPI calls,
+  /// so emitted steps call this between ops while requests are in flight).
+  Status progress();
+  /// The end-of-step check: an error naming every request started and
+  /// never waited (a step that forgets a wait has a result it never
+  /// completed). The requests stay in flight.
+  Status checkAllWaited() const;
+  /// How many requests are in flight.
+  size_t getNumInFlight() const { return inFlight.size(); }
+
   /// Prints "loom: rank R: MESSAGE" to stderr and ends the whole job with
   /// MPI_Abort (exit status 1): for failures that may strike one rank only.
   [[noreturn]] void abort(const Status &status) const;
@@ -198,7 +229,15 @@ private:
     MPI_Comm comm = MPI_COMM_NULL;
     int size = 1;
     int index = 0;
+    /// A duplicate of `comm` for the point-to-point messages of
+    /// non-blocking collectives (created by the first one), so that their
+    /// tags never meet the blocking collectives' traffic.
+    MPI_Comm async = MPI_COMM_NULL;
+    /// Non-blocking collectives started on this group so far: the same
+    /// sequence on every member, from which their message tags follow.
+    int64_t started = 0;
   };
+  struct AsyncReduce;
 
   Communicator(const DeviceMesh &mesh, const CommunicatorOptions &options,
                MPI_Comm world, MPI_Comm base, int rank);
@@ -216,6 +255,9 @@ private:
   /// A Status for a failed MPI call.
   Status mpiFailure(const char *call, int code, const std::string &what) const;
   Status reapSends();
+  /// Posts the second round of a chunked non-blocking all-reduce once its
+  /// first round has arrived (`block`: wait for it rather than test).
+  Status advance(AsyncReduce &reduce, bool block);
   /// Scratch buffer `slot` (0: packed operand, 1: received blocks, 2: folded
   /// chunk) with room for `count` elements of T; contents are unspecified.
   template <typename T> T *scratch(int slot, int64_t count);
@@ -241,6 +283,9 @@ private:
     size_t bytes = 0;
   };
   Scratch scratchBuffers[3];
+  /// Non-blocking collectives started and not yet waited, by request.
+  std::map<Request, std::unique_ptr<AsyncReduce>> inFlight;
+  Request nextRequest = 0;
 };
 
 } // namespace loom::runtime::mpi

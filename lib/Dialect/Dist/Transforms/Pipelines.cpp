@@ -89,10 +89,14 @@ void mlir::loom::dist::buildPartitionPipeline(
   pm.addPass(createVerifyPartitionedPass());
 }
 
-void mlir::loom::dist::buildCodegenPipeline(OpPassManager &pm) {
+void mlir::loom::dist::buildCodegenPipeline(
+    OpPassManager &pm, const BucketGradientReductionsPassOptions &buckets) {
   // The forward-only entry the trainer evaluates with, cut out of the
   // partitioned step so that it reads the training state where it is.
   pm.addPass(createDeriveEvalStepPass());
+  // DDP's gradient buckets, so that targets overlap their reductions with
+  // the rest of the backward (after the eval step is cut: it has none).
+  pm.addPass(createBucketGradientReductionsPass(buckets));
   // The emitters' contract holds for the new entry too.
   pm.addPass(createVerifyPartitionedPass());
 }

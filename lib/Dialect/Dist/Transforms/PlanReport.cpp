@@ -33,6 +33,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -353,6 +354,26 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
          << formatTime(hidden.getValueAsDouble())
          << " could overlap another copy's compute (not subtracted: no "
             "backend overlaps collectives yet)\n";
+  }
+  // How much of it the backward hides (docs/CostModel.md, "Overlapped
+  // gradient reduction").
+  if (auto overlap =
+          module->getAttrOfType<DictionaryAttr>(kCommOverlapAttrName)) {
+    double sync = getNumber(overlap, "sync_s");
+    double exposed = getNumber(overlap, "exposed_s");
+    double hidden = sync - exposed;
+    double capMB = getNumber(overlap, "bucket_cap_mb");
+    std::string cap = capMB == std::floor(capMB)
+                          ? std::to_string(static_cast<int64_t>(capMB))
+                          : llvm::formatv("{0:F3}", capMB).str();
+    os << "Exposed communication: "
+       << formatTime(plan.getComm() - hidden) << " of "
+       << formatTime(plan.getComm()) << " (data-parallel gradient reduction "
+       << formatTime(sync) << ", " << formatTime(hidden)
+       << " of it hidden behind the backward in "
+       << static_cast<int64_t>(getNumber(overlap, "buckets"))
+       << " buckets of " << cap
+       << " MiB); step with overlap: " << formatTime(step - hidden) << "\n";
   }
   // The closest Megatron-style hand config (`hand-configs`), against the
   // searched plan as the same first search priced it.

@@ -48,8 +48,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/ClusterSpec.h"
-#include "loom/Analysis/Cost/MultiCopy.h"
+#include "loom/Analysis/Cost/GradientOverlap.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
+#include "loom/Analysis/Cost/MultiCopy.h"
 #include "loom/Analysis/Strategy/ShardingSpec.h"
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
@@ -1059,6 +1060,48 @@ LogicalResult SearchStrategyPass::search() {
       if (isCopyNode(edge.destination))
         copyComm += edgeComm;
     }
+
+  // The data-parallel gradient reductions the backward hides, by the
+  // overlap rule (docs/CostModel.md, "Overlapped gradient reduction") with
+  // the default bucket cap of dist-bucket-gradient-reductions. Only the
+  // last micro-batch's backward runs after the gradients are complete, so
+  // it alone can hide them; a pipelined plan's are those of its slowest
+  // stage (whose once-per-step synchronization the step time adds). ZeRO-2
+  // and 3's per-micro-batch reduce-scatters and gathers are priced
+  // blocking.
+  if (best.choice.zeroStage <= 1) {
+    std::vector<GradientSlot> slots;
+    int64_t microBatches =
+        best.pipeline ? best.pipeline->microBatches : best.choice.microBatches;
+    double micro = double(std::max<int64_t>(microBatches, 1));
+    for (size_t index = nodes.size(); index-- > 0;) {
+      if (best.pipeline && nodeStage[index] != timeStage)
+        continue;
+      const SearchNode &node = nodes[index];
+      const CandidateCost &cost = node.costs[best.solution.choice[index]];
+      double backward = cost.followerSeconds;
+      if (best.choice.recompute && node.layer >= 0)
+        backward += cost.forwardSeconds;
+      slots.push_back(
+          {backward / micro,
+           cost.getSyncSeconds(best.choice.zeroStage, microBatches),
+           cost.gradientBytes});
+    }
+    constexpr double kBucketCapMB = 25;
+    GradientOverlap overlap =
+        estimateGradientOverlap(slots, kBucketCapMB * 1024 * 1024);
+    module->setAttr(
+        kCommOverlapAttrName,
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("sync_s",
+                                  builder.getF64FloatAttr(overlap.syncSeconds)),
+             builder.getNamedAttr(
+                 "exposed_s", builder.getF64FloatAttr(overlap.exposedSeconds)),
+             builder.getNamedAttr("buckets",
+                                  builder.getI64IntegerAttr(overlap.buckets)),
+             builder.getNamedAttr("bucket_cap_mb",
+                                  builder.getF64FloatAttr(kBucketCapMB))}));
+  }
 
   // The cluster, so dist-lower-reshards prices chains as the search did.
   // On one line: the printed spec is indented for people, and no string in

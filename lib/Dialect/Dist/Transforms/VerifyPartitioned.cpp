@@ -17,7 +17,10 @@
 //      `dist.axis_index` yields);
 //   4. every op naming a mesh checks itself against it (verifySymbolUses):
 //      the mesh exists, its axes do, and each collective's local shapes
-//      agree with its group size.
+//      agree with its group size;
+//   5. the gradient buckets keep their contract (verifyGradientBuckets):
+//      no bucketed reduction starts before its bucket's last gradient, and
+//      each bucket is waited for before its results are read.
 //
 // The pass changes nothing.
 //
@@ -25,6 +28,7 @@
 
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 
+#include "loom/Dialect/Dist/IR/GradientBuckets.h"
 #include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -120,6 +124,8 @@ static LogicalResult checkFunction(func::FuncOp func,
           failed(user.verifySymbolUses(symbols)))
         ok = false;
   });
+  // 5. Gradient buckets.
+  ok &= succeeded(verifyGradientBuckets(func));
   return success(ok);
 }
 

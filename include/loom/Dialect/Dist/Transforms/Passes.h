@@ -78,9 +78,12 @@ void buildPartitionPipeline(OpPassManager &pm,
                             const PartitionPipelineOptions &options = {});
 
 /// The codegen phase's IR step: dist-derive-eval-step (the forward-only
-/// `@eval_step` the emitted trainer evaluates with), then
-/// dist-verify-partitioned on the module that now holds it.
-void buildCodegenPipeline(OpPassManager &pm);
+/// `@eval_step` the emitted trainer evaluates with),
+/// dist-bucket-gradient-reductions with `buckets`, then
+/// dist-verify-partitioned on the module that now holds both.
+void buildCodegenPipeline(OpPassManager &pm,
+                          const BucketGradientReductionsPassOptions &buckets =
+                              {});
 
 /// Registers `loom-sharding-pipeline`, `loom-pipeline-pipeline`,
 /// `loom-partition-pipeline` and `loom-codegen-pipeline` with the global

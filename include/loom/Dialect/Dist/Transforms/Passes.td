@@ -227,6 +227,33 @@ def DeriveEvalStepPass : Pass<"dist-derive-eval-step", "::mlir::ModuleOp"> {
   ];
 }
 
+def BucketGradientReductionsPass
+    : Pass<"dist-bucket-gradient-reductions", "::mlir::ModuleOp"> {
+  let summary = "Group data-parallel gradient reductions into buckets a "
+                "target can overlap with the backward";
+  let description = [{
+    PyTorch DDP's buckets as an IR decision (docs/Codegen.md, "Overlap"):
+    the gradient `dist.all_reduce`s (sums read only by optimizer updates)
+    of each function are taken in the order the backward produces them
+    (reverse parameter order) and cut into buckets of at most
+    `bucket-cap-mb` MiB (a gradient larger than the cap is a bucket of its
+    own), one axis list and stage per bucket. Each bucket's reductions are
+    moved to stand together right after its last gradient and marked
+    `dist.bucket = b`; the first op that reads one of their results gets b
+    in `dist.wait_buckets`. The host emitter starts a bucket's reductions
+    without blocking where they stand and waits for them before that op;
+    targets that ignore the marks run them blocking. Results are unchanged
+    (nothing is reordered across a use). A cap of 0 leaves the module
+    unchanged. The contract is checked by `dist-verify-partitioned`.
+  }];
+  let dependentDialects = ["::mlir::loom::dist::DistDialect"];
+  let options = [
+    Option<"bucketCapMB", "bucket-cap-mb", "double", /*default=*/"25.0",
+           "Bytes of gradients per bucket, in MiB (DDP's bucket_cap_mb); "
+           "0 turns bucketing off">,
+  ];
+}
+
 def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
   let summary = "Assign every op of the training step to a pipeline stage";
   let description = [{
