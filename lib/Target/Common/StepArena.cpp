@@ -58,7 +58,7 @@ bool StepArena::updatesInPlace(Operation *op, Value result, Value operand) {
 }
 
 std::optional<unsigned> StepArena::freeCarriedArgument(Operation *op,
-                                                        Value result) {
+                                                       Value result) {
   std::optional<BlockArgument> donor = inPlace.getDonor(result);
   if (!donor || result.getDefiningOp() != op || inPlace.readsDonor(result))
     return std::nullopt;

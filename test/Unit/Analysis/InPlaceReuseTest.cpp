@@ -186,16 +186,16 @@ TEST_F(InPlaceReuseTest, InterpreterCountsOneCopyAndKeepsTheCallersArguments) {
     ASSERT_EQ(run.prepare(), std::nullopt);
     std::vector<interp::HostTensor> args;
     for (unsigned i = 0; i < 2; ++i) {
-      args.push_back(interp::HostTensor::allocate(
-          interp::StorageKind::F64, run.getArgumentShape(i)));
+      args.push_back(interp::HostTensor::allocate(interp::StorageKind::F64,
+                                                  run.getArgumentShape(i)));
       double *data = args.back().mutableData<double>();
       for (int64_t e = 0; e < args.back().getNumElements(); ++e)
         data[e] = 0.25 * static_cast<double>(e + 1) * (i ? -1.0 : 1.0);
     }
     std::vector<interp::HostTensor> before;
     for (const interp::HostTensor &arg : args)
-      before.push_back(interp::HostTensor::allocate(arg.getKind(),
-                                                    arg.getShape()));
+      before.push_back(
+          interp::HostTensor::allocate(arg.getKind(), arg.getShape()));
     for (auto [copy, arg] : llvm::zip_equal(before, args))
       std::copy_n(arg.data<double>(), arg.getNumElements(),
                   copy.mutableData<double>());
