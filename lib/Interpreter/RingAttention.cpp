@@ -75,21 +75,41 @@ std::vector<HostTensor> column(const std::vector<std::vector<HostTensor>> &all,
   return values;
 }
 
+/// What the forward and the backward ring share: the members' q, k and v
+/// (operands 0-2) in zigzag order, each member's global positions, and the
+/// op's scale.
+struct Ring {
+  int64_t n;
+  Zigzag zz;
+  std::vector<HostTensor> q, k, v;
+  std::vector<std::vector<int64_t>> positions;
+  std::optional<double> scale;
+
+  template <typename T, typename OpTy>
+  static Ring prepare(OpTy op,
+                      const std::vector<std::vector<HostTensor>> &operands) {
+    int64_t n = static_cast<int64_t>(operands.size());
+    Ring ring{n, Zigzag{n}, {}, {}, {}, {}, std::nullopt};
+    ring.q = ring.zz.template toZigzag<T>(column(operands, 0));
+    ring.k = ring.zz.template toZigzag<T>(column(operands, 1));
+    ring.v = ring.zz.template toZigzag<T>(column(operands, 2));
+    int64_t half = ring.q.front().getShape()[2] / 2;
+    for (int64_t r = 0; r < n; ++r)
+      ring.positions.push_back(host::zigzagPositions(r, n, half));
+    if (auto attr = op.getScaleAttr())
+      ring.scale = attr.getValueAsDouble();
+    return ring;
+  }
+};
+
 template <typename T>
 std::vector<std::vector<HostTensor>>
 runForward(dist::RingAttentionOp op,
            const std::vector<std::vector<HostTensor>> &operands) {
-  int64_t n = static_cast<int64_t>(operands.size());
-  Zigzag zz{n};
-  std::vector<HostTensor> q = zz.toZigzag<T>(column(operands, 0));
-  std::vector<HostTensor> k = zz.toZigzag<T>(column(operands, 1));
-  std::vector<HostTensor> v = zz.toZigzag<T>(column(operands, 2));
+  Ring ring = Ring::prepare<T>(op, operands);
+  auto &[n, zz, q, k, v, positions, scale] = ring;
   const Shape &qs = q.front().getShape();
-  std::optional<double> scale;
-  if (auto attr = op.getScaleAttr())
-    scale = attr.getValueAsDouble();
   std::vector<HostTensor> out, lse;
-  std::vector<std::vector<int64_t>> positions;
   for (int64_t r = 0; r < n; ++r) {
     out.push_back(HostTensor::allocate(
         q.front().getKind(), {qs[0], qs[1], qs[2], v.front().getShape()[3]}));
@@ -98,7 +118,6 @@ runForward(dist::RingAttentionOp op,
     T *l = lse.back().mutableData<T>();
     std::fill(l, l + lse.back().getNumElements(),
               -std::numeric_limits<T>::infinity());
-    positions.push_back(host::zigzagPositions(r, n, qs[2] / 2));
   }
   for (int64_t t = 0; t < n; ++t)
     for (int64_t r = 0; r < n; ++r) {
@@ -121,11 +140,8 @@ template <typename T>
 std::vector<std::vector<HostTensor>>
 runBackward(dist::RingAttentionGradOp op,
             const std::vector<std::vector<HostTensor>> &operands) {
-  int64_t n = static_cast<int64_t>(operands.size());
-  Zigzag zz{n};
-  std::vector<HostTensor> q = zz.toZigzag<T>(column(operands, 0));
-  std::vector<HostTensor> k = zz.toZigzag<T>(column(operands, 1));
-  std::vector<HostTensor> v = zz.toZigzag<T>(column(operands, 2));
+  Ring ring = Ring::prepare<T>(op, operands);
+  auto &[n, zz, q, k, v, positions, scale] = ring;
   std::vector<HostTensor> o = zz.toZigzag<T>(column(operands, 3));
   std::vector<HostTensor> dout = zz.toZigzag<T>(column(operands, 4));
   std::vector<HostTensor> lseBlocks;
@@ -135,16 +151,11 @@ runBackward(dist::RingAttentionGradOp op,
   }
   std::vector<HostTensor> lse = zz.toZigzag<T>(lseBlocks);
   const Shape &qs = q.front().getShape();
-  std::optional<double> scale;
-  if (auto attr = op.getScaleAttr())
-    scale = attr.getValueAsDouble();
   std::vector<HostTensor> dq, dk, dv;
-  std::vector<std::vector<int64_t>> positions;
   for (int64_t r = 0; r < n; ++r) {
     dq.push_back(HostTensor::allocate(q[r].getKind(), q[r].getShape()));
     dk.push_back(HostTensor::allocate(k[r].getKind(), k[r].getShape()));
     dv.push_back(HostTensor::allocate(v[r].getKind(), v[r].getShape()));
-    positions.push_back(host::zigzagPositions(r, n, qs[2] / 2));
   }
   for (int64_t t = 0; t < n; ++t)
     for (int64_t r = 0; r < n; ++r) {

@@ -84,18 +84,6 @@ def test_ring_attention_step_equals_single_device(tmp_path, model, name):
     assert_same(single, parallel, f"{model} {name}")
 
 
-def test_hybrid_cp_is_refused_by_name(tmp_path):
-    path = tmp_path / "model.mlir"
-    tool("loom-model", *MODELS["llama"], "--dtype", "f64", "-o", path)
-    result = tool("loomc", path, "--compile-to=partition",
-                  "--parallel-config",
-                  '{"context_parallel": 4, "context_parallel_algo": '
-                  '"hybrid_cp"}', check=False)
-    assert result.returncode != 0
-    assert "`hybrid_cp` (Ulysses inside a ring) is not implemented" in \
-        result.stderr
-
-
 def test_odd_sequence_block_is_an_error(tmp_path):
     # Sequence 8 over cp = 8 leaves one row per rank: no two zigzag chunks.
     flags = list(MODELS["llama"])

@@ -253,6 +253,44 @@ static std::string reconcileZeroStage(std::optional<int> optimizerShard,
   return "";
 }
 
+/// Checks `context_parallel`, its algorithm and `ulysses_degree_in_cp`
+/// together; returns the error or "".
+static std::string checkContextParallel(const ParallelConfig &config) {
+  int64_t cp = config.contextParallel;
+  const std::string &algo = config.contextParallelAlgo;
+  std::string cpText = std::to_string(cp);
+  if (cp > 1 && algo != "ulysses_cp" && algo != "colossalai_cp" &&
+      algo != "hybrid_cp")
+    return "parallel config: context_parallel = " + cpText +
+           " with context_parallel_algo `" + algo +
+           "`: expected `colossalai_cp` (ring attention, the default), "
+           "`ulysses_cp` (DeepSpeed-Ulysses all-to-all) or `hybrid_cp` "
+           "(Ulysses inside a ring, with ulysses_degree_in_cp)";
+  if (algo != "hybrid_cp") {
+    if (config.ulyssesDegreeInCp.value_or(1) > 1)
+      return "parallel config: ulysses_degree_in_cp = " +
+             std::to_string(*config.ulyssesDegreeInCp) +
+             " needs context_parallel_algo `hybrid_cp`, got `" + algo + "`";
+    return "";
+  }
+  if (cp == 1)
+    return "parallel config: context_parallel_algo `hybrid_cp` needs "
+           "context_parallel > 1 (the context-parallel degree, Ulysses "
+           "degree x ring size), got context_parallel = 1";
+  if (!config.ulyssesDegreeInCp)
+    return "parallel config: context_parallel_algo `hybrid_cp` needs "
+           "ulysses_degree_in_cp (the Ulysses part of context_parallel = " +
+           cpText + ")";
+  int64_t ulysses = *config.ulyssesDegreeInCp;
+  if (cp % ulysses)
+    return "parallel config: ulysses_degree_in_cp = " +
+           std::to_string(ulysses) +
+           " does not divide context_parallel = " + cpText +
+           " (hybrid_cp runs Ulysses over " + std::to_string(ulysses) +
+           " ranks inside a ring of the rest)";
+  return "";
+}
+
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
   using Result = ValueOrError<ParallelConfig>;
   json root;
@@ -332,6 +370,20 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
                 "got " + describe(value);
       else
         config.contextParallelAlgo = value.get<std::string>();
+      // MindFormers' own docs (seed 003) spell it `hybird_cp`.
+      if (config.contextParallelAlgo == "hybird_cp")
+        config.contextParallelAlgo = "hybrid_cp";
+    } else if (key == "ulysses_degree_in_cp") {
+      error = readCount(value, key, count);
+      config.ulyssesDegreeInCp = count;
+    } else if (key == "use_attn_mask_compression") {
+      // MindFormers' switch that stops materializing the S x S causal mask;
+      // Loom's attention is causal by an attribute and never builds one, so
+      // either value leaves the program as it is.
+      if (!value.is_boolean())
+        error = "parallel config: use_attn_mask_compression: expected true "
+                "or false, got " +
+                describe(value);
     } else if (key == "precision") {
       if (!value.is_string() || (value.get<std::string>() != "f32" &&
                                  value.get<std::string>() != "bf16-mixed" &&
@@ -354,7 +406,8 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
               "optimizer_shard, zero_stage, gradient_accumulation_shard, "
               "gradient_aggregation_group, "
               "recompute, vocab_emb_dp, use_seq_parallel, context_parallel, "
-              "context_parallel_algo, precision)";
+              "context_parallel_algo, ulysses_degree_in_cp, "
+              "use_attn_mask_compression, precision)";
     }
     if (!error.empty())
       return Result::failure(error);
@@ -363,19 +416,8 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text) {
                                              accumulationShard, config);
       !error.empty())
     return Result::failure(error);
-  if (config.contextParallel > 1 &&
-      config.contextParallelAlgo != "ulysses_cp" &&
-      config.contextParallelAlgo != "colossalai_cp")
-    return Result::failure(
-        "parallel config: context_parallel = " +
-        std::to_string(config.contextParallel) +
-        " with context_parallel_algo "
-        "`" +
-        config.contextParallelAlgo +
-        "`: expected `colossalai_cp` (ring "
-        "attention, the default) or `ulysses_cp` (DeepSpeed-Ulysses "
-        "all-to-all); `hybrid_cp` (Ulysses inside a ring) is not implemented "
-        "yet");
+  if (std::string error = checkContextParallel(config); !error.empty())
+    return Result::failure(error);
   if (config.contextParallel > 1 && config.useSeqParallel)
     return Result::failure("parallel config: use_seq_parallel with "
                            "context_parallel > 1 is not supported (both "
@@ -410,21 +452,41 @@ static void addParamEntry(ShardingSpec &spec, const std::string &match,
 
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   int64_t dp = config.dataParallel, tp = config.modelParallel;
-  int64_t sp = config.contextParallel;
-  // Ring attention's axis is `cp`, Ulysses' `sp` (its attention splits
-  // heads, not the sequence).
-  bool ring = sp > 1 && config.contextParallelAlgo == "colossalai_cp";
-  std::string spAxis = ring ? "cp" : "sp";
+  int64_t cp = config.contextParallel;
+  // The context-parallel degree as a ring over `cp` (R ranks) times Ulysses
+  // over `sp` (U ranks): colossalai_cp is U = 1, ulysses_cp R = 1 and
+  // hybrid_cp both (parseParallelConfig checked that U divides C).
+  int64_t ulysses = 1;
+  if (config.contextParallelAlgo == "ulysses_cp")
+    ulysses = cp;
+  else if (config.contextParallelAlgo == "hybrid_cp")
+    ulysses = config.ulyssesDegreeInCp.value_or(1);
+  int64_t ringSize = cp / ulysses;
+  bool ring = ringSize > 1;
+  // The sequence's axes, the ring's major: ring rank r holds the r-th
+  // contiguous block of S / R tokens (the block the ring's zigzag exchange
+  // expects), cut over the Ulysses ranks inside it, so Ulysses' all-to-all
+  // only moves tokens within a ring rank's block.
+  Layout::AxisList sequenceAxes;
+  if (ring)
+    sequenceAxes.push_back("cp");
+  if (ulysses > 1)
+    sequenceAxes.push_back("sp");
   std::string mesh;
-  if (dp > 1 || (tp == 1 && sp == 1))
+  if (dp > 1 || (tp == 1 && cp == 1))
     mesh = "dp=" + std::to_string(dp);
-  // tp last: the fastest-varying axis, kept inside a node.
-  if (sp > 1)
-    mesh += (mesh.empty() ? "" : ",") + spAxis + "=" + std::to_string(sp);
-  if (tp > 1)
-    mesh += (mesh.empty() ? "" : ",") + std::string("tp=") + std::to_string(tp);
+  // tp last: the fastest-varying axis, kept inside a node; sp next to it, as
+  // Ulysses' all-to-alls move whole activations while the ring's k/v
+  // transfers overlap its block computation.
+  auto addAxis = [&](const std::string &name, int64_t size) {
+    if (size > 1)
+      mesh += (mesh.empty() ? "" : ",") + name + "=" + std::to_string(size);
+  };
+  addAxis("cp", ringSize);
+  addAxis("sp", ulysses);
+  addAxis("tp", tp);
   spec.mesh = mesh;
-  spec.devices = dp * sp * tp;
+  spec.devices = dp * cp * tp;
   spec.dataParallelAxes =
       dp > 1 ? Layout::AxisList{"dp"} : Layout::AxisList{};
   spec.optimizerShard = dp > 1 ? config.zeroStage.value_or(0) : 0;
@@ -435,32 +497,35 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
   spec.microBatches = config.microBatches;
   spec.precision = config.precision;
   spec.virtualStages = config.virtualStages;
-  if (ring) {
-    // Ring attention: activations split on the sequence over cp, and so are
-    // attention's queries, keys and values (dim 2 of the query; the rule's
-    // shared sequence factor), heads over tp as in Megatron.
-    spec.sequenceParallelAxes = {"cp"};
+  if (cp > 1) {
+    // Activations split on the sequence over the context-parallel axes.
+    // Attention keeps the ring's part on the query's sequence (dim 2, the
+    // rule's shared sequence factor: ring attention) and takes Ulysses'
+    // part on its heads beside tp, so the planner moves q, k, v and the
+    // output between the two with all-to-alls over sp. With grouped-query
+    // attention the kv heads take tp and the query groups sp (kv heads then
+    // replicated over sp).
+    spec.sequenceParallelAxes = sequenceAxes;
     OpEntry attention;
     attention.opRole = OpRole::Attention;
-    attention.dimSplits.push_back({0, 2, {"cp"}});
+    if (ring)
+      attention.dimSplits.push_back({0, 2, {"cp"}});
+    Layout::AxisList heads;
     if (tp > 1)
-      attention.dimSplits.push_back({0, 1, {"tp"}});
-    attention.origin = "parallel config (ring attention over the sequence)";
-    spec.ops.push_back(std::move(attention));
-  } else if (sp > 1) {
-    // DeepSpeed-Ulysses: activations split on the sequence over sp, attention
-    // on heads over (tp, sp) -- whole sequences, so the q, k, v and output
-    // reshards are all-to-alls. With grouped-query attention the kv heads
-    // take tp and the query groups sp (kv heads then replicated over sp).
-    spec.sequenceParallelAxes = {"sp"};
-    OpEntry attention;
-    attention.opRole = OpRole::Attention;
-    attention.dimSplits.push_back(
-        {0, 1, tp > 1 ? Layout::AxisList{"tp", "sp"} : Layout::AxisList{"sp"}});
-    attention.origin = "parallel config (Ulysses attention heads)";
+      heads.push_back("tp");
+    if (ulysses > 1)
+      heads.push_back("sp");
+    if (!heads.empty())
+      attention.dimSplits.push_back({0, 1, heads});
+    attention.origin =
+        ring && ulysses > 1
+            ? "parallel config (hybrid context parallelism: ring over the "
+              "sequence, Ulysses heads)"
+        : ring ? "parallel config (ring attention over the sequence)"
+               : "parallel config (Ulysses attention heads)";
     spec.ops.push_back(std::move(attention));
   }
-  if (tp == 1 && sp == 1)
+  if (tp == 1 && cp == 1)
     return;
 
   using Kind = ParamSplit::Kind;
@@ -473,8 +538,8 @@ void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec) {
     addParamEntry(spec, name, OpRole::Matmul, {kind, 0, {"tp"}}, origin);
     if (tp == 1)
       spec.ops.back().paramSplits.clear();
-    if (sp > 1)
-      spec.ops.back().dimSplits.push_back({0, 1, {spAxis}});
+    if (cp > 1)
+      spec.ops.back().dimSplits.push_back({0, 1, sequenceAxes});
   };
   for (const char *name :
        {"*.attn.c_attn.weight", "*.mlp.c_fc.weight", "*.q_proj.weight",

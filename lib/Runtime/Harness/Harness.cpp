@@ -24,6 +24,7 @@
 #include "loom/Runtime/Support/Memory.h"
 #include "loom/Support/Flags.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -41,6 +42,15 @@ int64_t ProgramSpec::numRanks() const {
   for (const auto &axis : mesh)
     n *= axis.second;
   return n;
+}
+
+void ProgramSpec::addHostArena(const int64_t (*table)[2], size_t stages) {
+  if (hostArenaBytes.size() < stages)
+    hostArenaBytes.resize(stages, {0, 0});
+  for (size_t stage = 0; stage < stages; ++stage)
+    for (size_t d = 0; d < 2; ++d)
+      hostArenaBytes[stage][d] =
+          std::max(hostArenaBytes[stage][d], table[stage][d]);
 }
 
 int64_t ProgramSpec::stageOf(int64_t rank) const {

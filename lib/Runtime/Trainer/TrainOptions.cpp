@@ -103,6 +103,9 @@ const std::vector<TrainFlag> &trainFlags() {
        "print the bytes each logged step copied to and from the device"},
       {"--report-memory", false,
        "print each rank's step memory next to the predicted peak"},
+      {"--skip-memory-check", false,
+       "start even if a rank's state and step arena exceed its share of "
+       "the machine's available memory"},
       {"--lr-schedule", true, "constant (default), cosine, linear or step"},
       {"--warmup-steps", true, "linear warmup over the first N steps"},
       {"--min-lr", true, "cosine and linear: the final rate"},
@@ -134,7 +137,7 @@ const char *trainUsage() {
          "[--data-format auto|llmc|uint16|int32] [--data-order "
          "random|sequential] [--init-only] [--print-layouts] "
          "[--verify-calls] [--report-pipeline] [--report-transfers] "
-         "[--report-memory] "
+         "[--report-memory] [--skip-memory-check] "
          "[--lr-schedule constant|cosine|linear|step] [--warmup-steps N] "
          "[--min-lr X] [--decay-steps N] [--step-gamma X] [--step-every N] "
          "[--metrics FILE.jsonl] [--grad-accum N] [--eval-data TOKENS.bin "
@@ -187,6 +190,8 @@ parseTrainOptions(const std::vector<std::string> &args, TrainOptions &options) {
         options.reportTransfers = true;
       else if (flag == "--report-memory")
         options.reportMemory = true;
+      else if (flag == "--skip-memory-check")
+        options.skipMemoryCheck = true;
       else
         options.verifyCalls = true;
       continue;

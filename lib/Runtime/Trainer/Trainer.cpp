@@ -49,7 +49,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Runtime/Trainer/Trainer.h"
-#include "loom/Runtime/Trainer/InitFrom.h"
 #include "loom/Runtime/Harness/Placements.h"
 #include "loom/Runtime/Host/Random.h"
 #include "loom/Runtime/Host/Shape.h"
@@ -59,7 +58,9 @@
 #include "loom/Runtime/Support/Memory.h"
 #include "loom/Runtime/Support/StepMemory.h"
 #include "loom/Runtime/Support/Transfers.h"
+#include "loom/Runtime/Trainer/InitFrom.h"
 #include "loom/Runtime/Trainer/LrSchedule.h"
+#include "loom/Runtime/Trainer/MemoryCheck.h"
 #include "loom/Runtime/Trainer/MetricsLog.h"
 
 #include <mpi.h>
@@ -808,11 +809,40 @@ void reportEvaluation(const Program &program, mpi::Communicator &comm,
   std::fflush(stdout);
 }
 
+/// How many ranks of the job share this machine's memory. Collective.
+int ranksOnThisMachine() {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                          MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return 1;
+  int size = 1;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  return size;
+}
+
+/// Refuses, on every rank, a run some rank cannot hold (MemoryCheck.h),
+/// before anything is allocated. Collective.
+std::optional<Failure> checkMemory(const Program &program,
+                                   const TrainOptions &options,
+                                   int floatBytes) {
+  if (options.skipMemoryCheck)
+    return std::nullopt;
+  int ranksHere = ranksOnThisMachine();
+  std::optional<std::string> error =
+      checkRankMemory(rankMemoryNeed(*program.spec, program.rank, floatBytes),
+                      program.rank, ranksHere, support::availableHostMemory());
+  return agree(error ? Status::failure(*error) : Status::success(),
+               program.rank);
+}
+
 template <typename T>
 std::optional<Failure>
 train(const Program &program, const TrainOptions &options,
       mpi::Communicator &comm, StepFn<T> step, StepFn<T> evalStep) {
   const ProgramSpec &spec = *program.spec;
+  if (auto failure = checkMemory(program, options, sizeof(T)))
+    return failure;
   std::vector<Buffer<T>> args(spec.arguments.size());
   CheckpointInfo info;
   info.seed = options.seed;

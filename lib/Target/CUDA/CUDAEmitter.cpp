@@ -31,9 +31,12 @@
 // 3. Print the ProgramSpec and step tables (shared), main.cpp and the
 //    CMakeLists.txt that builds with nvcc.
 //
-// The calls mirror the host emitter's one for one (same kernels, same
-// parameters, device pointers instead of vectors), so a pattern missing
-// here is an error naming the op, never a silent fallback.
+// An op's call comes from the emission table (emit::KernelCallTable) that
+// the host emitter prints too: the same kernels and communicator methods
+// with the same parameters, written in the CUDA call syntax (the hooks
+// below: the stream first, device pointers for scalars, the error sink, the
+// NCCL communicator). An op without an entry, or one the CUDA runtime lacks
+// (ring attention), is an error naming the op, never a silent fallback.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +54,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -63,7 +66,7 @@ using emit::boolLiteral;
 using emit::doubleLiteral;
 using emit::EntryInfo;
 using emit::isIntegerStorage;
-using emit::shapeLiteral;
+using emit::KernelCall;
 using emit::stringLiteral;
 using Shape = std::vector<int64_t>;
 
@@ -145,18 +148,13 @@ public:
   LogicalResult emit();
 
 private:
-  /// `T` or `int64_t`: how the elements of `value` are held.
-  std::string elementType(Value value) {
-    return isIntegerStorage(value.getType()) ? "int64_t" : "T";
-  }
-  std::string optional(Value value) { return value ? name(value) : "nullptr"; }
   /// Declares the zeroed device buffer of a result (in a stage's region:
   /// declared null before it, allocated where the stage runs the op): the
   /// buffer of the argument the value is carried into when that argument is
   /// dead (emit::StepArena::freeCarriedArgument), else its offset in the
   /// step's arena (planArena, after the body).
-  void allocate(Value result) {
-    std::string type = elementType(result);
+  void allocate(Value result) override {
+    std::string type = storageType(result);
     std::string count = std::to_string(numElements(result));
     std::string alloc;
     if (std::optional<unsigned> arg =
@@ -194,23 +192,39 @@ private:
     return "session.errors(" + std::to_string(ops.size()) + ")";
   }
   /// Another name for the same device buffer.
-  void alias(Value result, Value operand) {
+  void alias(Value result, Value operand) override {
     arena.alias(result, operand);
     if (inStageRegion()) {
-      declare("const " + elementType(result) + " *" + name(result) +
+      declare("const " + storageType(result) + " *" + name(result) +
               " = nullptr;");
       os << "  " << name(result) << " = " << name(operand) << ";\n";
       return;
     }
-    os << "  const " << elementType(result) << " *" << name(result) << " = "
+    os << "  const " << storageType(result) << " *" << name(result) << " = "
        << name(operand) << ";\n";
   }
 
   LogicalResult emitTargetOp(Operation *op) override;
-  LogicalResult emitLoomOp(Operation *op);
-  LogicalResult emitDistOp(Operation *op);
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
+
+  // The CUDA call syntax (KernelCallTable.h): kernels in `cuda::` take the
+  // stream (GEMMs the cuBLAS handle) first, read one-element tensors on the
+  // device, and record data errors in the step's error sink.
+  StringRef kernelNamespace() const override { return "cuda"; }
+  StringRef communicatorObject() const override { return "nccl"; }
+  StringRef communicatorNamespace() const override { return "nccl"; }
+  std::string executorArgument(const KernelCall &call) override;
+  std::string scalarArgument(Value value) override { return name(value); }
+  std::string learningRateArgument(StringRef rate, Value factor) override;
+  std::string inputListArgument(ArrayRef<Value> inputs, Value result) override;
+  std::optional<std::string> scalarTemplateArgument(Value value) override {
+    return storageType(value);
+  }
+  LogicalResult refineKernelCall(Operation *op, KernelCall &call) override;
+  void printCall(Operation *op, const KernelCall &call,
+                 const std::string &callee,
+                 std::vector<std::string> arguments) override;
 
   /// Prints the program's sends and the beginStep call with this rank's
   /// table computed from them.
@@ -223,22 +237,22 @@ private:
   /// before they write it, so the new model state overwrites the old in
   /// place, and the step holds one copy of the state rather than two
   /// (docs/Codegen.md, "Memory").
-  void allocateUpdate(Value result, Value operand) {
+  void allocateUpdate(Value result, Value operand) override {
     if (!arena.updatesInPlace(currentOp, result, operand)) {
       allocate(result);
       return;
     }
     arena.alias(result, operand);
     std::string statement = name(result) + " = const_cast<" +
-                            elementType(result) + " *>(" + name(operand) + ");";
+                            storageType(result) + " *>(" + name(operand) + ");";
     os << "  // In place: the update is the last reader of " << name(operand)
        << ".\n";
     if (inStageRegion()) {
-      declare(elementType(result) + " *" + name(result) + " = nullptr;");
+      declare(storageType(result) + " *" + name(result) + " = nullptr;");
       os << "  " << statement << "\n";
       return;
     }
-    os << "  " << elementType(result) << " *" << statement << "\n";
+    os << "  " << storageType(result) << " *" << statement << "\n";
   }
   /// The step's static memory plan.
   emit::StepArena arena;
@@ -305,7 +319,7 @@ LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
     for (const APInt &i : dense.getValues<APInt>())
       elements.push_back("int64_t(" + std::to_string(i.getSExtValue()) + ")");
   Value result = op.getResult();
-  std::string type = elementType(result);
+  std::string type = storageType(result);
   std::string host =
       "const std::vector<" + type + "> " + name(result) + "_host";
   if (dense.isSplat())
@@ -362,7 +376,7 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
       Value v = ret.getOperand(result);
       return "{" + std::to_string(arg) + ", " + name(v) + ", " +
              std::to_string(numElements(v)) + " * int64_t(sizeof(" +
-             elementType(v) + "))}";
+             storageType(v) + "))}";
     };
     if (!staged) {
       os << "  session.keepResident(&stepKey, ws, {\n";
@@ -396,7 +410,7 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist" || dialect == "loom") {
-    if (failed(dialect == "dist" ? emitDistOp(op) : emitLoomOp(op)))
+    if (failed(emitKernelCall(op)))
       return failure();
     // As the interpreter: a bf16 or f16 result is computed in T, then
     // rounded once to its own type (the cast kernel, in place).
@@ -412,589 +426,94 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
   return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
 }
 
-LogicalResult StepEmitter::emitDistOp(Operation *op) {
-  auto collective = [&](Operation *c, const std::string &method,
-                        const std::string &attrs) {
-    Value in = c->getOperand(0), out = c->getResult(0);
-    groupComment(c);
-    allocate(out);
-    checked(c, "nccl." + method + "(" + name(in) + ", " + shape(in) + ", " +
-                   axes(c) + ", " + attrs + name(out) + ")");
+//===----------------------------------------------------------------------===//
+// The CUDA call syntax for the emission table (KernelCallTable.h)
+//===----------------------------------------------------------------------===//
+
+/// How a CUDA kernel reports an error its inputs can hold at run time. The
+/// kernels run asynchronously: those that validate data on the device
+/// record a failure in the step's error sink (an argument, read back at the
+/// step's end); the embedding gradients validate on the host and return a
+/// Status. A fact of the CUDA runtime's signatures
+/// (include/loom/Runtime/CUDA), so it lives with the target.
+enum class CUDAReport { None, Status, Sink };
+CUDAReport reportOf(const KernelCall &call) {
+  return llvm::StringSwitch<CUDAReport>(call.kernel)
+      .Cases({"embeddingGrad", "embeddingGradBlock"}, CUDAReport::Status)
+      .Cases({"embedding", "crossEntropyLocal", "crossEntropyGradLocal"},
+             CUDAReport::Sink)
+      // Only an integer division can fail on data.
+      .Case("binary", call.checksData ? CUDAReport::Sink : CUDAReport::None)
+      .Default(CUDAReport::None);
+}
+
+std::string StepEmitter::executorArgument(const KernelCall &call) {
+  return call.executor == emit::Executor::Blas ? "blas" : "stream";
+}
+
+std::string StepEmitter::learningRateArgument(StringRef rate, Value factor) {
+  // The learning-rate factor stays on the device; the kernel reads it.
+  return rate.str() + ", " + (factor ? name(factor) : "nullptr");
+}
+
+std::string StepEmitter::inputListArgument(ArrayRef<Value> inputs,
+                                           Value result) {
+  SmallVector<std::string> names;
+  for (Value v : inputs)
+    names.push_back(name(v));
+  return "std::vector<const " + storageType(result) + " *>{" +
+         llvm::join(names, ", ") + "}";
+}
+
+LogicalResult StepEmitter::refineKernelCall(Operation *op, KernelCall &call) {
+  // Ring attention (context parallelism) has no NCCL implementation yet.
+  if (isa<dist::RingAttentionOp, dist::RingAttentionGradOp>(op))
+    return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    std::optional<StringRef> low = lowPrecisionValues(matmul.getLhs());
+    if (low && low == lowPrecisionValues(matmul.getRhs())) {
+      // Both operands hold bf16 (f16) values: tensor cores, f32 sums.
+      call.kernel = "matmulLowPrecision";
+      call.args.insert(
+          call.args.begin(),
+          {{emit::CallArg::Kind::Text, Value(), "session.getGemmScratch()", {}},
+           {emit::CallArg::Kind::Enumerator,
+            Value(),
+            ("CastTarget::" + *low).str(),
+            {}}});
+    }
     return success();
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](dist::AnnotateOp annotate) {
-        alias(annotate.getResult(), annotate.getInput());
-        return success();
-      })
-      .Case([&](dist::ReshardOp reshard) -> LogicalResult {
-        if (entry.numRanks > 1)
-          return reshard.emitError()
-                 << "reshards must be lowered to collectives "
-                    "(-dist-lower-reshards) before CUDA emission";
-        alias(reshard.getResult(), reshard.getInput());
-        return success();
-      })
-      .Case([&](dist::AllGatherOp o) {
-        return collective(o, "allGather", std::to_string(o.getDim()) + ", ");
-      })
-      .Case([&](dist::AllSliceOp o) {
-        return collective(o, "allSlice", std::to_string(o.getDim()) + ", ");
-      })
-      .Case([&](dist::AllReduceOp o) {
-        return collective(o, "allReduce",
-                          std::string(o.getKind() == dist::ReductionKind::Sum
-                                          ? "nccl::ReduceKind::Sum"
-                                          : "nccl::ReduceKind::Max") +
-                              ", ");
-      })
-      .Case([&](dist::ReduceScatterOp o) {
-        return collective(o, "reduceScatter",
-                          std::to_string(o.getDim()) + ", ");
-      })
-      .Case([&](dist::AllToAllOp o) {
-        return collective(o, "allToAll",
-                          std::to_string(o.getSplitDim()) + ", " +
-                              std::to_string(o.getConcatDim()) + ", ");
-      })
-      .Case([&](dist::CollectivePermuteOp o) {
-        return collective(o, "collectivePermute",
-                          "int64_t(" + std::to_string(o.getShift()) + "), ");
-      })
-      .Case([&](dist::BroadcastOp o) {
-        return collective(o, "broadcast", std::to_string(o.getRoot()) + ", ");
-      })
-      .Case([&](dist::SendOp send) -> LogicalResult {
-        FailureOr<std::string> to =
-            peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
-        if (failed(to))
-          return failure();
-        // A send to this rank itself does nothing. Queued, not posted: the
-        // communicator posts it with the next receive, collective or the
-        // step's end (no rendezvous deadlock).
-        os << "  if (const int64_t to = " << *to << "; to != loomRank) {\n  ";
-        checked(send, "nccl.send(" + name(send.getInput()) + ", " +
-                          shape(send.getInput()) + ", to, " +
-                          std::to_string(send.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Case([&](dist::RecvOp recv) -> LogicalResult {
-        FailureOr<std::string> from =
-            peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
-        if (failed(from))
-          return failure();
-        if (failed(checkTensorType(recv, recv.getResult().getType(),
-                                   "the result")))
-          return failure();
-        allocate(recv.getResult());
-        // A receive from this rank itself yields zeros.
-        os << "  if (const int64_t from = " << *from
-           << "; from != loomRank) {\n  ";
-        checked(recv, "nccl.recv(" + name(recv.getResult()) + ", " +
-                          shape(recv.getResult()) + ", from, " +
-                          std::to_string(recv.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitError()
-               << "no CUDA emission for '" << other->getName() << "'";
-      });
-}
-
-std::string geluApproximation(GeluApproximation approximate) {
-  return approximate == GeluApproximation::Tanh
-             ? "cuda::GeluApproximation::Tanh"
-             : "cuda::GeluApproximation::None";
-}
-
-std::string optionalScale(std::optional<llvm::APFloat> scale) {
-  if (!scale)
-    return "std::nullopt";
-  return "std::optional<double>(" + doubleLiteral(scale->convertToDouble()) +
-         ")";
-}
-
-std::string castTarget(Type type) {
-  if (type.isF64())
-    return "F64";
-  if (type.isF32())
-    return "F32";
-  if (type.isBF16())
-    return "BF16";
-  if (type.isF16())
-    return "F16";
-  if (type.isInteger(64) || type.isIndex())
-    return "I64";
-  if (type.isInteger(32))
-    return "I32";
-  return "";
-}
-
-LogicalResult StepEmitter::emitLoomOp(Operation *op) {
-  for (Value v : op->getOperands())
-    if (!isScalar(v) && failed(checkTensorType(op, v.getType(), "an operand")))
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    if (failed(checkHeadDims(op, attention.getQuery(), attention.getValue())))
       return failure();
-  for (Value v : op->getResults())
-    if (failed(checkTensorType(op, v.getType(), "a result")))
+    call.kernel += attentionVariant(attention.getQuery(), attention.getKey(),
+                                    attention.getValue());
+    return success();
+  }
+  if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    if (failed(checkHeadDims(op, grad.getQuery(), grad.getValue())))
       return failure();
+    call.kernel +=
+        attentionVariant(grad.getQuery(), grad.getKey(), grad.getValue());
+  }
+  return success();
+}
 
-  auto binary = [&](Operation *b, const char *kind) {
-    Value lhs = b->getOperand(0), rhs = b->getOperand(1), out = b->getResult(0);
-    allocate(out);
-    // Only integer division can fail on data.
-    std::string sink = elementType(out) == "int64_t" && StringRef(kind) == "Div"
-                           ? ", " + errors(b)
-                           : "";
-    call("cuda::binary<" + elementType(out) + ">(stream, cuda::BinaryKind::" +
-         kind + ", " + name(lhs) + ", " + shape(lhs) + ", " + name(rhs) + ", " +
-         shape(rhs) + ", " + name(out) + ", " + shape(out) + sink + ")");
-    return success();
-  };
-  auto unaryFn = [&](Operation *u, const char *kind) {
-    Value in = u->getOperand(0), out = u->getResult(0);
-    allocate(out);
-    call("cuda::unary<T>(stream, cuda::UnaryKind::" + std::string(kind) + ", " +
-         name(in) + ", " + std::to_string(numElements(in)) + ", " + name(out) +
-         ")");
-    return success();
-  };
-  auto reduce = [&](Operation *r, ArrayRef<int64_t> axesAttr,
-                    const char *kind) {
-    Value in = r->getOperand(0), out = r->getResult(0);
-    allocate(out);
-    call("cuda::reduce<" + elementType(in) +
-         ">(stream, cuda::ReduceKind::" + kind + ", " + name(in) + ", " +
-         shape(in) + ", " + shapeLiteral(axesAttr) + ", " + name(out) + ")");
-    return success();
-  };
-  auto simple = [&](Value in, Value out, const std::string &fn,
-                    const std::string &extra) {
-    allocate(out);
-    call(fn + "(stream, " + name(in) + ", " + shape(in) + extra + ", " +
-         name(out) + ")");
-    return success();
-  };
-  auto grad = [&](Value dy, Value x, Value dx, const std::string &fn,
-                  const std::string &extra) {
-    allocate(dx);
-    call(fn + "(stream, " + name(dy) + ", " + name(x) + ", " + shape(x) +
-         extra + ", " + name(dx) + ")");
-    return success();
-  };
-
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](AddOp o) { return binary(o, "Add"); })
-      .Case([&](SubOp o) { return binary(o, "Sub"); })
-      .Case([&](MulOp o) { return binary(o, "Mul"); })
-      .Case([&](DivOp o) { return binary(o, "Div"); })
-      .Case([&](NegOp o) { return unaryFn(o, "Neg"); })
-      .Case([&](ExpOp o) { return unaryFn(o, "Exp"); })
-      .Case([&](LogOp o) { return unaryFn(o, "Log"); })
-      .Case([&](SqrtOp o) { return unaryFn(o, "Sqrt"); })
-      .Case([&](RsqrtOp o) { return unaryFn(o, "Rsqrt"); })
-      .Case([&](TanhOp o) { return unaryFn(o, "Tanh"); })
-      .Case([&](SigmoidOp o) { return unaryFn(o, "Sigmoid"); })
-      .Case([&](ScaleOp o) {
-        allocate(o.getResult());
-        call("cuda::scale<T>(stream, " + name(o.getInput()) + ", " +
-             std::to_string(numElements(o.getInput())) + ", " +
-             doubleLiteral(o.getFactorAttr().getValueAsDouble()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](CastOp o) -> LogicalResult {
-        Type target =
-            cast<ShapedType>(o.getResult().getType()).getElementType();
-        std::string t = castTarget(target);
-        if (t.empty())
-          return o.emitError() << "no CUDA emission for a cast to " << target;
-        // As the interpreter: casts to f64, and to f32 in an f64 run, keep
-        // the run's precision; bf16 and f16 casts round.
-        std::string targetExpr = "cuda::CastTarget::" + t;
-        if (t == "F64" || t == "F32")
-          targetExpr = "(std::is_same_v<T, double> ? cuda::CastTarget::F64 : "
-                       "cuda::CastTarget::F32)";
-        allocate(o.getResult());
-        call("cuda::cast<" + elementType(o.getInput()) + ", " +
-             elementType(o.getResult()) + ">(stream, " + name(o.getInput()) +
-             ", " + std::to_string(numElements(o.getInput())) + ", " +
-             targetExpr + ", " + name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](MatmulOp o) {
-        allocate(o.getResult());
-        std::optional<StringRef> low = lowPrecisionValues(o.getLhs());
-        if (low && low == lowPrecisionValues(o.getRhs())) {
-          // Both operands hold bf16 (f16) values: tensor cores, f32 sums.
-          call("cuda::matmulLowPrecision<T>(blas, session.getGemmScratch(), "
-               "cuda::CastTarget::" +
-               low->str() + ", " + name(o.getLhs()) + ", " + shape(o.getLhs()) +
-               ", " + name(o.getRhs()) + ", " + shape(o.getRhs()) + ", " +
-               boolLiteral(o.getTransposeLhs()) + ", " +
-               boolLiteral(o.getTransposeRhs()) + ", " + name(o.getResult()) +
-               ")");
-          return success();
-        }
-        call("cuda::matmul<T>(blas, " + name(o.getLhs()) + ", " +
-             shape(o.getLhs()) + ", " + name(o.getRhs()) + ", " +
-             shape(o.getRhs()) + ", " + boolLiteral(o.getTransposeLhs()) +
-             ", " + boolLiteral(o.getTransposeRhs()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](ReduceSumOp o) { return reduce(o, o.getAxes(), "Sum"); })
-      .Case([&](ReduceMeanOp o) { return reduce(o, o.getAxes(), "Mean"); })
-      .Case([&](ReduceMaxOp o) { return reduce(o, o.getAxes(), "Max"); })
-      .Case([&](ReshapeOp o) {
-        // Row-major order is kept: the same buffer under another shape.
-        alias(o.getResult(), o.getInput());
-        return success();
-      })
-      .Case([&](TransposeOp o) {
-        Value in = o.getInput();
-        allocate(o.getResult());
-        call("cuda::transpose<" + elementType(in) + ">(stream, " + name(in) +
-             ", " + shape(in) + ", " + shapeLiteral(o.getPermutation()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](SliceOp o) {
-        Value in = o.getInput();
-        allocate(o.getResult());
-        call("cuda::slice<" + elementType(in) + ">(stream, " + name(in) + ", " +
-             shape(in) + ", " + shapeLiteral(o.getStarts()) + ", " +
-             shapeLiteral(o.getLimits()) + ", " + shapeLiteral(o.getStrides()) +
-             ", " + name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](PadOp o) {
-        Value in = o.getInput();
-        allocate(o.getResult());
-        call("cuda::pad<" + elementType(in) + ">(stream, " + name(in) + ", " +
-             shape(in) + ", " + shapeLiteral(o.getLow()) + ", " +
-             shapeLiteral(o.getHigh()) + ", " + shapeLiteral(o.getInterior()) +
-             ", " + name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](ConcatOp o) {
-        std::vector<std::string> inputs, shapes;
-        for (Value v : o.getInputs()) {
-          inputs.push_back(name(v));
-          shapes.push_back(shape(v));
-        }
-        std::string type = elementType(o.getResult());
-        allocate(o.getResult());
-        call("cuda::concat<" + type + ">(stream, std::vector<const " + type +
-             " *>{" + llvm::join(inputs, ", ") + "}, {" +
-             llvm::join(shapes, ", ") + "}, " + std::to_string(o.getAxis()) +
-             ", " + name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](SplitOp o) {
-        std::vector<std::string> outs;
-        for (Value v : o.getOutputs()) {
-          allocate(v);
-          outs.push_back(name(v));
-        }
-        Value in = o.getInput();
-        call("cuda::split<" + elementType(in) + ">(stream, " + name(in) + ", " +
-             shape(in) + ", " + std::to_string(o.getAxis()) + ", " +
-             shapeLiteral(o.getSizes()) + ", {" + llvm::join(outs, ", ") +
-             "})");
-        return success();
-      })
-      .Case([&](ReluOp o) {
-        return simple(o.getInput(), o.getResult(), "cuda::relu<T>", "");
-      })
-      .Case([&](SiluOp o) {
-        return simple(o.getInput(), o.getResult(), "cuda::silu<T>", "");
-      })
-      .Case([&](GeluOp o) {
-        return simple(o.getInput(), o.getResult(), "cuda::gelu<T>",
-                      ", " + geluApproximation(o.getApproximate()));
-      })
-      .Case([&](ReluGradOp o) {
-        return grad(o.getDy(), o.getX(), o.getDx(), "cuda::reluGrad<T>", "");
-      })
-      .Case([&](SiluGradOp o) {
-        return grad(o.getDy(), o.getX(), o.getDx(), "cuda::siluGrad<T>", "");
-      })
-      .Case([&](GeluGradOp o) {
-        return grad(o.getDy(), o.getX(), o.getDx(), "cuda::geluGrad<T>",
-                    ", " + geluApproximation(o.getApproximate()));
-      })
-      .Case([&](SoftmaxOp o) {
-        return simple(o.getInput(), o.getResult(), "cuda::softmax<T>",
-                      ", " + std::to_string(o.getAxisAttr().getInt()));
-      })
-      .Case([&](LogSoftmaxOp o) {
-        return simple(o.getInput(), o.getResult(), "cuda::logSoftmax<T>",
-                      ", " + std::to_string(o.getAxisAttr().getInt()));
-      })
-      .Case([&](SoftmaxGradOp o) {
-        allocate(o.getResult());
-        call("cuda::softmaxGrad<T>(stream, " + name(o.getOutput()) + ", " +
-             name(o.getGrad()) + ", " + shape(o.getOutput()) + ", " +
-             std::to_string(o.getAxisAttr().getInt()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](LogSoftmaxGradOp o) {
-        allocate(o.getResult());
-        call("cuda::logSoftmaxGrad<T>(stream, " + name(o.getOutput()) + ", " +
-             name(o.getGrad()) + ", " + shape(o.getOutput()) + ", " +
-             std::to_string(o.getAxisAttr().getInt()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](AttentionOp o) -> LogicalResult {
-        if (failed(checkHeadDims(o, o.getQuery(), o.getValue())))
-          return failure();
-        Value mask = o.getMask();
-        allocate(o.getResult());
-        call("cuda::attention" + attentionVariant(o.getQuery(), o.getKey(),
-                                                  o.getValue()) +
-             "<T>(stream, " + name(o.getQuery()) + ", " +
-             shape(o.getQuery()) + ", " + name(o.getKey()) + ", " +
-             shape(o.getKey()) + ", " + name(o.getValue()) + ", " +
-             shape(o.getValue()) + ", " + optional(mask) + ", " +
-             (mask ? shape(mask) : "{}") + ", " + boolLiteral(o.getCausal()) +
-             ", " + optionalScale(o.getScale()) + ", " + name(o.getResult()) +
-             ")");
-        return success();
-      })
-      .Case([&](AttentionGradOp o) -> LogicalResult {
-        if (failed(checkHeadDims(o, o.getQuery(), o.getValue())))
-          return failure();
-        Value mask = o.getMask();
-        allocate(o.getDquery());
-        allocate(o.getDkey());
-        allocate(o.getDvalue());
-        call("cuda::attentionGrad" +
-             attentionVariant(o.getQuery(), o.getKey(), o.getValue()) +
-             "<T>(stream, " + name(o.getQuery()) + ", " +
-             shape(o.getQuery()) + ", " + name(o.getKey()) + ", " +
-             shape(o.getKey()) + ", " + name(o.getValue()) + ", " +
-             shape(o.getValue()) + ", " + name(o.getOut()) + ", " +
-             name(o.getDout()) + ", " + optional(mask) + ", " +
-             (mask ? shape(mask) : "{}") + ", " + boolLiteral(o.getCausal()) +
-             ", " + optionalScale(o.getScale()) + ", " + name(o.getDquery()) +
-             ", " + name(o.getDkey()) + ", " + name(o.getDvalue()) + ")");
-        return success();
-      })
-      .Case([&](DropoutOp o) -> LogicalResult {
-        // The host kernel's mask, bit for bit (Support/Philox.h), from the
-        // step's run seed and RNG step.
-        Shape global;
-        FailureOr<std::string> offset = globalBlock(o, global);
-        if (failed(offset))
-          return failure();
-        allocate(o.getResult());
-        call("cuda::dropout<T>(stream, " + name(o.getInput()) + ", " +
-             shapeLiteral(global) + ", " + *offset + ", " +
-             shape(o.getInput()) + ", " +
-             doubleLiteral(o.getRateAttr().getValueAsDouble()) + ", " +
-             std::to_string(o.getSeedAttr().getInt()) +
-             ", context.seed, context.step, " + name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](RopeOp o) {
-        Value positions = o.getPositions();
-        allocate(o.getResult());
-        call("cuda::rope<T>(stream, " + name(o.getInput()) + ", " +
-             shape(o.getInput()) + ", " + optional(positions) + ", " +
-             (positions ? shape(positions) : "{}") + ", " +
-             doubleLiteral(o.getThetaAttr().getValueAsDouble()) + ", " +
-             boolLiteral(o.getInverse()) + ", " + name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](EmbeddingOp o) -> LogicalResult {
-        allocate(o.getResult());
-        std::string common = name(o.getTable()) + ", " + shape(o.getTable()) +
-                             ", " + name(o.getIds()) + ", " + shape(o.getIds());
-        if (Value offset = o.getOffset()) {
-          FailureOr<std::string> first = scalar(o, offset);
-          if (failed(first))
-            return failure();
-          call("cuda::embeddingBlock<T>(stream, " + common + ", " + *first +
-               ", " + name(o.getResult()) + ")");
-          return success();
-        }
-        call("cuda::embedding<T>(stream, " + common + ", " +
-             name(o.getResult()) + ", " + errors(o) + ")");
-        return success();
-      })
-      .Case([&](EmbeddingGradOp o) -> LogicalResult {
-        allocate(o.getResult());
-        int64_t rows = shapeOf(o.getResult())[0];
-        std::string common = name(o.getDy()) + ", " + shape(o.getDy()) + ", " +
-                             name(o.getIds()) + ", " + shape(o.getIds());
-        if (Value offset = o.getOffset()) {
-          FailureOr<std::string> first = scalar(o, offset);
-          if (failed(first))
-            return failure();
-          checked(o, "cuda::embeddingGradBlock<T>(stream, " + common + ", " +
-                         *first + ", " + std::to_string(rows) + ", " +
-                         name(o.getResult()) + ")");
-          return success();
-        }
-        checked(o, "cuda::embeddingGrad<T>(stream, " + common + ", " +
-                       std::to_string(rows) + ", " + name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](CrossEntropyOp o) -> LogicalResult {
-        std::string offset = "nullptr";
-        if (Value v = o.getOffset()) {
-          if (failed(scalar(o, v)))
-            return failure();
-          offset = "&" + name(v);
-        }
-        allocate(o.getResult());
-        call("cuda::crossEntropyLocal<T>(stream, " + name(o.getLogits()) +
-             ", " + shape(o.getLogits()) + ", " + name(o.getLabels()) + ", " +
-             std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " + offset +
-             ", " + boolLiteral(o.getSum()) + ", " + name(o.getResult()) +
-             ", " + errors(o) + ")");
-        return success();
-      })
-      .Case([&](CrossEntropyGradOp o) -> LogicalResult {
-        std::string offset = "nullptr";
-        if (Value v = o.getOffset()) {
-          if (failed(scalar(o, v)))
-            return failure();
-          offset = "&" + name(v);
-        }
-        allocate(o.getResult());
-        call("cuda::crossEntropyGradLocal<T>(stream, " + name(o.getLogits()) +
-             ", " + shape(o.getLogits()) + ", " + name(o.getLabels()) + ", " +
-             name(o.getDloss()) + ", " +
-             std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " + offset +
-             ", " + boolLiteral(o.getSum()) + ", " + name(o.getResult()) +
-             ", " + errors(o) + ")");
-        return success();
-      })
-      .Case([&](NonfiniteCountOp o) {
-        allocate(o.getResult());
-        call("cuda::nonfiniteCount<T>(stream, " + name(o.getInput()) + ", " +
-             std::to_string(numElements(o.getInput())) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](SelectOp o) {
-        allocate(o.getResult());
-        call("cuda::selectWhole<T, " + elementType(o.getResult()) +
-             ">(stream, " + name(o.getCondition()) + ", " +
-             name(o.getOnTrue()) + ", " + name(o.getOnFalse()) + ", " +
-             std::to_string(numElements(o.getResult())) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](UpdateLossScaleOp o) {
-        allocate(o.getNewScale());
-        allocate(o.getNewGrowthTracker());
-        call("cuda::updateLossScale<T>(stream, " + name(o.getScale()) + ", " +
-             name(o.getGrowthTracker()) + ", " + name(o.getNonfinite()) + ", " +
-             doubleLiteral(o.getGrowthFactor().convertToDouble()) + ", " +
-             doubleLiteral(o.getBackoffFactor().convertToDouble()) + ", " +
-             std::to_string(o.getGrowthInterval()) + ", " +
-             name(o.getNewScale()) + ", " + name(o.getNewGrowthTracker()) +
-             ")");
-        return success();
-      })
-      .Case([&](LabelCountOp o) {
-        allocate(o.getResult());
-        call("cuda::labelCount<T>(stream, " + name(o.getLabels()) + ", " +
-             std::to_string(numElements(o.getLabels())) + ", " +
-             std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](LayerNormOp o) {
-        allocate(o.getResult());
-        call("cuda::layerNorm<T>(stream, " + name(o.getInput()) + ", " +
-             shape(o.getInput()) + ", " + optional(o.getGamma()) + ", " +
-             optional(o.getBeta()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](RmsNormOp o) {
-        allocate(o.getResult());
-        call("cuda::rmsNorm<T>(stream, " + name(o.getInput()) + ", " +
-             shape(o.getInput()) + ", " + optional(o.getGamma()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             name(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](LayerNormGradOp o) {
-        allocate(o.getDx());
-        std::string dgamma = "nullptr", dbeta = "nullptr";
-        if (o.getGamma()) {
-          allocate(o.getParamGrads()[0]);
-          allocate(o.getParamGrads()[1]);
-          dgamma = name(o.getParamGrads()[0]);
-          dbeta = name(o.getParamGrads()[1]);
-        }
-        call("cuda::layerNormGrad<T>(stream, " + name(o.getGrad()) + ", " +
-             name(o.getInput()) + ", " + shape(o.getInput()) + ", " +
-             optional(o.getGamma()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             name(o.getDx()) + ", " + dgamma + ", " + dbeta + ")");
-        return success();
-      })
-      .Case([&](RmsNormGradOp o) {
-        allocate(o.getDx());
-        if (o.getDgamma())
-          allocate(o.getDgamma());
-        call("cuda::rmsNormGrad<T>(stream, " + name(o.getGrad()) + ", " +
-             name(o.getInput()) + ", " + shape(o.getInput()) + ", " +
-             optional(o.getGamma()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             name(o.getDx()) + ", " + optional(o.getDgamma()) + ")");
-        return success();
-      })
-      .Case([&](SgdUpdateOp o) {
-        allocateUpdate(o.getNewParam(), o.getParam());
-        if (o.getNewMomentumBuf())
-          allocateUpdate(o.getNewMomentumBuf(), o.getMomentumBuf());
-        call("cuda::sgdUpdate<T>(stream, " + name(o.getParam()) + ", " +
-             name(o.getGrad()) + ", " + optional(o.getMomentumBuf()) + ", " +
-             shape(o.getParam()) + ", " +
-             doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
-             optional(o.getLrScale()) + ", " +
-             doubleLiteral(o.getMomentumAttr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getDampeningAttr().getValueAsDouble()) + ", " +
-             boolLiteral(o.getNesterov()) + ", " + name(o.getNewParam()) +
-             ", " + optional(o.getNewMomentumBuf()) + ")");
-        return success();
-      })
-      .Case([&](AdamwUpdateOp o) {
-        allocateUpdate(o.getNewParam(), o.getParam());
-        allocateUpdate(o.getNewExpAvg(), o.getExpAvg());
-        allocateUpdate(o.getNewExpAvgSq(), o.getExpAvgSq());
-        // The step and the learning-rate factor stay on the device; the
-        // kernel reads them.
-        call("cuda::adamwUpdate<T, " + elementType(o.getStep()) + ">(stream, " +
-             name(o.getParam()) + ", " + name(o.getGrad()) + ", " +
-             name(o.getExpAvg()) + ", " + name(o.getExpAvgSq()) + ", " +
-             shape(o.getParam()) + ", " + name(o.getStep()) + ", " +
-             doubleLiteral(o.getLrAttr().getValueAsDouble()) + ", " +
-             optional(o.getLrScale()) + ", " +
-             doubleLiteral(o.getBeta1Attr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getBeta2Attr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
-             name(o.getNewParam()) + ", " + name(o.getNewExpAvg()) + ", " +
-             name(o.getNewExpAvgSq()) + ")");
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitError()
-               << "no CUDA emission for '" << other->getName() << "'";
-      });
+void StepEmitter::printCall(Operation *op, const KernelCall &call,
+                            const std::string &callee,
+                            std::vector<std::string> arguments) {
+  // The communicator's calls return a Status.
+  CUDAReport report = call.executor == emit::Executor::Communicator
+                          ? CUDAReport::Status
+                          : reportOf(call);
+  if (report == CUDAReport::Sink)
+    arguments.push_back(errors(op));
+  std::string text = callee + "(" + llvm::join(arguments, ", ") + ")";
+  if (report == CUDAReport::Status)
+    checked(op, text);
+  else
+    this->call(text);
 }
 
 LogicalResult StepEmitter::emit() {
@@ -1039,7 +558,7 @@ LogicalResult StepEmitter::emit() {
     std::string host = "args[" + std::to_string(i) + "]." +
                        (arg.isInteger ? "ints" : "floats");
     std::string upload = "ws.upload(" + host + ")";
-    os << "  const " << elementType(value) << " *" << name(value) << " = ";
+    os << "  const " << storageType(value) << " *" << name(value) << " = ";
     auto resident = residentArgs.find(i);
     if (resident == residentArgs.end()) {
       os << upload << ";";

@@ -733,7 +733,8 @@ std::string initLiteral(func::FuncOp func, unsigned index, std::string &args) {
 
 } // namespace
 
-LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
+LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os,
+                              ArrayRef<std::string> hostArenaTables) {
   func::FuncOp func = entry.func;
   os << "/// The mesh and the arguments and results with their layouts, from "
         "which\n/// the harness computes each rank's blocks.\n"
@@ -796,6 +797,8 @@ LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os) {
   });
   if (microBatches > 1)
     os << "    s.microBatches = " << microBatches << ";\n";
+  for (const std::string &table : hostArenaTables)
+    os << "    s.addHostArena(" << table << ", std::size(" << table << "));\n";
   MatmulOp matmul;
   func.walk([&](MatmulOp op) {
     if (!matmul)

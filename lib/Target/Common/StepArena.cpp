@@ -66,7 +66,11 @@ std::optional<unsigned> StepArena::freeCarriedArgument(Operation *op,
 }
 
 std::string StepArena::table(StringRef what) const {
-  return ("kArena" + what + "_" + func::FuncOp(entry.func).getSymName()).str();
+  return table(what, func::FuncOp(entry.func).getSymName());
+}
+
+std::string StepArena::table(StringRef what, StringRef entryName) {
+  return ("kArena" + what + "_" + entryName).str();
 }
 
 std::string StepArena::bytesOf(StringRef stage) const {

@@ -10,7 +10,9 @@
 // 2. Walk the entry's single block in order and print one C++ statement
 //    group per op into the one step function every rank runs (StepEmitter):
 //    a comment with the op, the result buffers, then the host kernel or
-//    Communicator call the interpreter makes for that op. Scalars
+//    Communicator call the interpreter makes for that op, from the emission
+//    table (emit::KernelCallTable, shared with --emit-cuda), written in the
+//    host's call syntax (the hooks below). Scalars
 //    (`dist.axis_index`, index constants and arithmetic), send/recv peers
 //    and dropout's block offsets are computed at run time from the rank's
 //    mesh coordinates (emit::StepEmitterBase).
@@ -29,8 +31,8 @@
 //    each rank's blocks), the step accessors, main.cpp and CMakeLists.txt.
 // Nothing printed depends on the rank count but the mesh's axis sizes.
 //
-// Any op without a pattern stops the emission with an error at the op; the
-// translation then writes nothing.
+// Any op without a table entry stops the emission with an error at the op;
+// the translation then writes nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +53,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -63,19 +65,15 @@ namespace mlir::loom {
 
 using dist::Layout;
 using dist::Mesh;
-using emit::boolLiteral;
 using emit::doubleLiteral;
 using emit::EntryInfo;
 using emit::isIntegerStorage;
-using emit::shapeLiteral;
+using emit::KernelCall;
 using emit::stringLiteral;
 using emit::TensorInfo;
 using Shape = std::vector<int64_t>;
 
 namespace {
-
-/// `scale` as the host kernels take it (defined with the op emitters).
-std::string optionalScale(std::optional<llvm::APFloat> scale);
 
 const emit::EmitterName kHost = {"host", "--emit-host-entry"};
 
@@ -96,10 +94,6 @@ public:
   LogicalResult emit();
 
 private:
-  /// `T` or `int64_t`: how the elements of `value` are held.
-  std::string elementType(Value value) {
-    return isIntegerStorage(value.getType()) ? "int64_t" : "T";
-  }
   /// Every tensor is a pointer to its elements (in the arena, an argument,
   /// a constant or the caller's result buffer).
   std::string data(Value value) { return name(value); }
@@ -108,18 +102,6 @@ private:
     return "results[" + std::to_string(index) + "]." +
            (isIntegerStorage(value.getType()) ? "ints" : "floats");
   }
-  /// An optimizer update's learning rate: the compiled one, times the
-  /// step's `lr_scale` when the update has one (the same f64 product as the
-  /// interpreter, so a factor of 1 keeps the compiled rate's bits).
-  std::string learningRate(FloatAttr lr, Value scale) {
-    std::string base = doubleLiteral(lr.getValueAsDouble());
-    if (!scale)
-      return base;
-    return "(" + base + " * static_cast<double>(" + name(scale) + "[0]))";
-  }
-  std::string optionalData(Value value) {
-    return value ? data(value) : "nullptr";
-  }
   /// Declares the zero-filled buffer of an op's result (in a stage's
   /// region: declared null before it, placed where the stage runs the op):
   /// the buffer of the argument the value is carried into when that
@@ -127,8 +109,8 @@ private:
   /// caller's result buffer when the step returns the value and every rank
   /// that computes it writes that result (directResult), else its offset in
   /// the step's arena (planned after the body).
-  void allocate(Value result) {
-    std::string type = elementType(result);
+  void allocate(Value result) override {
+    std::string type = storageType(result);
     std::string count = std::to_string(numElements(result));
     std::string place;
     if (std::optional<unsigned> arg =
@@ -172,14 +154,14 @@ private:
   /// else a buffer of its own (allocate). The return then hands the
   /// argument's buffer to the result (emitReturn), so the step holds one
   /// copy of the model state and copies none of it.
-  void allocateUpdate(Value result, Value operand) {
+  void allocateUpdate(Value result, Value operand) override {
     if (!arena.updatesInPlace(currentOp, result, operand)) {
       allocate(result);
       return;
     }
     arena.alias(result, operand);
     inPlace[result] = cast<BlockArgument>(operand).getArgNumber();
-    std::string type = elementType(result);
+    std::string type = storageType(result);
     std::string statement = name(result) + " = const_cast<" + type + " *>(" +
                             name(operand) + ");";
     os << "  // In place: the update is the last reader of " << name(operand)
@@ -204,9 +186,9 @@ private:
   void call(const std::string &text) { os << "  " << text << ";\n"; }
   /// Names `value` as another name for the same elements (reshape and
   /// other ops that only look at their operand).
-  void alias(Value result, Value operand) {
+  void alias(Value result, Value operand) override {
     arena.alias(result, operand);
-    std::string type = "const " + elementType(result) + " *";
+    std::string type = "const " + storageType(result) + " *";
     if (inStageRegion()) {
       declare(type + name(result) + " = nullptr;");
       os << "  " << name(result) << " = " << name(operand) << ";\n";
@@ -216,10 +198,20 @@ private:
   }
 
   LogicalResult emitTargetOp(Operation *op) override;
-  LogicalResult emitLoomOp(Operation *op);
-  LogicalResult emitDistOp(Operation *op);
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
+
+  // The host's call syntax (KernelCallTable.h): kernels in `host::` take
+  // no stream, read one-element tensors on the host and report errors by
+  // their return value.
+  StringRef kernelNamespace() const override { return "host"; }
+  StringRef communicatorObject() const override { return "comm"; }
+  StringRef communicatorNamespace() const override { return "mpi"; }
+  std::string scalarArgument(Value value) override;
+  std::string learningRateArgument(StringRef rate, Value factor) override;
+  void printCall(Operation *op, const KernelCall &call,
+                 const std::string &callee,
+                 std::vector<std::string> arguments) override;
 
   /// The step's static memory plan.
   emit::StepArena arena;
@@ -252,7 +244,7 @@ LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
     for (const APInt &i : dense.getValues<APInt>())
       elements.push_back("int64_t(" + std::to_string(i.getSExtValue()) + ")");
   Value result = op.getResult();
-  std::string held = elementType(result);
+  std::string held = storageType(result);
   std::string text =
       "const std::vector<" + held + "> " + name(result) + "_values";
   if (dense.isSplat())
@@ -266,603 +258,68 @@ LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
   return success();
 }
 
-LogicalResult StepEmitter::emitDistOp(Operation *op) {
-  auto unary = [&](Operation *collective, const std::string &method,
-                   const std::string &attrs) {
-    Value in = collective->getOperand(0), out = collective->getResult(0);
-    groupComment(collective);
-    allocate(out);
-    checked(collective, "comm." + method + "(" + data(in) + ", " + shape(in) +
-                            ", " + axes(collective) + ", " + attrs + data(out) +
-                            ")");
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](dist::AnnotateOp annotate) {
-        alias(annotate.getResult(), annotate.getInput());
-        return success();
-      })
-      .Case([&](dist::ReshardOp reshard) -> LogicalResult {
-        if (entry.numRanks > 1)
-          return reshard.emitError()
-                 << "reshards must be lowered to collectives "
-                    "(-dist-lower-reshards) before host emission";
-        alias(reshard.getResult(), reshard.getInput());
-        return success();
-      })
-      .Case([&](dist::AllGatherOp gather) {
-        unary(gather, "allGather", std::to_string(gather.getDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::AllSliceOp slice) {
-        unary(slice, "allSlice", std::to_string(slice.getDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::AllReduceOp reduce) {
-        unary(reduce, "allReduce",
-              std::string(reduce.getKind() == dist::ReductionKind::Sum
-                              ? "mpi::ReduceKind::Sum"
-                              : "mpi::ReduceKind::Max") +
-                  ", ");
-        return success();
-      })
-      .Case([&](dist::ReduceScatterOp scatter) {
-        unary(scatter, "reduceScatter",
-              std::to_string(scatter.getDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::AllToAllOp a2a) {
-        unary(a2a, "allToAll",
-              std::to_string(a2a.getSplitDim()) + ", " +
-                  std::to_string(a2a.getConcatDim()) + ", ");
-        return success();
-      })
-      .Case([&](dist::CollectivePermuteOp permute) {
-        unary(permute, "collectivePermute",
-              "int64_t(" + std::to_string(permute.getShift()) + "), ");
-        return success();
-      })
-      .Case([&](dist::RingAttentionOp ring) {
-        groupComment(ring);
-        allocate(ring.getResult());
-        allocate(ring.getLse());
-        checked(ring,
-                "mpi::ringAttention<T>(comm, " + axes(ring) + ", " +
-                    data(ring.getQuery()) + ", " + shape(ring.getQuery()) +
-                    ", " + data(ring.getKey()) + ", " + shape(ring.getKey()) +
-                    ", " + data(ring.getValue()) + ", " +
-                    shape(ring.getValue()) + ", " +
-                    boolLiteral(ring.getCausal()) + ", " +
-                    optionalScale(ring.getScale()) + ", " +
-                    data(ring.getResult()) + ", " + data(ring.getLse()) + ")");
-        return success();
-      })
-      .Case([&](dist::RingAttentionGradOp ring) {
-        groupComment(ring);
-        allocate(ring.getDquery());
-        allocate(ring.getDkey());
-        allocate(ring.getDvalue());
-        checked(ring,
-                "mpi::ringAttentionGrad<T>(comm, " + axes(ring) + ", " +
-                    data(ring.getQuery()) + ", " + shape(ring.getQuery()) +
-                    ", " + data(ring.getKey()) + ", " + shape(ring.getKey()) +
-                    ", " + data(ring.getValue()) + ", " +
-                    shape(ring.getValue()) + ", " + data(ring.getOut()) + ", " +
-                    data(ring.getDout()) + ", " + data(ring.getLse()) + ", " +
-                    boolLiteral(ring.getCausal()) + ", " +
-                    optionalScale(ring.getScale()) + ", " +
-                    data(ring.getDquery()) + ", " + data(ring.getDkey()) +
-                    ", " + data(ring.getDvalue()) + ")");
-        return success();
-      })
-      .Case([&](dist::BroadcastOp broadcast) {
-        unary(broadcast, "broadcast",
-              std::to_string(broadcast.getRoot()) + ", ");
-        return success();
-      })
-      .Case([&](dist::SendOp send) -> LogicalResult {
-        FailureOr<std::string> to =
-            peer(send, send.getAxis(), static_cast<int64_t>(send.getTo()));
-        if (failed(to))
-          return failure();
-        // Every rank runs one instruction stream: a send to oneself does
-        // nothing, as in the interpreter.
-        os << "  if (const int64_t to = " << *to << "; to != loomRank) {\n  ";
-        checked(send, "comm.send(" + data(send.getInput()) + ", " +
-                          shape(send.getInput()) + ", to, " +
-                          std::to_string(send.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Case([&](dist::RecvOp recv) -> LogicalResult {
-        FailureOr<std::string> from =
-            peer(recv, recv.getAxis(), static_cast<int64_t>(recv.getFrom()));
-        if (failed(from))
-          return failure();
-        if (failed(checkTensorType(recv, recv.getResult().getType(),
-                                   "the result")))
-          return failure();
-        allocate(recv.getResult());
-        // A receive from this rank itself yields zeros.
-        os << "  if (const int64_t from = " << *from
-           << "; from != loomRank) {\n  ";
-        checked(recv, "comm.recv(" + data(recv.getResult()) + ", " +
-                          shape(recv.getResult()) + ", from, " +
-                          std::to_string(recv.getTag()) + ")");
-        os << "  }\n";
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitError()
-               << "no host emission for '" << other->getName() << "'";
-      });
-}
-
-/// The host enums of op attributes.
-std::string geluApproximation(GeluApproximation approximate) {
-  return approximate == GeluApproximation::Tanh
-             ? "host::GeluApproximation::Tanh"
-             : "host::GeluApproximation::None";
-}
-
-std::string optionalScale(std::optional<llvm::APFloat> scale) {
-  if (!scale)
-    return "std::nullopt";
-  return "std::optional<double>(" + doubleLiteral(scale->convertToDouble()) +
-         ")";
-}
-
+/// The runtimes' CastTarget of a bf16 or f16 result's rounding.
 std::string castTarget(Type type) {
-  if (type.isF64())
-    return "F64";
-  if (type.isF32())
-    return "F32";
   if (type.isBF16())
     return "BF16";
   if (type.isF16())
     return "F16";
-  if (type.isInteger(64) || type.isIndex())
-    return "I64";
-  if (type.isInteger(32))
-    return "I32";
   return "";
 }
 
-LogicalResult StepEmitter::emitLoomOp(Operation *op) {
-  // Every loom value is a tensor the runtime holds.
-  for (Value v : op->getOperands())
-    if (!isScalar(v) && failed(checkTensorType(op, v.getType(), "an operand")))
-      return failure();
-  for (Value v : op->getResults())
-    if (failed(checkTensorType(op, v.getType(), "a result")))
-      return failure();
+//===----------------------------------------------------------------------===//
+// The host's call syntax for the emission table (KernelCallTable.h)
+//===----------------------------------------------------------------------===//
 
-  auto binary = [&](Operation *b, const char *kind) {
-    Value lhs = b->getOperand(0), rhs = b->getOperand(1), out = b->getResult(0);
-    allocate(out);
-    checkedMessage(
-        b, "host::binary<" + elementType(out) + ">(host::BinaryKind::" + kind +
-               ", " + data(lhs) + ", " + shape(lhs) + ", " + data(rhs) + ", " +
-               shape(rhs) + ", " + data(out) + ", " + shape(out) + ")");
-    return success();
-  };
-  auto unaryFn = [&](Operation *u, const char *kind) {
-    Value in = u->getOperand(0), out = u->getResult(0);
-    allocate(out);
-    call("host::unary<T>(host::UnaryKind::" + std::string(kind) + ", " +
-         data(in) + ", " + std::to_string(numElements(in)) + ", " + data(out) +
-         ")");
-    return success();
-  };
-  auto reduce = [&](Operation *r, ArrayRef<int64_t> axesAttr,
-                    const char *kind) {
-    Value in = r->getOperand(0), out = r->getResult(0);
-    allocate(out);
-    call("host::reduce<" + elementType(in) + ">(host::ReduceKind::" + kind +
-         ", " + data(in) + ", " + shape(in) + ", " + shapeLiteral(axesAttr) +
-         ", " + data(out) + ")");
-    return success();
-  };
-  // Forward (x -> y) and backward (y, dy -> dx) kernels on one shape.
-  auto simple = [&](Value in, Value out, const std::string &fn,
-                    const std::string &extra) {
-    allocate(out);
-    call(fn + "(" + data(in) + ", " + shape(in) + extra + ", " + data(out) +
-         ")");
-    return success();
-  };
-  auto grad = [&](Value dy, Value x, Value dx, const std::string &fn,
-                  const std::string &extra) {
-    allocate(dx);
-    call(fn + "(" + data(dy) + ", " + data(x) + ", " + shape(x) + extra + ", " +
-         data(dx) + ")");
-    return success();
-  };
+/// How a host kernel reports an error its inputs can hold at run time: a
+/// Status (an id or label out of range), an optional message (`binary`'s
+/// shapes), or not at all. A fact of the host runtime's signatures
+/// (include/loom/Runtime/Host), so it lives with the target.
+enum class HostReport { None, Status, Message };
+HostReport reportOf(StringRef kernel) {
+  return llvm::StringSwitch<HostReport>(kernel)
+      .Case("binary", HostReport::Message)
+      .Cases({"embedding", "embeddingBlock", "embeddingGrad",
+              "embeddingGradBlock", "crossEntropyLocal",
+              "crossEntropyGradLocal"},
+             HostReport::Status)
+      .Default(HostReport::None);
+}
 
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](AddOp o) { return binary(o, "Add"); })
-      .Case([&](SubOp o) { return binary(o, "Sub"); })
-      .Case([&](MulOp o) { return binary(o, "Mul"); })
-      .Case([&](DivOp o) { return binary(o, "Div"); })
-      .Case([&](NegOp o) { return unaryFn(o, "Neg"); })
-      .Case([&](ExpOp o) { return unaryFn(o, "Exp"); })
-      .Case([&](LogOp o) { return unaryFn(o, "Log"); })
-      .Case([&](SqrtOp o) { return unaryFn(o, "Sqrt"); })
-      .Case([&](RsqrtOp o) { return unaryFn(o, "Rsqrt"); })
-      .Case([&](TanhOp o) { return unaryFn(o, "Tanh"); })
-      .Case([&](SigmoidOp o) { return unaryFn(o, "Sigmoid"); })
-      .Case([&](ScaleOp o) {
-        allocate(o.getResult());
-        call("host::scale<T>(" + data(o.getInput()) + ", " +
-             std::to_string(numElements(o.getInput())) + ", " +
-             doubleLiteral(o.getFactorAttr().getValueAsDouble()) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](CastOp o) -> LogicalResult {
-        Type target =
-            cast<ShapedType>(o.getResult().getType()).getElementType();
-        std::string t = castTarget(target);
-        if (t.empty())
-          return o.emitError() << "no host emission for a cast to " << target;
-        // As the interpreter: casts to f64, and to f32 in an f64 run, keep
-        // the run's precision; bf16 and f16 casts round.
-        std::string targetExpr = "host::CastTarget::" + t;
-        if (t == "F64" || t == "F32")
-          targetExpr = "(std::is_same_v<T, double> ? host::CastTarget::F64 : "
-                       "host::CastTarget::F32)";
-        allocate(o.getResult());
-        call("host::cast<" + elementType(o.getInput()) + ", " +
-             elementType(o.getResult()) + ">(" + data(o.getInput()) + ", " +
-             std::to_string(numElements(o.getInput())) + ", " + targetExpr +
-             ", " + data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](MatmulOp o) {
-        allocate(o.getResult());
-        call("host::matmul<T>(" + data(o.getLhs()) + ", " + shape(o.getLhs()) +
-             ", " + data(o.getRhs()) + ", " + shape(o.getRhs()) + ", " +
-             boolLiteral(o.getTransposeLhs()) + ", " +
-             boolLiteral(o.getTransposeRhs()) + ", " + data(o.getResult()) +
-             ")");
-        return success();
-      })
-      .Case([&](ReduceSumOp o) { return reduce(o, o.getAxes(), "Sum"); })
-      .Case([&](ReduceMeanOp o) { return reduce(o, o.getAxes(), "Mean"); })
-      .Case([&](ReduceMaxOp o) { return reduce(o, o.getAxes(), "Max"); })
-      .Case([&](ReshapeOp o) {
-        // Row-major order is kept: the same elements under another shape.
-        alias(o.getResult(), o.getInput());
-        return success();
-      })
-      .Case([&](TransposeOp o) {
-        Value in = o.getInput();
-        allocate(o.getResult());
-        call("host::transpose<" + elementType(in) + ">(" + data(in) + ", " +
-             shape(in) + ", " + shapeLiteral(o.getPermutation()) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](SliceOp o) {
-        Value in = o.getInput();
-        allocate(o.getResult());
-        call("host::slice<" + elementType(in) + ">(" + data(in) + ", " +
-             shape(in) + ", " + shapeLiteral(o.getStarts()) + ", " +
-             shapeLiteral(o.getLimits()) + ", " + shapeLiteral(o.getStrides()) +
-             ", " + data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](PadOp o) {
-        Value in = o.getInput();
-        allocate(o.getResult());
-        call("host::pad<" + elementType(in) + ">(" + data(in) + ", " +
-             shape(in) + ", " + shapeLiteral(o.getLow()) + ", " +
-             shapeLiteral(o.getHigh()) + ", " + shapeLiteral(o.getInterior()) +
-             ", " + data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](ConcatOp o) {
-        std::vector<std::string> datas, shapes;
-        for (Value v : o.getInputs()) {
-          datas.push_back(data(v));
-          shapes.push_back(shape(v));
-        }
-        allocate(o.getResult());
-        call("host::concat<" + elementType(o.getResult()) + ">({" +
-             llvm::join(datas, ", ") + "}, {" + llvm::join(shapes, ", ") +
-             "}, " + std::to_string(o.getAxis()) + ", " + data(o.getResult()) +
-             ")");
-        return success();
-      })
-      .Case([&](SplitOp o) {
-        std::vector<std::string> outs;
-        for (Value v : o.getOutputs()) {
-          allocate(v);
-          outs.push_back(data(v));
-        }
-        Value in = o.getInput();
-        call("host::split<" + elementType(in) + ">(" + data(in) + ", " +
-             shape(in) + ", " + std::to_string(o.getAxis()) + ", " +
-             shapeLiteral(o.getSizes()) + ", {" + llvm::join(outs, ", ") +
-             "})");
-        return success();
-      })
-      .Case([&](ReluOp o) {
-        return simple(o.getInput(), o.getResult(), "host::relu<T>", "");
-      })
-      .Case([&](SiluOp o) {
-        return simple(o.getInput(), o.getResult(), "host::silu<T>", "");
-      })
-      .Case([&](GeluOp o) {
-        return simple(o.getInput(), o.getResult(), "host::gelu<T>",
-                      ", " + geluApproximation(o.getApproximate()));
-      })
-      .Case([&](ReluGradOp o) {
-        return grad(o.getDy(), o.getX(), o.getDx(), "host::reluGrad<T>", "");
-      })
-      .Case([&](SiluGradOp o) {
-        return grad(o.getDy(), o.getX(), o.getDx(), "host::siluGrad<T>", "");
-      })
-      .Case([&](GeluGradOp o) {
-        return grad(o.getDy(), o.getX(), o.getDx(), "host::geluGrad<T>",
-                    ", " + geluApproximation(o.getApproximate()));
-      })
-      .Case([&](SoftmaxOp o) {
-        return simple(o.getInput(), o.getResult(), "host::softmax<T>",
-                      ", " + std::to_string(o.getAxisAttr().getInt()));
-      })
-      .Case([&](LogSoftmaxOp o) {
-        return simple(o.getInput(), o.getResult(), "host::logSoftmax<T>",
-                      ", " + std::to_string(o.getAxisAttr().getInt()));
-      })
-      .Case([&](SoftmaxGradOp o) {
-        allocate(o.getResult());
-        call("host::softmaxGrad<T>(" + data(o.getOutput()) + ", " +
-             data(o.getGrad()) + ", " + shape(o.getOutput()) + ", " +
-             std::to_string(o.getAxisAttr().getInt()) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](LogSoftmaxGradOp o) {
-        allocate(o.getResult());
-        call("host::logSoftmaxGrad<T>(" + data(o.getOutput()) + ", " +
-             data(o.getGrad()) + ", " + shape(o.getOutput()) + ", " +
-             std::to_string(o.getAxisAttr().getInt()) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](AttentionOp o) {
-        Value mask = o.getMask();
-        allocate(o.getResult());
-        call("host::attention<T>(" + data(o.getQuery()) + ", " +
-             shape(o.getQuery()) + ", " + data(o.getKey()) + ", " +
-             shape(o.getKey()) + ", " + data(o.getValue()) + ", " +
-             shape(o.getValue()) + ", " + optionalData(mask) + ", " +
-             (mask ? shape(mask) : "{}") + ", " + boolLiteral(o.getCausal()) +
-             ", " + optionalScale(o.getScale()) + ", " + data(o.getResult()) +
-             ")");
-        return success();
-      })
-      .Case([&](AttentionGradOp o) {
-        Value mask = o.getMask();
-        allocate(o.getDquery());
-        allocate(o.getDkey());
-        allocate(o.getDvalue());
-        call("host::attentionGrad<T>(" + data(o.getQuery()) + ", " +
-             shape(o.getQuery()) + ", " + data(o.getKey()) + ", " +
-             shape(o.getKey()) + ", " + data(o.getValue()) + ", " +
-             shape(o.getValue()) + ", " + data(o.getOut()) + ", " +
-             data(o.getDout()) + ", " + optionalData(mask) + ", " +
-             (mask ? shape(mask) : "{}") + ", " + boolLiteral(o.getCausal()) +
-             ", " + optionalScale(o.getScale()) + ", " + data(o.getDquery()) +
-             ", " + data(o.getDkey()) + ", " + data(o.getDvalue()) + ")");
-        return success();
-      })
-      .Case([&](RopeOp o) {
-        Value positions = o.getPositions();
-        allocate(o.getResult());
-        call("host::rope<T>(" + data(o.getInput()) + ", " +
-             shape(o.getInput()) + ", " + optionalData(positions) + ", " +
-             (positions ? shape(positions) : "{}") + ", " +
-             doubleLiteral(o.getThetaAttr().getValueAsDouble()) + ", " +
-             boolLiteral(o.getInverse()) + ", " + data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](EmbeddingOp o) -> LogicalResult {
-        allocate(o.getResult());
-        std::string common = data(o.getTable()) + ", " + shape(o.getTable()) +
-                             ", " + data(o.getIds()) + ", " + shape(o.getIds());
-        if (Value offset = o.getOffset()) {
-          FailureOr<std::string> first = scalar(o, offset);
-          if (failed(first))
-            return failure();
-          checked(o, "host::embeddingBlock<T>(" + common + ", " + *first +
-                         ", " + data(o.getResult()) + ")");
-          return success();
-        }
-        checked(o, "host::embedding<T>(" + common + ", " + data(o.getResult()) +
-                       ")");
-        return success();
-      })
-      .Case([&](EmbeddingGradOp o) -> LogicalResult {
-        allocate(o.getResult());
-        int64_t rows = shapeOf(o.getResult())[0];
-        std::string common = data(o.getDy()) + ", " + shape(o.getDy()) + ", " +
-                             data(o.getIds()) + ", " + shape(o.getIds());
-        if (Value offset = o.getOffset()) {
-          FailureOr<std::string> first = scalar(o, offset);
-          if (failed(first))
-            return failure();
-          checked(o, "host::embeddingGradBlock<T>(" + common + ", " + *first +
-                         ", " + std::to_string(rows) + ", " +
-                         data(o.getResult()) + ")");
-          return success();
-        }
-        checked(o, "host::embeddingGrad<T>(" + common + ", " +
-                       std::to_string(rows) + ", " + data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](CrossEntropyOp o) -> LogicalResult {
-        std::string offset = "nullptr";
-        if (Value v = o.getOffset()) {
-          if (failed(scalar(o, v)))
-            return failure();
-          offset = "&" + name(v);
-        }
-        allocate(o.getResult());
-        checked(o, "host::crossEntropyLocal<T>(" + data(o.getLogits()) + ", " +
-                       shape(o.getLogits()) + ", " + data(o.getLabels()) +
-                       ", " + std::to_string(o.getIgnoreIndexAttr().getInt()) +
-                       ", " + offset + ", " + boolLiteral(o.getSum()) + ", " +
-                       data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](CrossEntropyGradOp o) -> LogicalResult {
-        std::string offset = "nullptr";
-        if (Value v = o.getOffset()) {
-          if (failed(scalar(o, v)))
-            return failure();
-          offset = "&" + name(v);
-        }
-        allocate(o.getResult());
-        checked(o, "host::crossEntropyGradLocal<T>(" + data(o.getLogits()) +
-                       ", " + shape(o.getLogits()) + ", " +
-                       data(o.getLabels()) + ", " + name(o.getDloss()) +
-                       "[0], " +
-                       std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " +
-                       offset + ", " + boolLiteral(o.getSum()) + ", " +
-                       data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](NonfiniteCountOp o) {
-        allocate(o.getResult());
-        call("host::nonfiniteCount<T>(" + data(o.getInput()) + ", " +
-             std::to_string(numElements(o.getInput())) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](SelectOp o) {
-        allocate(o.getResult());
-        call("host::selectWhole<T, " + elementType(o.getResult()) + ">(" +
-             name(o.getCondition()) + "[0], " + data(o.getOnTrue()) + ", " +
-             data(o.getOnFalse()) + ", " +
-             std::to_string(numElements(o.getResult())) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](UpdateLossScaleOp o) {
-        allocate(o.getNewScale());
-        allocate(o.getNewGrowthTracker());
-        call("host::updateLossScale<T>(" + name(o.getScale()) + "[0], " +
-             name(o.getGrowthTracker()) + "[0], " + name(o.getNonfinite()) +
-             "[0], " + doubleLiteral(o.getGrowthFactor().convertToDouble()) +
-             ", " + doubleLiteral(o.getBackoffFactor().convertToDouble()) +
-             ", " + std::to_string(o.getGrowthInterval()) + ", " +
-             data(o.getNewScale()) + ", " + data(o.getNewGrowthTracker()) +
-             ")");
-        return success();
-      })
-      .Case([&](LabelCountOp o) {
-        allocate(o.getResult());
-        call("host::labelCount<T>(" + data(o.getLabels()) + ", " +
-             std::to_string(numElements(o.getLabels())) + ", " +
-             std::to_string(o.getIgnoreIndexAttr().getInt()) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](LayerNormOp o) {
-        allocate(o.getResult());
-        call("host::layerNorm<T>(" + data(o.getInput()) + ", " +
-             shape(o.getInput()) + ", " + optionalData(o.getGamma()) + ", " +
-             optionalData(o.getBeta()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](RmsNormOp o) {
-        allocate(o.getResult());
-        call("host::rmsNorm<T>(" + data(o.getInput()) + ", " +
-             shape(o.getInput()) + ", " + optionalData(o.getGamma()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             data(o.getResult()) + ")");
-        return success();
-      })
-      .Case([&](LayerNormGradOp o) {
-        allocate(o.getDx());
-        std::string dgamma = "nullptr", dbeta = "nullptr";
-        if (o.getGamma()) {
-          allocate(o.getParamGrads()[0]);
-          allocate(o.getParamGrads()[1]);
-          dgamma = data(o.getParamGrads()[0]);
-          dbeta = data(o.getParamGrads()[1]);
-        }
-        call("host::layerNormGrad<T>(" + data(o.getGrad()) + ", " +
-             data(o.getInput()) + ", " + shape(o.getInput()) + ", " +
-             optionalData(o.getGamma()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             data(o.getDx()) + ", " + dgamma + ", " + dbeta + ")");
-        return success();
-      })
-      .Case([&](RmsNormGradOp o) {
-        allocate(o.getDx());
-        if (o.getDgamma())
-          allocate(o.getDgamma());
-        call("host::rmsNormGrad<T>(" + data(o.getGrad()) + ", " +
-             data(o.getInput()) + ", " + shape(o.getInput()) + ", " +
-             optionalData(o.getGamma()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             data(o.getDx()) + ", " + optionalData(o.getDgamma()) + ")");
-        return success();
-      })
-      .Case([&](SgdUpdateOp o) {
-        allocateUpdate(o.getNewParam(), o.getParam());
-        if (o.getNewMomentumBuf())
-          allocateUpdate(o.getNewMomentumBuf(), o.getMomentumBuf());
-        call("host::sgdUpdate<T>(" + data(o.getParam()) + ", " +
-             data(o.getGrad()) + ", " + optionalData(o.getMomentumBuf()) +
-             ", " + shape(o.getParam()) + ", " +
-             learningRate(o.getLrAttr(), o.getLrScale()) + ", " +
-             doubleLiteral(o.getMomentumAttr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getDampeningAttr().getValueAsDouble()) + ", " +
-             boolLiteral(o.getNesterov()) + ", " + data(o.getNewParam()) +
-             ", " + optionalData(o.getNewMomentumBuf()) + ")");
-        return success();
-      })
-      .Case([&](AdamwUpdateOp o) {
-        allocateUpdate(o.getNewParam(), o.getParam());
-        allocateUpdate(o.getNewExpAvg(), o.getExpAvg());
-        allocateUpdate(o.getNewExpAvgSq(), o.getExpAvgSq());
-        call("host::adamwUpdate<T>(" + data(o.getParam()) + ", " +
-             data(o.getGrad()) + ", " + data(o.getExpAvg()) + ", " +
-             data(o.getExpAvgSq()) + ", " + shape(o.getParam()) + ", " +
-             name(o.getStep()) + "[0], " +
-             learningRate(o.getLrAttr(), o.getLrScale()) + ", " +
-             doubleLiteral(o.getBeta1Attr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getBeta2Attr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getEpsAttr().getValueAsDouble()) + ", " +
-             doubleLiteral(o.getWeightDecayAttr().getValueAsDouble()) + ", " +
-             data(o.getNewParam()) + ", " + data(o.getNewExpAvg()) + ", " +
-             data(o.getNewExpAvgSq()) + ")");
-        return success();
-      })
-      .Case([&](DropoutOp o) -> LogicalResult {
-        Shape block = shapeOf(o.getInput()), global;
-        FailureOr<std::string> offset = globalBlock(o, global);
-        if (failed(offset))
-          return failure();
-        allocate(o.getResult());
-        call("host::dropout<T>(" + data(o.getInput()) + ", " +
-             shapeLiteral(global) + ", " + *offset + ", " +
-             shapeLiteral(block) + ", " +
-             doubleLiteral(o.getRateAttr().getValueAsDouble()) + ", " +
-             std::to_string(o.getSeedAttr().getInt()) +
-             ", context.seed, context.step, " + data(o.getResult()) + ")");
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitError()
-               << "no host emission for '" << other->getName() << "'";
-      });
+std::string StepEmitter::scalarArgument(Value value) {
+  // The host reads the one element; the kernels take it by value.
+  return name(value) + "[0]";
+}
+
+std::string StepEmitter::learningRateArgument(StringRef rate, Value factor) {
+  // The compiled rate times the step's `lr_scale`: the same f64 product as
+  // the interpreter, so a factor of 1 keeps the compiled rate's bits.
+  if (!factor)
+    return rate.str();
+  return "(" + rate.str() + " * static_cast<double>(" + name(factor) + "[0]))";
+}
+
+void StepEmitter::printCall(Operation *op, const KernelCall &call,
+                            const std::string &callee,
+                            std::vector<std::string> arguments) {
+  std::string text = callee + "(" + llvm::join(arguments, ", ") + ")";
+  // The communicator's calls return a Status.
+  if (call.executor == emit::Executor::Communicator ||
+      call.executor == emit::Executor::CommunicatorKernel) {
+    checked(op, text);
+    return;
+  }
+  switch (reportOf(call.kernel)) {
+  case HostReport::None:
+    this->call(text);
+    return;
+  case HostReport::Status:
+    checked(op, text);
+    return;
+  case HostReport::Message:
+    checkedMessage(op, text);
+    return;
+  }
 }
 
 LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
@@ -901,7 +358,7 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist" || dialect == "loom") {
-    if (failed(dialect == "dist" ? emitDistOp(op) : emitLoomOp(op)))
+    if (failed(emitKernelCall(op)))
       return failure();
     // As the interpreter: a bf16 or f16 result is computed in T, then
     // rounded once to its own type.
@@ -935,7 +392,7 @@ LogicalResult StepEmitter::emit() {
      << "  ws.countArguments(args);\n";
   for (auto [i, arg] : llvm::enumerate(entry.args)) {
     Value value = func.getArgument(i);
-    os << "  const " << elementType(value) << " *" << name(value) << " = args["
+    os << "  const " << storageType(value) << " *" << name(value) << " = args["
        << i << "]." << (arg.isInteger ? "ints" : "floats") << ".data(); // "
        << arg.name << "\n";
   }
@@ -952,10 +409,16 @@ LogicalResult StepEmitter::emit() {
 //===----------------------------------------------------------------------===//
 
 /// The ProgramSpec and the step tables, after the step functions'
-/// anonymous namespace.
-LogicalResult emitSpec(const EntryInfo &entry, raw_ostream &os) {
+/// anonymous namespace. The spec records the arenas of the training and the
+/// evaluation step (`eval`, may be null) for the trainer's memory check.
+LogicalResult emitSpec(const EntryInfo &entry, func::FuncOp eval,
+                       raw_ostream &os) {
   os << "} // namespace\n\n";
-  return emit::emitProgramSpec(entry, os);
+  SmallVector<std::string> arenaTables = {
+      emit::StepArena::table("Bytes", func::FuncOp(entry.func).getSymName())};
+  if (eval)
+    arenaTables.push_back(emit::StepArena::table("Bytes", eval.getSymName()));
+  return emit::emitProgramSpec(entry, os, arenaTables);
 }
 
 const char *kStepPrologue = R"cpp(
@@ -1176,7 +639,7 @@ LogicalResult emitHostProgram(ModuleOp module, const HostEmitOptions &options,
     if (failed(evalEmitter.emit()))
       return failure();
   }
-  if (failed(emitSpec(entry, os)))
+  if (failed(emitSpec(entry, *eval, os)))
     return failure();
   emit::emitEvalAccessors(*eval, os);
 

@@ -258,13 +258,26 @@ TEST(ShardingSpecTest, RejectsUnimplementedAndUnknownKeys) {
   check(R"({"micro_batch_num": true})",
         "micro_batch_num: expected an integer >= 1");
   check(R"({"recompute": 1})", "recompute: expected true or false");
-  // Ulysses inside a ring is not implemented; an unknown algorithm is named.
-  check(R"({"context_parallel": 4, "context_parallel_algo": "hybrid_cp"})",
-        "context_parallel = 4 with context_parallel_algo `hybrid_cp`: "
-        "expected `colossalai_cp` (ring attention, the default) or "
-        "`ulysses_cp`");
+  // An unknown algorithm is named; hybrid_cp needs its Ulysses degree, one
+  // that divides context_parallel, and a context_parallel to split.
   check(R"({"context_parallel": 2, "context_parallel_algo": "ring"})",
         "context_parallel_algo `ring`: expected `colossalai_cp`");
+  check(R"({"context_parallel": 4, "context_parallel_algo": "hybrid_cp"})",
+        "context_parallel_algo `hybrid_cp` needs ulysses_degree_in_cp (the "
+        "Ulysses part of context_parallel = 4)");
+  check(R"({"context_parallel": 6, "context_parallel_algo": "hybrid_cp",
+            "ulysses_degree_in_cp": 4})",
+        "ulysses_degree_in_cp = 4 does not divide context_parallel = 6");
+  check(R"({"context_parallel_algo": "hybrid_cp", "ulysses_degree_in_cp": 2})",
+        "context_parallel_algo `hybrid_cp` needs context_parallel > 1");
+  check(R"({"context_parallel": 4, "ulysses_degree_in_cp": 2})",
+        "ulysses_degree_in_cp = 2 needs context_parallel_algo `hybrid_cp`, "
+        "got `colossalai_cp`");
+  check(R"({"context_parallel": 4, "context_parallel_algo": "hybrid_cp",
+            "ulysses_degree_in_cp": 0})",
+        "ulysses_degree_in_cp: expected an integer >= 1, got 0");
+  check(R"({"use_attn_mask_compression": "yes"})",
+        "use_attn_mask_compression: expected true or false");
   check(R"({"context_parallel": 2, "context_parallel_algo": "ulysses_cp",
             "use_seq_parallel": true})",
         "use_seq_parallel with context_parallel > 1 is not supported");
@@ -363,6 +376,53 @@ TEST(ShardingSpecTest, ExpandsUlyssesContextParallel) {
   }
   EXPECT_TRUE(attention);
   EXPECT_TRUE(linearSequence);
+}
+
+TEST(ShardingSpecTest, ExpandsHybridContextParallel) {
+  // C = 8 as Ulysses over U = 2 inside a ring of 4 (MindFormers' docs spell
+  // the algorithm `hybird_cp`; both spellings read the same).
+  for (const char *algo : {"hybrid_cp", "hybird_cp"}) {
+    auto config = parseParallelConfig(
+        std::string(R"({"data_parallel": 2, "model_parallel": 2,
+                        "context_parallel": 8, "ulysses_degree_in_cp": 2,
+                        "use_attn_mask_compression": true,
+                        "context_parallel_algo": ")") +
+        algo + "\"}");
+    ASSERT_TRUE(config.ok()) << config.error();
+    ShardingSpec spec;
+    expandParallelConfig(*config, spec);
+    EXPECT_EQ(spec.mesh, "dp=2,cp=4,sp=2,tp=2");
+    EXPECT_EQ(spec.devices, 32);
+    // The ring's axis major, so each ring rank's block is contiguous.
+    EXPECT_EQ(spec.sequenceParallelAxes, (Layout::AxisList{"cp", "sp"}));
+    bool attention = false, linearSequence = false;
+    for (const OpEntry &entry : spec.ops) {
+      if (entry.opRole == OpRole::Attention)
+        attention = entry.dimSplits.size() == 2 &&
+                    entry.dimSplits[0].dim == 2 &&
+                    entry.dimSplits[0].axes == Layout::AxisList{"cp"} &&
+                    entry.dimSplits[1].dim == 1 &&
+                    entry.dimSplits[1].axes == Layout::AxisList{"tp", "sp"};
+      if (entry.match == "*.o_proj.weight")
+        linearSequence =
+            entry.dimSplits.size() == 1 &&
+            entry.dimSplits[0].axes == Layout::AxisList{"cp", "sp"};
+    }
+    EXPECT_TRUE(attention) << algo;
+    EXPECT_TRUE(linearSequence) << algo;
+  }
+  // U = C leaves no ring (Ulysses alone), U = 1 no Ulysses (the ring alone).
+  for (auto [ulysses, mesh] : {std::pair<int, const char *>{4, "sp=4"},
+                               std::pair<int, const char *>{1, "cp=4"}}) {
+    auto config = parseParallelConfig(
+        R"({"context_parallel": 4, "context_parallel_algo": "hybrid_cp",
+            "ulysses_degree_in_cp": )" +
+        std::to_string(ulysses) + "}");
+    ASSERT_TRUE(config.ok()) << config.error();
+    ShardingSpec spec;
+    expandParallelConfig(*config, spec);
+    EXPECT_EQ(spec.mesh, mesh);
+  }
 }
 
 TEST(ShardingSpecTest, StrategyFileSelectsOpsByKindAlone) {

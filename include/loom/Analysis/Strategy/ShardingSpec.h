@@ -160,10 +160,15 @@ struct ParallelConfig {
   std::optional<bool> accumulationShard;
   bool recompute = false;
   /// MindFormers' `context_parallel` (the number of sequence slices) with
-  /// `context_parallel_algo`: `colossalai_cp` (ring attention, the default)
-  /// or `ulysses_cp`.
+  /// `context_parallel_algo`: `colossalai_cp` (ring attention, the default),
+  /// `ulysses_cp` or `hybrid_cp` (`hybird_cp`, as MindFormers' docs spell
+  /// it, is read as `hybrid_cp`).
   int64_t contextParallel = 1;
   std::string contextParallelAlgo = "colossalai_cp";
+  /// `ulysses_degree_in_cp`: under `hybrid_cp` the Ulysses part U of
+  /// `context_parallel` C (all-to-all over U, a ring over C / U); std::nullopt
+  /// when the config does not name it.
+  std::optional<int64_t> ulyssesDegreeInCp;
   /// `pipeline_stage` and `micro_batch_num` (docs/Pipeline.md).
   int64_t pipelineStages = 1;
   int64_t microBatches = 1;
@@ -179,8 +184,10 @@ struct ParallelConfig {
 
 /// Parses a parallel config (JSON object). Unknown keys, and keys of
 /// features not implemented yet set to anything but their neutral value
-/// (`context_parallel` > 1 with `hybrid_cp` or another algorithm,
-/// `gradient_aggregation_group` > 1), are errors.
+/// (`context_parallel` > 1 with an unknown algorithm,
+/// `gradient_aggregation_group` > 1), are errors, and so is a `hybrid_cp`
+/// whose `ulysses_degree_in_cp` is missing or does not divide
+/// `context_parallel`.
 ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 
 /// Expands a parallel config into `spec`: mesh `dp=D,tp=M` (axes of size 1
@@ -195,7 +202,10 @@ ValueOrError<ParallelConfig> parseParallelConfig(const std::string &text);
 /// planner moves q, k, v and the attention output between the two with
 /// all-to-alls. With `colossalai_cp` the axis is `cp=C` and attention keeps the
 /// sequence split over it (ring attention, dist.ring_attention after
-/// partitioning).
+/// partitioning). `hybrid_cp` with `ulysses_degree_in_cp` U has both: mesh
+/// axes `cp=C/U` (the ring) and `sp=U` (Ulysses) between dp and tp, the
+/// sequence split over (cp, sp), attention's sequence over cp and its heads
+/// over (tp, sp).
 void expandParallelConfig(const ParallelConfig &config, ShardingSpec &spec);
 
 } // namespace mlir::loom::dist

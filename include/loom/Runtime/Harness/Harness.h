@@ -40,6 +40,7 @@
 #include "loom/Runtime/Support/Broadcast.h"
 #include "loom/Runtime/Support/Transfers.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -114,6 +115,15 @@ struct ProgramSpec {
   /// (the first embedding's), which the trainer checks every id it reads
   /// against; 0 when the program has no embedding of an argument.
   int64_t vocabSize = 0;
+  /// Host programs: each stage's step arena in bytes (one entry when not
+  /// pipelined) for f32 and f64 runs, the larger of the training and the
+  /// evaluation step's. The trainer counts it with the model state against
+  /// the machine's memory before it allocates anything. Empty in CUDA
+  /// programs, whose arena is on the device.
+  std::vector<std::array<int64_t, 2>> hostArenaBytes;
+  /// Adds a step's `kArenaBytes_<entry>` table to hostArenaBytes, keeping
+  /// the larger entry of each stage.
+  void addHostArena(const int64_t (*table)[2], size_t stages);
 
   /// The number of ranks: the product of the mesh's axis sizes.
   int64_t numRanks() const;

@@ -58,6 +58,10 @@ struct TrainOptions {
   /// The communicator's check that group members make the same call
   /// (`--verify-calls`).
   bool verifyCalls = false;
+  /// Start even when a rank's arguments, results and step arena exceed its
+  /// share of the machine's available memory (`--skip-memory-check`;
+  /// MemoryCheck.h).
+  bool skipMemoryCheck = false;
   /// Pipelined programs: after training, print each rank's stage and the
   /// most micro-batches it had in flight at once (`--report-pipeline`).
   bool reportPipeline = false;

@@ -31,6 +31,7 @@
 
 #include "loom/Analysis/Layout/Layout.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
+#include "loom/Target/Common/KernelCallTable.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -152,7 +153,7 @@ std::vector<std::pair<size_t, size_t>> carriedPairs(const EntryInfo &entry);
 /// coordinates (`loomRank`, `loomCoords` and, in a pipelined program,
 /// `loomStage`, which emitRankVariables declares), never folded per rank,
 /// so that the program's size does not grow with the rank count.
-class StepEmitterBase {
+class StepEmitterBase : public KernelCallContext {
 public:
   StepEmitterBase(const EntryInfo &entry, AsmState &asmState, raw_ostream &out,
                   const EmitterName &emitter)
@@ -199,7 +200,7 @@ protected:
   int64_t numElements(Value value);
   /// The C++ expression of an index scalar (its name); an error at `user`
   /// when `value` is not one the emitter computes.
-  FailureOr<std::string> scalar(Operation *user, Value value);
+  FailureOr<std::string> scalar(Operation *user, Value value) override;
   bool isScalar(Value value) const { return scalars.count(value) != 0; }
   /// The `axes` attribute of a collective, as a literal and as names.
   std::string axes(Operation *op);
@@ -207,7 +208,7 @@ protected:
   /// The peer of a send/recv, as a C++ expression: the rank at
   /// `coordinate` on `axis`, this rank's coordinates elsewhere.
   FailureOr<std::string> peer(Operation *op, StringRef axis,
-                              int64_t coordinate);
+                              int64_t coordinate) override;
   /// The op as the interpreter describes it; the step's LOOM_CHECK prefixes
   /// the failing rank at run time.
   std::string describe(Operation *op);
@@ -221,7 +222,69 @@ protected:
   /// run time from the op's `dist.layout` attribute, which it must carry
   /// (an error at the op). Prints that computation and returns the offset's
   /// C++ expression.
-  FailureOr<std::string> globalBlock(Operation *op, Shape &globalShape);
+  FailureOr<std::string> globalBlock(Operation *op,
+                                     Shape &globalShape) override;
+  StringRef targetName() const override { return emitter.target; }
+  int64_t numRanks() const override { return entry.numRanks; }
+  LogicalResult checkTensor(Operation *op, Type type,
+                            const Twine &what) override {
+    return checkTensorType(op, type, what, emitter);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The emission table (KernelCallTable.h) and the target's call syntax
+  //===--------------------------------------------------------------------===//
+
+  /// Emits `op` by its kernel call table entry: checks that its operands
+  /// (but index scalars) and results are tensors the runtimes hold (where
+  /// the entry asks), describes the call, lets the target refine it
+  /// (refineKernelCall), declares the results (allocate, allocateUpdate,
+  /// alias) and prints the call (printCall; a send's or receive's guarded by
+  /// its peer). An op without an entry is an error naming the op and the
+  /// target.
+  LogicalResult emitKernelCall(Operation *op);
+  /// `T` or `int64_t`: how the elements of `value` are held.
+  std::string storageType(Value value);
+
+  /// The namespace of the target's kernels (`host`, `cuda`).
+  virtual StringRef kernelNamespace() const = 0;
+  /// The rank's communicator in the step (`comm`, `nccl`) and the namespace
+  /// of its runtime (`mpi`, `nccl`).
+  virtual StringRef communicatorObject() const = 0;
+  virtual StringRef communicatorNamespace() const = 0;
+  /// The argument the target passes before the table's (CUDA: the stream
+  /// or the cuBLAS handle); none when empty, the default.
+  virtual std::string executorArgument(const KernelCall &call) { return ""; }
+  /// A one-element tensor the kernel reads as a number
+  /// (CallArg::Kind::Scalar).
+  virtual std::string scalarArgument(Value value) = 0;
+  /// An optimizer's rate literal and its optional per-step factor
+  /// (CallArg::Kind::LearningRate): one argument or two.
+  virtual std::string learningRateArgument(StringRef rate, Value factor) = 0;
+  /// The braced list of a kernel's input buffers holding `result`'s
+  /// element type (concat).
+  virtual std::string inputListArgument(ArrayRef<Value> inputs, Value result);
+  /// The template argument of a Scalar's storage type, or none when the
+  /// target reads the scalar on the host.
+  virtual std::optional<std::string> scalarTemplateArgument(Value value) {
+    return std::nullopt;
+  }
+  /// The target's hook for the calls it writes differently (another kernel
+  /// for some operand types, a limit of its kernels); an error stops the
+  /// emission.
+  virtual LogicalResult refineKernelCall(Operation *op, KernelCall &call) {
+    return success();
+  }
+  /// Prints the statement of `callee(arguments)` with the checks the
+  /// target's runtime needs (a returned Status, an error sink argument).
+  virtual void printCall(Operation *op, const KernelCall &call,
+                         const std::string &callee,
+                         std::vector<std::string> arguments) = 0;
+  /// Declares a result buffer; an optimizer update's result that may take
+  /// the buffer of the state it replaces; another name for an operand.
+  virtual void allocate(Value result) = 0;
+  virtual void allocateUpdate(Value result, Value operand) = 0;
+  virtual void alias(Value result, Value operand) = 0;
 
   const EntryInfo &entry;
   AsmState &asmState;
@@ -272,8 +335,11 @@ LogicalResult verifyPipelineOps(const EntryInfo &entry,
 /// layouts, the loop-carried pairs: nothing per rank, the harness computes
 /// each rank's blocks from the layouts) and `loomStepF32()` and
 /// `loomStepF64()`, which return `loom_<entry><T>` (null when the build
-/// leaves that precision out).
-LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os);
+/// leaves that precision out). `hostArenaTables` names the step arenas'
+/// `kArenaBytes_<entry>` tables of a host program, which the spec records
+/// (ProgramSpec::hostArenaBytes) for the trainer's memory check.
+LogicalResult emitProgramSpec(const EntryInfo &entry, raw_ostream &os,
+                              ArrayRef<std::string> hostArenaTables = {});
 
 /// The evaluation entry emitted beside a training step: `@eval_step`
 /// (dist-derive-eval-step) when `train` is `@train_step` and the module has

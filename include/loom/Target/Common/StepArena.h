@@ -62,6 +62,7 @@ public:
 
   /// `kArena<what>_<entry>`: the tables' names.
   std::string table(StringRef what) const;
+  static std::string table(StringRef what, StringRef entryName);
   /// The C++ expressions of the arena's size in bytes and of the predicted
   /// liveness peak for the rank's stage (`stage`: a C++ expression).
   std::string bytesOf(StringRef stage) const;

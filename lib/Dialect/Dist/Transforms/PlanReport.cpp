@@ -11,8 +11,10 @@
 //    consumes, inherited by parameterless ops); when every layer's list of
 //    (op, strategy) is the same, only the first layer is shown.
 // 3. Collectives: every dist collective of the lowered step grouped by
-//    (kind, axes), with its count, its local input bytes and its time
-//    priced by the cluster cost model.
+//    (kind, axes), with its count, its local input bytes, its time priced
+//    by the cluster cost model and how (a measured fit or a link model);
+//    then where the prices come from: a calibration's measured curves
+//    (which ones, measured where and when) or the cluster's sourced peaks.
 // 4. Totals from `dist.plan` and `dist.memory`, and the MFU: model
 //    FLOPs / (step time · devices · peak FLOP/s of the step's dtype).
 //
@@ -32,6 +34,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
+#include <set>
 
 using ::mlir::loom::kFwdAttrName;
 using ::mlir::loom::kMemoryAttrName;
@@ -83,6 +86,51 @@ static std::string printStrategy(StrategyAttr strategy) {
     text += "]";
   }
   return text + "]";
+}
+
+/// Where the report's prices come from: the calibration's measured curves
+/// that apply to a step computing in `dtype` (and when and where they were
+/// measured), and what falls back to the cluster's sourced numbers.
+static void printPrices(const ClusterSpec &cluster, const std::string &dtype,
+                        bool anyMeasuredCollective, llvm::raw_ostream &os) {
+  if (!cluster.calibration) {
+    os << "Prices: the cluster's peaks times its achievable fractions, and "
+          "its links' latency and bandwidth (no measured curves; "
+          "`loom-calibrate` writes a cluster spec with them)\n";
+    return;
+  }
+  const Calibration &calibration = *cluster.calibration;
+  SmallVector<std::string> measured, fallback;
+  if (calibration.gemm.count(dtype))
+    measured.push_back("GEMMs in " + dtype + " by (M, N, K)");
+  else
+    fallback.push_back("GEMMs in " + dtype);
+  if (calibration.attention.count(dtype))
+    measured.push_back("attention in " + dtype + " by FLOPs");
+  else
+    fallback.push_back("attention in " + dtype);
+  measured.push_back("elementwise and row kernels by bytes");
+  if (anyMeasuredCollective)
+    measured.push_back("the collectives marked `measured` above");
+  os << "Prices: measured on `" << calibration.machine << "` ("
+     << calibration.date << ", " << calibration.ranks
+     << " rank(s) at once): " << llvm::join(measured, "; ")
+     << "; from the cluster's peaks and links: "
+     << (fallback.empty() ? std::string()
+                          : llvm::join(fallback, ", ") +
+                                " (no measured curve for " + dtype + "), ")
+     << (anyMeasuredCollective ? "the other collectives" : "every collective")
+     << " (the calibration measured ";
+  SmallVector<std::string> kinds;
+  for (const auto &[kind, fits] : calibration.collectives) {
+    SmallVector<std::string> sizes;
+    for (const CollectiveFit &fit : fits)
+      sizes.push_back(std::to_string(fit.groupSize));
+    kinds.push_back(kind + " of " + llvm::join(sizes, ", "));
+  }
+  os << (kinds.empty() ? std::string("no collective")
+                       : llvm::join(kinds, "; ") + " ranks")
+     << ", inside one node)\n";
 }
 
 LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
@@ -225,6 +273,8 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
   struct Group {
     int64_t count = 0;
     double bytes = 0, seconds = 0;
+    /// How the cost model priced them (`measured`, `ring`, ...).
+    std::set<std::string> algorithms;
   };
   std::map<std::string, Group> groups;
   for (Operation &op : body) {
@@ -248,15 +298,30 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
     Group &group = groups[key];
     ++group.count;
     group.bytes += before;
-    group.seconds +=
-        model->getCollectiveTime(*kind, axes, before, after).seconds;
+    CollectiveTime time = model->getCollectiveTime(*kind, axes, before, after);
+    group.seconds += time.seconds;
+    group.algorithms.insert(
+        std::string(stringifyCollectiveAlgorithm(time.algorithm)));
   }
-  os << "\nCollectives per step (local input bytes, time by the cost model):\n";
+  os << "\nCollectives per step (local input bytes, time by the cost model, "
+        "priced as):\n";
   if (groups.empty())
     os << "  none (or not lowered yet)\n";
   for (auto &[key, group] : groups)
-    os << llvm::formatv("  {0,-28} x{1,-5} {2,12}  {3,10}\n", key, group.count,
-                        formatBytes(group.bytes), formatTime(group.seconds));
+    os << llvm::formatv("  {0,-28} x{1,-5} {2,12}  {3,10}  {4}\n", key,
+                        group.count, formatBytes(group.bytes),
+                        formatTime(group.seconds),
+                        llvm::join(group.algorithms, ", "));
+  std::string dtype = "f32";
+  for (Operation &op : body)
+    if (op.getAttr(kFwdAttrName)) {
+      dtype = getComputeTypeName(&op);
+      break;
+    }
+  bool anyMeasuredCollective = llvm::any_of(groups, [](const auto &entry) {
+    return entry.second.algorithms.count("measured") > 0;
+  });
+  printPrices(cluster, dtype, anyMeasuredCollective, os);
 
   // 4. Totals.
   double step = plan.getStepTime();
@@ -300,12 +365,6 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
      << formatBytes(getNumber(memory, "transients")) << "); capacity "
      << formatBytes(double(cluster.device.memoryBytes)) << "\n";
   double flops = plan.getModelFlops();
-  std::string dtype = "f32";
-  for (Operation &op : body)
-    if (op.getAttr(kFwdAttrName)) {
-      dtype = getComputeTypeName(&op);
-      break;
-    }
   auto peak = cluster.device.peakFlopsPerSecond.find(dtype);
   os << llvm::formatv("Model FLOPs per step: {0:E3}", flops);
   if (peak != cluster.device.peakFlopsPerSecond.end() && step > 0)

@@ -32,7 +32,7 @@ TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
              "--ckpt-dir", "ck", "--ckpt-every", "10", "--resume",
              "--dtype=f64", "--data-format", "uint16",
              "--data-order=sequential", "--verify-calls", "--report-pipeline",
-             "--report-transfers"},
+             "--report-transfers", "--skip-memory-check"},
             o),
       std::nullopt);
   EXPECT_EQ(o.data, "t.bin");
@@ -49,6 +49,7 @@ TEST(TrainOptionsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_TRUE(o.verifyCalls);
   EXPECT_TRUE(o.reportPipeline);
   EXPECT_TRUE(o.reportTransfers);
+  EXPECT_TRUE(o.skipMemoryCheck);
 }
 
 TEST(TrainOptionsTest, InjectNonfiniteTakesAListOfSteps) {
@@ -83,6 +84,7 @@ TEST(TrainOptionsTest, DefaultsTrainInF32AndLogEveryStep) {
   EXPECT_FALSE(o.sequentialData);
   EXPECT_FALSE(o.reportPipeline);
   EXPECT_FALSE(o.reportTransfers);
+  EXPECT_FALSE(o.skipMemoryCheck);
 }
 
 TEST(TrainOptionsTest, BadValuesNameTheirFlag) {
