@@ -25,6 +25,7 @@
 #include "RingAttention.h"
 
 #include "loom/Dialect/AttributeNames.h"
+#include "loom/Analysis/Cost/InPlaceReuse.h"
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
@@ -370,11 +371,14 @@ public:
   Execution(func::FuncOp entry, const KernelRegistry &registry,
             const RunOptions &options, const std::optional<Mesh> &mesh,
             int64_t numRanks)
-      : registry(registry), options(options), mesh(mesh), ranks(numRanks) {
+      : registry(registry), options(options), mesh(mesh), ranks(numRanks),
+        inPlace(entry) {
     // Each value dies after its last user, or right after its definition
     // when nothing uses it; loop-carried arguments (parameters, optimizer
-    // states) never do. These are the liveness rules of
-    // dist::analyzeMemory, so the measured peak is the predicted one.
+    // states) live on until the value carried into them takes their
+    // storage (the in-place rule, noteResults), or to the end. These are
+    // the liveness rules of dist::analyzeMemory, so the measured peak is
+    // the predicted one.
     llvm::DenseMap<Value, size_t> lastUse;
     for (BlockArgument arg : entry.getArguments())
       lastUse[arg] = 0;
@@ -450,11 +454,19 @@ private:
                                            const std::vector<int64_t> &group);
   std::optional<std::string> deadlock();
   /// Counts the results op `index` bound on rank `r` and updates its peak.
+  /// A result that took an argument's storage (the in-place rule) drops
+  /// that argument first, so the storage is counted once, as
+  /// dist::analyzeMemory counts it.
   void noteResults(int64_t r, size_t index) {
     RankState &state = ranks[r];
-    for (Value result : ops[index]->getResults())
-      if (state.values.count(result.getAsOpaquePointer()))
-        state.liveBytes += dist::getValueBytes(result.getType());
+    for (Value result : ops[index]->getResults()) {
+      if (!state.values.count(result.getAsOpaquePointer()))
+        continue;
+      if (std::optional<BlockArgument> donor = inPlace.getDonor(result))
+        if (state.values.erase(donor->getAsOpaquePointer()))
+          state.liveBytes -= dist::getValueBytes(donor->getType());
+      state.liveBytes += dist::getValueBytes(result.getType());
+    }
     state.peakBytes = std::max(state.peakBytes, state.liveBytes);
   }
   /// Frees the values of rank `r` that die at op `index`, so that a run
@@ -484,6 +496,9 @@ private:
   /// For each op, the values that die once it has run.
   std::vector<std::vector<Value>> dying;
   std::vector<RankState> ranks;
+  /// Which values take a carried argument's storage (allocate() writes
+  /// them there; noteResults drops the argument).
+  dist::InPlaceReuse inPlace;
   /// Pending messages by (sender, receiver), in send order.
   std::map<std::pair<int64_t, int64_t>, std::deque<Message>> mailboxes;
   /// The index of the pipeline axis in the mesh, for a pipelined program.
@@ -586,6 +601,7 @@ std::optional<std::string> Execution::step(int64_t r, Outcome &outcome) {
   KernelContext ctx(state.values, options.floatKind, r, options.seed,
                     mesh ? &*mesh : nullptr, static_cast<int64_t>(ranks.size()),
                     options.rngStep);
+  ctx.setInPlace(&inPlace);
   outcome = Outcome::Advanced;
 
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -787,7 +803,22 @@ Execution::runCollective(Operation *op, const std::vector<int64_t> &group) {
       return at(group[i], op) + "computes shape " +
              HostTensor::formatShape(outputs[i].getShape()) +
              ", but the result type is " + typeToString(type);
-    ranks[group[i]].values[op->getResult(0).getAsOpaquePointer()] = outputs[i];
+    Value result = op->getResult(0);
+    if (!inPlace.getDonor(result)) {
+      ranks[group[i]].values[result.getAsOpaquePointer()] = outputs[i];
+      continue;
+    }
+    // A result that takes an argument's storage (ZeRO's gathered parameter
+    // in the place of the old one) is copied there (allocate).
+    KernelContext ctx(ranks[group[i]].values, options.floatKind, group[i], 0);
+    ctx.setInPlace(&inPlace);
+    HostTensor &slot = ctx.allocate(result);
+    if (slot.getKind() == outputs[i].getKind() &&
+        slot.getByteSize() == outputs[i].getByteSize())
+      std::copy_n(outputs[i].rawData(), slot.getByteSize(),
+                  slot.mutableRawData());
+    else
+      slot = outputs[i];
   }
   return std::nullopt;
 }

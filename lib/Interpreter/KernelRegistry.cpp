@@ -5,8 +5,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Interpreter/KernelRegistry.h"
+#include "loom/Analysis/Cost/InPlaceReuse.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
 
 namespace mlir::loom::interp {
 
@@ -20,9 +23,25 @@ HostTensor &KernelContext::allocate(Value result) {
   Shape shape;
   if (auto tensorType = dyn_cast<RankedTensorType>(result.getType()))
     shape.assign(tensorType.getShape().begin(), tensorType.getShape().end());
+  StorageKind kind = storageKindFor(result.getType(), floatKind);
+  if (std::optional<BlockArgument> donor =
+          inPlace ? inPlace->getDonor(result) : std::nullopt) {
+    // The argument's storage, when no one else (the caller, another rank's
+    // replica, a message in flight) shares it: the donor has the result's
+    // type, so its kind and shape.
+    auto held = values.find(donor->getAsOpaquePointer());
+    if (held != values.end() && held->second.ownsStorageAlone() &&
+        held->second.getKind() == kind && held->second.getShape() == shape) {
+      HostTensor storage = held->second;
+      if (!inPlace->readsDonor(result))
+        std::fill_n(storage.mutableRawData(), storage.getByteSize(), 0);
+      HostTensor &slot = values[result.getAsOpaquePointer()];
+      slot = std::move(storage);
+      return slot;
+    }
+  }
   HostTensor &slot = values[result.getAsOpaquePointer()];
-  slot = HostTensor::allocate(storageKindFor(result.getType(), floatKind),
-                              std::move(shape));
+  slot = HostTensor::allocate(kind, std::move(shape));
   return slot;
 }
 

@@ -10,12 +10,12 @@
 
 // One SGD step with momentum. Live bytes by op (w 64, momentum 64, x 32,
 // h 32, t 32, loss 4, d 32, g 64, new w 64, new momentum 64): 192, 224, 196,
-// 228, 260, then 324 at the update (both copies of w and of its momentum,
-// the gradient and the loss), then 260 at the return. The parameter and its
-// state are loop-carried: live to the end although the update is their last
-// use.
-// CHECK: @train_step peak=324 parameters=128 gradients=64 optimizer_states=128 activations=0 other=4
-// RUN-SGD: peak live bytes: 324 (rank 0)
+// 228, 260 (at g: the peak), then 196 at the update, which is the last
+// reader of w and of its momentum and writes their new values in their
+// storage (the in-place rule: one copy of each, not 324 with both), then
+// 132 at the return.
+// CHECK: @train_step peak=260 parameters=64 gradients=64 optimizer_states=64 activations=0 other=68
+// RUN-SGD: peak live bytes: 260 (rank 0)
 dist.mesh @m shape [2] axes ["tp"]
 
 func.func @train_step(%w: tensor<4x4xf32> {loom.param = #loom.param<"w", init = zeros, decay = false>},

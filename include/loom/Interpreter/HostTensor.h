@@ -93,6 +93,9 @@ public:
 
   /// The same elements under another shape with as many elements.
   HostTensor reshaped(Shape newShape) const;
+  /// Whether no other tensor (a copy, a reshape, the caller's argument)
+  /// shares these elements, so writing them changes this tensor only.
+  bool ownsStorageAlone() const { return storage && storage.use_count() == 1; }
 
   /// Element `i` converted to double (for summaries and comparisons).
   double getAsDouble(int64_t i) const;

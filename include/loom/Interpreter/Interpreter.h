@@ -88,8 +88,9 @@ public:
   /// After a successful `run`: per rank, the most bytes of live values it
   /// held at once, each value counted at its declared type (what a device
   /// would hold, whatever precision the run computes in). Values die after
-  /// their last use and loop-carried arguments live to the end, the rules
-  /// of `dist::analyzeMemory`, so both give the same number.
+  /// their last use and loop-carried arguments live to the end or until the
+  /// value carried into them takes their storage (dist::InPlaceReuse), the
+  /// rules of `dist::analyzeMemory`, so both give the same number.
   const std::vector<int64_t> &getPeakLiveBytes() const {
     return peakLiveBytes;
   }

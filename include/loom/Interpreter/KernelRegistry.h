@@ -43,6 +43,7 @@
 #include <unordered_map>
 
 namespace mlir::loom::dist {
+class InPlaceReuse;
 class Mesh;
 } // namespace mlir::loom::dist
 
@@ -73,8 +74,15 @@ public:
 
   /// Allocates a zero-filled tensor for `result`, with the shape of its
   /// (static) tensor type and the storage kind of its element type, binds
-  /// it and returns it for the kernel to fill.
+  /// it and returns it for the kernel to fill. Where the run's in-place rule
+  /// (setInPlace) gives `result` an argument's storage that this rank alone
+  /// holds, the tensor is that storage: as it was for an optimizer update
+  /// that reads the old state while it writes the new, zeroed otherwise.
   HostTensor &allocate(Value result);
+
+  /// Lets allocate() follow `rule` (dist::InPlaceReuse of the entry); the
+  /// interpreter drops the donor argument after the op.
+  void setInPlace(const dist::InPlaceReuse *rule) { inPlace = rule; }
 
   /// Binds `result` to an existing tensor (reshape, identity ops).
   void bind(Value result, HostTensor tensor);
@@ -100,6 +108,7 @@ private:
   const dist::Mesh *mesh;
   int64_t numRanks;
   uint64_t rngStep;
+  const dist::InPlaceReuse *inPlace = nullptr;
 };
 
 /// A kernel function on the generic op.

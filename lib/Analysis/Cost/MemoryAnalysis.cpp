@@ -10,7 +10,10 @@
 //   1. number the ops of the block 0..n-1 (the terminator is n-1); a value
 //      is live at every step from its start (0 for arguments, its defining
 //      op otherwise) to its end (its last user; its start when unused;
-//      n-1 for loop-carried arguments);
+//      n-1 for loop-carried arguments, but k-1 for one whose storage the
+//      value carried into it takes at op k, by the in-place rule of
+//      InPlaceReuse.h: the storage is counted once, the argument's until
+//      op k and the new value's from there);
 //   2. classify every value: names of arguments and results say parameters,
 //      optimizer states and gradients; optimizer updates say which values
 //      are gradients and updated copies; the forward ops are the ancestors
@@ -23,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/Cost/MemoryAnalysis.h"
+#include "loom/Analysis/Cost/InPlaceReuse.h"
 #include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/IR/PipelineInfo.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
@@ -208,6 +212,13 @@ static Liveness computeLiveness(func::FuncOp entry,
     std::optional<int64_t> opStage = getOpStage(op);
     return !stage || !opStage || *opStage == *stage;
   };
+  // Where an argument's storage passes to the value carried into it, on
+  // the ranks that compute that value.
+  llvm::DenseMap<BlockArgument, int64_t> handedOver;
+  InPlaceReuse inPlace(entry);
+  for (auto [value, arg] : inPlace.getDonors())
+    if (runs(value.getDefiningOp()))
+      handedOver[arg] = index.lookup(value.getDefiningOp());
   for (BlockArgument arg : block.getArguments()) {
     unsigned i = arg.getArgNumber();
     if (stage && llvm::none_of(arg.getUsers(), [&](Operation *user) {
@@ -216,6 +227,8 @@ static Liveness computeLiveness(func::FuncOp entry,
       continue;
     int64_t end =
         isCarriedArgument(entry, i) ? numSteps - 1 : lastUse(arg, /*start=*/0);
+    if (auto it = handedOver.find(arg); it != handedOver.end())
+      end = it->second - 1;
     addValue(arg, 0, end, names.classify(getArgumentName(entry, i)));
   }
   for (Operation &op : block) {

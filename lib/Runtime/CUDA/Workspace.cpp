@@ -49,6 +49,11 @@ void *Workspace::arenaSlice(int64_t offset, int64_t size) {
   return arena + offset;
 }
 
+void Workspace::zeroBytes(void *device, int64_t size) {
+  if (size > 0)
+    LOOM_CUDA_CHECK(cudaMemsetAsync(device, 0, size, stream));
+}
+
 void *Workspace::allocBytesUnzeroed(int64_t size) {
   // Never a null pointer, even for an empty tensor: kernels are not launched
   // for those, but a null would read as "absent" to optional operands.

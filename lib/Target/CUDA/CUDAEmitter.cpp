@@ -149,12 +149,29 @@ public:
 
 private:
   /// Declares the zeroed device buffer of a result (in a stage's region:
-  /// declared null before it, allocated where the stage runs the op), at
-  /// its offset in the step's arena (planArena, after the body).
+  /// declared null before it, allocated where the stage runs the op): the
+  /// buffer of the argument the value is carried into when that argument is
+  /// dead (emit::StepArena::freeCarriedArgument), else its offset in the
+  /// step's arena (planArena, after the body).
   void allocate(Value result) override {
     std::string type = storageType(result);
-    std::string alloc = "ws.at<" + type + ">(" + arena.add(result, currentOp) +
-                        ", " + std::to_string(numElements(result)) + ")";
+    std::string count = std::to_string(numElements(result));
+    std::string alloc;
+    if (std::optional<unsigned> arg =
+            arena.freeCarriedArgument(currentOp, result)) {
+      // The device buffer of the argument the value is carried into, which
+      // no op reads from here on (the in-place rule, dist::InPlaceReuse):
+      // it then becomes the argument's resident copy, as an update in place
+      // does.
+      Value argument = func::FuncOp(entry.func).getArgument(*arg);
+      arena.alias(result, argument);
+      os << "  // In the place of " << name(argument)
+         << ", which no op reads from here on.\n";
+      alloc = "ws.reuse(" + name(argument) + ", " + count + ")";
+    } else {
+      alloc = "ws.at<" + type + ">(" + arena.add(result, currentOp) + ", " +
+              count + ")";
+    }
     if (inStageRegion()) {
       declare(type + " *" + name(result) + " = nullptr;");
       os << "  " << name(result) << " = " << alloc << ";\n";

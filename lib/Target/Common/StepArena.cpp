@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// 1. On construction, number the entry's ops and find each argument's last
-//    reader (through the values that may name its buffer).
+// 1. On construction, apply the in-place rule (dist::InPlaceReuse): which
+//    values are computed in the buffer of the argument they are carried
+//    into, the rule the interpreter and dist::analyzeMemory follow too.
 // 2. While the emitter prints the step, record each buffer (its stage, size
 //    and element kind) and each alias.
 // 3. After the step, give each buffer its lifetime: from the op that
@@ -26,24 +27,10 @@
 
 namespace mlir::loom::emit {
 
-StepArena::StepArena(const EntryInfo &entry) : entry(entry) {
+StepArena::StepArena(const EntryInfo &entry)
+    : entry(entry), inPlace(func::FuncOp(entry.func)) {
   for (auto [result, arg] : carriedPairs(entry))
     carried[arg] = result;
-  llvm::DenseMap<Value, Value> argumentOf;
-  for (BlockArgument arg : func::FuncOp(entry.func).getArguments())
-    argumentOf[arg] = arg;
-  int64_t position = 0;
-  for (Operation &op : func::FuncOp(entry.func).getBody().front()) {
-    positionOf[&op] = position;
-    for (Value operand : op.getOperands())
-      if (Value arg = argumentOf.lookup(operand))
-        argumentLastUse[arg] = position;
-    if (isa<ReshapeOp, dist::AnnotateOp, dist::ReshardOp>(op))
-      if (Value arg = argumentOf.lookup(op.getOperand(0)))
-        for (Value result : op.getResults())
-          argumentOf[result] = arg;
-    ++position;
-  }
 }
 
 std::string StepArena::add(Value value, Operation *op) {
@@ -66,36 +53,16 @@ std::optional<size_t> StepArena::carriedResultOf(size_t arg) const {
 }
 
 bool StepArena::updatesInPlace(Operation *op, Value result, Value operand) {
-  auto arg = dyn_cast<BlockArgument>(operand);
-  if (!arg)
-    return false;
-  std::optional<size_t> index = carriedResultOf(arg.getArgNumber());
-  if (!index)
-    return false;
-  Operation *ret = func::FuncOp(entry.func).getBody().front().getTerminator();
-  return *index < ret->getNumOperands() &&
-         ret->getOperand(*index) == result &&
-         argumentLastUse.lookup(arg) == positionOf.lookup(op);
+  std::optional<BlockArgument> donor = inPlace.getDonor(result);
+  return donor && Value(*donor) == operand && result.getDefiningOp() == op;
 }
 
 std::optional<unsigned> StepArena::freeCarriedArgument(Operation *op,
-                                                        Value result) {
-  auto func = func::FuncOp(entry.func);
-  Operation *ret = func.getBody().front().getTerminator();
-  int64_t position = positionOf.lookup(op);
-  for (auto [arg, index] : carried) {
-    if (index >= ret->getNumOperands() || ret->getOperand(index) != result)
-      continue;
-    BlockArgument argument = func.getArgument(arg);
-    auto lastUse = argumentLastUse.find(argument);
-    if (lastUse != argumentLastUse.end() && lastUse->second >= position)
-      continue;
-    if (cast<ShapedType>(argument.getType()).getNumElements() !=
-        cast<ShapedType>(result.getType()).getNumElements())
-      continue;
-    return static_cast<unsigned>(arg);
-  }
-  return std::nullopt;
+                                                       Value result) {
+  std::optional<BlockArgument> donor = inPlace.getDonor(result);
+  if (!donor || result.getDefiningOp() != op || inPlace.readsDonor(result))
+    return std::nullopt;
+  return donor->getArgNumber();
 }
 
 std::string StepArena::table(StringRef what) const {

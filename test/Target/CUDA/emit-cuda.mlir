@@ -197,3 +197,32 @@ func.func @train_step(
 // CHECK-NEXT: return Status::success();
 // CHECK-LABEL: const ProgramSpec &loomProgramSpec() {
 // CHECK: s.carried = {{[{][{]}}1, 0}, {2, 2}, {3, 3}, {4, 4}};
+
+// -----
+
+// A carried value computed after the last read of its argument (as ZeRO's
+// gathered parameters are) takes the argument's device buffer, zeroed on
+// the stream first (the in-place rule, dist::InPlaceReuse), and that buffer
+// becomes the argument's resident copy; `u`, computed while its argument
+// is still read, gets a block of its own, as every other returned value.
+
+func.func @train_step(%p: tensor<4xf32> {loom.name = "w"}, %q: tensor<4xf32> {loom.name = "u"})
+    -> (tensor<4xf32> {loom.name = "w"}, tensor<4xf32> {loom.name = "u"}) {
+  %d = loom.mul %p, %q : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %u = loom.add %d, %q : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %w = loom.add %d, %d : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %w, %u : tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: /// The step of every rank.
+// CHECK: T *v0 = ws.at<T>(kArenaOffsets_train_step[0][sizeof(T) == 8], 4);
+// CHECK: T *v1 = ws.at<T>(kArenaOffsets_train_step[1][sizeof(T) == 8], 4);
+// CHECK: // In the place of arg0, which no op reads from here on.
+// CHECK-NEXT: T *v2 = ws.reuse(arg0, 4);
+// CHECK: session.keepResident(&stepKey, ws, {
+// CHECK-NEXT: {0, v2, 4 * int64_t(sizeof(T))}, // w
+// CHECK-NEXT: {1, v1, 4 * int64_t(sizeof(T))}, // u
+// CHECK-NEXT: });
+// CHECK: const int64_t kArenaOffsets_train_step[][2] = {
+// CHECK-NEXT: {0, 0}, {-1, -1},
+// CHECK-NEXT: };

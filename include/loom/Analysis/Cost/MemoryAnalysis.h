@@ -9,9 +9,11 @@
 // (global for a single-device program, local after dist-partition-spmd, so
 // the result is per device). A value is live from its definition to its last
 // use; arguments are live from entry and loop-carried state (parameters,
-// optimizer states) until the end, since the updated copy is written while
-// the old one is read. The peak is broken down by what is live at that
-// moment, so reports can say what fills memory.
+// optimizer states) until the end, unless the value carried into it takes
+// its storage (the in-place rule, InPlaceReuse.h: an optimizer update that
+// is the state's last reader, or a value computed after the state's last
+// read), where the storage is counted once. The peak is broken down by what
+// is live at that moment, so reports can say what fills memory.
 //
 //===----------------------------------------------------------------------===//
 

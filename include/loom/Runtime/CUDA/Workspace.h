@@ -54,6 +54,14 @@ public:
     return static_cast<T *>(
         arenaSlice(offset, count * static_cast<int64_t>(sizeof(T))));
   }
+  /// `buffer`, the device buffer of a carried argument whose new value the
+  /// step computes in its place (no op reads the argument any more),
+  /// zeroed on the stream as at() zeroes.
+  template <typename T> T *reuse(const T *buffer, int64_t count) {
+    T *writable = const_cast<T *>(buffer);
+    zeroBytes(writable, count * static_cast<int64_t>(sizeof(T)));
+    return writable;
+  }
   /// A device copy of `values` (enqueued; `values` must outlive the copy,
   /// which holds for the step's arguments and the vectors of constants).
   template <typename T> const T *upload(const std::vector<T> &values) {
@@ -86,6 +94,7 @@ private:
   void *allocBytes(int64_t size);
   void *allocBytesUnzeroed(int64_t size);
   void *arenaSlice(int64_t offset, int64_t size);
+  void zeroBytes(void *device, int64_t size);
   void copyToDevice(void *device, const void *host, int64_t size);
   void copyToHost(void *host, const void *device, int64_t size);
 

@@ -21,6 +21,7 @@
 #ifndef LOOM_TARGET_COMMON_STEPARENA_H
 #define LOOM_TARGET_COMMON_STEPARENA_H
 
+#include "loom/Analysis/Cost/InPlaceReuse.h"
 #include "loom/Target/Common/ArenaPlan.h"
 #include "loom/Target/Common/EmitterSupport.h"
 
@@ -43,18 +44,18 @@ public:
   /// Records that `result` names `operand`'s buffer (a reshape, an
   /// annotation, an in-place update): reading it keeps that buffer alive.
   void alias(Value result, Value operand) { aliasOf[result] = operand; }
-  /// Whether `result` of the optimizer update `op` may be written into the
-  /// buffer of `operand`, the state it updates: `operand` is a loop-carried
-  /// argument, `result` is the value carried into it, and `op` is the last
-  /// op that reads its buffer (directly or through values that may name
-  /// it). The update kernels read each element before they write it, so the
-  /// step then holds one copy of that state, not the old and the new.
+  /// Whether `result` of the optimizer update `op` is written into the
+  /// buffer of `operand`, the state it updates, by the in-place rule
+  /// (dist::InPlaceReuse): `operand` is the argument `result` is carried
+  /// into and `op` is the last op that reads its buffer. The update kernels
+  /// read each element before they write it, so the step then holds one
+  /// copy of that state, not the old and the new.
   bool updatesInPlace(Operation *op, Value result, Value operand);
-  /// The argument whose buffer `result` of `op` may be computed in: the
-  /// argument `result` is returned into (a loop-carried pair), when no op
-  /// from `op` on reads that argument (its old value is dead) and it holds
-  /// as many elements. A gathered ZeRO parameter so takes the place of the
-  /// parameter it replaces instead of a second copy.
+  /// The argument whose buffer `result` of `op` is computed in, by the same
+  /// rule, where `op` does not read it: the argument `result` is carried
+  /// into, when no op from `op` on reads that argument (its old value is
+  /// dead). A gathered ZeRO parameter so takes the place of the parameter
+  /// it replaces instead of a second copy.
   std::optional<unsigned> freeCarriedArgument(Operation *op, Value result);
   /// The result index carried into argument `arg`, if any.
   std::optional<size_t> carriedResultOf(size_t arg) const;
@@ -83,11 +84,8 @@ private:
   llvm::DenseMap<Value, Value> aliasOf;
   /// Loop-carried pairs: argument -> result (carriedPairs).
   std::map<size_t, size_t> carried;
-  /// Each op's position in the entry's block, and the last position at
-  /// which each argument's buffer is read, taking values that may name it
-  /// (reshape, annotate, reshard results) conservatively.
-  llvm::DenseMap<Operation *, int64_t> positionOf;
-  llvm::DenseMap<Value, int64_t> argumentLastUse;
+  /// The in-place rule's decisions for the entry.
+  dist::InPlaceReuse inPlace;
 };
 
 } // namespace mlir::loom::emit
