@@ -22,12 +22,10 @@ slice, or a ring over the wrong group changes the loss and every gradient.
 import json
 import re
 
-import numpy as np
 import pytest
 
-import safetensors_io
-from steps import assert_same, random_token_batch, run_step, tool
-from test_ring_attention import MODELS, OPTIMIZER
+from steps import tool
+from test_ring_attention import MODELS, check_partitioned_step
 
 HYBRID = dict(context_parallel=4, context_parallel_algo="hybrid_cp",
               ulysses_degree_in_cp=2, use_attn_mask_compression=True)
@@ -44,52 +42,33 @@ CONFIGS = {
 }
 
 
-def ranks_of(config):
-    return (config.get("data_parallel", 1) * config["context_parallel"] *
-            config.get("model_parallel", 1))
-
-
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_hybrid_cp_step_equals_single_device(tmp_path, model, name):
     config = CONFIGS[name]
-    path = tmp_path / "model.mlir"
-    tool("loom-model", *MODELS[model], "--dtype", "f64", "-o", path)
-    train = tmp_path / "train.mlir"
-    tool("loomc", path, "--compile-to=autodiff", *OPTIMIZER, "-o", train)
-    batch = random_token_batch(train.read_text(), 32,
-                               np.random.default_rng(13))
-    # Ignored labels unevenly spread, so the mean needs the global count.
-    batch["labels"][1, 3:9] = -100
-    inputs = tmp_path / "batch.safetensors"
-    safetensors_io.save(inputs, batch)
-    single = run_step(tmp_path, train, inputs, "single")
 
-    program = tmp_path / "partitioned.mlir"
-    tool("loomc", path, "--compile-to=partition", *OPTIMIZER,
-         "--parallel-config", json.dumps(config), "-o", program)
-    ir = program.read_text()
-    # The mesh has both parts; every attention is the ring over cp alone
-    # (the backward reusing the forward's log-sum-exp but under recompute),
-    # and Ulysses' all-to-alls over sp feed it.
-    axes = [("dp", config.get("data_parallel", 1)), ("cp", 2), ("sp", 2),
-            ("tp", config.get("model_parallel", 1))]
-    axes = [(axis, size) for axis, size in axes if size > 1]
-    mesh = "dist.mesh @mesh shape [{}] axes [{}]".format(
-        ", ".join(str(size) for _, size in axes),
-        ", ".join(f'"{axis}"' for axis, _ in axes))
-    assert mesh in ir, mesh
-    forwards = 4 if config.get("recompute") else 2
-    assert ir.count("dist.ring_attention %") == forwards
-    assert ir.count("dist.ring_attention_grad") == 2
-    for line in ir.splitlines():
-        if "dist.ring_attention" in line:
-            assert 'axes ["cp"]' in line, line
-    assert re.search(r'dist\.all_to_all .*axes \["sp"\]', ir)
-    assert "loom.attention" not in ir
-    parallel = run_step(tmp_path, program, inputs, "parallel",
-                        ranks_of(config))
-    assert_same(single, parallel, f"{model} {name}")
+    def check_ir(ir):
+        # The mesh has both parts; every attention is the ring over cp
+        # alone (the backward reusing the forward's log-sum-exp but under
+        # recompute), and Ulysses' all-to-alls over sp feed it.
+        axes = [("dp", config.get("data_parallel", 1)), ("cp", 2),
+                ("sp", 2), ("tp", config.get("model_parallel", 1))]
+        axes = [(axis, size) for axis, size in axes if size > 1]
+        mesh = "dist.mesh @mesh shape [{}] axes [{}]".format(
+            ", ".join(str(size) for _, size in axes),
+            ", ".join(f'"{axis}"' for axis, _ in axes))
+        assert mesh in ir, mesh
+        forwards = 4 if config.get("recompute") else 2
+        assert ir.count("dist.ring_attention %") == forwards
+        assert ir.count("dist.ring_attention_grad") == 2
+        for line in ir.splitlines():
+            if "dist.ring_attention" in line:
+                assert 'axes ["cp"]' in line, line
+        assert re.search(r'dist\.all_to_all .*axes \["sp"\]', ir)
+        assert "loom.attention" not in ir
+
+    check_partitioned_step(tmp_path, model, config, f"{model} {name}", 13,
+                           (1, slice(3, 9)), check_ir)
 
 
 # The search sees hybrid CP as a layout over two axes (docs/Search.md,

@@ -52,18 +52,19 @@ def ranks_of(config):
             config.get("model_parallel", 1))
 
 
-@pytest.mark.parametrize("name", sorted(CONFIGS))
-@pytest.mark.parametrize("model", sorted(MODELS))
-def test_ring_attention_step_equals_single_device(tmp_path, model, name):
-    config = CONFIGS[name]
+def check_partitioned_step(tmp_path, model, config, label, seed, ignored,
+                           check_ir):
+    """One AdamW step of MODELS[model] partitioned by the parallel `config`
+    equals the single-device step (steps.assert_same); `ignored` indexes the
+    labels set to -100 (unevenly spread, so the mean needs the global
+    count), and `check_ir` asserts on the partitioned program's IR."""
     path = tmp_path / "model.mlir"
     tool("loom-model", *MODELS[model], "--dtype", "f64", "-o", path)
     train = tmp_path / "train.mlir"
     tool("loomc", path, "--compile-to=autodiff", *OPTIMIZER, "-o", train)
     batch = random_token_batch(train.read_text(), 32,
-                               np.random.default_rng(11))
-    # Ignored labels unevenly spread, so the mean needs the global count.
-    batch["labels"][0, :5] = -100
+                               np.random.default_rng(seed))
+    batch["labels"][ignored] = -100
     inputs = tmp_path / "batch.safetensors"
     safetensors_io.save(inputs, batch)
     single = run_step(tmp_path, train, inputs, "single")
@@ -71,17 +72,29 @@ def test_ring_attention_step_equals_single_device(tmp_path, model, name):
     program = tmp_path / "partitioned.mlir"
     tool("loomc", path, "--compile-to=partition", *OPTIMIZER,
          "--parallel-config", json.dumps(config), "-o", program)
-    ir = program.read_text()
-    # Both layers' attention is the ring, over cp, and the backward reuses
-    # the forward's log-sum-exp (no second forward ring but recompute's).
-    forwards = 4 if config.get("recompute") else 2
-    assert ir.count("dist.ring_attention %") == forwards
-    assert ir.count("dist.ring_attention_grad") == 2
-    assert 'axes ["cp"]' in ir
-    assert "loom.attention" not in ir
+    check_ir(program.read_text())
     parallel = run_step(tmp_path, program, inputs, "parallel",
                         ranks_of(config))
-    assert_same(single, parallel, f"{model} {name}")
+    assert_same(single, parallel, label)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_ring_attention_step_equals_single_device(tmp_path, model, name):
+    config = CONFIGS[name]
+
+    def check_ir(ir):
+        # Both layers' attention is the ring, over cp, and the backward
+        # reuses the forward's log-sum-exp (no second forward ring but
+        # recompute's).
+        forwards = 4 if config.get("recompute") else 2
+        assert ir.count("dist.ring_attention %") == forwards
+        assert ir.count("dist.ring_attention_grad") == 2
+        assert 'axes ["cp"]' in ir
+        assert "loom.attention" not in ir
+
+    check_partitioned_step(tmp_path, model, config, f"{model} {name}", 11,
+                           (0, slice(None, 5)), check_ir)
 
 
 def test_odd_sequence_block_is_an_error(tmp_path):
