@@ -95,7 +95,11 @@ typedef enum LoomStatusCode {
   /* The reference interpreter refused or failed a run. */
   LOOM_STATUS_RUNTIME_ERROR = 6,
   /* A bug in Loom. */
-  LOOM_STATUS_INTERNAL = 7
+  LOOM_STATUS_INTERNAL = 7,
+  /* Not a value: makes every int one of the type's values, so that an
+   * out-of-range value a caller passes is "unknown" rather than undefined
+   * behaviour in the C++ library (Vulkan's _MAX_ENUM convention). */
+  LOOM_STATUS_MAX_ENUM = 0x7FFFFFFF
 } LoomStatusCode;
 
 /* An error: a code and a message. NULL stands for success. */
@@ -138,7 +142,11 @@ typedef enum LoomSeverity {
   LOOM_SEVERITY_NOTE = 2,
   /* Passes explain their decisions with remarks; they are delivered only
    * with the option `explain` set. */
-  LOOM_SEVERITY_REMARK = 3
+  LOOM_SEVERITY_REMARK = 3,
+  /* Not a value: makes every int one of the type's values, so that an
+   * out-of-range value a caller passes is "unknown" rather than undefined
+   * behaviour in the C++ library (Vulkan's _MAX_ENUM convention). */
+  LOOM_SEVERITY_MAX_ENUM = 0x7FFFFFFF
 } LoomSeverity;
 
 /* Receives one diagnostic. `location` is "file:line:col" (or a JSON path,
@@ -218,7 +226,11 @@ typedef enum LoomOptionKind {
   /* A number (`lr`, `memory-limit`, ...). */
   LOOM_OPTION_KIND_REAL = 2,
   /* "1"/"true" or "0"/"false" (`explain`). */
-  LOOM_OPTION_KIND_SWITCH = 3
+  LOOM_OPTION_KIND_SWITCH = 3,
+  /* Not a value: makes every int one of the type's values, so that an
+   * out-of-range value a caller passes is "unknown" rather than undefined
+   * behaviour in the C++ library (Vulkan's _MAX_ENUM convention). */
+  LOOM_OPTION_KIND_MAX_ENUM = 0x7FFFFFFF
 } LoomOptionKind;
 
 /* The spelling of `kind`: "text", "integer", "real" or "switch" (static
@@ -292,7 +304,11 @@ typedef enum LoomPhase {
   LOOM_PHASE_AUTODIFF = 1,
   LOOM_PHASE_SHARDING = 2,
   LOOM_PHASE_PIPELINE = 3,
-  LOOM_PHASE_PARTITION = 4
+  LOOM_PHASE_PARTITION = 4,
+  /* Not a value: makes every int one of the type's values, so that an
+   * out-of-range value a caller passes is "unknown" rather than undefined
+   * behaviour in the C++ library (Vulkan's _MAX_ENUM convention). */
+  LOOM_PHASE_MAX_ENUM = 0x7FFFFFFF
 } LoomPhase;
 
 /* Parses "import", "autodiff", "sharding", "pipeline" or "partition". */
@@ -379,7 +395,11 @@ typedef enum LoomDType {
   LOOM_DTYPE_F32 = 1,
   LOOM_DTYPE_I64 = 2,
   LOOM_DTYPE_I32 = 3,
-  LOOM_DTYPE_BOOL = 4
+  LOOM_DTYPE_BOOL = 4,
+  /* Not a value: makes every int one of the type's values, so that an
+   * out-of-range value a caller passes is "unknown" rather than undefined
+   * behaviour in the C++ library (Vulkan's _MAX_ENUM convention). */
+  LOOM_DTYPE_MAX_ENUM = 0x7FFFFFFF
 } LoomDType;
 
 /* Bytes per element of `dtype` (0 out of range). */

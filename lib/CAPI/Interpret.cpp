@@ -46,6 +46,8 @@ std::optional<io::DType> toFileDType(LoomDType dtype) {
     return io::DType::I32;
   case LOOM_DTYPE_BOOL:
     return io::DType::Bool;
+  case LOOM_DTYPE_MAX_ENUM:
+    break;
   }
   return std::nullopt;
 }

@@ -142,6 +142,8 @@ const char *loomOptionKindGetName(LoomOptionKind kind) {
     return "real";
   case LOOM_OPTION_KIND_SWITCH:
     return "switch";
+  case LOOM_OPTION_KIND_MAX_ENUM:
+    break;
   }
   return "unknown";
 }

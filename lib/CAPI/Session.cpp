@@ -92,6 +92,8 @@ static const char *severityName(LoomSeverity severity) {
     return "note";
   case LOOM_SEVERITY_REMARK:
     return "remark";
+  case LOOM_SEVERITY_MAX_ENUM:
+    break;
   }
   return "error";
 }

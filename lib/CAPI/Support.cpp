@@ -51,6 +51,8 @@ const char *loomStatusCodeGetName(LoomStatusCode code) {
     return "runtime-error";
   case LOOM_STATUS_INTERNAL:
     return "internal";
+  case LOOM_STATUS_MAX_ENUM:
+    break;
   }
   return "unknown";
 }
@@ -93,6 +95,8 @@ size_t loomDTypeGetSize(LoomDType dtype) {
     return 4;
   case LOOM_DTYPE_BOOL:
     return 1;
+  case LOOM_DTYPE_MAX_ENUM:
+    break;
   }
   return 0;
 }

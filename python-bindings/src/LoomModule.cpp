@@ -77,6 +77,8 @@ py::dtype toNumpy(LoomDType dtype) {
     return py::dtype::of<int32_t>();
   case LOOM_DTYPE_BOOL:
     return py::dtype::of<bool>();
+  case LOOM_DTYPE_MAX_ENUM:
+    break;
   }
   throw py::value_error("unknown LoomDType " + std::to_string(dtype));
 }

@@ -66,6 +66,8 @@ static double elementAt(const LoomTensorView *view, int64_t i) {
     return (double)((const int32_t *)view->data)[i];
   case LOOM_DTYPE_BOOL:
     return ((const unsigned char *)view->data)[i];
+  case LOOM_DTYPE_MAX_ENUM:
+    break;
   }
   return 0;
 }
