@@ -116,9 +116,29 @@ llvm::DenseMap<int64_t, Operation *>
 mlir::loom::dist::findForwardOps(Block &body) {
   llvm::DenseMap<int64_t, Operation *> forwardOps;
   for (Operation &op : body)
-    if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
+    if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName);
+        id && !op.hasAttr(kMicroBatchGlueAttrName))
       forwardOps.try_emplace(id.getInt(), &op);
   return forwardOps;
+}
+
+/// Whether `op` is a copy of the forward op `original` in a later
+/// micro-batch of a split step (loom-slice-micro-batches): the same op on
+/// operands and results of the same types, neither a backward op nor a
+/// recomputation.
+static bool isMicroBatchCopy(Operation *op, Operation *original) {
+  auto microBatch = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
+  auto originalMicroBatch =
+      original->getAttrOfType<IntegerAttr>(kMicroBatchAttrName);
+  if (!microBatch || !originalMicroBatch ||
+      microBatch.getInt() == originalMicroBatch.getInt())
+    return false;
+  for (Operation *each : {op, original})
+    if (each->hasAttr(kBackwardAttrName) || each->hasAttr(kRecomputeAttrName))
+      return false;
+  return op->getName() == original->getName() &&
+         op->getOperandTypes() == original->getOperandTypes() &&
+         op->getResultTypes() == original->getResultTypes();
 }
 
 namespace {
@@ -135,6 +155,8 @@ public:
   FixedStrategies result;
 
 private:
+  /// Gives `copy` the constraints resolved for `original`, if any.
+  void copyConstraints(Operation *original, Operation *copy);
   LogicalResult applyEntry(Operation *op, const OpEntry &entry,
                            unsigned matchedOperand);
   LogicalResult fix(Operation *op, FixedFactors &fixed, int64_t factor,
@@ -326,10 +348,21 @@ LogicalResult FixedStrategyResolver::run() {
   std::vector<bool> used(spec.ops.size(), false);
 
   for (Operation &op : body) {
+    // The micro-batch split's slices and label counts follow the op they
+    // serve, as its backward ops do: they take no constraints.
+    if (op.hasAttr(kMicroBatchGlueAttrName))
+      continue;
     if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName)) {
       auto [it, inserted] = result.forwardOps.try_emplace(id.getInt(), &op);
-      if (!inserted)
-        continue; // Backward and optimizer ops follow their forward op.
+      if (!inserted) {
+        // Backward and optimizer ops follow their forward op; a later
+        // micro-batch's copy of it is the same op again, so it takes the
+        // same constraints (the search prices every copy as micro-batch
+        // 0's, and a user's entry names the op, not one micro-batch).
+        if (isMicroBatchCopy(&op, it->second))
+          copyConstraints(it->second, &op);
+        continue;
+      }
     }
     auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op);
     if (!ruleOp)
@@ -385,6 +418,25 @@ LogicalResult FixedStrategyResolver::run() {
              << (entry.match.empty() ? getEntryKind(entry) : entry.match)
              << "`) matches no op";
   return success();
+}
+
+void FixedStrategyResolver::copyConstraints(Operation *original,
+                                            Operation *copy) {
+  auto factors = result.factors.find(original);
+  if (factors == result.factors.end())
+    return;
+  // Copied out first: inserting may move the map's entries.
+  FixedFactors fixed = factors->second;
+  result.factors[copy] = std::move(fixed);
+  if (auto partial = result.partial.find(original);
+      partial != result.partial.end()) {
+    Layout::AxisList axes = partial->second;
+    result.partial[copy] = std::move(axes);
+  }
+  std::vector<std::string> origins = result.origins.lookup(original);
+  for (std::string &origin : origins)
+    origin += " (of the op it copies in an earlier micro-batch)";
+  result.origins[copy] = std::move(origins);
 }
 
 FailureOr<FixedStrategies>

@@ -356,6 +356,26 @@ FunctionPartitioner::rewriteCast(UnrealizedConversionCastOp cast) {
   return success();
 }
 
+/// Gives each op between `before` and `after` (exclusive; null: the block's
+/// ends) the discardable attributes of the op it was rewritten from that it
+/// does not set itself. They say which micro-batch, pass (forward or
+/// backward), stage and chunk the work belongs to: dist-partition-stages
+/// orders each stage's ops by them, so an op that lost them would run at
+/// the end of the step and keep its operands (a loss's logits, one per
+/// micro-batch) alive until then.
+static void inheritAttribution(Operation *before, Operation *after,
+                               ArrayRef<NamedAttribute> attribution) {
+  if (attribution.empty())
+    return;
+  Block *block = before ? before->getBlock() : after->getBlock();
+  auto it = before ? std::next(before->getIterator()) : block->begin();
+  auto end = after ? after->getIterator() : block->end();
+  for (; it != end; ++it)
+    for (NamedAttribute attr : attribution)
+      if (!it->hasAttr(attr.getName()))
+        it->setAttr(attr.getName(), attr.getValue());
+}
+
 LogicalResult FunctionPartitioner::rewriteStrategyOp(Operation *op) {
   const StrategyInfo &info = strategies.find(op)->second;
   const Mesh &mesh = info.mesh->mesh;
@@ -386,9 +406,14 @@ LogicalResult FunctionPartitioner::rewriteStrategyOp(Operation *op) {
                              info.factorAxes, info.layouts, info.operandTypes,
                              info.resultTypes};
   LLVM_DEBUG(llvm::dbgs() << "partitioning " << *op << "\n");
+  // The ops a rewrite creates stand where `op` stood, between its neighbours.
+  Operation *before = op->getPrevNode();
+  Operation *after = op->getNextNode();
+  SmallVector<NamedAttribute> attribution(op->getDiscardableAttrs());
   OpBuilder builder(op);
   if (failed(partitionOp(op, context, builder)))
     return failure();
+  inheritAttribution(before, after, attribution);
 
   for (auto [index, list] : llvm::enumerate(uses))
     for (auto [user, operand] : list) {

@@ -82,7 +82,8 @@ struct VerifyShardingPass
     llvm::DenseSet<int64_t> seenForward;
     for (Operation &op : func.getBody().front()) {
       auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op);
-      if (!ruleOp)
+      // The micro-batch split's slices follow the op they serve.
+      if (!ruleOp || op.hasAttr(kMicroBatchGlueAttrName))
         continue;
       if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
         if (!seenForward.insert(id.getInt()).second)
