@@ -3,6 +3,9 @@
 // RUN: FileCheck %s --check-prefix=ASSIGN --input-file %t.json
 // RUN: loom-opt %S/Inputs/partial-add.mlir -dist-insert-reshards="plan-json=%t.partial.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PARTIAL --input-file %t.partial.json
+// The layout, byte for byte: two-space indents, one member or item per line.
+// RUN: %python %S/Inputs/check-json-layout.py %t.json
+// RUN: %python %S/Inputs/check-json-layout.py %t.partial.json
 
 // A linear op that keeps pending sums lists their axes as its `partial`;
 // the one reshard is its result's reduction.

@@ -11,7 +11,9 @@
 //   1. analyze, on the global types, before anything changes: each argument's
 //      and result's `dist.layout`, each op's sharding rule and the layouts
 //      its `dist.strategy` gives (deriveOpLayouts), and the layout on each
-//      `builtin.unrealized_conversion_cast`;
+//      `builtin.unrealized_conversion_cast`; the micro-batch copies of an op
+//      (the same name, types and attributes but `loom.micro_batch`) share
+//      one analysis;
 //   2. give each block argument its local type;
 //   3. walk the ops in order, so that an op's operands are local when it is
 //      reached, tracking the layout of every value:
@@ -32,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/AttributeNames.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 
 #include "loom/Dialect/Dist/Interfaces/PartitionableOpInterface.h"
@@ -44,7 +47,9 @@
 #include "llvm/Support/Debug.h"
 
 #include <map>
+#include <memory>
 #include <optional>
+#include <tuple>
 
 #define DEBUG_TYPE "dist-partition-spmd"
 
@@ -107,7 +112,16 @@ private:
   SmallVector<Layout> argLayouts;
   SmallVector<RankedTensorType> resultLocalTypes;
   SmallVector<Layout> resultLayouts;
-  DenseMap<Operation *, StrategyInfo> strategies;
+  /// Each op with a strategy, and its analysis.
+  DenseMap<Operation *, const StrategyInfo *> strategies;
+  /// What an analysis reads: the op's name, its attributes but
+  /// `loom.micro_batch` (sharding rules read neither the index nor
+  /// anything outside the op) and its operand and result types. A step
+  /// split into M micro-batches has M copies of each op (GPT-3 175B with
+  /// M = 48: 337,489 ops with strategies), and each key is analyzed once.
+  using AnalysisKey = std::tuple<OperationName, DictionaryAttr, FunctionType>;
+  DenseMap<AnalysisKey, const StrategyInfo *> analysesByKey;
+  std::vector<std::unique_ptr<StrategyInfo>> analyses;
   /// The layout on each cast dist-lower-reshards left, and its mesh.
   DenseMap<Operation *, std::pair<Layout, const MeshInfo *>> casts;
   /// The layout of every value whose layout is known (arguments, op results,
@@ -168,7 +182,17 @@ LogicalResult FunctionPartitioner::analyzeStrategy(Operation *op,
   if (!ruleOp)
     return op->emitOpError()
            << "has a `" << kStrategyAttrName << "` but no sharding rule";
-  StrategyInfo info;
+  NamedAttrList attributes(op->getAttrDictionary());
+  attributes.erase(kMicroBatchAttrName);
+  AnalysisKey key{op->getName(), attributes.getDictionary(op->getContext()),
+                  FunctionType::get(op->getContext(), op->getOperandTypes(),
+                                    op->getResultTypes())};
+  if (const StrategyInfo *shared = analysesByKey.lookup(key)) {
+    strategies.try_emplace(op, shared);
+    return success();
+  }
+  auto owned = std::make_unique<StrategyInfo>();
+  StrategyInfo &info = *owned;
   for (Type type : op->getOperandTypes()) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
@@ -209,7 +233,9 @@ LogicalResult FunctionPartitioner::analyzeStrategy(Operation *op,
                                         info.mesh->mesh);
         !local)
       return op->emitOpError() << "result #" << index << ": " << local.error();
-  strategies.try_emplace(op, std::move(info));
+  analysesByKey.try_emplace(key, owned.get());
+  strategies.try_emplace(op, owned.get());
+  analyses.push_back(std::move(owned));
   return success();
 }
 
@@ -377,7 +403,7 @@ static void inheritAttribution(Operation *before, Operation *after,
 }
 
 LogicalResult FunctionPartitioner::rewriteStrategyOp(Operation *op) {
-  const StrategyInfo &info = strategies.find(op)->second;
+  const StrategyInfo &info = *strategies.find(op)->second;
   const Mesh &mesh = info.mesh->mesh;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     auto local = getLocalTensorType(info.operandTypes[index],

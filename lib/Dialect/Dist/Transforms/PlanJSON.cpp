@@ -69,6 +69,104 @@ static int64_t getBytes(Type type) {
          std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
 }
 
+namespace {
+/// Writes JSON text exactly as nlohmann's `dump(2)` prints it (two-space
+/// indents, one member or item per line, `[]` and `{}` when empty), piece
+/// by piece instead of from a document. The plan lists every op of the
+/// step: 337,489 entries for GPT-3 175B on 1024 GPUs with 48 micro-batches,
+/// where building that document, printing and destroying it took most of
+/// the pass (docs/Performance.md). The small parts (mesh, arguments,
+/// totals, pipeline...) are still nlohmann documents, printed re-indented.
+class PlanTextWriter {
+public:
+  explicit PlanTextWriter(llvm::raw_ostream &os) : os(os) {}
+
+  /// A JSON string. Plain text (printable ASCII without quotes or
+  /// backslashes: op, axis and value names) is written as is; anything
+  /// else goes through nlohmann for the same escapes.
+  void string(StringRef text) {
+    bool plain = llvm::all_of(text, [](char c) {
+      auto byte = static_cast<unsigned char>(c);
+      return byte >= 0x20 && byte < 0x80 && c != '"' && c != '\\';
+    });
+    if (plain)
+      os << '"' << text << '"';
+    else
+      os << ojson(text.str()).dump();
+  }
+
+  void integer(int64_t value) { os << value; }
+
+  /// `value` as dump(2) prints it, every line after the first indented by
+  /// `indent` more (its place in the enclosing document).
+  void document(const ojson &value, unsigned indent) {
+    std::string text = value.dump(2);
+    StringRef rest = text;
+    while (true) {
+      auto [line, tail] = rest.split('\n');
+      os << line;
+      if (line.size() == rest.size())
+        break;
+      os << '\n';
+      os.indent(indent);
+      rest = tail;
+    }
+  }
+
+  /// An array at `indent` (the indent of the line it starts on): each of
+  /// `items` written by `writeItem` on its own line at `indent + 2`.
+  template <typename Range, typename WriteItem>
+  void array(Range &&items, unsigned indent, WriteItem writeItem) {
+    bool empty = true;
+    for (auto &&item : items) {
+      os << (empty ? "[\n" : ",\n");
+      empty = false;
+      os.indent(indent + 2);
+      writeItem(item);
+    }
+    if (empty) {
+      os << "[]";
+      return;
+    }
+    os << '\n';
+    os.indent(indent);
+    os << ']';
+  }
+
+  /// An array of strings at `indent`.
+  void stringArray(ArrayAttr names, unsigned indent) {
+    array(names, indent,
+          [&](Attribute name) { string(cast<StringAttr>(name).getValue()); });
+  }
+
+  /// Starts the next member of the object at `indent` that `object`
+  /// tracks (true until its first member), and writes its key.
+  void key(bool &firstMember, unsigned indent, StringRef name) {
+    os << (firstMember ? "{\n" : ",\n");
+    firstMember = false;
+    os.indent(indent + 2);
+    string(name);
+    os << ": ";
+  }
+
+  /// Closes the object at `indent` whose members `key` started.
+  void endObject(bool firstMember, unsigned indent) {
+    if (firstMember) {
+      os << "{}";
+      return;
+    }
+    os << '\n';
+    os.indent(indent);
+    os << '}';
+  }
+
+  llvm::raw_ostream &stream() { return os; }
+
+private:
+  llvm::raw_ostream &os;
+};
+} // namespace
+
 LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
                                               llvm::raw_ostream &os) {
   SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
@@ -92,11 +190,9 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
                   {"devices", mesh->getNumDevices()}};
   plan["entry"] = func.getSymName().str();
 
-  llvm::DenseMap<Value, std::string> names;
   ojson arguments = ojson::array();
   for (BlockArgument arg : body.getArguments()) {
     unsigned i = arg.getArgNumber();
-    names[arg] = "arg " + std::to_string(i);
     ojson entry = {{"index", i}};
     if (auto param = func.getArgAttrOfType<ParamAttr>(i, kParamAttrName))
       entry["name"] = param.getName().str();
@@ -111,23 +207,52 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
   }
   plan["arguments"] = arguments;
 
-  ojson ops = ojson::array(), reshards = ojson::array(),
-        collectives = ojson::array();
+  // The members before the op list, then the op list streamed as the walk
+  // finds the ops (no document of it is ever built).
+  PlanTextWriter writer(os);
+  bool firstMember = true;
+  for (auto &member : plan.items()) {
+    writer.key(firstMember, 0, member.key());
+    writer.document(member.value(), 2);
+  }
+  writer.key(firstMember, 0, "ops");
+
+  // Each op's position in the entry block, as the walk reaches it: values
+  // are named `op POSITION#RESULT` (an operand the walk has not reached,
+  // which SSA rules out, would be named "").
+  llvm::DenseMap<Operation *, size_t> positions;
+  auto valueName = [&](Value value) -> std::string {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return arg.getOwner() == &body
+                 ? "arg " + std::to_string(arg.getArgNumber())
+                 : std::string();
+    auto found = positions.find(value.getDefiningOp());
+    if (found == positions.end())
+      return std::string();
+    return "op " + std::to_string(found->second) + "#" +
+           std::to_string(cast<OpResult>(value).getResultNumber());
+  };
+
+  // The reshards and collectives, fewer than the ops, follow the results:
+  // each entry is printed as soon as it is complete, at its indent.
+  std::string reshardText, collectiveText;
+  llvm::raw_string_ostream reshardStream(reshardText),
+      collectiveStream(collectiveText);
+  PlanTextWriter reshardWriter(reshardStream),
+      collectiveWriter(collectiveStream);
+  size_t numReshards = 0, numCollectives = 0, numOps = 0;
+  auto appendEntry = [](PlanTextWriter &list, size_t &count,
+                        const ojson &entry) {
+    list.stream() << (count++ ? ",\n" : "[\n");
+    list.stream().indent(4);
+    list.document(entry, 4);
+  };
+
   double reshardBytes = 0;
   int64_t collectiveBytes = 0;
   size_t position = 0;
   for (Operation &op : body) {
-    ++position;
-    for (OpResult result : op.getResults())
-      names[result] =
-          "op " + std::to_string(position - 1) + "#" +
-          std::to_string(result.getResultNumber());
-    auto operandNames = [&]() {
-      ojson list = ojson::array();
-      for (Value operand : op.getOperands())
-        list.push_back(names.lookup(operand));
-      return list;
-    };
+    positions[&op] = position++;
     if (auto reshard = dyn_cast<ReshardOp>(op)) {
       double bytes = 0;
       ValueOrError<Layout> from = reshard.getFrom().toLayout(*mesh);
@@ -138,12 +263,13 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
             *mesh, *from, *to, type.getShape().vec(),
             std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
       reshardBytes += bytes;
-      reshards.push_back({{"index", position - 1},
-                          {"value", names.lookup(reshard.getInput())},
-                          {"shape", shapeToJSON(type)},
-                          {"from", layoutToJSON(reshard.getFrom())},
-                          {"to", layoutToJSON(reshard.getTo())},
-                          {"bytes", bytes}});
+      appendEntry(reshardWriter, numReshards,
+                  {{"index", position - 1},
+                   {"value", valueName(reshard.getInput())},
+                   {"shape", shapeToJSON(type)},
+                   {"from", layoutToJSON(reshard.getFrom())},
+                   {"to", layoutToJSON(reshard.getTo())},
+                   {"bytes", bytes}});
       continue;
     }
     if (op.getDialect() && op.getDialect()->getNamespace() == "dist" &&
@@ -165,37 +291,58 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
       collectiveBytes += bytes;
       entry["shape"] = shapeToJSON(op.getOperand(0).getType());
       entry["bytes"] = bytes;
-      collectives.push_back(entry);
+      appendEntry(collectiveWriter, numCollectives, entry);
       continue;
     }
     auto strategy = op.getAttrOfType<StrategyAttr>(kStrategyAttrName);
     if (!strategy)
       continue;
-    ojson entry = {{"index", position - 1},
-                   {"op", op.getName().getStringRef().str()}};
-    if (auto fwd = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
-      entry["fwd"] = fwd.getInt();
-    ojson params = ojson::array();
+    // The op's entry, at indent 4 in the op list; its members at 6.
+    llvm::raw_ostream &out = writer.stream();
+    out << (numOps++ ? ",\n" : "[\n");
+    out.indent(4);
+    bool firstKey = true;
+    writer.key(firstKey, 4, "index");
+    writer.integer(position - 1);
+    writer.key(firstKey, 4, "op");
+    writer.string(op.getName().getStringRef());
+    if (auto fwd = op.getAttrOfType<IntegerAttr>(kFwdAttrName)) {
+      writer.key(firstKey, 4, "fwd");
+      writer.integer(fwd.getInt());
+    }
+    SmallVector<StringRef> params;
     for (Value operand : op.getOperands())
       if (auto arg = dyn_cast<BlockArgument>(operand))
-        if (auto param =
-                func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                                 kParamAttrName))
-          params.push_back(param.getName().str());
-    if (!params.empty())
-      entry["params"] = params;
-    ojson factors = ojson::array();
-    for (const std::vector<std::string> &list : strategy.getAllFactorAxes())
-      factors.push_back(list);
-    entry["strategy"] = factors;
+        if (auto param = func.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                                          kParamAttrName))
+          params.push_back(param.getName());
+    if (!params.empty()) {
+      writer.key(firstKey, 4, "params");
+      writer.array(params, 6, [&](StringRef name) { writer.string(name); });
+    }
+    writer.key(firstKey, 4, "strategy");
+    writer.array(strategy.getFactors(), 6, [&](Attribute axes) {
+      writer.stringArray(cast<ArrayAttr>(axes), 8);
+    });
     // Pending sums the op keeps (a linear op on partial operands).
-    if (!strategy.getPartial().empty())
-      entry["partial"] = strategy.getPartialAxes();
-    entry["operands"] = operandNames();
-    ops.push_back(entry);
+    if (!strategy.getPartial().empty()) {
+      writer.key(firstKey, 4, "partial");
+      writer.stringArray(strategy.getPartial(), 6);
+    }
+    writer.key(firstKey, 4, "operands");
+    writer.array(op.getOperands(), 6,
+                 [&](Value operand) { writer.string(valueName(operand)); });
+    writer.endObject(firstKey, 4);
   }
-  plan["ops"] = ops;
+  auto closeList = [](llvm::raw_ostream &list, size_t count) {
+    if (count == 0)
+      list << "[]";
+    else
+      list << "\n  ]";
+  };
+  closeList(os, numOps);
 
+  ojson rest;
   ojson results = ojson::array();
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     ojson entry = {{"index", i}};
@@ -205,17 +352,22 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
       entry["layout"] = layoutToJSON(layout);
     results.push_back(entry);
   }
-  plan["results"] = results;
-  plan["reshards"] = reshards;
-  plan["collectives"] = collectives;
-  plan["totals"] = {{"reshards", reshards.size()},
+  writer.key(firstMember, 0, "results");
+  writer.document(results, 2);
+  closeList(reshardStream, numReshards);
+  writer.key(firstMember, 0, "reshards");
+  os << reshardText;
+  closeList(collectiveStream, numCollectives);
+  writer.key(firstMember, 0, "collectives");
+  os << collectiveText;
+  rest["totals"] = {{"reshards", numReshards},
                     {"reshard_bytes", reshardBytes},
-                    {"collectives", collectives.size()},
+                    {"collectives", numCollectives},
                     {"collective_bytes", collectiveBytes}};
   // What dist-search-strategy predicted and chose, when it ran.
   if (auto choice = module->getAttrOfType<PlanAttr>(kPlanAttrName)) {
     // Keys in alphabetical order, as the plan JSON has always listed them.
-    plan["predicted"] = {
+    rest["predicted"] = {
         {"bubble_s", choice.getBubble()},
         {"comm_s", choice.getComm()},
         {"compute_s", choice.getCompute()},
@@ -230,7 +382,7 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
                             "parameters", "transients"})
         if (auto value = memory.getAs<IntegerAttr>(key))
           breakdown[key.str()] = value.getInt();
-      plan["predicted"]["memory_breakdown"] = breakdown;
+      rest["predicted"]["memory_breakdown"] = breakdown;
     }
     // What multi-copy interleave's copies could hide (a bound, not in
     // step_time_s: docs/Partitioning.md, "Multi-copy interleave").
@@ -242,9 +394,9 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
       for (StringRef key : {"hidden_comm_s", "layer_comm_s", "layer_compute_s"})
         if (auto value = copies.getAs<FloatAttr>(key))
           entry[key.str()] = value.getValueAsDouble();
-      plan["predicted"]["multi_copy"] = entry;
+      rest["predicted"]["multi_copy"] = entry;
     }
-    plan["plan"] = {{"recompute", choice.getRecompute()},
+    rest["plan"] = {{"recompute", choice.getRecompute()},
                     {"zero", choice.getZero()}};
   }
   // The pipeline the search chose (docs/Pipeline.md): stages with their
@@ -291,8 +443,13 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
       stageList.push_back(entry);
     }
     object["stage_list"] = stageList;
-    plan["pipeline"] = object;
+    rest["pipeline"] = object;
   }
-  os << plan.dump(2) << "\n";
+  for (auto &member : rest.items()) {
+    writer.key(firstMember, 0, member.key());
+    writer.document(member.value(), 2);
+  }
+  writer.endObject(firstMember, 0);
+  os << "\n";
   return success();
 }
