@@ -18,6 +18,7 @@
 
 #include "loom/Analysis/Strategy/FollowProducers.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/MultiCopyChoice.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -243,6 +244,29 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
         if (auto value = copies.getAs<FloatAttr>(key))
           entry[key.str()] = value.getValueAsDouble();
       plan["predicted"]["multi_copy"] = entry;
+    }
+    // The search's choice of copies for a step without them (docs/Search.md,
+    // "Multi-copy interleave in the search"), with each count it priced.
+    if (auto choice =
+            module->getAttrOfType<DictionaryAttr>(kMultiCopyChoiceAttrName)) {
+      ojson entry = ojson::object();
+      if (auto count = choice.getAs<IntegerAttr>("copies"))
+        entry["copies"] = count.getInt();
+      if (auto step = choice.getAs<FloatAttr>("step_time_s"))
+        entry["step_time_s"] = step.getValueAsDouble();
+      ojson priced = ojson::array();
+      if (auto list = choice.getAs<ArrayAttr>("priced"))
+        for (auto price : list.getAsRange<DictionaryAttr>()) {
+          ojson item = ojson::object();
+          if (auto count = price.getAs<IntegerAttr>("copies"))
+            item["copies"] = count.getInt();
+          for (StringRef key : {"compute_s", "exposed_comm_s"})
+            if (auto value = price.getAs<FloatAttr>(key))
+              item[key.str()] = value.getValueAsDouble();
+          priced.push_back(item);
+        }
+      entry["priced"] = priced;
+      plan["predicted"]["multi_copy_choice"] = entry;
     }
     plan["plan"] = {{"recompute", choice.getRecompute()},
                     {"zero", choice.getZero()}};

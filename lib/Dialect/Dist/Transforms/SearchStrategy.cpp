@@ -58,6 +58,7 @@
 #include "loom/Dialect/Dist/Transforms/CandidateMeshes.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
+#include "loom/Dialect/Dist/Transforms/MultiCopyChoice.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
@@ -274,6 +275,62 @@ void SearchStrategyPass::explainNodes(const Plan &plan) {
     else
       remark << "; the only candidate";
   }
+}
+
+/// Multi-copy interleave as a choice of the search (docs/Search.md,
+/// "Multi-copy interleave in the search"): for a plan without a pipeline
+/// whose step has no copies yet, the layers' time with 1, 2 and 4 copies of
+/// each rank's rows. A copy count must divide the rows a rank holds of one
+/// micro-batch (`rowsPerRank`). The layers' compute is their ops' and
+/// followers' at the copies' shapes (StrategyCostGraphBuilder::
+/// getMicroBatchCompute, which prices an op at a slice of the batch, so a
+/// smaller GEMM's lost efficiency counts), the optimizer updates once; their
+/// communication is the reshards into layer ops (the tensor- and
+/// sequence-parallel collectives; the data-parallel gradient reductions are
+/// not the copies' to hide). Empty when there are no layers.
+static SmallVector<MultiCopyPrice>
+priceCopies(const Plan &plan, int64_t rowsPerRank, int64_t stepMicroBatches) {
+  SmallVector<MultiCopyPrice> prices;
+  const StrategyCostGraphBuilder &graph = *plan.builder;
+  const std::vector<SearchNode> &nodes = graph.getNodes();
+  bool recompute = plan.choice.recompute;
+  double comm = 0;
+  for (const SearchEdge &edge : graph.getEdges())
+    if (nodes[edge.destination].layer >= 0)
+      comm += (*edge.cost)[plan.solution.choice[edge.source] *
+                               nodes[edge.destination].candidates.size() +
+                           plan.solution.choice[edge.destination]];
+  bool anyLayer = false;
+  for (int64_t copies : {1, 2, 4}) {
+    if (rowsPerRank % copies)
+      continue;
+    double compute = 0;
+    for (auto [index, node] : llvm::enumerate(nodes)) {
+      if (node.layer < 0)
+        continue;
+      anyLayer = true;
+      unsigned candidate = plan.solution.choice[index];
+      const CandidateCost &cost = node.costs[candidate];
+      if (copies == 1) {
+        compute +=
+            cost.forwardSeconds * (recompute ? 2 : 1) + cost.followerSeconds;
+        comm += cost.reshardSeconds;
+        continue;
+      }
+      // getMicroBatchCompute returns one of `pieces` slices divided by the
+      // step's own micro-batch count (a stage problem's convention).
+      int64_t pieces = stepMicroBatches * copies;
+      MicroBatchCompute slice =
+          graph.getMicroBatchCompute(index, candidate, pieces);
+      compute += double(pieces) * (slice.forwardSeconds * (recompute ? 2 : 1) +
+                                   slice.followerSeconds) +
+                 cost.updateSeconds;
+    }
+    if (!anyLayer)
+      return {};
+    prices.push_back(priceMultiCopies(compute, comm, copies));
+  }
+  return prices;
 }
 
 LogicalResult SearchStrategyPass::search() {
@@ -1134,6 +1191,51 @@ LogicalResult SearchStrategyPass::search() {
                                   builder.getF64FloatAttr(copyComm)),
              builder.getNamedAttr("layer_compute_s",
                                   builder.getF64FloatAttr(copyCompute))}));
+  // Multi-copy interleave as the search's choice, where the config turns
+  // sequence parallelism on over a tensor-parallel axis and the step has no
+  // copies yet: the cheapest copy count and what it predicts.
+  module->removeAttr(kMultiCopyChoiceAttrName);
+  std::optional<size_t> tpAxis = mesh.findAxis("tp");
+  if (copies == 1 && !best.pipeline && sharding.sequenceParallel && tpAxis &&
+      mesh.getAxis(*tpAxis).size > 1) {
+    int64_t dataParallel = 1;
+    Layout::AxisList dataAxes = sharding.dataParallelAxes
+                                    ? *sharding.dataParallelAxes
+                                    : Layout::AxisList{"dp"};
+    for (const std::string &axis : dataAxes)
+      if (std::optional<size_t> found = mesh.findAxis(axis))
+        dataParallel *= mesh.getAxis(*found).size;
+    int64_t micro = std::max<int64_t>(flatMicroBatches, 1);
+    int64_t rows =
+        batch % (dataParallel * micro) ? 0 : batch / (dataParallel * micro);
+    SmallVector<MultiCopyPrice> prices = rows > 0
+                                             ? priceCopies(best, rows, micro)
+                                             : SmallVector<MultiCopyPrice>{};
+    if (!prices.empty()) {
+      const MultiCopyPrice &chosen = chooseMultiCopies(prices);
+      double oneCopy = prices.front().getLayerSeconds();
+      SmallVector<Attribute> priced;
+      for (const MultiCopyPrice &price : prices)
+        priced.push_back(builder.getDictionaryAttr(
+            {builder.getNamedAttr("copies",
+                                  builder.getI64IntegerAttr(price.copies)),
+             builder.getNamedAttr(
+                 "compute_s", builder.getF64FloatAttr(price.computeSeconds)),
+             builder.getNamedAttr(
+                 "exposed_comm_s",
+                 builder.getF64FloatAttr(price.exposedCommSeconds))}));
+      module->setAttr(
+          kMultiCopyChoiceAttrName,
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("copies",
+                                    builder.getI64IntegerAttr(chosen.copies)),
+               builder.getNamedAttr(
+                   "step_time_s",
+                   builder.getF64FloatAttr(best.solution.cost - oneCopy +
+                                           chosen.getLayerSeconds())),
+               builder.getNamedAttr("priced", builder.getArrayAttr(priced))}));
+    }
+  }
   // The memory breakdown, for reports and the plan JSON.
   module->setAttr(
       kMemoryAttrName,
