@@ -79,7 +79,9 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <map>
 #include <set>
+#include <utility>
 
 using ::mlir::loom::kClusterAttrName;
 using ::mlir::loom::kCopyAttrName;
@@ -689,18 +691,15 @@ LogicalResult SearchStrategyPass::search() {
     // ZeRO stages: the config's when it names one, else every stage up to
     // its bound where there is an optimizer and a data-parallel group.
     // Stage 3 (parameters gathered per layer, docs/Search.md, "ZeRO
-    // stages") is tried on flat meshes: a pipeline stage's memory is priced
-    // per layer, where the two-layer window of gathered copies has no
-    // place, so there it would be charged every layer's whole copy and
-    // could never win.
+    // stages") is tried on pipelined meshes too: the stage assignment
+    // charges each stage its two-layer window of gathered copies
+    // (pipeline::getGatherWindow).
     std::vector<int> zeroChoices = {0};
     if (sharding.zeroFixed)
       zeroChoices = {dataParallel > 1 && hasOptimizer ? sharding.optimizerShard
                                                       : 0};
     else if (hasOptimizer && dataParallel > 1)
-      for (int stage = 1;
-           stage <= std::min(stages > 1 ? 2 : 3, sharding.zeroMaxStage);
-           ++stage)
+      for (int stage = 1; stage <= std::min(3, sharding.zeroMaxStage); ++stage)
         zeroChoices.push_back(stage);
     // A config that asks for recompute gets it (the partition pipeline
     // recomputes every layer then), so only plans that pay for it compete.
@@ -1071,6 +1070,10 @@ LogicalResult SearchStrategyPass::search() {
            nodes[index].op->hasAttr(kCopyAttrName);
   };
   double copyCompute = 0, copyComm = 0;
+  // ZeRO-3 on a pipeline: the fullest stage's layers' whole parameters, of
+  // which the stage keeps two layers' live (pipeline::getGatherWindow).
+  bool pipelineGathers = best.pipeline && best.choice.zeroStage >= 3;
+  std::map<int64_t, double> layerGathered;
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];
     node.op->setAttr(kStrategyAttrName,
@@ -1083,10 +1086,17 @@ LogicalResult SearchStrategyPass::search() {
     if (recomputed)
       nodeCompute += cost.forwardSeconds;
     if (countMemory) {
-      parameters += best.pipeline
-                        ? cost.getParameterBytes(best.choice.zeroStage)
-                        : best.builder->getNodeParameterBytes(index, candidate,
-                                                              best.choice);
+      if (!best.pipeline)
+        parameters +=
+            best.builder->getNodeParameterBytes(index, candidate, best.choice);
+      else if (pipelineGathers && node.layer >= 0) {
+        // The shard; the whole copies count per layer, in the window below.
+        parameters += cost.zeroParameterBytes;
+        layerGathered[node.layer] += cost.parameterBytes;
+      } else if (pipelineGathers)
+        parameters += cost.zeroParameterBytes + cost.parameterBytes;
+      else
+        parameters += cost.getParameterBytes(best.choice.zeroStage);
       gradients += cost.getGradientBytes(best.choice.zeroStage);
       optimizerStates += cost.getOptimizerBytes(best.choice.zeroStage);
       activations += activationScale * best.builder->getNodeActivationBytes(
@@ -1105,6 +1115,16 @@ LogicalResult SearchStrategyPass::search() {
         copyComm += nodeComm;
       }
     }
+  }
+  if (pipelineGathers) {
+    double largest = 0, second = 0;
+    for (auto [layer, bytes] : layerGathered) {
+      if (bytes > largest)
+        second = std::exchange(largest, bytes);
+      else
+        second = std::max(second, bytes);
+    }
+    parameters += largest + second;
   }
   for (const SearchEdge &edge : best.builder->getEdges())
     if (!best.pipeline || nodeStage[edge.destination] == timeStage) {
