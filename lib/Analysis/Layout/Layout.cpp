@@ -420,6 +420,16 @@ Layout::verifyShape(const Mesh &mesh,
   return std::nullopt;
 }
 
+bool Layout::fitsShape(const Mesh &mesh,
+                       const std::vector<int64_t> &globalShape) const {
+  if (globalShape.size() != dims.size())
+    return false;
+  for (size_t dim = 0; dim < dims.size(); ++dim)
+    if (globalShape[dim] % getNumBlocks(mesh, dim) != 0)
+      return false;
+  return true;
+}
+
 ValueOrError<std::vector<int64_t>>
 Layout::getLocalShape(const Mesh &mesh,
                       const std::vector<int64_t> &globalShape) const {

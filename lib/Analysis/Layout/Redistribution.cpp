@@ -85,24 +85,29 @@ std::string RedistributionPlan::toString() const {
   return os.str();
 }
 
+/// The layout algebra of `step` on `layout`, without the shape check.
+static ValueOrError<Layout> applyCollective(const Mesh &mesh,
+                                            const Layout &layout,
+                                            const RedistributionStep &step) {
+  switch (step.kind) {
+  case CollectiveKind::AllGather:
+    return layout.allGather(mesh, step.dim, step.axes);
+  case CollectiveKind::AllSlice:
+    return layout.allSlice(mesh, step.dim, step.axes);
+  case CollectiveKind::AllReduce:
+    return layout.allReduce(mesh, step.axes);
+  case CollectiveKind::ReduceScatter:
+    return layout.reduceScatter(mesh, step.dim, step.axes);
+  case CollectiveKind::AllToAll:
+    return layout.allToAll(mesh, step.dim, step.concatDim, step.axes);
+  }
+  return ValueOrError<Layout>::failure("unknown collective kind");
+}
+
 ValueOrError<Layout> mlir::loom::dist::applyStep(
     const Mesh &mesh, const std::vector<int64_t> &globalShape,
     const Layout &layout, const RedistributionStep &step) {
-  ValueOrError<Layout> result = [&]() -> ValueOrError<Layout> {
-    switch (step.kind) {
-    case CollectiveKind::AllGather:
-      return layout.allGather(mesh, step.dim, step.axes);
-    case CollectiveKind::AllSlice:
-      return layout.allSlice(mesh, step.dim, step.axes);
-    case CollectiveKind::AllReduce:
-      return layout.allReduce(mesh, step.axes);
-    case CollectiveKind::ReduceScatter:
-      return layout.reduceScatter(mesh, step.dim, step.axes);
-    case CollectiveKind::AllToAll:
-      return layout.allToAll(mesh, step.dim, step.concatDim, step.axes);
-    }
-    return ValueOrError<Layout>::failure("unknown collective kind");
-  }();
+  ValueOrError<Layout> result = applyCollective(mesh, layout, step);
   if (!result)
     return result;
   if (std::optional<std::string> error = result->verifyShape(mesh, globalShape))
@@ -190,10 +195,12 @@ void forEachCandidate(const Mesh &mesh, const Layout &layout,
     if (!layout.uses(axis.name))
       unused.push_back(axis.name);
   const Layout::AxisList &partial = layout.getPartialAxes();
-  // The placeholder result is overwritten by the caller.
+  // The placeholder result (an empty layout, not a copy of `layout`: most
+  // candidates are discarded) is overwritten by the caller.
   auto make = [&](CollectiveKind kind, size_t dim, size_t concatDim,
                   Layout::AxisList axes) {
-    return RedistributionStep{kind, dim, concatDim, std::move(axes), layout, 0};
+    return RedistributionStep{
+        kind, dim, concatDim, std::move(axes), Layout::getReplicated(0), 0};
   };
 
   for (size_t dim = 0; dim < rank; ++dim) {
@@ -299,8 +306,10 @@ search(const Mesh &mesh, const std::vector<int64_t> &shape,
     forEachCandidate(mesh, layout, [&](RedistributionStep step) {
       if (modelError)
         return;
-      ValueOrError<Layout> next = applyStep(mesh, shape, layout, step);
-      if (!next || !isPartialOverAll(*next, to.getPartialAxes()))
+      // applyStep's check without its message: most candidates do not fit.
+      ValueOrError<Layout> next = applyCollective(mesh, layout, step);
+      if (!next || !next->fitsShape(mesh, shape) ||
+          !isPartialOverAll(*next, to.getPartialAxes()))
         return;
       auto found = index.find(*next);
       if (found != index.end() && nodes[found->second].settled)

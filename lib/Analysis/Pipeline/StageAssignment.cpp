@@ -54,6 +54,21 @@ int64_t getInFlight(const StageProblem &problem, int64_t stage) {
                                           problem.virtualStages));
 }
 
+double getGatherWindowOf(const std::vector<LayerCost> &layers, int64_t first,
+                         int64_t end) {
+  double largest = 0.0, second = 0.0;
+  for (int64_t i = first; i < end; ++i) {
+    double bytes = layers[i].gatheredBytes;
+    if (bytes > largest) {
+      second = largest;
+      largest = bytes;
+    } else if (bytes > second) {
+      second = bytes;
+    }
+  }
+  return largest + second;
+}
+
 /// Stage `stage` over [first, end), from the range sums.
 StageInfo makeStageInfo(const StageProblem &problem, const RangeSums &sums,
                         int64_t stage, int64_t first, int64_t end,
@@ -71,9 +86,10 @@ StageInfo makeStageInfo(const StageProblem &problem, const RangeSums &sums,
     forward += layer.forwardSeconds;
     backward += layer.backwardSeconds;
     step += layer.stepSeconds;
-    state += layer.stateBytes;
+    state += layer.stateBytes + layer.gatheredBytes;
     activation += layer.activationBytes;
   };
+  state += getGatherWindowOf(problem.layers, first, end);
   if (stage == 0)
     add(problem.embedding);
   if (stage == problem.stages - 1)
@@ -90,6 +106,11 @@ std::string formatGiB(double bytes) {
   return text;
 }
 } // namespace
+
+double getGatherWindow(const StageProblem &problem, int64_t first,
+                       int64_t end) {
+  return getGatherWindowOf(problem.layers, first, end);
+}
 
 double getStageMemory(const StageProblem &problem, int64_t stage,
                       int64_t first, int64_t end) {
@@ -193,7 +214,7 @@ StageAssignment assignInterleavedStages(const StageProblem &problem) {
     info.firstLayer = s * per;
     info.endLayer = (s + 1) * per;
     info.inFlight = getInFlight(problem, s);
-    double state = 0.0, activation = 0.0;
+    double state = 0.0, activation = 0.0, window = 0.0;
     for (int64_t c = s; c < numChunks; c += stages) {
       const StageInfo &chunk = result.chunks[c];
       int64_t first = chunk.firstLayer, end = chunk.endLayer;
@@ -204,11 +225,15 @@ StageAssignment assignInterleavedStages(const StageProblem &problem) {
           sums.activation[end] - sums.activation[first] +
           (c == 0 ? problem.embedding.activationBytes : 0.0) +
           (c == numChunks - 1 ? problem.head.activationBytes : 0.0);
-      // makeStageInfo with nothing in flight gave the chunk's state alone.
-      state += chunk.memoryBytes;
+      // makeStageInfo with nothing in flight gave the chunk's state alone,
+      // with its own ZeRO-3 gather window: one chunk runs at a time, so the
+      // stage keeps the largest chunk's window, not their sum.
+      double chunkWindow = getGatherWindowOf(problem.layers, first, end);
+      state += chunk.memoryBytes - chunkWindow;
+      window = std::max(window, chunkWindow);
       activation = std::max(activation, chunkActivation);
     }
-    info.memoryBytes = state + activation * double(info.inFlight);
+    info.memoryBytes = state + window + activation * double(info.inFlight);
     if (info.memoryBytes > problem.memoryLimit) {
       result.chunks.clear();
       result.stages.clear();

@@ -242,6 +242,22 @@ TEST(LayoutTest, ShapeValidationNamesDimAxisAndSizes) {
   EXPECT_EQ(layout.verifyShape(mesh, {4, 8}), std::nullopt);
 }
 
+// fitsShape (the planner's check without a message) accepts exactly what
+// verifyShape accepts.
+TEST(LayoutTest, FitsShapeAgreesWithVerifyShape) {
+  Mesh mesh = dpTp();
+  std::vector<Layout> layouts = {makeLayout(mesh, {{"dp"}, {"tp"}}),
+                                 makeLayout(mesh, {{"dp", "tp"}, {}}),
+                                 makeLayout(mesh, {{}, {}})};
+  std::vector<std::vector<int64_t>> shapes = {{4, 6},  {4, 8}, {8, 3},
+                                              {12, 4}, {4},    {2, 4, 4}};
+  for (const Layout &layout : layouts)
+    for (const std::vector<int64_t> &shape : shapes)
+      EXPECT_EQ(layout.fitsShape(mesh, shape),
+                !layout.verifyShape(mesh, shape).has_value())
+          << layout.toString();
+}
+
 //===----------------------------------------------------------------------===//
 // Layout: local shapes and blocks
 //===----------------------------------------------------------------------===//

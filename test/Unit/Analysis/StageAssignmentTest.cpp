@@ -275,3 +275,44 @@ TEST(StageAssignment, InterleavedErrors) {
 }
 
 } // namespace
+
+namespace {
+
+/// ZeRO-3 on a pipeline: a stage keeps its layers' shards (stateBytes) and
+/// the whole parameters of two of its layers at a time (the largest two),
+/// plus its pseudo-layers' whole; not every layer's whole copy.
+TEST(StageAssignment, ZeroThreeChargesATwoLayerWindow) {
+  StageProblem problem;
+  // Layer i: state 1 (its shard), activations 0, whole parameters 10 + i.
+  for (int i = 0; i < 6; ++i) {
+    LayerCost layer{1.0, 2.0, 0.0, 1.0, 0.0};
+    layer.gatheredBytes = 10.0 + i;
+    problem.layers.push_back(layer);
+  }
+  problem.head.gatheredBytes = 7.0;
+  problem.stages = 2;
+  problem.microBatches = 4;
+  problem.memoryLimit = 1e9;
+  EXPECT_DOUBLE_EQ(getGatherWindow(problem, 0, 3), 12.0 + 11.0);
+  EXPECT_DOUBLE_EQ(getGatherWindow(problem, 3, 4), 13.0);
+  StageAssignment split = evaluateStageSplit(problem, {0, 3, 6});
+  ASSERT_TRUE(split.feasible) << split.error;
+  // Stage 0: 3 shards + layers 2 and 1 whole.
+  EXPECT_DOUBLE_EQ(split.stages[0].memoryBytes, 3.0 + 23.0);
+  // Stage 1: 3 shards + layers 5 and 4 whole + the head's whole.
+  EXPECT_DOUBLE_EQ(split.stages[1].memoryBytes, 3.0 + 29.0 + 7.0);
+
+  // Interleaved, 2 stages of 3 one-layer chunks: one chunk runs at a time,
+  // so a stage keeps its largest chunk's window, not the sum of its
+  // chunks'.
+  problem.schedule = ScheduleKind::Interleaved1F1B;
+  problem.virtualStages = 3;
+  problem.microBatches = 4;
+  StageAssignment interleaved = assignStages(problem);
+  ASSERT_TRUE(interleaved.feasible) << interleaved.error;
+  // Stage 0 holds chunks 0, 2, 4 = layers 0, 2, 4 (one each): 3 shards and
+  // the largest one-layer window, layer 4's 14.
+  EXPECT_DOUBLE_EQ(interleaved.stages[0].memoryBytes, 3.0 + 14.0);
+}
+
+} // namespace

@@ -13,10 +13,18 @@
 // on what they buy, reported beside the step time rather than subtracted
 // from it, since no backend overlaps collectives with compute yet.
 //
+// The search also prices the copies as a choice (docs/Search.md, "Multi-copy
+// interleave in the search"): N copies run the layers' compute at 1/N of
+// the rows each (smaller GEMMs run less efficiently, which the caller prices
+// at the copies' shapes), and of the layers' communication only what the
+// copies cannot hide is exposed.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LOOM_ANALYSIS_COST_MULTICOPY_H
 #define LOOM_ANALYSIS_COST_MULTICOPY_H
+
+#include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
 
@@ -31,6 +39,29 @@ namespace mlir::loom::dist {
 /// that does not read it, which this bound does not count. 0 for one copy.
 double getMultiCopyHiddenSeconds(double layerComputeSeconds,
                                  double layerCommSeconds, int64_t copies);
+
+/// The layers' time with `copies` interleaved copies.
+struct MultiCopyPrice {
+  int64_t copies = 1;
+  /// The layers' compute, all N copies, each priced at its copy's shapes.
+  double computeSeconds = 0;
+  /// The layers' communication the copies leave exposed: the whole of it
+  /// minus getMultiCopyHiddenSeconds.
+  double exposedCommSeconds = 0;
+
+  double getLayerSeconds() const { return computeSeconds + exposedCommSeconds; }
+};
+
+/// Prices `copies` copies from the layers' compute at the copies' shapes
+/// (`computeAtCopies`, all copies together) and their communication
+/// (`commSeconds`: the same bytes whatever the copy count, each collective
+/// split into N of 1/N the size).
+MultiCopyPrice priceMultiCopies(double computeAtCopies, double commSeconds,
+                                int64_t copies);
+
+/// The cheapest of `prices` by getLayerSeconds; a tie keeps the fewer copies
+/// (copies that buy nothing are only more ops). `prices` must not be empty.
+const MultiCopyPrice &chooseMultiCopies(llvm::ArrayRef<MultiCopyPrice> prices);
 
 } // namespace mlir::loom::dist
 

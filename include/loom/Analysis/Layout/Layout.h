@@ -207,6 +207,12 @@ public:
   std::optional<std::string>
   verifyShape(const Mesh &mesh, const std::vector<int64_t> &globalShape) const;
 
+  /// verifyShape without the message: whether the layout fits. For the
+  /// redistribution planner's search, which discards most of the layouts it
+  /// tries and would otherwise build a message for each.
+  bool fitsShape(const Mesh &mesh,
+                 const std::vector<int64_t> &globalShape) const;
+
   /// The shape every device holds.
   ValueOrError<std::vector<int64_t>>
   getLocalShape(const Mesh &mesh,

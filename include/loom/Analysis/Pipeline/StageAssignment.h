@@ -20,7 +20,9 @@
 // predicted step time is `simulatePipeline`'s makespan of the chosen split
 // plus the slowest stage's once-per-step work (gradient synchronization and
 // optimizer update run after the stage's last backward, on every stage at
-// once).
+// once). Under ZeRO-3 a stage's state holds its parameters' shards, plus the
+// whole parameters of its two largest layers (the gathered window) and of its
+// pseudo-layers.
 //
 // Under interleaved 1F1B (V chunks per stage) the layers are cut evenly into
 // S · V chunks (L must divide: the search offers V only where it does), the
@@ -58,6 +60,12 @@ struct LayerCost {
   double stateBytes = 0.0;
   /// Bytes of activations kept for the backward, per micro-batch in flight.
   double activationBytes = 0.0;
+  /// ZeRO-3: the whole parameters gathered while the layer runs (its
+  /// stateBytes hold only their shards). A stage keeps them live for a
+  /// window of two layers at a time (the layer computing and the one
+  /// gathered ahead, ParameterGathers.cpp), so it is charged its two
+  /// largest layers' and the pseudo-layers' in full (see getGatherWindow).
+  double gatheredBytes = 0.0;
 };
 
 /// The stage-assignment problem.
@@ -111,6 +119,11 @@ struct StageAssignment {
   Simulation simulation;
   double p2pSeconds = 0.0;
 };
+
+/// ZeRO-3's gathered whole parameters a stage holding layers [first, end)
+/// keeps live at its peak: its two largest layers' gatheredBytes (one
+/// computing, the next gathered ahead), without the pseudo-layers'.
+double getGatherWindow(const StageProblem &problem, int64_t first, int64_t end);
 
 /// Memory of stage `stage` holding layers [first, end) (pseudo-layers
 /// included at the ends) under the problem's schedule.

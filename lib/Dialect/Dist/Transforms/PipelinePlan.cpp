@@ -89,8 +89,14 @@ pipeline::StageProblem mlir::loom::dist::getStageProblem(
         compute.followerSeconds + recomputed +
         (cost.reshardSeconds + cost.updateSeconds) * perMicro;
     piece.stepSeconds += cost.getSyncSeconds(outer.zeroStage, microBatches);
+    // ZeRO-3 stores shards and gathers each layer's whole parameters while
+    // it runs: the stage assignment charges those per window of two layers
+    // (pipeline::getGatherWindow), not every layer's at once.
+    bool gathered = outer.zeroStage >= 3;
+    piece.gatheredBytes += gathered ? cost.parameterBytes : 0.0;
     piece.stateBytes +=
-        cost.getParameterBytes(outer.zeroStage) +
+        (gathered ? cost.zeroParameterBytes
+                  : cost.getParameterBytes(outer.zeroStage)) +
         cost.getGradientBytes(outer.zeroStage) +
         cost.getOptimizerBytes(outer.zeroStage) +
         builder.getNodeTransientBytes(index, candidate, outer) * perMicro;

@@ -18,6 +18,7 @@
 
 #include "loom/Analysis/Strategy/FollowProducers.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/MultiCopyChoice.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -395,6 +396,29 @@ LogicalResult mlir::loom::dist::writePlanJSON(ModuleOp module,
         if (auto value = copies.getAs<FloatAttr>(key))
           entry[key.str()] = value.getValueAsDouble();
       rest["predicted"]["multi_copy"] = entry;
+    }
+    // The search's choice of copies for a step without them (docs/Search.md,
+    // "Multi-copy interleave in the search"), with each count it priced.
+    if (auto copyChoice =
+            module->getAttrOfType<DictionaryAttr>(kMultiCopyChoiceAttrName)) {
+      ojson entry = ojson::object();
+      if (auto count = copyChoice.getAs<IntegerAttr>("copies"))
+        entry["copies"] = count.getInt();
+      if (auto step = copyChoice.getAs<FloatAttr>("step_time_s"))
+        entry["step_time_s"] = step.getValueAsDouble();
+      ojson priced = ojson::array();
+      if (auto list = copyChoice.getAs<ArrayAttr>("priced"))
+        for (auto price : list.getAsRange<DictionaryAttr>()) {
+          ojson item = ojson::object();
+          if (auto count = price.getAs<IntegerAttr>("copies"))
+            item["copies"] = count.getInt();
+          for (StringRef key : {"compute_s", "exposed_comm_s"})
+            if (auto value = price.getAs<FloatAttr>(key))
+              item[key.str()] = value.getValueAsDouble();
+          priced.push_back(item);
+        }
+      entry["priced"] = priced;
+      rest["predicted"]["multi_copy_choice"] = entry;
     }
     rest["plan"] = {{"recompute", choice.getRecompute()},
                     {"zero", choice.getZero()}};

@@ -26,6 +26,7 @@
 #include "loom/Analysis/Cost/ClusterCostModel.h"
 #include "loom/Dialect/Dist/IR/CollectiveKinds.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/Transforms/MultiCopyChoice.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
@@ -354,6 +355,34 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
          << formatTime(hidden.getValueAsDouble())
          << " could overlap another copy's compute (not subtracted: no "
             "backend overlaps collectives yet)\n";
+  }
+  // The search's choice of copies for a step without them: what each count
+  // would cost in the layers, and the config key that applies it.
+  if (auto choice =
+          module->getAttrOfType<DictionaryAttr>(kMultiCopyChoiceAttrName)) {
+    auto count = choice.getAs<IntegerAttr>("copies");
+    auto stepTime = choice.getAs<FloatAttr>("step_time_s");
+    auto priced = choice.getAs<ArrayAttr>("priced");
+    if (count && stepTime && priced) {
+      os << "Multi-copy interleave (searched): "
+         << (count.getInt() > 1 ? "" : "no gain; ") << count.getInt()
+         << (count.getInt() > 1 ? " copies" : " copy") << " predicted step "
+         << formatTime(stepTime.getValueAsDouble());
+      if (count.getInt() > 1)
+        os << " (apply with \"fine_grain_interleave\": " << count.getInt()
+           << ")";
+      os << "; layers compute + exposed communication:";
+      for (auto price : priced.getAsRange<DictionaryAttr>()) {
+        auto copies = price.getAs<IntegerAttr>("copies");
+        auto compute = price.getAs<FloatAttr>("compute_s");
+        auto exposed = price.getAs<FloatAttr>("exposed_comm_s");
+        if (copies && compute && exposed)
+          os << " N=" << copies.getInt() << " "
+             << formatTime(compute.getValueAsDouble()) << " + "
+             << formatTime(exposed.getValueAsDouble());
+      }
+      os << "\n";
+    }
   }
   // How much of it the backward hides (docs/CostModel.md, "Overlapped
   // gradient reduction").

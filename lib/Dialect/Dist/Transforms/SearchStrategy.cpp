@@ -58,6 +58,7 @@
 #include "loom/Dialect/Dist/Transforms/CandidateMeshes.h"
 #include "loom/Dialect/Dist/Transforms/FixedStrategies.h"
 #include "loom/Dialect/Dist/Transforms/LayoutAssignment.h"
+#include "loom/Dialect/Dist/Transforms/MultiCopyChoice.h"
 #include "loom/Dialect/Dist/Transforms/Passes.h"
 #include "loom/Dialect/Dist/Transforms/PipelinePlan.h"
 #include "loom/Dialect/Dist/Transforms/StrategyCostGraph.h"
@@ -78,7 +79,9 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <map>
 #include <set>
+#include <utility>
 
 using ::mlir::loom::kClusterAttrName;
 using ::mlir::loom::kCopyAttrName;
@@ -274,6 +277,62 @@ void SearchStrategyPass::explainNodes(const Plan &plan) {
     else
       remark << "; the only candidate";
   }
+}
+
+/// Multi-copy interleave as a choice of the search (docs/Search.md,
+/// "Multi-copy interleave in the search"): for a plan without a pipeline
+/// whose step has no copies yet, the layers' time with 1, 2 and 4 copies of
+/// each rank's rows. A copy count must divide the rows a rank holds of one
+/// micro-batch (`rowsPerRank`). The layers' compute is their ops' and
+/// followers' at the copies' shapes (StrategyCostGraphBuilder::
+/// getMicroBatchCompute, which prices an op at a slice of the batch, so a
+/// smaller GEMM's lost efficiency counts), the optimizer updates once; their
+/// communication is the reshards into layer ops (the tensor- and
+/// sequence-parallel collectives; the data-parallel gradient reductions are
+/// not the copies' to hide). Empty when there are no layers.
+static SmallVector<MultiCopyPrice>
+priceCopies(const Plan &plan, int64_t rowsPerRank, int64_t stepMicroBatches) {
+  SmallVector<MultiCopyPrice> prices;
+  const StrategyCostGraphBuilder &graph = *plan.builder;
+  const std::vector<SearchNode> &nodes = graph.getNodes();
+  bool recompute = plan.choice.recompute;
+  double comm = 0;
+  for (const SearchEdge &edge : graph.getEdges())
+    if (nodes[edge.destination].layer >= 0)
+      comm += (*edge.cost)[plan.solution.choice[edge.source] *
+                               nodes[edge.destination].candidates.size() +
+                           plan.solution.choice[edge.destination]];
+  bool anyLayer = false;
+  for (int64_t copies : {1, 2, 4}) {
+    if (rowsPerRank % copies)
+      continue;
+    double compute = 0;
+    for (auto [index, node] : llvm::enumerate(nodes)) {
+      if (node.layer < 0)
+        continue;
+      anyLayer = true;
+      unsigned candidate = plan.solution.choice[index];
+      const CandidateCost &cost = node.costs[candidate];
+      if (copies == 1) {
+        compute +=
+            cost.forwardSeconds * (recompute ? 2 : 1) + cost.followerSeconds;
+        comm += cost.reshardSeconds;
+        continue;
+      }
+      // getMicroBatchCompute returns one of `pieces` slices divided by the
+      // step's own micro-batch count (a stage problem's convention).
+      int64_t pieces = stepMicroBatches * copies;
+      MicroBatchCompute slice =
+          graph.getMicroBatchCompute(index, candidate, pieces);
+      compute += double(pieces) * (slice.forwardSeconds * (recompute ? 2 : 1) +
+                                   slice.followerSeconds) +
+                 cost.updateSeconds;
+    }
+    if (!anyLayer)
+      return {};
+    prices.push_back(priceMultiCopies(compute, comm, copies));
+  }
+  return prices;
 }
 
 LogicalResult SearchStrategyPass::search() {
@@ -632,18 +691,15 @@ LogicalResult SearchStrategyPass::search() {
     // ZeRO stages: the config's when it names one, else every stage up to
     // its bound where there is an optimizer and a data-parallel group.
     // Stage 3 (parameters gathered per layer, docs/Search.md, "ZeRO
-    // stages") is tried on flat meshes: a pipeline stage's memory is priced
-    // per layer, where the two-layer window of gathered copies has no
-    // place, so there it would be charged every layer's whole copy and
-    // could never win.
+    // stages") is tried on pipelined meshes too: the stage assignment
+    // charges each stage its two-layer window of gathered copies
+    // (pipeline::getGatherWindow).
     std::vector<int> zeroChoices = {0};
     if (sharding.zeroFixed)
       zeroChoices = {dataParallel > 1 && hasOptimizer ? sharding.optimizerShard
                                                       : 0};
     else if (hasOptimizer && dataParallel > 1)
-      for (int stage = 1;
-           stage <= std::min(stages > 1 ? 2 : 3, sharding.zeroMaxStage);
-           ++stage)
+      for (int stage = 1; stage <= std::min(3, sharding.zeroMaxStage); ++stage)
         zeroChoices.push_back(stage);
     // A config that asks for recompute gets it (the partition pipeline
     // recomputes every layer then), so only plans that pay for it compete.
@@ -1014,6 +1070,10 @@ LogicalResult SearchStrategyPass::search() {
            nodes[index].op->hasAttr(kCopyAttrName);
   };
   double copyCompute = 0, copyComm = 0;
+  // ZeRO-3 on a pipeline: the fullest stage's layers' whole parameters, of
+  // which the stage keeps two layers' live (pipeline::getGatherWindow).
+  bool pipelineGathers = best.pipeline && best.choice.zeroStage >= 3;
+  std::map<int64_t, double> layerGathered;
   for (auto [index, node] : llvm::enumerate(nodes)) {
     unsigned candidate = best.solution.choice[index];
     node.op->setAttr(kStrategyAttrName,
@@ -1026,10 +1086,17 @@ LogicalResult SearchStrategyPass::search() {
     if (recomputed)
       nodeCompute += cost.forwardSeconds;
     if (countMemory) {
-      parameters += best.pipeline
-                        ? cost.getParameterBytes(best.choice.zeroStage)
-                        : best.builder->getNodeParameterBytes(index, candidate,
-                                                              best.choice);
+      if (!best.pipeline)
+        parameters +=
+            best.builder->getNodeParameterBytes(index, candidate, best.choice);
+      else if (pipelineGathers && node.layer >= 0) {
+        // The shard; the whole copies count per layer, in the window below.
+        parameters += cost.zeroParameterBytes;
+        layerGathered[node.layer] += cost.parameterBytes;
+      } else if (pipelineGathers)
+        parameters += cost.zeroParameterBytes + cost.parameterBytes;
+      else
+        parameters += cost.getParameterBytes(best.choice.zeroStage);
       gradients += cost.getGradientBytes(best.choice.zeroStage);
       optimizerStates += cost.getOptimizerBytes(best.choice.zeroStage);
       activations += activationScale * best.builder->getNodeActivationBytes(
@@ -1048,6 +1115,16 @@ LogicalResult SearchStrategyPass::search() {
         copyComm += nodeComm;
       }
     }
+  }
+  if (pipelineGathers) {
+    double largest = 0, second = 0;
+    for (auto [layer, bytes] : layerGathered) {
+      if (bytes > largest)
+        second = std::exchange(largest, bytes);
+      else
+        second = std::max(second, bytes);
+    }
+    parameters += largest + second;
   }
   for (const SearchEdge &edge : best.builder->getEdges())
     if (!best.pipeline || nodeStage[edge.destination] == timeStage) {
@@ -1134,6 +1211,51 @@ LogicalResult SearchStrategyPass::search() {
                                   builder.getF64FloatAttr(copyComm)),
              builder.getNamedAttr("layer_compute_s",
                                   builder.getF64FloatAttr(copyCompute))}));
+  // Multi-copy interleave as the search's choice, where the config turns
+  // sequence parallelism on over a tensor-parallel axis and the step has no
+  // copies yet: the cheapest copy count and what it predicts.
+  module->removeAttr(kMultiCopyChoiceAttrName);
+  std::optional<size_t> tpAxis = mesh.findAxis("tp");
+  if (copies == 1 && !best.pipeline && sharding.sequenceParallel && tpAxis &&
+      mesh.getAxis(*tpAxis).size > 1) {
+    int64_t dataParallel = 1;
+    Layout::AxisList dataAxes = sharding.dataParallelAxes
+                                    ? *sharding.dataParallelAxes
+                                    : Layout::AxisList{"dp"};
+    for (const std::string &axis : dataAxes)
+      if (std::optional<size_t> found = mesh.findAxis(axis))
+        dataParallel *= mesh.getAxis(*found).size;
+    int64_t micro = std::max<int64_t>(flatMicroBatches, 1);
+    int64_t rows =
+        batch % (dataParallel * micro) ? 0 : batch / (dataParallel * micro);
+    SmallVector<MultiCopyPrice> prices = rows > 0
+                                             ? priceCopies(best, rows, micro)
+                                             : SmallVector<MultiCopyPrice>{};
+    if (!prices.empty()) {
+      const MultiCopyPrice &chosen = chooseMultiCopies(prices);
+      double oneCopy = prices.front().getLayerSeconds();
+      SmallVector<Attribute> priced;
+      for (const MultiCopyPrice &price : prices)
+        priced.push_back(builder.getDictionaryAttr(
+            {builder.getNamedAttr("copies",
+                                  builder.getI64IntegerAttr(price.copies)),
+             builder.getNamedAttr(
+                 "compute_s", builder.getF64FloatAttr(price.computeSeconds)),
+             builder.getNamedAttr(
+                 "exposed_comm_s",
+                 builder.getF64FloatAttr(price.exposedCommSeconds))}));
+      module->setAttr(
+          kMultiCopyChoiceAttrName,
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("copies",
+                                    builder.getI64IntegerAttr(chosen.copies)),
+               builder.getNamedAttr(
+                   "step_time_s",
+                   builder.getF64FloatAttr(best.solution.cost - oneCopy +
+                                           chosen.getLayerSeconds())),
+               builder.getNamedAttr("priced", builder.getArrayAttr(priced))}));
+    }
+  }
   // The memory breakdown, for reports and the plan JSON.
   module->setAttr(
       kMemoryAttrName,
