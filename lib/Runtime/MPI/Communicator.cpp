@@ -172,8 +172,8 @@ Status Communicator::create(const DeviceMesh &mesh,
   return Status::success();
 }
 
-/// A non-blocking all-reduce in flight. Type-erased: `fold` is the
-/// blocking schedule's fold for the element type.
+/// A non-blocking all-reduce or reduce-scatter in flight. Type-erased:
+/// `fold` is the blocking schedule's fold for the element type.
 struct Communicator::AsyncReduce {
   std::string what;
   Group *group = nullptr;
@@ -798,8 +798,8 @@ Status Communicator::startReduceScatter(const T *in, const Shape &shape,
                    static_cast<int>(piece), reduce->type, static_cast<int>(p),
                    reduce->tag, group->async, &pair[0]);
     LOOM_MPI_CHECK(what, MPI_Isend, sent + p * piece, static_cast<int>(piece),
-                   reduce->type, static_cast<int>(p), reduce->tag,
-                   group->async, &pair[1]);
+                   reduce->type, static_cast<int>(p), reduce->tag, group->async,
+                   &pair[1]);
     reduce->requests.push_back(pair[0]);
     reduce->requests.push_back(pair[1]);
   }

@@ -81,7 +81,8 @@ TEST(GradientOverlapTest, ZeroCapExposesEverything) {
 // ZeRO-2 with 4 micro-batches of 10 ms compute whose reduce-scatters take
 // 4 ms each: the first 3 hide behind the next micro-batch, the last is
 // read at once: 4 of 16 ms exposed.
-TEST(GradientOverlapTest, AccumulatedReduceScattersHideBehindTheNextMicroBatch) {
+TEST(GradientOverlapTest,
+     AccumulatedReduceScattersHideBehindTheNextMicroBatch) {
   GradientOverlap overlap =
       estimateAccumulatedReduceScatterOverlap(0.004, 0.010, 4);
   EXPECT_DOUBLE_EQ(overlap.syncSeconds, 0.016);

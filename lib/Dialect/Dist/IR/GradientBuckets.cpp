@@ -41,8 +41,9 @@ bool mlir::loom::dist::isGradientReduction(Operation *op) {
   if (auto reduce = dyn_cast<AllReduceOp>(op)) {
     if (reduce.getKind() != ReductionKind::Sum || reduce->use_empty())
       return false;
-    return llvm::all_of(reduce->getUsers(),
-                        [](Operation *user) { return isOptimizerUpdate(user); });
+    return llvm::all_of(reduce->getUsers(), [](Operation *user) {
+      return isOptimizerUpdate(user);
+    });
   }
   if (auto scatter = dyn_cast<ReduceScatterOp>(op))
     return reachesOnlyOptimizerUpdates(scatter.getResult());
@@ -124,8 +125,8 @@ LogicalResult mlir::loom::dist::verifyGradientBuckets(func::FuncOp func) {
       }
       if (auto allReduce = dyn_cast<AllReduceOp>(reduce);
           allReduce && allReduce.getKind() != ReductionKind::Sum) {
-        reduce->emitOpError() << "of gradient bucket " << bucket
-                              << " is not a sum";
+        reduce->emitOpError()
+            << "of gradient bucket " << bucket << " is not a sum";
         ok = false;
       }
       if (groupOf(reduce) != groupOf(first) ||
@@ -159,10 +160,10 @@ LogicalResult mlir::loom::dist::verifyGradientBuckets(func::FuncOp func) {
     auto found = waiters.find(bucket);
     if (found == waiters.end() || found->second.size() != 1) {
       first->emitOpError() << "of gradient bucket " << bucket << " has "
-                          << (found == waiters.end() ? 0
-                                                     : found->second.size())
-                          << " ops waiting for it (`" << kWaitBucketsAttrName
-                          << "`), expected 1";
+                           << (found == waiters.end() ? 0
+                                                      : found->second.size())
+                           << " ops waiting for it (`" << kWaitBucketsAttrName
+                           << "`), expected 1";
       ok = false;
       continue;
     }

@@ -73,8 +73,7 @@ keyOf(Operation *reduce) {
   if (Operation *producer = getReducedGradient(reduce).getDefiningOp())
     microBatch = producer->getAttr(kMicroBatchAttrName);
   if (auto allReduce = dyn_cast<AllReduceOp>(reduce))
-    return {allReduce.getMesh(), allReduce.getAxes(), stage, chunk,
-            microBatch};
+    return {allReduce.getMesh(), allReduce.getAxes(), stage, chunk, microBatch};
   auto scatter = cast<ReduceScatterOp>(reduce);
   return {scatter.getMesh(), scatter.getAxes(), stage, chunk, microBatch};
 }

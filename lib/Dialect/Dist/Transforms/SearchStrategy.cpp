@@ -1103,9 +1103,8 @@ LogicalResult SearchStrategyPass::search() {
     GradientOverlap overlap =
         estimateGradientOverlap(slots, kBucketCapMB * 1024 * 1024);
     if (accumulatedScatters) {
-      GradientOverlap scatters =
-          estimateAccumulatedReduceScatterOverlap(reduce, compute,
-                                                  microBatches);
+      GradientOverlap scatters = estimateAccumulatedReduceScatterOverlap(
+          reduce, compute, microBatches);
       overlap.syncSeconds += scatters.syncSeconds;
       overlap.exposedSeconds += scatters.exposedSeconds;
       overlap.buckets += scatters.buckets;
