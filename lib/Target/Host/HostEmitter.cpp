@@ -215,7 +215,7 @@ private:
                  std::vector<std::string> arguments) override;
   /// Overlap (docs/Codegen.md, "Overlap"): a bucketed gradient reduction
   /// (dist-bucket-gradient-reductions; an all-reduce, or a reduce-scatter
-  /// under ZeRO-2/3) starts without blocking where it stands; returns false
+  /// under ZeRO) starts without blocking where it stands; returns false
   /// for any other op.
   bool emitBucketStart(Operation *reduce);
   /// Before the op that waits for buckets: waits for their reductions.

@@ -191,7 +191,7 @@ public:
   template <typename T>
   Status startAllReduce(const T *in, const Shape &shape, const AxisList &axes,
                         ReduceKind kind, T *out, Request &request);
-  /// The non-blocking `dist.reduce_scatter` (ZeRO-2's gradient buckets,
+  /// The non-blocking `dist.reduce_scatter` (ZeRO's gradient buckets,
   /// docs/Runtime.md, "Overlap"): as startAllReduce, with reduceScatter's
   /// blocks. Piece j along `dim` goes to member j, and each member folds
   /// the pieces it receives in group index order: the blocking call's bits.

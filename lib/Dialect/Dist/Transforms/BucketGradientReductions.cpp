@@ -9,8 +9,9 @@
 // function:
 //
 //   1. take its gradient reductions (GradientBuckets.h: sum all-reduces
-//      read only by optimizer updates; under ZeRO-2/3, the reduce-scatters
-//      of each micro-batch's gradients into the rank's shard) in program
+//      read only by optimizer updates; under ZeRO, the reduce-scatters of
+//      the gradients into the rank's shard, per micro-batch at stages 2
+//      and 3) in program
 //      order: the order the backward produces the gradients, reverse
 //      parameter order;
 //   2. cut them greedily into buckets: a reduction joins the open bucket

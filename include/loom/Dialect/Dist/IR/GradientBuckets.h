@@ -6,7 +6,8 @@
 //
 // The IR contract between `dist-bucket-gradient-reductions` and the targets
 // (docs/Codegen.md, "Overlap"): the gradient reductions (sum all-reduces
-// under DDP and ZeRO-0/1, reduce-scatters under ZeRO-2/3) of one bucket carry
+// under DDP, reduce-scatters into the rank's shard under ZeRO-1/2/3) of one
+// bucket carry
 // `dist.bucket = b` and stand together right after the bucket's last
 // gradient, and the first op that reads one of their results carries b in
 // `dist.wait_buckets`. A target may start each bucketed reduction where it
@@ -43,7 +44,7 @@ struct GradientBucket {
 /// Whether `op` is a data-parallel gradient reduction:
 ///   - a sum all-reduce that is read, and only by optimizer updates (the
 ///     gradients DDP buckets), or
-///   - a reduce-scatter (ZeRO-2/3's gradient shards) whose result reaches
+///   - a reduce-scatter (ZeRO's gradient shards) whose result reaches
 ///     optimizer updates only, directly or through the `loom.add`s that
 ///     accumulate a parameter's gradient shards (over micro-batches, or
 ///     over the uses of a tied parameter).
