@@ -86,3 +86,41 @@ func.func @unknown_bucket(%w0: tensor<8x8xf32> {dist.layout = #dist.layout<@mesh
   %n0 = loom.sgd_update %w0, %g0 {lr = 0.1, momentum = 0.0, weight_decay = 0.0, dist.wait_buckets = array<i64: 7>} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %n0 : tensor<8x8xf32>
 }
+
+// -----
+
+// B2 for ZeRO-2's reduce-scatters: the bucket's reduce-scatter of g1
+// stands before its last gradient (g0) is produced.
+dist.mesh @mesh shape [2] axes ["dp"]
+func.func @reduce_scatter_starts_too_early(%w0: tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+                                           %w1: tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+                                           %x: tensor<8x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>})
+    -> (tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+        tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>}) {
+  %g1 = loom.matmul %x, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  // expected-error @+1 {{'dist.reduce_scatter' op of gradient bucket 0 starts before the bucket's last gradient is produced}}
+  %s1 = dist.reduce_scatter %g1 on @mesh axes ["dp"] dim 0 {dist.bucket = 0 : i64} : tensor<8x8xf32> -> tensor<4x8xf32>
+  // expected-note @+1 {{the last gradient of the bucket is produced here}}
+  %g0 = loom.matmul %x, %g1 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s0 = dist.reduce_scatter %g0 on @mesh axes ["dp"] dim 0 {dist.bucket = 0 : i64} : tensor<8x8xf32> -> tensor<4x8xf32>
+  %n1 = loom.sgd_update %w1, %s1 {lr = 0.1, momentum = 0.0, weight_decay = 0.0, dist.wait_buckets = array<i64: 0>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n0 = loom.sgd_update %w0, %s0 {lr = 0.1, momentum = 0.0, weight_decay = 0.0} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n0, %n1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// B3 for ZeRO-2: the add that accumulates a reduce-scattered shard reads
+// it before the op that waits for its bucket (the wait is missing there).
+dist.mesh @mesh shape [2] axes ["dp"]
+func.func @reduce_scatter_read_before_wait(%w0: tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+                                           %x: tensor<8x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>})
+    -> (tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>}) {
+  %g0 = loom.matmul %x, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s0 = dist.reduce_scatter %g0 on @mesh axes ["dp"] dim 0 {dist.bucket = 0 : i64} : tensor<8x8xf32> -> tensor<4x8xf32>
+  // expected-error @+1 {{'loom.add' op reads a result of gradient bucket 0 before the op that waits for the bucket}}
+  %c0 = loom.add %s0, %s0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{the bucket is waited here}}
+  %n0 = loom.sgd_update %w0, %c0 {lr = 0.1, momentum = 0.0, weight_decay = 0.0, dist.wait_buckets = array<i64: 0>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n0 : tensor<4x8xf32>
+}

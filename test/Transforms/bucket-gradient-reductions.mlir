@@ -80,3 +80,54 @@ func.func @early_reader(%w0: tensor<8x8xf32> {dist.layout = #dist.layout<@mesh, 
   %n0 = loom.sgd_update %w0, %r0 {lr = 0.1, momentum = 0.0, weight_decay = 0.0} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %n0, %n1 : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// ZeRO-2 with two micro-batches: each micro-batch's 256-byte gradients
+// (g, h) are reduce-scattered into the rank's 4x8 shard and the shards
+// accumulated by adds that the updates read. The reduce-scatters are
+// bucketed as all-reduces are, by the bytes they send: micro-batch 0's
+// two make bucket 0 (started after its last gradient, g0), waited by the
+// first accumulating add, so they overlap micro-batch 1's backward. A
+// bucket never spans micro-batches, even under the default cap; micro-batch
+// 1's h1 is read (by its add) before h0 is produced, so each is a bucket
+// alone.
+// CHECK-LABEL: func.func @zero2_micro_batches
+// CHECK: %[[G1:.+]] = loom.matmul %{{.+}} {loom.backward, loom.micro_batch = 0 : i64}
+// CHECK-NEXT: %[[G0:.+]] = loom.matmul %{{.+}} {loom.backward, loom.micro_batch = 0 : i64}
+// CHECK-NEXT: %[[S1:.+]] = dist.reduce_scatter %[[G1]] on @mesh axes ["dp"] dim 0 {dist.bucket = 0 : i64}
+// CHECK-NEXT: %[[S0:.+]] = dist.reduce_scatter %[[G0]] on @mesh axes ["dp"] dim 0 {dist.bucket = 0 : i64}
+// CHECK-NEXT: %[[H1:.+]] = loom.matmul %{{.+}} {loom.backward, loom.micro_batch = 1 : i64}
+// CHECK-NEXT: %[[T1:.+]] = dist.reduce_scatter %[[H1]] on @mesh axes ["dp"] dim 0 {dist.bucket = 1 : i64}
+// CHECK-NEXT: loom.add %[[S1]], %[[T1]] {dist.wait_buckets = array<i64: 0, 1>
+// CHECK-NEXT: %[[H0:.+]] = loom.matmul %{{.+}} {loom.backward, loom.micro_batch = 1 : i64}
+// CHECK-NEXT: %[[T0:.+]] = dist.reduce_scatter %[[H0]] on @mesh axes ["dp"] dim 0 {dist.bucket = 2 : i64}
+// CHECK-NEXT: loom.add %[[S0]], %[[T0]] {dist.wait_buckets = array<i64: 2>
+// DEFAULT-LABEL: func.func @zero2_micro_batches
+// DEFAULT: dist.reduce_scatter %{{.+}} {dist.bucket = 0 : i64}
+// DEFAULT-NEXT: dist.reduce_scatter %{{.+}} {dist.bucket = 0 : i64}
+// DEFAULT: dist.reduce_scatter %{{.+}} {dist.bucket = 1 : i64}
+// DEFAULT: dist.reduce_scatter %{{.+}} {dist.bucket = 2 : i64}
+// OFF-LABEL: func.func @zero2_micro_batches
+// OFF-NOT: dist.bucket
+dist.mesh @mesh shape [2] axes ["dp"]
+func.func @zero2_micro_batches(%w0: tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+                               %w1: tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+                               %x: tensor<8x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+                               %y: tensor<8x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>})
+    -> (tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>},
+        tensor<4x8xf32> {dist.layout = #dist.layout<@mesh, [["dp"], []]>}) {
+  %g1 = loom.matmul %x, %x {loom.backward, loom.micro_batch = 0 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s1 = dist.reduce_scatter %g1 on @mesh axes ["dp"] dim 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+  %g0 = loom.matmul %x, %y {loom.backward, loom.micro_batch = 0 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s0 = dist.reduce_scatter %g0 on @mesh axes ["dp"] dim 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+  %h1 = loom.matmul %y, %x {loom.backward, loom.micro_batch = 1 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %t1 = dist.reduce_scatter %h1 on @mesh axes ["dp"] dim 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+  %c1 = loom.add %s1, %t1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = loom.matmul %y, %y {loom.backward, loom.micro_batch = 1 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %t0 = dist.reduce_scatter %h0 on @mesh axes ["dp"] dim 0 : tensor<8x8xf32> -> tensor<4x8xf32>
+  %c0 = loom.add %s0, %t0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n1 = loom.sgd_update %w1, %c1 {lr = 0.1, momentum = 0.0, weight_decay = 0.0} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n0 = loom.sgd_update %w0, %c0 {lr = 0.1, momentum = 0.0, weight_decay = 0.0} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n0, %n1 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -58,3 +58,14 @@ mlir::loom::estimateGradientOverlap(const std::vector<GradientSlot> &slots,
       std::min(result.syncSeconds, std::max(0.0, networkFree - backward));
   return result;
 }
+
+GradientOverlap mlir::loom::estimateAccumulatedReduceScatterOverlap(
+    double reduceSeconds, double computeSeconds, int64_t microBatches) {
+  GradientOverlap result;
+  auto early = static_cast<double>(std::max<int64_t>(microBatches, 1) - 1);
+  result.syncSeconds = (early + 1) * reduceSeconds;
+  result.exposedSeconds =
+      early * std::max(0.0, reduceSeconds - computeSeconds) + reduceSeconds;
+  result.buckets = static_cast<int64_t>(early);
+  return result;
+}

@@ -23,8 +23,9 @@
 //    folded in group index order in T arithmetic, exactly as the interpreter
 //    does; see CommunicatorOptions::gatherReduceMaxBytes for the two
 //    schedules.
-// 5. non-blocking all-reduces (startAllReduce / progress / wait) move the
-//    same blocks as the blocking schedules, as point-to-point messages on a
+// 5. non-blocking all-reduces and reduce-scatters (startAllReduce,
+//    startReduceScatter / progress / wait) move the same blocks as the
+//    blocking schedules, as point-to-point messages on a
 //    duplicate of the group's communicator tagged by the group's start
 //    sequence (so requests may complete in any order), and fold them in
 //    group index order in the same code: the same bits.
@@ -171,8 +172,8 @@ Status Communicator::create(const DeviceMesh &mesh,
   return Status::success();
 }
 
-/// A non-blocking all-reduce in flight. Type-erased: `fold` is the
-/// blocking schedule's fold for the element type.
+/// A non-blocking all-reduce or reduce-scatter in flight. Type-erased:
+/// `fold` is the blocking schedule's fold for the element type.
 struct Communicator::AsyncReduce {
   std::string what;
   Group *group = nullptr;
@@ -737,6 +738,75 @@ Status Communicator::startAllReduce(const T *in, const Shape &shape,
   return Status::success();
 }
 
+template <typename T>
+Status Communicator::startReduceScatter(const T *in, const Shape &shape,
+                                        const AxisList &axes, int64_t dim,
+                                        T *out, Request &request) {
+  LOOM_RETURN_IF_FAILED(contract().reduceScatter(shape, axes, dim));
+  std::string what =
+      "non-blocking " + CollectiveContract::describe("reduce_scatter", axes);
+  Group *group = nullptr;
+  LOOM_RETURN_IF_FAILED(getGroup(axes, what, group));
+  int64_t n = group->size;
+  int64_t count = product(shape, 0, shape.size());
+  auto reduce = std::make_unique<AsyncReduce>();
+  reduce->what = what;
+  reduce->group = group;
+  reduce->type = datatypeOf<T>();
+  reduce->elementSize = sizeof(T);
+  reduce->fold = &foldErased<T>;
+  reduce->kind = ReduceKind::Sum;
+  // One round: the fold of advance() runs over this member's piece.
+  reduce->count = count / n;
+  reduce->out = reinterpret_cast<unsigned char *>(out);
+  request = nextRequest++;
+  if (n == 1) {
+    std::memmove(out, in, sizeof(T) * count);
+    reduce->round = 2;
+    inFlight.emplace(request, std::move(reduce));
+    return Status::success();
+  }
+  LOOM_RETURN_IF_FAILED(
+      verifyCall(*group, what,
+                 signatureOf<T>(what + " dim " + std::to_string(dim), shape)));
+  if (group->async == MPI_COMM_NULL) {
+    LOOM_MPI_CHECK(what, MPI_Comm_dup, group->comm, &group->async);
+    LOOM_MPI_CHECK(what, MPI_Comm_set_errhandler, group->async,
+                   MPI_ERRORS_RETURN);
+  }
+  reduce->tag = static_cast<int>(2 * (group->started++ % kAsyncTagCycle));
+  // The operand, packed as reduceScatter packs it (piece j consecutive),
+  // is the request's own copy: the caller may reuse `in` at once.
+  int64_t piece = count / n;
+  int64_t outer = product(shape, 0, dim);
+  reduce->sent.resize(sizeof(T) * count);
+  T *sent = reinterpret_cast<T *>(reduce->sent.data());
+  if (outer > 1)
+    swapLeadingAxes(in, outer, n, count / outer / n, sent);
+  else
+    std::memcpy(sent, in, sizeof(T) * count);
+  reduce->received.resize(sizeof(T) * count);
+  T *received = reinterpret_cast<T *>(reduce->received.data());
+  int64_t index = group->index;
+  std::memcpy(received + index * piece, sent + index * piece,
+              sizeof(T) * piece);
+  for (int64_t p = 0; p < n; ++p) {
+    if (p == index)
+      continue;
+    MPI_Request pair[2];
+    LOOM_MPI_CHECK(what, MPI_Irecv, received + p * piece,
+                   static_cast<int>(piece), reduce->type, static_cast<int>(p),
+                   reduce->tag, group->async, &pair[0]);
+    LOOM_MPI_CHECK(what, MPI_Isend, sent + p * piece, static_cast<int>(piece),
+                   reduce->type, static_cast<int>(p), reduce->tag, group->async,
+                   &pair[1]);
+    reduce->requests.push_back(pair[0]);
+    reduce->requests.push_back(pair[1]);
+  }
+  inFlight.emplace(request, std::move(reduce));
+  return Status::success();
+}
+
 Status Communicator::advance(AsyncReduce &reduce, bool block) {
   if (reduce.round == 2)
     return Status::success();
@@ -917,6 +987,8 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, Tag tag) {
       const T *, const Shape &, const AxisList &, ReduceKind, T *, Request &); \
   template Status Communicator::reduceScatter<T>(                              \
       const T *, const Shape &, const AxisList &, int64_t, T *);               \
+  template Status Communicator::startReduceScatter<T>(                         \
+      const T *, const Shape &, const AxisList &, int64_t, T *, Request &);    \
   template Status Communicator::allToAll<T>(                                   \
       const T *, const Shape &, const AxisList &, int64_t, int64_t, T *);      \
   template Status Communicator::collectivePermute<T>(                          \

@@ -214,9 +214,10 @@ private:
                  const std::string &callee,
                  std::vector<std::string> arguments) override;
   /// Overlap (docs/Codegen.md, "Overlap"): a bucketed gradient reduction
-  /// (dist-bucket-gradient-reductions) starts without blocking where it
-  /// stands; returns false for any other all-reduce.
-  bool emitBucketStart(dist::AllReduceOp reduce);
+  /// (dist-bucket-gradient-reductions; an all-reduce, or a reduce-scatter
+  /// under ZeRO) starts without blocking where it stands; returns false
+  /// for any other op.
+  bool emitBucketStart(Operation *reduce);
   /// Before the op that waits for buckets: waits for their reductions.
   void emitBucketWaits(Operation *op);
   /// After each op while reductions are in flight: lets MPI move them.
@@ -368,20 +369,26 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
   return success();
 }
 
-bool StepEmitter::emitBucketStart(dist::AllReduceOp reduce) {
+bool StepEmitter::emitBucketStart(Operation *reduce) {
   std::optional<int64_t> bucket = dist::getBucket(reduce);
   if (!bucket)
     return false;
-  Value in = reduce.getInput(), out = reduce.getResult();
+  Value in = dist::getReducedGradient(reduce), out = reduce->getResult(0);
   groupComment(reduce);
   allocate(out);
   std::string request = name(out) + "_request";
   declare("mpi::Communicator::Request " + request + " = -1;");
   os << "  // Gradient bucket " << *bucket
      << ": its last gradient is ready; reduce while the backward goes on.\n";
-  checked(reduce, "comm.startAllReduce(" + data(in) + ", " + shape(in) + ", " +
-                      axes(reduce) + ", mpi::ReduceKind::Sum, " + data(out) +
-                      ", " + request + ")");
+  // The blocking call's arguments (DistKernelCalls.cpp) and the request.
+  std::string start =
+      isa<dist::ReduceScatterOp>(reduce)
+          ? "comm.startReduceScatter(" + data(in) + ", " + shape(in) + ", " +
+                axes(reduce) + ", " +
+                std::to_string(cast<dist::ReduceScatterOp>(reduce).getDim())
+          : "comm.startAllReduce(" + data(in) + ", " + shape(in) + ", " +
+                axes(reduce) + ", mpi::ReduceKind::Sum";
+  checked(reduce, start + ", " + data(out) + ", " + request + ")");
   ++requestsInFlight;
   return true;
 }
@@ -389,9 +396,9 @@ bool StepEmitter::emitBucketStart(dist::AllReduceOp reduce) {
 void StepEmitter::emitBucketWaits(Operation *op) {
   for (int64_t bucket : dist::getWaitedBuckets(op)) {
     os << "  // Gradient bucket " << bucket << " is read from here on.\n";
-    for (dist::AllReduceOp reduce : buckets[bucket].reductions) {
-      checked(reduce, "comm.wait(" + name(reduce.getResult()) + "_request)");
-      emitRounding(reduce.getResult());
+    for (Operation *reduce : buckets[bucket].reductions) {
+      checked(reduce, "comm.wait(" + name(reduce->getResult(0)) + "_request)");
+      emitRounding(reduce->getResult(0));
       --requestsInFlight;
     }
   }
@@ -422,8 +429,7 @@ LogicalResult StepEmitter::emitTargetOp(Operation *op) {
   if (dialect == "dist" || dialect == "loom") {
     // A bucketed gradient reduction only starts here; its result is
     // rounded (if it is bf16 or f16) where it is waited for.
-    if (auto reduce = dyn_cast<dist::AllReduceOp>(op);
-        reduce && emitBucketStart(reduce)) {
+    if (emitBucketStart(op)) {
       emitProgress();
       return success();
     }

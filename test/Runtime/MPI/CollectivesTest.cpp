@@ -695,6 +695,56 @@ void nonBlockingAllReduceCase(Context &ctx, Checks &checks, Communicator &comm,
   checks.expectOk(comm.checkAllWaited(), "every request waited");
 }
 
+/// Non-blocking reduce-scatters against the blocking ones, bit for bit, as
+/// nonBlockingAllReduceCase: every axis list and dim started before any is
+/// waited (a leading dim needs no packing, the others do), the operand
+/// overwritten right after its start, an all-reduce started among them
+/// (the two kinds share the group's tag sequence), and the waits in
+/// reverse start order.
+template <typename T>
+void nonBlockingReduceScatterCase(Context &ctx, Checks &checks) {
+  Communicator &comm = *ctx.comm;
+  struct Started {
+    std::string what;
+    std::vector<T> expected, got;
+    Communicator::Request request = -1;
+  };
+  std::vector<Started> started;
+  Shape shape = evenShape(ctx.mesh);
+  for (const AxisList &axes : ctx.axisLists)
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      Started call;
+      call.what = describeCall("reduce_scatter", axes,
+                               "dim " + std::to_string(dim), shape);
+      std::vector<T> input = tensorOf<T>(ctx.rank, shape, saltOf(call.what));
+      call.expected.resize(input.size() / ctx.mesh.getGroupSize(axes));
+      checks.expectOk(comm.reduceScatter(input.data(), shape, axes, dim,
+                                         call.expected.data()),
+                      "blocking " + call.what);
+      call.got.assign(call.expected.size(), T(0));
+      checks.expectOk(comm.startReduceScatter(input.data(), shape, axes, dim,
+                                              call.got.data(), call.request),
+                      "start " + call.what);
+      std::fill(input.begin(), input.end(), T(1));
+      started.push_back(std::move(call));
+    }
+  AxisList first{ctx.mesh.getAxes()[0].name};
+  std::vector<T> ones(7, T(1)), sum(7);
+  Communicator::Request reduce = -1;
+  checks.expectOk(comm.startAllReduce(ones.data(), Shape{7}, first,
+                                      ReduceKind::Sum, sum.data(), reduce),
+                  "an all_reduce started among the reduce_scatters");
+  checks.expectOk(comm.progress(), "progress");
+  for (auto it = started.rbegin(); it != started.rend(); ++it) {
+    checks.expectOk(comm.wait(it->request), "wait " + it->what);
+    checks.expectBits(it->got, it->expected, "non-blocking " + it->what);
+  }
+  checks.expectOk(comm.wait(reduce), "wait for the all_reduce");
+  std::vector<T> groupSize(7, T(ctx.mesh.getGroupSize(first)));
+  checks.expectBits(sum, groupSize, "the all_reduce among reduce_scatters");
+  checks.expectOk(comm.checkAllWaited(), "every request waited");
+}
+
 /// A wait on a request already waited or never started, and a request
 /// left in flight at the end of the step, are errors naming the request.
 void nonBlockingErrorsCase(Context &ctx, Checks &checks) {
@@ -840,6 +890,9 @@ int main(int argc, char **argv) {
          }});
     cases.push_back({"reduce_scatter" + suffix,
                      [&](Checks &c) { reduceScatterCase<T>(ctx, c); }});
+    cases.push_back({"nonblocking_reduce_scatter" + suffix, [&](Checks &c) {
+                       nonBlockingReduceScatterCase<T>(ctx, c);
+                     }});
     cases.push_back(
         {"all_to_all" + suffix, [&](Checks &c) { allToAllCase<T>(ctx, c); }});
     cases.push_back({"collective_permute" + suffix,

@@ -78,4 +78,25 @@ TEST(GradientOverlapTest, ZeroCapExposesEverything) {
   EXPECT_NEAR(overlap.exposedSeconds, 0.008, 1e-12);
 }
 
+// ZeRO-2 with 4 micro-batches of 10 ms compute whose reduce-scatters take
+// 4 ms each: the first 3 hide behind the next micro-batch, the last is
+// read at once: 4 of 16 ms exposed.
+TEST(GradientOverlapTest,
+     AccumulatedReduceScattersHideBehindTheNextMicroBatch) {
+  GradientOverlap overlap =
+      estimateAccumulatedReduceScatterOverlap(0.004, 0.010, 4);
+  EXPECT_DOUBLE_EQ(overlap.syncSeconds, 0.016);
+  EXPECT_NEAR(overlap.exposedSeconds, 0.004, 1e-12);
+  EXPECT_EQ(overlap.buckets, 3);
+}
+
+// Reduce-scatters longer than a micro-batch's compute expose the excess:
+// 3 x (15 - 10) + 15 = 30 of 60 ms.
+TEST(GradientOverlapTest, SlowReduceScattersExposeWhatComputeCannotHide) {
+  GradientOverlap overlap =
+      estimateAccumulatedReduceScatterOverlap(0.015, 0.010, 4);
+  EXPECT_DOUBLE_EQ(overlap.syncSeconds, 0.060);
+  EXPECT_NEAR(overlap.exposedSeconds, 0.030, 1e-12);
+}
+
 } // namespace

@@ -59,6 +59,21 @@ GradientOverlap
 estimateGradientOverlap(const std::vector<GradientSlot> &backwardOrder,
                         double bucketCapBytes);
 
+/// ZeRO-2's reduce-scatters under gradient accumulation over
+/// `microBatches` M > 1 (docs/CostModel.md, "Overlapped gradient
+/// reduction"): the reduce-scatters of micro-batch m < M - 1 run in buckets
+/// while micro-batch m + 1 computes, and are waited where its backward's
+/// first accumulating add reads one; the last micro-batch's are read by
+/// its adds at once. So each of the first M - 1 hides up to one
+/// micro-batch of compute and the last hides nothing:
+///   sync    = M · reduce
+///   exposed = (M - 1) · max(0, reduce - compute) + reduce
+/// `reduceSeconds` and `computeSeconds` are one micro-batch's. With M = 1
+/// there is no accumulation and the bucket rule above applies.
+GradientOverlap estimateAccumulatedReduceScatterOverlap(double reduceSeconds,
+                                                        double computeSeconds,
+                                                        int64_t microBatches);
+
 } // namespace mlir::loom
 
 #endif // LOOM_ANALYSIS_COST_GRADIENTOVERLAP_H

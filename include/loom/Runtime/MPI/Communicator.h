@@ -191,6 +191,14 @@ public:
   template <typename T>
   Status startAllReduce(const T *in, const Shape &shape, const AxisList &axes,
                         ReduceKind kind, T *out, Request &request);
+  /// The non-blocking `dist.reduce_scatter` (ZeRO's gradient buckets,
+  /// docs/Runtime.md, "Overlap"): as startAllReduce, with reduceScatter's
+  /// blocks. Piece j along `dim` goes to member j, and each member folds
+  /// the pieces it receives in group index order: the blocking call's bits.
+  template <typename T>
+  Status startReduceScatter(const T *in, const Shape &shape,
+                            const AxisList &axes, int64_t dim, T *out,
+                            Request &request);
   /// Completes `request`: afterwards `out` holds the reduction. Waiting on
   /// a request twice, or on one never started, is an error.
   Status wait(Request request);

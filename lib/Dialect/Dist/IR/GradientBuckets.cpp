@@ -21,17 +21,45 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::dist;
 
-bool mlir::loom::dist::isGradientReduction(AllReduceOp reduce) {
-  if (reduce.getKind() != ReductionKind::Sum || reduce->use_empty())
+/// Whether every reader of `value` is an optimizer update, or an add that
+/// accumulates gradient shards into a value of which this holds in turn.
+/// The Dist dialect does not link the Loom dialect, so the add is known by
+/// its name.
+static bool reachesOnlyOptimizerUpdates(Value value) {
+  if (value.use_empty())
     return false;
-  return llvm::all_of(reduce->getUsers(),
-                      [](Operation *user) { return isOptimizerUpdate(user); });
+  return llvm::all_of(value.getUsers(), [](Operation *user) {
+    if (isOptimizerUpdate(user))
+      return true;
+    return user->getName().getStringRef() == "loom.add" &&
+           user->getNumResults() == 1 &&
+           reachesOnlyOptimizerUpdates(user->getResult(0));
+  });
 }
 
-std::optional<int64_t> mlir::loom::dist::getBucket(AllReduceOp reduce) {
-  if (auto bucket = reduce->getAttrOfType<IntegerAttr>(kBucketAttrName))
+bool mlir::loom::dist::isGradientReduction(Operation *op) {
+  if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+    if (reduce.getKind() != ReductionKind::Sum || reduce->use_empty())
+      return false;
+    return llvm::all_of(reduce->getUsers(), [](Operation *user) {
+      return isOptimizerUpdate(user);
+    });
+  }
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+    return reachesOnlyOptimizerUpdates(scatter.getResult());
+  return false;
+}
+
+std::optional<int64_t> mlir::loom::dist::getBucket(Operation *op) {
+  if (!isa<AllReduceOp, ReduceScatterOp>(op))
+    return std::nullopt;
+  if (auto bucket = op->getAttrOfType<IntegerAttr>(kBucketAttrName))
     return bucket.getInt();
   return std::nullopt;
+}
+
+Value mlir::loom::dist::getReducedGradient(Operation *reduction) {
+  return reduction->getOperand(0);
 }
 
 SmallVector<int64_t> mlir::loom::dist::getWaitedBuckets(Operation *op) {
@@ -44,14 +72,21 @@ std::map<int64_t, GradientBucket>
 mlir::loom::dist::collectGradientBuckets(func::FuncOp func) {
   std::map<int64_t, GradientBucket> buckets;
   func.walk([&](Operation *op) {
-    if (auto reduce = dyn_cast<AllReduceOp>(op))
-      if (std::optional<int64_t> bucket = getBucket(reduce))
-        buckets[*bucket].reductions.push_back(reduce);
+    if (std::optional<int64_t> bucket = getBucket(op))
+      buckets[*bucket].reductions.push_back(op);
     for (int64_t bucket : getWaitedBuckets(op))
       if (buckets.count(bucket) && !buckets[bucket].waiter)
         buckets[bucket].waiter = op;
   });
   return buckets;
+}
+
+/// The group a reduction of a bucket reduces over.
+static std::pair<StringRef, ArrayAttr> groupOf(Operation *reduction) {
+  if (auto reduce = dyn_cast<AllReduceOp>(reduction))
+    return {reduce.getMesh(), reduce.getAxes()};
+  auto scatter = cast<ReduceScatterOp>(reduction);
+  return {scatter.getMesh(), scatter.getAxes()};
 }
 
 static int64_t stageOf(Operation *op) {
@@ -71,33 +106,32 @@ LogicalResult mlir::loom::dist::verifyGradientBuckets(func::FuncOp func) {
     return it == position.end() ? -1 : it->second;
   };
   bool ok = true;
-  std::map<int64_t, SmallVector<AllReduceOp>> members;
+  std::map<int64_t, SmallVector<Operation *>> members;
   std::map<int64_t, SmallVector<Operation *>> waiters;
   func.walk([&](Operation *op) {
-    if (auto reduce = dyn_cast<AllReduceOp>(op))
-      if (std::optional<int64_t> bucket = getBucket(reduce))
-        members[*bucket].push_back(reduce);
+    if (std::optional<int64_t> bucket = getBucket(op))
+      members[*bucket].push_back(op);
     for (int64_t bucket : getWaitedBuckets(op))
       waiters[bucket].push_back(op);
   });
   for (auto &[bucket, reductions] : members) {
-    AllReduceOp first = reductions.front();
+    Operation *first = reductions.front();
     // B1. One body, group and stage; sums.
-    for (AllReduceOp reduce : reductions) {
+    for (Operation *reduce : reductions) {
       if (reduce->getBlock() != &body) {
-        reduce.emitOpError() << "of gradient bucket " << bucket
-                             << " is not in the function's body";
+        reduce->emitOpError() << "of gradient bucket " << bucket
+                              << " is not in the function's body";
         ok = false;
       }
-      if (reduce.getKind() != ReductionKind::Sum) {
-        reduce.emitOpError() << "of gradient bucket " << bucket
-                             << " is not a sum";
+      if (auto allReduce = dyn_cast<AllReduceOp>(reduce);
+          allReduce && allReduce.getKind() != ReductionKind::Sum) {
+        reduce->emitOpError()
+            << "of gradient bucket " << bucket << " is not a sum";
         ok = false;
       }
-      if (reduce.getMesh() != first.getMesh() ||
-          reduce.getAxes() != first.getAxes() ||
+      if (groupOf(reduce) != groupOf(first) ||
           stageOf(reduce) != stageOf(first)) {
-        reduce.emitOpError()
+        reduce->emitOpError()
             << "of gradient bucket " << bucket
             << " reduces over another mesh, axis list or stage than the "
                "bucket's first reduction";
@@ -108,14 +142,14 @@ LogicalResult mlir::loom::dist::verifyGradientBuckets(func::FuncOp func) {
       continue;
     // B2. No reduction of the bucket before its last gradient.
     Operation *lastProducer = nullptr;
-    for (AllReduceOp reduce : reductions)
-      if (Operation *producer = reduce.getInput().getDefiningOp())
+    for (Operation *reduce : reductions)
+      if (Operation *producer = getReducedGradient(reduce).getDefiningOp())
         if (!lastProducer || at(producer) > at(lastProducer))
           lastProducer = producer;
-    for (AllReduceOp reduce : reductions)
+    for (Operation *reduce : reductions)
       if (lastProducer && at(reduce) < at(lastProducer)) {
         InFlightDiagnostic diag =
-            reduce.emitOpError()
+            reduce->emitOpError()
             << "of gradient bucket " << bucket
             << " starts before the bucket's last gradient is produced";
         diag.attachNote(lastProducer->getLoc())
@@ -125,11 +159,11 @@ LogicalResult mlir::loom::dist::verifyGradientBuckets(func::FuncOp func) {
     // B3. One waiter, after the reductions, before their readers.
     auto found = waiters.find(bucket);
     if (found == waiters.end() || found->second.size() != 1) {
-      first.emitOpError() << "of gradient bucket " << bucket << " has "
-                          << (found == waiters.end() ? 0
-                                                     : found->second.size())
-                          << " ops waiting for it (`" << kWaitBucketsAttrName
-                          << "`), expected 1";
+      first->emitOpError() << "of gradient bucket " << bucket << " has "
+                           << (found == waiters.end() ? 0
+                                                      : found->second.size())
+                           << " ops waiting for it (`" << kWaitBucketsAttrName
+                           << "`), expected 1";
       ok = false;
       continue;
     }
@@ -141,7 +175,7 @@ LogicalResult mlir::loom::dist::verifyGradientBuckets(func::FuncOp func) {
       ok = false;
       continue;
     }
-    for (AllReduceOp reduce : reductions) {
+    for (Operation *reduce : reductions) {
       if (at(waiter) <= at(reduce)) {
         waiter->emitOpError() << "waits for gradient bucket " << bucket
                               << " before one of its reductions starts";

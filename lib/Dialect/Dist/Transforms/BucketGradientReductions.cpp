@@ -8,11 +8,15 @@
 // same buckets and a test can read them (GradientBuckets.h). For each
 // function:
 //
-//   1. take its gradient reductions (sum all-reduces read only by optimizer
-//      updates) in program order: the order the backward produces the
-//      gradients, reverse parameter order;
+//   1. take its gradient reductions (GradientBuckets.h: sum all-reduces
+//      read only by optimizer updates; under ZeRO, the reduce-scatters of
+//      the gradients into the rank's shard, per micro-batch at stages 2
+//      and 3) in program
+//      order: the order the backward produces the gradients, reverse
+//      parameter order;
 //   2. cut them greedily into buckets: a reduction joins the open bucket
-//      when it has the bucket's mesh, axes and stage, the bucket stays
+//      when it has the bucket's mesh, axes, stage and micro-batch (that of
+//      its gradient's producer, `loom.micro_batch`), the bucket stays
 //      within the byte cap, and the bucket's last gradient still comes
 //      before the first read of any of its results; else it opens the
 //      next bucket (a gradient above the cap makes a bucket alone);
@@ -50,18 +54,29 @@ using namespace mlir::loom::dist;
 
 namespace {
 
-/// Bytes of a reduction's tensor in the IR's element type.
-int64_t bytesOf(AllReduceOp reduce) {
-  auto type = cast<RankedTensorType>(reduce.getType());
+/// Bytes of a reduction's operand in the IR's element type (what it sends;
+/// for a reduce-scatter, the whole gradient, not the kept shard).
+int64_t bytesOf(Operation *reduce) {
+  auto type = cast<RankedTensorType>(getReducedGradient(reduce).getType());
   return type.getNumElements() *
          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
 }
 
-/// What the reductions of one bucket must share: the group and the stage.
-std::tuple<StringRef, ArrayAttr, Attribute, Attribute>
-keyOf(AllReduceOp reduce) {
-  return {reduce.getMesh(), reduce.getAxes(), reduce->getAttr(kStageAttrName),
-          reduce->getAttr(kChunkAttrName)};
+/// What the reductions of one bucket must share: the group, the stage and
+/// the micro-batch whose backward produced the gradient (ZeRO-2 reduces
+/// each micro-batch's gradients: a bucket that waited for the next
+/// micro-batch's first gradient would start the earlier ones late).
+std::tuple<StringRef, ArrayAttr, Attribute, Attribute, Attribute>
+keyOf(Operation *reduce) {
+  Attribute stage = reduce->getAttr(kStageAttrName);
+  Attribute chunk = reduce->getAttr(kChunkAttrName);
+  Attribute microBatch;
+  if (Operation *producer = getReducedGradient(reduce).getDefiningOp())
+    microBatch = producer->getAttr(kMicroBatchAttrName);
+  if (auto allReduce = dyn_cast<AllReduceOp>(reduce))
+    return {allReduce.getMesh(), allReduce.getAxes(), stage, chunk, microBatch};
+  auto scatter = cast<ReduceScatterOp>(reduce);
+  return {scatter.getMesh(), scatter.getAxes(), stage, chunk, microBatch};
 }
 
 /// The later of two ops of one block (either may be null).
@@ -78,13 +93,13 @@ Operation *earlier(Operation *a, Operation *b) {
 }
 
 /// The producer of `reduce`'s operand in `body`, or null for an argument.
-Operation *producerIn(Block &body, AllReduceOp reduce) {
-  Operation *def = reduce.getInput().getDefiningOp();
+Operation *producerIn(Block &body, Operation *reduce) {
+  Operation *def = getReducedGradient(reduce).getDefiningOp();
   return def ? body.findAncestorOpInBlock(*def) : nullptr;
 }
 
 /// The first op of `body` that reads `reduce`'s result.
-Operation *firstReaderIn(Block &body, AllReduceOp reduce) {
+Operation *firstReaderIn(Block &body, Operation *reduce) {
   Operation *first = nullptr;
   for (Operation *user : reduce->getUsers())
     first = earlier(first, body.findAncestorOpInBlock(*user));
@@ -92,7 +107,7 @@ Operation *firstReaderIn(Block &body, AllReduceOp reduce) {
 }
 
 struct Bucket {
-  SmallVector<AllReduceOp> reductions;
+  SmallVector<Operation *> reductions;
   int64_t bytes = 0;
   /// The producer of its last gradient and the first reader of a result.
   Operation *lastProducer = nullptr;
@@ -103,8 +118,8 @@ void bucketFunction(func::FuncOp func, int64_t capBytes) {
   Block &body = func.getBody().front();
   SmallVector<Bucket> buckets;
   for (Operation &op : body) {
-    auto reduce = dyn_cast<AllReduceOp>(&op);
-    if (!reduce || !isGradientReduction(reduce))
+    Operation *reduce = &op;
+    if (!isGradientReduction(reduce))
       continue;
     int64_t bytes = bytesOf(reduce);
     Operation *producer = producerIn(body, reduce);
@@ -131,7 +146,7 @@ void bucketFunction(func::FuncOp func, int64_t capBytes) {
     // Right after the last gradient (or where the first reduction stands
     // when every operand is an argument).
     Operation *after = bucket.lastProducer;
-    for (AllReduceOp reduce : bucket.reductions) {
+    for (Operation *reduce : bucket.reductions) {
       if (after)
         reduce->moveAfter(after);
       after = reduce;

@@ -1143,14 +1143,21 @@ LogicalResult SearchStrategyPass::search() {
   // the default bucket cap of dist-bucket-gradient-reductions. Only the
   // last micro-batch's backward runs after the gradients are complete, so
   // it alone can hide them; a pipelined plan's are those of its slowest
-  // stage (whose once-per-step synchronization the step time adds). ZeRO-2
-  // and 3's per-micro-batch reduce-scatters and gathers are priced
-  // blocking.
-  if (best.choice.zeroStage <= 1) {
+  // stage (whose once-per-step synchronization the step time adds).
+  // ZeRO-2 without a pipeline buckets its reduce-scatters too: with one
+  // micro-batch by the same rule, with more each micro-batch's behind the
+  // next one's compute (estimateAccumulatedReduceScatterOverlap). ZeRO-3's
+  // gathers and pipelined ZeRO-2 are priced blocking.
+  bool accumulatedScatters = best.choice.zeroStage == 2 && !best.pipeline &&
+                             best.choice.microBatches > 1;
+  if (best.choice.zeroStage <= 1 ||
+      (best.choice.zeroStage == 2 && !best.pipeline)) {
     std::vector<GradientSlot> slots;
     int64_t microBatches =
         best.pipeline ? best.pipeline->microBatches : best.choice.microBatches;
     double micro = double(std::max<int64_t>(microBatches, 1));
+    // Under accumulation: one micro-batch's reduce-scatters and compute.
+    double reduce = 0, compute = 0;
     for (size_t index = nodes.size(); index-- > 0;) {
       if (best.pipeline && nodeStage[index] != timeStage)
         continue;
@@ -1159,14 +1166,26 @@ LogicalResult SearchStrategyPass::search() {
       double backward = cost.followerSeconds;
       if (best.choice.recompute && node.layer >= 0)
         backward += cost.forwardSeconds;
-      slots.push_back(
-          {backward / micro,
-           cost.getSyncSeconds(best.choice.zeroStage, microBatches),
-           cost.gradientBytes});
+      double sync = cost.getSyncSeconds(best.choice.zeroStage, microBatches);
+      if (accumulatedScatters) {
+        // The reduce-scatters follow the accumulation rule; the rest of
+        // the synchronization (after the update) the bucket rule.
+        sync -= cost.zeroReduceSeconds * micro;
+        reduce += cost.zeroReduceSeconds;
+        compute += (cost.forwardSeconds + backward) / micro;
+      }
+      slots.push_back({backward / micro, sync, cost.gradientBytes});
     }
     constexpr double kBucketCapMB = 25;
     GradientOverlap overlap =
         estimateGradientOverlap(slots, kBucketCapMB * 1024 * 1024);
+    if (accumulatedScatters) {
+      GradientOverlap scatters = estimateAccumulatedReduceScatterOverlap(
+          reduce, compute, microBatches);
+      overlap.syncSeconds += scatters.syncSeconds;
+      overlap.exposedSeconds += scatters.exposedSeconds;
+      overlap.buckets += scatters.buckets;
+    }
     module->setAttr(
         kCommOverlapAttrName,
         builder.getDictionaryAttr(

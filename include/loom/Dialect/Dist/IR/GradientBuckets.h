@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The IR contract between `dist-bucket-gradient-reductions` and the targets
-// (docs/Codegen.md, "Overlap"): the gradient reductions of one bucket carry
+// (docs/Codegen.md, "Overlap"): the gradient reductions (sum all-reduces
+// under DDP, reduce-scatters into the rank's shard under ZeRO-1/2/3) of one
+// bucket carry
 // `dist.bucket = b` and stand together right after the bucket's last
 // gradient, and the first op that reads one of their results carries b in
 // `dist.wait_buckets`. A target may start each bucketed reduction where it
@@ -31,19 +33,28 @@
 
 namespace mlir::loom::dist {
 
-/// One bucket: its reductions in program order and the op that waits for
-/// them (null only in IR the verifier rejects).
+/// One bucket: its reductions (`dist.all_reduce` or `dist.reduce_scatter`
+/// ops) in program order and the op that waits for them (null only in IR
+/// the verifier rejects).
 struct GradientBucket {
-  llvm::SmallVector<AllReduceOp> reductions;
+  llvm::SmallVector<Operation *> reductions;
   Operation *waiter = nullptr;
 };
 
-/// Whether `reduce` is a data-parallel gradient reduction: a sum that is
-/// read, and only by optimizer updates (the gradients DDP buckets).
-bool isGradientReduction(AllReduceOp reduce);
+/// Whether `op` is a data-parallel gradient reduction:
+///   - a sum all-reduce that is read, and only by optimizer updates (the
+///     gradients DDP buckets), or
+///   - a reduce-scatter (ZeRO's gradient shards) whose result reaches
+///     optimizer updates only, directly or through the `loom.add`s that
+///     accumulate a parameter's gradient shards (over micro-batches, or
+///     over the uses of a tied parameter).
+bool isGradientReduction(Operation *op);
 
-/// The bucket `reduce` is marked with, if any.
-std::optional<int64_t> getBucket(AllReduceOp reduce);
+/// The bucket `op` (a gradient reduction) is marked with, if any.
+std::optional<int64_t> getBucket(Operation *op);
+
+/// The gradient a reduction of a bucket reduces: its operand.
+Value getReducedGradient(Operation *reduction);
 
 /// The buckets `op` waits for (`dist.wait_buckets`), empty if none.
 llvm::SmallVector<int64_t> getWaitedBuckets(Operation *op);
@@ -53,7 +64,8 @@ std::map<int64_t, GradientBucket> collectGradientBuckets(func::FuncOp func);
 
 /// Checks the contract above on `func`, reporting each violation:
 ///   B1. a bucket's reductions stand in the function's body, over one mesh
-///       and axis list, in one pipeline stage, and are sums;
+///       and axis list, in one pipeline stage, and are sums (all-reduces of
+///       kind sum or reduce-scatters; one bucket may hold both);
 ///   B2. each stands after the producer of every operand of its bucket (a
 ///       reduction must not start before its bucket's last gradient);
 ///   B3. exactly one op waits for each bucket; it follows every reduction
