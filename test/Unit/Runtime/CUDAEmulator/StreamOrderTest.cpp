@@ -15,17 +15,24 @@
 //   - without the wait for the gradient, the reduction reads it before it is
 //     written (newest-first, the default), and the step is wrong;
 //   - without the wait for the reduction, the update reads the gradient
-//     before it is reduced (oldest-first), and the step is wrong.
+//     before it is reduced (oldest-first), and the step is wrong;
+//   - an NCCL collective (on one MPI rank, in a child process) is deferred
+//     the same way: without the wait it reads the unwritten buffer.
 //
 //===----------------------------------------------------------------------===//
 
 #include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <mpi.h>
 
 #include "gtest/gtest.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -218,6 +225,102 @@ TEST(EmulatorStreamOrderTest, AWaitHoldsForTheRecordBeforeItOnly) {
   ASSERT_EQ(cudaStreamDestroy(first), cudaSuccess);
   ASSERT_EQ(cudaStreamDestroy(second), cudaSuccess);
   ASSERT_EQ(cudaFree(value), cudaSuccess);
+}
+
+/// Stops the child process with `what` on stderr unless `ok`.
+void require(bool ok, const char *what) {
+  if (ok)
+    return;
+  std::fprintf(stderr, "check failed: %s\n", what);
+  std::exit(1);
+}
+
+/// The value an all-reduce over one rank on a communication stream reads
+/// from what a kernel on the compute stream wrote, with or without the
+/// event between them (inside the caller's MPI job).
+float reduceAfterCompute(ncclComm_t comm, bool waitForCompute) {
+  cudaStream_t compute = nullptr, communication = nullptr;
+  cudaEvent_t produced = nullptr;
+  require(cudaStreamCreate(&compute) == cudaSuccess &&
+              cudaStreamCreate(&communication) == cudaSuccess &&
+              cudaEventCreate(&produced) == cudaSuccess,
+          "streams and event");
+  float *send = nullptr, *recv = nullptr;
+  require(cudaMalloc(reinterpret_cast<void **>(&send), sizeof(float)) ==
+                  cudaSuccess &&
+              cudaMalloc(reinterpret_cast<void **>(&recv), sizeof(float)) ==
+                  cudaSuccess,
+          "cudaMalloc");
+  require(cudaMemsetAsync(send, 0, sizeof(float), compute) == cudaSuccess,
+          "cudaMemsetAsync");
+  require(launch(addOne, dim3(1), dim3(1), compute, send) == cudaSuccess,
+          "launch");
+  require(cudaEventRecord(produced, compute) == cudaSuccess, "record");
+  if (waitForCompute)
+    require(cudaStreamWaitEvent(communication, produced, 0) == cudaSuccess,
+            "wait");
+  require(ncclAllReduce(send, recv, 1, ncclFloat32, ncclSum, comm,
+                        communication) == ncclSuccess,
+          "ncclAllReduce");
+  float value = 0;
+  require(cudaDeviceSynchronize() == cudaSuccess, "cudaDeviceSynchronize");
+  require(cudaMemcpy(&value, recv, sizeof(float), cudaMemcpyDeviceToHost) ==
+              cudaSuccess,
+          "cudaMemcpy");
+  require(cudaFree(send) == cudaSuccess && cudaFree(recv) == cudaSuccess &&
+              cudaEventDestroy(produced) == cudaSuccess &&
+              cudaStreamDestroy(compute) == cudaSuccess &&
+              cudaStreamDestroy(communication) == cudaSuccess,
+          "release");
+  return value;
+}
+
+[[noreturn]] void exitWithDeferredCollective(const std::string &session) {
+  setenv("OMPI_MCA_orte_tmpdir_base", session.c_str(), /*overwrite=*/1);
+  setenv("PRTE_MCA_prte_tmpdir_base", session.c_str(), /*overwrite=*/1);
+  require(MPI_Init(nullptr, nullptr) == MPI_SUCCESS, "MPI_Init");
+  ncclUniqueId id;
+  ncclComm_t comm = nullptr;
+  require(ncclGetUniqueId(&id) == ncclSuccess &&
+              ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess,
+          "ncclCommInitRank");
+  require(reduceAfterCompute(comm, /*waitForCompute=*/true) == 1.0f,
+          "with the event, the all-reduce reads the kernel's 1");
+  // Newest-first runs the communication stream's all-reduce before the
+  // compute stream's memset and kernel: it copies the 0xFF fill (NaN).
+  require(std::isnan(reduceAfterCompute(comm, /*waitForCompute=*/false)),
+          "without the event, the all-reduce reads the unwritten buffer");
+  require(ncclCommDestroy(comm) == ncclSuccess, "ncclCommDestroy");
+  MPI_Finalize();
+  std::exit(0);
+}
+
+class EmulatorStreamOrderDeathTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  }
+};
+
+TEST_F(EmulatorStreamOrderDeathTest, ACollectiveWithoutItsEventReadsGarbage) {
+  // An Open MPI session directory of its own, as EmulatorTest.cpp's MPI
+  // cases (the "threadsafe" child runs this body again and inherits it).
+  const char *sessionVariable = "LOOM_STREAM_ORDER_TEST_MPI_SESSION";
+  std::string session;
+  if (const char *inherited = std::getenv(sessionVariable)) {
+    session = inherited;
+  } else {
+    const char *tmp = std::getenv("TMPDIR");
+    session = std::string(tmp && *tmp ? tmp : "/tmp") +
+              "/loom-stream-order-test.XXXXXX";
+    ASSERT_NE(mkdtemp(session.data()), nullptr);
+    setenv(sessionVariable, session.c_str(), /*overwrite=*/1);
+  }
+  EXPECT_EXIT(exitWithDeferredCollective(session), ::testing::ExitedWithCode(0),
+              "");
+  unsetenv(sessionVariable);
+  std::error_code ignored;
+  std::filesystem::remove_all(session, ignored);
 }
 
 } // namespace
