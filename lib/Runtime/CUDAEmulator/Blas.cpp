@@ -248,32 +248,42 @@ cublasStatus_t cublasGemmStridedBatchedEx(
       !onDevice("B", B, bSpan, strideB, batchCount, inputBytes) ||
       !onDevice("C", C, span(m, n, ldc), strideC, batchCount, outputBytes))
     return CUBLAS_STATUS_EXECUTION_FAILED;
-  for (int i = 0; i < batchCount; ++i) {
-    if (isHalf) {
-      bool isBF16 = Atype == CUDA_R_16BF;
-      std::vector<float> a = widenSpan(
-          static_cast<const uint16_t *>(A) + i * strideA, aSpan, isBF16);
-      std::vector<float> b = widenSpan(
-          static_cast<const uint16_t *>(B) + i * strideB, bSpan, isBF16);
-      cblas_sgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
-                  m, n, k, *static_cast<const float *>(alpha), a.data(), lda,
-                  b.data(), ldb, *static_cast<const float *>(beta),
-                  static_cast<float *>(C) + i * strideC, ldc);
-    } else if (isDouble)
-      cblas_dgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
-                  m, n, k, *static_cast<const double *>(alpha),
-                  static_cast<const double *>(A) + i * strideA, lda,
-                  static_cast<const double *>(B) + i * strideB, ldb,
-                  *static_cast<const double *>(beta),
-                  static_cast<double *>(C) + i * strideC, ldc);
-    else
-      cblas_sgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
-                  m, n, k, *static_cast<const float *>(alpha),
-                  static_cast<const float *>(A) + i * strideA, lda,
-                  static_cast<const float *>(B) + i * strideB, ldb,
-                  *static_cast<const float *>(beta),
-                  static_cast<float *>(C) + i * strideC, ldc);
+  // The scalars are host memory, read at the call (CUBLAS_POINTER_MODE_HOST);
+  // the product runs in the handle's stream order.
+  float alphaF = 0, betaF = 0;
+  double alphaD = 0, betaD = 0;
+  if (isDouble) {
+    alphaD = *static_cast<const double *>(alpha);
+    betaD = *static_cast<const double *>(beta);
+  } else {
+    alphaF = *static_cast<const float *>(alpha);
+    betaF = *static_cast<const float *>(beta);
   }
+  enqueue(handle->stream, [=] {
+    for (int i = 0; i < batchCount; ++i) {
+      if (isHalf) {
+        bool isBF16 = Atype == CUDA_R_16BF;
+        std::vector<float> a = widenSpan(
+            static_cast<const uint16_t *>(A) + i * strideA, aSpan, isBF16);
+        std::vector<float> b = widenSpan(
+            static_cast<const uint16_t *>(B) + i * strideB, bSpan, isBF16);
+        cblas_sgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
+                    m, n, k, alphaF, a.data(), lda, b.data(), ldb, betaF,
+                    static_cast<float *>(C) + i * strideC, ldc);
+      } else if (isDouble)
+        cblas_dgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
+                    m, n, k, alphaD,
+                    static_cast<const double *>(A) + i * strideA, lda,
+                    static_cast<const double *>(B) + i * strideB, ldb, betaD,
+                    static_cast<double *>(C) + i * strideC, ldc);
+      else
+        cblas_sgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
+                    m, n, k, alphaF,
+                    static_cast<const float *>(A) + i * strideA, lda,
+                    static_cast<const float *>(B) + i * strideB, ldb, betaF,
+                    static_cast<float *>(C) + i * strideC, ldc);
+    }
+  });
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -13,9 +13,11 @@
 //   - every copy and memset checks its pointers against the registry and the
 //     direction it was given, and fails with cudaErrorInvalidValue (and a
 //     line on stderr) where a GPU would fault or copy the wrong way;
-//   - streams and events are handles that are checked and otherwise do
-//     nothing: all work runs when it is enqueued, so every stream is always
-//     synchronized;
+//   - work on a created stream (async device-to-device copies, memsets,
+//     frees; launches, cuBLAS and NCCL calls elsewhere) is checked when it is
+//     enqueued and runs later in stream order, events ordering the streams
+//     (Streams.cpp); a synchronous copy or memset, and an async copy from or
+//     to host memory, first runs all pending work;
 //   - the device count is $LOOM_CUDA_EMULATOR_DEVICES (8 when unset).
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -36,6 +39,7 @@ struct CUstream_st {
 };
 struct CUevent_st {
   unsigned flags;
+  std::shared_ptr<loom::cudaemu::EventProgress> progress;
 };
 
 namespace loom::cudaemu {
@@ -183,6 +187,20 @@ cudaError_t checkStream(const char *call, cudaStream_t stream) {
   return recordError(cudaErrorInvalidResourceHandle);
 }
 
+/// Runs an async copy of [src, src + bytes) to dst: in `stream`'s order
+/// when both sides are device memory, else now after all pending work (as a
+/// GPU copies pageable host memory before the call returns, and a program
+/// reads what it copied to the host after a synchronization).
+void runCopy(void *dst, const void *src, size_t bytes, cudaStream_t stream,
+             std::function<void()> copy) {
+  if (isDeviceRange(dst, bytes) && isDeviceRange(src, bytes)) {
+    enqueue(stream, std::move(copy));
+    return;
+  }
+  synchronizeAll();
+  copy();
+}
+
 cudaError_t allocate(void **devPtr, size_t size) {
   if (!devPtr)
     return recordError(cudaErrorInvalidValue);
@@ -201,9 +219,8 @@ cudaError_t allocate(void **devPtr, size_t size) {
   return cudaSuccess;
 }
 
-cudaError_t release(const char *call, void *devPtr) {
-  if (!devPtr)
-    return cudaSuccess;
+/// Takes `devPtr` out of the registry, or explains why it is not there.
+cudaError_t unregister(const char *call, void *devPtr) {
   DeviceState &s = state();
   {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -215,8 +232,26 @@ cudaError_t release(const char *call, void *devPtr) {
     }
     s.allocations.erase(it);
   }
+  return cudaSuccess;
+}
+
+cudaError_t release(const char *call, void *devPtr) {
+  if (!devPtr)
+    return cudaSuccess;
+  synchronizeAll();
+  if (cudaError_t error = unregister(call, devPtr))
+    return error;
   std::free(devPtr);
   return cudaSuccess;
+}
+
+/// The event's progress, or null when `event` is not a live event.
+std::shared_ptr<EventProgress> progressOf(cudaEvent_t event) {
+  DeviceState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!event || !s.events.count(event))
+    return nullptr;
+  return event->progress;
 }
 
 } // namespace
@@ -280,7 +315,10 @@ cudaError_t cudaGetDevice(int *device) {
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) {
+  synchronizeAll();
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetLastError(void) {
   cudaError_t error = lastError;
@@ -349,7 +387,14 @@ cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream) {
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream) {
   if (cudaError_t error = checkStream("cudaFreeAsync", stream))
     return error;
-  return release("cudaFreeAsync", devPtr);
+  if (!devPtr)
+    return cudaSuccess;
+  // Out of the registry now (a second free is an error at once); the memory
+  // itself stays until the stream's earlier work, which may use it, has run.
+  if (cudaError_t error = unregister("cudaFreeAsync", devPtr))
+    return error;
+  enqueue(stream, [devPtr] { std::free(devPtr); });
+  return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
@@ -374,6 +419,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
                        cudaMemcpyKind kind) {
   if (cudaError_t error = checkCopy("cudaMemcpy", dst, count, src, count, kind))
     return error;
+  synchronizeAll();
   if (count)
     std::memmove(dst, src, count);
   return cudaSuccess;
@@ -387,7 +433,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
           checkCopy("cudaMemcpyAsync", dst, count, src, count, kind))
     return error;
   if (count)
-    std::memmove(dst, src, count);
+    runCopy(dst, src, count, stream, [=] { std::memmove(dst, src, count); });
   return cudaSuccess;
 }
 
@@ -409,9 +455,11 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
   if (cudaError_t error = checkCopy("cudaMemcpy2DAsync", dst, dstSpan, src,
                                     srcSpan, kind))
     return error;
-  for (size_t row = 0; row < height; ++row)
-    std::memmove(static_cast<char *>(dst) + row * dpitch,
-                 static_cast<const char *>(src) + row * spitch, width);
+  runCopy(dst, src, 1, stream, [=] {
+    for (size_t row = 0; row < height; ++row)
+      std::memmove(static_cast<char *>(dst) + row * dpitch,
+                   static_cast<const char *>(src) + row * spitch, width);
+  });
   return cudaSuccess;
 }
 
@@ -421,6 +469,7 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
             " is not inside one device allocation");
     return recordError(cudaErrorInvalidValue);
   }
+  synchronizeAll();
   if (count)
     std::memset(devPtr, value, count);
   return cudaSuccess;
@@ -430,7 +479,14 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count,
                             cudaStream_t stream) {
   if (cudaError_t error = checkStream("cudaMemsetAsync", stream))
     return error;
-  return cudaMemset(devPtr, value, count);
+  if (count && !isDeviceRange(devPtr, count)) {
+    explain("cudaMemsetAsync: " + describe(devPtr, count) +
+            " is not inside one device allocation");
+    return recordError(cudaErrorInvalidValue);
+  }
+  if (count)
+    enqueue(stream, [=] { std::memset(devPtr, value, count); });
+  return cudaSuccess;
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream) {
@@ -441,6 +497,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags) {
   if (!stream || (flags & ~unsigned(cudaStreamNonBlocking)))
     return recordError(cudaErrorInvalidValue);
   *stream = new CUstream_st{flags};
+  registerStream(*stream);
   DeviceState &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.streams.insert(*stream);
@@ -448,11 +505,15 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags) {
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  if (!stream || !isLiveStream(stream))
+    return recordError(cudaErrorInvalidResourceHandle);
+  // A GPU finishes the stream's work after the call returns; here it runs
+  // first, before the handle goes.
+  retireStream(stream);
   DeviceState &s = state();
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (!stream || !s.streams.erase(stream))
-      return recordError(cudaErrorInvalidResourceHandle);
+    s.streams.erase(stream);
   }
   // Not freed: a later stream must not reuse the address and bring a
   // destroyed handle back to life (a handle is a few bytes).
@@ -460,18 +521,23 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  return checkStream("cudaStreamSynchronize", stream);
+  if (cudaError_t error = checkStream("cudaStreamSynchronize", stream))
+    return error;
+  synchronizeStream(stream);
+  return cudaSuccess;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                 unsigned flags) {
   if (cudaError_t error = checkStream("cudaStreamWaitEvent", stream))
     return error;
-  DeviceState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.events.count(event))
+  std::shared_ptr<EventProgress> progress = progressOf(event);
+  if (!progress)
     return recordError(cudaErrorInvalidResourceHandle);
-  return flags ? recordError(cudaErrorInvalidValue) : cudaSuccess;
+  if (flags)
+    return recordError(cudaErrorInvalidValue);
+  waitForEvent(stream, progress);
+  return cudaSuccess;
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event) {
@@ -481,7 +547,7 @@ cudaError_t cudaEventCreate(cudaEvent_t *event) {
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags) {
   if (!event)
     return recordError(cudaErrorInvalidValue);
-  *event = new CUevent_st{flags};
+  *event = new CUevent_st{flags, std::make_shared<EventProgress>()};
   DeviceState &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.events.insert(*event);
@@ -491,17 +557,19 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags) {
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (cudaError_t error = checkStream("cudaEventRecord", stream))
     return error;
-  DeviceState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.events.count(event) ? cudaSuccess
-                               : recordError(cudaErrorInvalidResourceHandle);
+  std::shared_ptr<EventProgress> progress = progressOf(event);
+  if (!progress)
+    return recordError(cudaErrorInvalidResourceHandle);
+  recordEvent(progress, stream);
+  return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  DeviceState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.events.count(event) ? cudaSuccess
-                               : recordError(cudaErrorInvalidResourceHandle);
+  std::shared_ptr<EventProgress> progress = progressOf(event);
+  if (!progress)
+    return recordError(cudaErrorInvalidResourceHandle);
+  synchronizeEvent(progress);
+  return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {

@@ -6,7 +6,7 @@
 //
 // Private to the emulator: what cuBLAS, NCCL and launches ask of the
 // emulated device (which pointers are device memory, which streams live)
-// and how the emulator reports misuse.
+// how the emulator reports misuse, and how work waits in stream order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace loom::cudaemu {
@@ -36,6 +39,47 @@ void explain(const std::string &message);
 
 /// Stops the program after explaining: misuse a GPU would not survive.
 [[noreturn]] void fatal(const std::string &message);
+
+//===----------------------------------------------------------------------===//
+// Stream order (Streams.cpp)
+//===----------------------------------------------------------------------===//
+
+/// How far an event has got: `recorded` counts its cudaEventRecord calls,
+/// `completed` is the latest of them whose stream has reached it.
+struct EventProgress {
+  uint64_t recorded = 0;
+  uint64_t completed = 0;
+};
+
+/// Gives a created stream its place in the scheduler's ranking.
+void registerStream(cudaStream_t stream);
+
+/// Runs what `stream` still has pending, then forgets the stream.
+void retireStream(cudaStream_t stream);
+
+/// Runs `work` in `stream`'s order: on the default stream now, after all
+/// pending work; on a created stream when a synchronization needs it. The
+/// caller checks the arguments first: `work` cannot report an error.
+void enqueue(cudaStream_t stream, std::function<void()> work);
+
+/// Runs all pending work (cudaDeviceSynchronize, and what the host does:
+/// synchronous copies, copies from or to host memory, default-stream work).
+void synchronizeAll();
+
+/// Runs pending work until `stream` has none (and what it waits on).
+void synchronizeStream(cudaStream_t stream);
+
+/// cudaEventRecord(event, stream).
+void recordEvent(const std::shared_ptr<EventProgress> &event,
+                 cudaStream_t stream);
+
+/// cudaStreamWaitEvent(stream, event): holds `stream` until the latest
+/// record of `event` so far has completed.
+void waitForEvent(cudaStream_t stream,
+                  const std::shared_ptr<EventProgress> &event);
+
+/// cudaEventSynchronize(event).
+void synchronizeEvent(const std::shared_ptr<EventProgress> &event);
 
 } // namespace loom::cudaemu
 

@@ -13,7 +13,15 @@
 //   - ncclCommSplit is MPI_Comm_split of the parent (NCCL_SPLIT_NOCOLOR:
 //     MPI_UNDEFINED, no communicator);
 //   - collectives are the matching MPI collectives, in place where NCCL's
-//     buffers say so; ncclAvg divides the sum;
+//     buffers say so; ncclAvg divides the sum. They are checked at the call
+//     and run in their stream's order (Streams.cpp): a collective on a
+//     communication stream runs when the scheduler reaches it, so it reads
+//     its buffers as late or as early as the program's events allow. Every
+//     rank runs the same program, so every rank reaches its collectives in
+//     the same order;
+//   - point-to-point calls, communicator creation and destruction first run
+//     all pending work, then run at the call (in stream order, never
+//     deferred: a rendezvous deferred differently on two ranks could hang);
 //   - point-to-point is rendezvous, as NCCL's is: a send completes only
 //     when the peer's matching receive runs (MPI_Issend, never a buffered
 //     MPI_Send, which would hide a deadlock a GPU hits). Outside a group
@@ -198,6 +206,20 @@ void average(void *buffer, size_t count, MPI_Datatype type, int divisor) {
       static_cast<int32_t *>(buffer)[i] /= divisor;
 }
 
+/// Runs the MPI call `collective` in `stream`'s order, as NCCL enqueues a
+/// collective. The call has returned success by then: an MPI failure stops
+/// the program (NCCL would report it through ncclCommGetAsyncError, which
+/// the emulator does not have; MPI's default handler aborts first anyway).
+ncclResult_t inStreamOrder(ncclComm_t comm, const char *call,
+                           cudaStream_t stream,
+                           std::function<int()> collective) {
+  enqueue(stream, [comm, call, collective = std::move(collective)] {
+    if (mpiResult(comm, call, collective()) != ncclSuccess)
+      fatal(std::string(call) + ": the collective failed in stream order");
+  });
+  return ncclSuccess;
+}
+
 /// Seconds a send or receive may wait for its match before the emulator
 /// calls it a hang: $LOOM_CUDA_EMULATOR_P2P_TIMEOUT_S, else 60.
 double matchTimeoutSeconds() {
@@ -283,6 +305,9 @@ ncclResult_t complete(const char *call,
 ncclResult_t transfer(const char *call, bool isSend, void *buffer,
                       size_t count, ncclDataType_t datatype, int peer,
                       ncclComm_t comm, cudaStream_t stream) {
+  // Point-to-point runs at the call, after all pending work (so in stream
+  // order): deferring a rendezvous could order it differently on two ranks.
+  synchronizeAll();
   CallCheck check{call, comm};
   if (ncclResult_t r = check.start(datatype, stream))
     return r;
@@ -319,6 +344,7 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
                               int rank) {
+  synchronizeAll();
   if (!comm || nranks <= 0 || rank < 0 || rank >= nranks)
     return fail(nullptr, ncclInvalidArgument,
                 "ncclCommInitRank: rank " + std::to_string(rank) + " of " +
@@ -357,6 +383,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
                            ncclComm_t *newcomm, ncclConfig_t *config) {
+  synchronizeAll();
   if (!comm || !newcomm || comm->comm == MPI_COMM_NULL)
     return fail(comm, ncclInvalidArgument, "ncclCommSplit: no communicator");
   if (color < NCCL_SPLIT_NOCOLOR)
@@ -383,6 +410,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!comm)
     return ncclSuccess;
+  synchronizeAll();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm->comm != MPI_COMM_NULL)
@@ -444,12 +472,14 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     return r;
   if (ncclResult_t r = check.buffer("recvbuff", recvbuff, count))
     return r;
-  int code = MPI_Allreduce(sendbuff == recvbuff ? MPI_IN_PLACE : sendbuff,
-                           recvbuff, static_cast<int>(count), check.type, mop,
-                           comm->comm);
-  if (op == ncclAvg && code == MPI_SUCCESS)
-    average(recvbuff, count, check.type, comm->size);
-  return mpiResult(comm, "ncclAllReduce", code);
+  return inStreamOrder(comm, "ncclAllReduce", stream, [=] {
+    int code =
+        MPI_Allreduce(sendbuff == recvbuff ? MPI_IN_PLACE : sendbuff, recvbuff,
+                      static_cast<int>(count), check.type, mop, comm->comm);
+    if (op == ncclAvg && code == MPI_SUCCESS)
+      average(recvbuff, count, check.type, comm->size);
+    return code;
+  });
 }
 
 ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
@@ -465,10 +495,13 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
     return r;
   const char *own = static_cast<const char *>(recvbuff) +
                     comm->rank * sendcount * check.elementBytes;
-  int code = MPI_Allgather(sendbuff == own ? MPI_IN_PLACE : sendbuff,
-                           static_cast<int>(sendcount), check.type, recvbuff,
-                           static_cast<int>(sendcount), check.type, comm->comm);
-  return mpiResult(comm, "ncclAllGather", code);
+  return inStreamOrder(comm, "ncclAllGather", stream, [=] {
+    int code =
+        MPI_Allgather(sendbuff == own ? MPI_IN_PLACE : sendbuff,
+                      static_cast<int>(sendcount), check.type, recvbuff,
+                      static_cast<int>(sendcount), check.type, comm->comm);
+    return code;
+  });
 }
 
 ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
@@ -486,16 +519,18 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
     return r;
   if (ncclResult_t r = check.buffer("recvbuff", recvbuff, recvcount))
     return r;
-  // MPI forbids overlapping buffers; NCCL allows recvbuff inside sendbuff.
-  std::vector<char> input(static_cast<const char *>(sendbuff),
-                          static_cast<const char *>(sendbuff) +
-                              recvcount * comm->size * check.elementBytes);
-  int code = MPI_Reduce_scatter_block(input.data(), recvbuff,
-                                      static_cast<int>(recvcount), check.type,
-                                      mop, comm->comm);
-  if (op == ncclAvg && code == MPI_SUCCESS)
-    average(recvbuff, recvcount, check.type, comm->size);
-  return mpiResult(comm, "ncclReduceScatter", code);
+  return inStreamOrder(comm, "ncclReduceScatter", stream, [=] {
+    // MPI forbids overlapping buffers; NCCL allows recvbuff inside sendbuff.
+    std::vector<char> input(static_cast<const char *>(sendbuff),
+                            static_cast<const char *>(sendbuff) +
+                                recvcount * comm->size * check.elementBytes);
+    int code = MPI_Reduce_scatter_block(input.data(), recvbuff,
+                                        static_cast<int>(recvcount), check.type,
+                                        mop, comm->comm);
+    if (op == ncclAvg && code == MPI_SUCCESS)
+      average(recvbuff, recvcount, check.type, comm->size);
+    return code;
+  });
 }
 
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
@@ -512,11 +547,13 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
   }
   if (ncclResult_t r = check.buffer("recvbuff", recvbuff, count))
     return r;
-  if (comm->rank == root && sendbuff != recvbuff && count)
-    std::memmove(recvbuff, sendbuff, count * check.elementBytes);
-  int code = MPI_Bcast(recvbuff, static_cast<int>(count), check.type, root,
-                       comm->comm);
-  return mpiResult(comm, "ncclBroadcast", code);
+  return inStreamOrder(comm, "ncclBroadcast", stream, [=] {
+    if (comm->rank == root && sendbuff != recvbuff && count)
+      std::memmove(recvbuff, sendbuff, count * check.elementBytes);
+    int code = MPI_Bcast(recvbuff, static_cast<int>(count), check.type, root,
+                         comm->comm);
+    return code;
+  });
 }
 
 ncclResult_t ncclSend(const void *sendbuff, size_t count,

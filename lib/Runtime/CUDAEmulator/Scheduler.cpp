@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A launch runs its blocks one after another. The threads of a block are
+// A launch is checked when it is made and runs in its stream's order
+// (Streams.cpp), its blocks one after another. The threads of a block are
 // fibers (Boost.Context) on the calling OS thread, resumed in rounds: each
 // round resumes every runnable thread in thread order until it finishes or
 // waits at a barrier; then the barriers whose threads have all arrived open.
@@ -312,7 +313,7 @@ uint64_t shuffleIndex(unsigned mask, uint64_t bits, int sourceLane, int width) {
 }
 
 cudaError_t launchGrid(dim3 grid, dim3 block, cudaStream_t stream,
-                       void (*body)(void *), void *closure) {
+                       void (*body)(void *), std::shared_ptr<void> closure) {
   uint64_t threadsPerBlock = uint64_t(block.x) * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threadsPerBlock == 0 ||
       threadsPerBlock > kMaxThreadsPerBlock || block.z > 64 ||
@@ -323,16 +324,20 @@ cudaError_t launchGrid(dim3 grid, dim3 block, cudaStream_t stream,
   if (activeBlock)
     fatal("a kernel launched another kernel (dynamic parallelism is not "
           "emulated)");
-  BlockRun run;
-  activeBlock = &run;
-  gridDim = grid;
-  blockDim = block;
-  uint64_t numBlocks = uint64_t(grid.x) * grid.y * grid.z;
-  for (uint64_t b = 0; b < numBlocks; ++b) {
-    blockIdx = coordinates(b, grid);
-    runBlock(run, static_cast<unsigned>(threadsPerBlock), body, closure);
-  }
-  activeBlock = nullptr;
+  enqueue(stream,
+          [grid, block, threadsPerBlock, body, closure = std::move(closure)] {
+            BlockRun run;
+            activeBlock = &run;
+            gridDim = grid;
+            blockDim = block;
+            uint64_t numBlocks = uint64_t(grid.x) * grid.y * grid.z;
+            for (uint64_t b = 0; b < numBlocks; ++b) {
+              blockIdx = coordinates(b, grid);
+              runBlock(run, static_cast<unsigned>(threadsPerBlock), body,
+                       closure.get());
+            }
+            activeBlock = nullptr;
+          });
   return cudaSuccess;
 }
 

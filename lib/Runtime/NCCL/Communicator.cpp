@@ -95,6 +95,10 @@ Communicator::~Communicator() {
     ncclCommDestroy(world);
   cudaEventDestroy(computeDone);
   cudaEventDestroy(commDone);
+  for (auto &[request, started] : inFlight)
+    cudaEventDestroy(started.done);
+  for (cudaEvent_t event : freeEvents)
+    cudaEventDestroy(event);
   cudaStreamDestroy(commStream);
 }
 
@@ -332,6 +336,71 @@ Status Communicator::allReduce(const T *in, const Shape &shape,
   }
   end();
   return Status::success();
+}
+
+template <typename T>
+Status Communicator::startAllReduce(const T *in, const Shape &shape,
+                                    const AxisList &axes, ReduceKind kind,
+                                    T *out, Request &request) {
+  if (Status s = contract().allReduce(shape, axes, kind); !s)
+    return s;
+  std::string what = CollectiveContract::describe(kind, axes);
+  View view;
+  if (Status s = getView(axes, what, view); !s)
+    return s;
+  int64_t count = numElements(shape);
+  // The step's memory plan ends `in`'s life at this op, so the
+  // communication stream must not read it later: it reduces a copy made in
+  // compute-stream order.
+  copyAsync(out, in, count, compute);
+  begin();
+  if (view.size > 1)
+    if (ncclResult_t r = ncclAllReduce(
+            out, out, count, ncclTypeOf<T>(),
+            kind == ReduceKind::Sum ? ncclSum : ncclMax, view.comm, commStream);
+        r != ncclSuccess)
+      return ncclFailure("ncclAllReduce", r, what);
+  cudaEvent_t done = nullptr;
+  if (freeEvents.empty()) {
+    LOOM_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  } else {
+    done = freeEvents.back();
+    freeEvents.pop_back();
+  }
+  LOOM_CUDA_CHECK(cudaEventRecord(done, commStream));
+  request = nextRequest++;
+  inFlight[request] = {done, what};
+  return Status::success();
+}
+
+Status Communicator::wait(Request request) {
+  auto it = inFlight.find(request);
+  if (it == inFlight.end()) {
+    if (request < 0 || request >= nextRequest)
+      return Status::failure("wait: request #" + std::to_string(request) +
+                             " was never started");
+    return Status::failure("wait: request #" + std::to_string(request) +
+                           " was already waited");
+  }
+  // A later record of the event (a later start reusing it) does not move
+  // this wait: it waits for the record made before it.
+  LOOM_CUDA_CHECK(cudaStreamWaitEvent(compute, it->second.done, 0));
+  freeEvents.push_back(it->second.done);
+  inFlight.erase(it);
+  return Status::success();
+}
+
+Status Communicator::checkAllWaited() const {
+  if (inFlight.empty())
+    return Status::success();
+  std::string list;
+  for (const auto &[id, started] : inFlight)
+    list += (list.empty() ? "" : ", ") + std::string("#") + std::to_string(id) +
+            " (" + started.what + ")";
+  return Status::failure(std::to_string(inFlight.size()) +
+                         " all-reduce(s) started and never waited at the end "
+                         "of the step: " +
+                         list);
 }
 
 template <typename T>
@@ -692,6 +761,8 @@ Status Communicator::recv(T *out, const Shape &shape, int64_t from, Tag tag) {
                                             const AxisList &, int64_t, T *);   \
   template Status Communicator::allReduce<T>(                                  \
       const T *, const Shape &, const AxisList &, ReduceKind, T *);            \
+  template Status Communicator::startAllReduce<T>(                             \
+      const T *, const Shape &, const AxisList &, ReduceKind, T *, Request &); \
   template Status Communicator::reduceScatter<T>(                              \
       const T *, const Shape &, const AxisList &, int64_t, T *);               \
   template Status Communicator::allToAll<T>(                                   \

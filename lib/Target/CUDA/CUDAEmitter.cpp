@@ -43,6 +43,7 @@
 #include "loom/Target/CUDA/CUDAEmitter.h"
 #include "loom/Dialect/Dist/IR/DistAttrs.h"
 #include "loom/Dialect/Dist/IR/DistOps.h"
+#include "loom/Dialect/Dist/IR/GradientBuckets.h"
 #include "loom/Dialect/Loom/IR/LoomAttrs.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Interpreter/Interpreter.h"
@@ -207,6 +208,8 @@ private:
   LogicalResult emitTargetOp(Operation *op) override;
   LogicalResult emitConstant(arith::ConstantOp op);
   LogicalResult emitReturn(func::ReturnOp op);
+  /// Rounds a bf16 or f16 result computed in T to its own type.
+  void emitRounding(Value result);
 
   // The CUDA call syntax (KernelCallTable.h): kernels in `cuda::` take the
   // stream (GEMMs the cuBLAS handle) first, read one-element tensors on the
@@ -229,6 +232,17 @@ private:
   /// Prints the program's sends and the beginStep call with this rank's
   /// table computed from them.
   void emitIncoming();
+
+  /// Overlap (docs/Codegen.md, "Overlap"): a bucketed gradient reduction
+  /// (dist-bucket-gradient-reductions) starts on the communication stream
+  /// where it stands, and the compute stream goes on without waiting for
+  /// it; returns false for any other all-reduce.
+  bool emitBucketStart(dist::AllReduceOp reduce);
+  /// Before the op that waits for buckets: orders the compute stream after
+  /// their reductions.
+  void emitBucketWaits(Operation *op);
+  /// The step's gradient buckets, by number.
+  std::map<int64_t, dist::GradientBucket> buckets;
 
   /// Declares an optimizer update's result: the buffer of the argument it
   /// updates (`operand`) when the update is that argument's last reader and
@@ -335,6 +349,9 @@ LogicalResult StepEmitter::emitConstant(arith::ConstantOp op) {
 }
 
 LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
+  // A bucket started and never waited is an error, not a race.
+  if (!buckets.empty())
+    checked(ret, "nccl.checkAllWaited()");
   os << "  static const char *const kOps[] = {";
   for (const std::string &op : ops)
     os << "\n      " << stringLiteral(op) << ",";
@@ -402,25 +419,64 @@ LogicalResult StepEmitter::emitReturn(func::ReturnOp ret) {
   return success();
 }
 
+bool StepEmitter::emitBucketStart(dist::AllReduceOp reduce) {
+  std::optional<int64_t> bucket = dist::getBucket(reduce);
+  if (!bucket)
+    return false;
+  Value in = reduce.getInput(), out = reduce.getResult();
+  groupComment(reduce);
+  allocate(out);
+  std::string request = name(out) + "_request";
+  declare("nccl::Communicator::Request " + request + " = -1;");
+  os << "  // Gradient bucket " << *bucket
+     << ": its last gradient is ready; reduce on the communication stream "
+        "while the backward goes on.\n";
+  checked(reduce, "nccl.startAllReduce(" + name(in) + ", " + shape(in) + ", " +
+                      axes(reduce) + ", nccl::ReduceKind::Sum, " + name(out) +
+                      ", " + request + ")");
+  return true;
+}
+
+void StepEmitter::emitBucketWaits(Operation *op) {
+  for (int64_t bucket : dist::getWaitedBuckets(op)) {
+    os << "  // Gradient bucket " << bucket
+       << " is read from here on: the compute stream waits for it.\n";
+    for (dist::AllReduceOp reduce : buckets[bucket].reductions) {
+      Value result = reduce.getResult();
+      checked(reduce, "nccl.wait(" + name(result) + "_request)");
+      emitRounding(result);
+    }
+  }
+}
+
+void StepEmitter::emitRounding(Value result) {
+  // As the interpreter: a bf16 or f16 result is computed in T, then rounded
+  // once to its own type (the cast kernel, in place).
+  if (interp::isRoundedToLowPrecision(result))
+    call("cuda::cast<T, T>(stream, " + name(result) + ", " +
+         std::to_string(numElements(result)) + ", cuda::CastTarget::" +
+         (getElementTypeOrSelf(result.getType()).isBF16() ? "BF16" : "F16") +
+         ", " + name(result) + ")");
+}
+
 LogicalResult StepEmitter::emitTargetOp(Operation *op) {
   currentOp = op;
+  emitBucketWaits(op);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return emitReturn(ret);
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return emitConstant(constant);
   StringRef dialect = op->getName().getDialectNamespace();
   if (dialect == "dist" || dialect == "loom") {
+    // A bucketed gradient reduction only starts here; its result is
+    // rounded (if it is bf16 or f16) where it is waited for.
+    if (auto reduce = dyn_cast<dist::AllReduceOp>(op);
+        reduce && emitBucketStart(reduce))
+      return success();
     if (failed(emitKernelCall(op)))
       return failure();
-    // As the interpreter: a bf16 or f16 result is computed in T, then
-    // rounded once to its own type (the cast kernel, in place).
     for (Value result : op->getResults())
-      if (interp::isRoundedToLowPrecision(result))
-        call("cuda::cast<T, T>(stream, " + name(result) + ", " +
-             std::to_string(numElements(result)) + ", cuda::CastTarget::" +
-             (getElementTypeOrSelf(result.getType()).isBF16() ? "BF16"
-                                                              : "F16") +
-             ", " + name(result) + ")");
+      emitRounding(result);
     return success();
   }
   return op->emitError() << "no CUDA emission for '" << op->getName() << "'";
@@ -540,6 +596,7 @@ LogicalResult StepEmitter::emit() {
      << "  loom::runtime::stepMemory().predictedPeakBytes = "
      << arena.predictedPeakOf(stage) << ";\n";
   emitIncoming();
+  buckets = dist::collectGradientBuckets(func);
   for (auto [result, arg] : emit::carriedPairs(entry))
     residentArgs[arg] = result;
   // `stepKey`'s address names this function (each precision's is its

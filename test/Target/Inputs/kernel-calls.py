@@ -9,11 +9,12 @@ kernels (host::X, cuda::X) and the same collectives (comm.X, nccl.X) in the
 same order. Prints the number of calls of each step function and exits 0
 when they agree; otherwise prints the first difference and exits 1.
 
-The host starts a data-parallel gradient bucket's all-reduce without
-blocking where the CUDA program calls the blocking one in stream order
-(docs/Codegen.md, "Overlap: data-parallel gradient buckets"): the same
-collective at the same point, so `startAllReduce` counts as `allReduce`, and
-the host's waits and progress calls are not calls of an op.
+Both programs start a data-parallel gradient bucket's all-reduce where it
+stands (non-blocking MPI on the host, the communication stream in CUDA;
+docs/Codegen.md, "Overlap: data-parallel gradient buckets") and wait for it
+later; with buckets off both call the blocking one: the same collective at
+the same point, so `startAllReduce` counts as `allReduce`, and waits and
+progress calls are not calls of an op.
 """
 
 import re

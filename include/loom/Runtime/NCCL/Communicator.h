@@ -27,7 +27,9 @@
 // Streams: collectives run on a dedicated communication stream. Each call
 // first makes that stream wait for the compute stream (an event), and makes
 // the compute stream wait for the collective's end, so callers enqueue work
-// in program order without synchronizing the host.
+// in program order without synchronizing the host. startAllReduce leaves
+// the second wait to wait(request): a gradient bucket's all-reduce then
+// runs while the compute stream goes on with the backward.
 //
 // Arguments are checked by the runtime's one contract (loom/Runtime/Layout/
 // CollectiveContract.h), as the MPI communicator checks them: the same calls
@@ -161,6 +163,27 @@ public:
   template <typename T>
   Status allReduce(const T *in, const Shape &shape, const AxisList &axes,
                    ReduceKind kind, T *out);
+
+  /// A started all-reduce, from its start to its wait.
+  using Request = int64_t;
+  /// The all-reduce of a data-parallel gradient bucket (docs/Codegen.md,
+  /// "Overlap"), overlapping the compute stream's later work: copies `in`
+  /// into `out` on the compute stream (so `in`'s buffer may be reused at
+  /// once), then reduces `out` in place on the communication stream after
+  /// the compute stream's work so far, and records the end in an event of
+  /// `request`. Unlike allReduce, the compute stream does not wait for it:
+  /// wait(request) makes it. NCCL's in-place sum is its sum out of place:
+  /// the same bits as allReduce.
+  template <typename T>
+  Status startAllReduce(const T *in, const Shape &shape, const AxisList &axes,
+                        ReduceKind kind, T *out, Request &request);
+  /// Orders the compute stream after `request`: its work from here on
+  /// reads the reduction. Waiting on a request twice, or on one never
+  /// started, is an error.
+  Status wait(Request request);
+  /// The end-of-step check: an error naming every request started and
+  /// never waited (its result was never ordered before a reader).
+  Status checkAllWaited() const;
   /// `dist.reduce_scatter`: this member's piece along `dim` of the sum.
   template <typename T>
   Status reduceScatter(const T *in, const Shape &shape, const AxisList &axes,
@@ -274,6 +297,16 @@ private:
   /// By the bit mask of the subset's axes (bit a = mesh axis a).
   std::map<uint64_t, Group> groups;
   std::vector<QueuedSend> queued;
+  /// Started all-reduces by request: the event their end records, and what
+  /// they reduce (for checkAllWaited's message).
+  struct Started {
+    cudaEvent_t done;
+    std::string what;
+  };
+  std::map<Request, Started> inFlight;
+  Request nextRequest = 0;
+  /// Events of waited requests, for the next start.
+  std::vector<cudaEvent_t> freeEvents;
   /// The step's incoming messages by sender, in the sender's order; unset
   /// without a beginStep() table.
   bool haveTable = false;

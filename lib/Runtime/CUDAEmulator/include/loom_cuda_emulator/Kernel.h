@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <math.h>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -54,10 +55,11 @@ inline thread_local dim3 gridDim{};
 namespace loom::cudaemu {
 
 /// Runs `body(closure)` once per thread of `grid` x `block`, as a launch on
-/// `stream` would; records cudaErrorInvalidConfiguration (cudaGetLastError)
-/// for a geometry a GPU rejects.
+/// `stream` would (in the stream's order: later, on a created stream);
+/// records cudaErrorInvalidConfiguration (cudaGetLastError) for a geometry a
+/// GPU rejects.
 cudaError_t launchGrid(dim3 grid, dim3 block, cudaStream_t stream,
-                       void (*body)(void *), void *closure);
+                       void (*body)(void *), std::shared_ptr<void> closure);
 
 /// Waits until every live thread of the block has called it.
 void blockBarrier();
@@ -80,7 +82,10 @@ cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block,
   struct Closure {
     void (*kernel)(Params...);
     Arguments arguments;
-  } closure{kernel, Arguments(std::forward<Args>(args)...)};
+  };
+  // Shared: the launch may run after this call returns.
+  auto closure = std::make_shared<Closure>(
+      Closure{kernel, Arguments(std::forward<Args>(args)...)});
   return launchGrid(
       grid, block, stream,
       [](void *opaque) {
@@ -88,7 +93,7 @@ cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block,
         Arguments copy = c->arguments;
         std::apply(c->kernel, std::move(copy));
       },
-      &closure);
+      std::move(closure));
 }
 
 } // namespace loom::cudaemu
