@@ -47,6 +47,7 @@
 #include "loom/Runtime/Support/Transfers.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace loom::runtime;
@@ -516,6 +517,82 @@ TYPED_TEST(CudaKernelsTest, MatmulOfLowPrecisionValuesOnTensorCores) {
     expectClose(actual, expected, "matmul of low-precision values");
 #ifdef LOOM_CUDA_EMULATOR
     EXPECT_EQ(actual, expected) << "the emulator sums as the host does";
+#endif
+  }
+  cublasMath_t mode;
+  LOOM_CUBLAS_CHECK(cublasGetMathMode(handle, &mode));
+  EXPECT_EQ(mode, CUBLAS_PEDANTIC_MATH) << "the handle's mode is restored";
+  LOOM_CUBLAS_CHECK(cublasDestroy(handle));
+}
+
+/// The value of a bf16 or IEEE binary16 bit pattern (finite ones).
+float widenSixteenBits(uint16_t bits, host::CastTarget type) {
+  if (type == host::CastTarget::BF16) {
+    uint32_t word = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &word, sizeof value);
+    return value;
+  }
+  float sign = bits & 0x8000u ? -1.0f : 1.0f;
+  int exponent = (bits >> 10) & 0x1f, fraction = bits & 0x3ff;
+  return exponent == 0 ? sign * std::ldexp(static_cast<float>(fraction), -24)
+                       : sign * std::ldexp(static_cast<float>(fraction + 1024),
+                                           exponent - 25);
+}
+
+TEST(CudaKernels16BitTest, MatmulOf16BitBuffersReadsThemWithoutPacking) {
+  LOOM_REQUIRE_CUDA_DEVICE();
+  cublasHandle_t handle;
+  LOOM_CUBLAS_CHECK(cublasCreate(&handle));
+  LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
+  struct Case {
+    Shape lhs, rhs;
+    bool tl, tr;
+    host::CastTarget type;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{2, 3}, {3, 4}, false, false, host::CastTarget::BF16},
+           {{2, 3, 4, 5}, {6, 5}, false, true, host::CastTarget::BF16},
+           {{2, 3, 5, 4}, {2, 3, 5, 6}, true, false, host::CastTarget::BF16},
+           {{2, 1, 4, 5}, {3, 5, 6}, false, false, host::CastTarget::BF16},
+           {{2, 3, 4, 5}, {6, 5}, false, true, host::CastTarget::F16},
+           {{2, 1, 5, 4}, {3, 5, 6}, true, false, host::CastTarget::F16},
+       }) {
+    Shape outShape = *host::matmulResultShape(c.lhs, c.rhs, c.tl, c.tr);
+    int64_t lhsCount = numElements(c.lhs), rhsCount = numElements(c.rhs),
+            outCount = numElements(outShape);
+    auto lhs = randomVector<float>(lhsCount, 43, -3.0, 3.0);
+    auto rhs = randomVector<float>(rhsCount, 44, -3.0, 3.0);
+    host::roundToPrecision(lhs.data(), lhsCount, c.type);
+    host::roundToPrecision(rhs.data(), rhsCount, c.type);
+    std::vector<float> expected(outCount);
+    host::matmul<float>(lhs.data(), c.lhs, rhs.data(), c.rhs, c.tl, c.tr,
+                        expected.data());
+    std::vector<float> expectedRounded = expected;
+    host::roundToPrecision(expectedRounded.data(), outCount, c.type);
+    // The 16-bit buffers a program would hold (the packing kernel is exact
+    // on values that already are bf16/f16 ones).
+    Buf<float> wideLhs(lhs), wideRhs(rhs);
+    Buf<uint16_t> dl(lhsCount), dr(rhsCount), narrowOut(outCount);
+    cuda::packLowPrecision(nullptr, wideLhs.get(), lhsCount, c.type, dl.get());
+    cuda::packLowPrecision(nullptr, wideRhs.get(), rhsCount, c.type, dr.get());
+    Buf<float> wideOut(outCount);
+    cuda::matmulOf16BitBuffers(handle, c.type, dl.get(), c.lhs, dr.get(), c.rhs,
+                               c.tl, c.tr, wideOut.get());
+    cuda::matmulOf16BitBuffers(handle, c.type, dl.get(), c.lhs, dr.get(), c.rhs,
+                               c.tl, c.tr, narrowOut.get());
+    std::vector<float> wide = wideOut.download(), narrow;
+    for (uint16_t bits : narrowOut.download())
+      narrow.push_back(widenSixteenBits(bits, c.type));
+    expectClose(wide, expected, "f32 result of 16-bit buffers");
+    // On a GPU cuBLAS may sum in another order: one rounding apart at most.
+    expectClose(narrow, expectedRounded, "16-bit result of 16-bit buffers",
+                c.type == host::CastTarget::BF16 ? 0x1p-7 : 0x1p-10);
+#ifdef LOOM_CUDA_EMULATOR
+    EXPECT_EQ(wide, expected) << "the emulator sums as the host does";
+    EXPECT_EQ(narrow, expectedRounded)
+        << "and rounds once to nearest even, as the host rounds";
+    EXPECT_NE(narrow, wide) << "no result needed rounding: a weak case";
 #endif
   }
   cublasMath_t mode;
