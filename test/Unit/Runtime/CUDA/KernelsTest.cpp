@@ -540,6 +540,59 @@ float widenSixteenBits(uint16_t bits, host::CastTarget type) {
                                            exponent - 25);
 }
 
+TEST(CudaKernels16BitTest, WideningIsExactAndPackingsInverse) {
+  // Every one of the 2^16 patterns of each type. The finite non-negative
+  // ones (0x0000 up to the first infinity pattern) must widen to values
+  // that are bf16 (f16) values (fixed points of the host's rounding), in
+  // strictly increasing order: as many patterns as such values exist, so
+  // the map is the only order-preserving one, the right one. Negative
+  // patterns mirror them, infinities and NaNs stay what they are, f64 gets
+  // the same values, and packing gives back every non-NaN pattern.
+  LOOM_REQUIRE_CUDA_DEVICE();
+  std::vector<uint16_t> patterns(1 << 16);
+  for (size_t i = 0; i < patterns.size(); ++i)
+    patterns[i] = static_cast<uint16_t>(i);
+  for (host::CastTarget type :
+       {host::CastTarget::BF16, host::CastTarget::F16}) {
+    SCOPED_TRACE(type == host::CastTarget::BF16 ? "bf16" : "f16");
+    uint16_t infinity = type == host::CastTarget::BF16 ? 0x7f80u : 0x7c00u;
+    Buf<uint16_t> bits(patterns), repacked(patterns.size());
+    Buf<float> wideFloat(patterns.size());
+    Buf<double> wideDouble(patterns.size());
+    cuda::widenLowPrecision(nullptr, bits.get(), patterns.size(), type,
+                            wideFloat.get());
+    cuda::widenLowPrecision(nullptr, bits.get(), patterns.size(), type,
+                            wideDouble.get());
+    cuda::packLowPrecision(nullptr, wideFloat.get(), patterns.size(), type,
+                           repacked.get());
+    std::vector<float> values = wideFloat.download();
+    std::vector<double> doubles = wideDouble.download();
+    std::vector<uint16_t> packed = repacked.download();
+    for (uint32_t p = 0; p < patterns.size(); ++p) {
+      float v = values[p];
+      uint32_t magnitude = p & 0x7fffu;
+      if (magnitude > infinity) {
+        ASSERT_TRUE(std::isnan(v)) << "pattern " << p;
+        ASSERT_TRUE(std::isnan(doubles[p])) << "pattern " << p;
+        continue;
+      }
+      ASSERT_EQ(doubles[p], static_cast<double>(v)) << "pattern " << p;
+      ASSERT_EQ(packed[p], p) << "pattern " << p << " widened to " << v;
+      ASSERT_EQ(std::signbit(v), (p & 0x8000u) != 0) << "pattern " << p;
+      ASSERT_EQ(v, -values[p ^ 0x8000u]) << "pattern " << p;
+      if (magnitude == infinity) {
+        ASSERT_TRUE(std::isinf(v)) << "pattern " << p;
+        continue;
+      }
+      float rounded = v;
+      host::roundToPrecision(&rounded, 1, type);
+      ASSERT_EQ(rounded, v) << "pattern " << p << " is not a value of its type";
+      if (p > 0 && p < 0x8000u) // Increasing over the non-negative ones.
+        ASSERT_LT(values[p - 1], v) << "pattern " << p << " out of order";
+    }
+  }
+}
+
 TEST(CudaKernels16BitTest, MatmulOf16BitBuffersReadsThemWithoutPacking) {
   LOOM_REQUIRE_CUDA_DEVICE();
   cublasHandle_t handle;
