@@ -13,10 +13,11 @@
 //    batched GEMM, else one GEMM per batch.
 // Row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so B
 // is passed first and nothing is transposed in memory.
-// 4. A low-precision product (matmulLowPrecision, f32 runs) first packs
-//    both operands whole into the 16-bit scratch, then takes the same steps
-//    with 16-bit inputs: offsets are in elements, so they hold for either
-//    storage.
+// 4. A product of 16-bit buffers (matmulOf16BitBuffers) takes the same
+//    steps with 16-bit inputs and an f32 or 16-bit output: offsets are in
+//    elements, so they hold for any storage. A low-precision product of
+//    widened values (matmulLowPrecision, f32 runs) first packs both
+//    operands whole into the 16-bit scratch, then is one such product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,19 +45,28 @@ MatrixView viewOf(const Shape &shape) {
           shape.back()};
 }
 
-/// How a product's operands are stored and summed: the output is T, the
-/// inputs T or 16-bit values (`inputBytes` each).
+/// How a product's operands are stored and summed: the inputs and the
+/// output each T or 16-bit values (`inputBytes`, `outputBytes` each); alpha
+/// and beta are doubles for CUBLAS_COMPUTE_64F, floats otherwise.
 struct GemmTypes {
   cudaDataType_t input, output;
   cublasComputeType_t compute;
-  int64_t inputBytes;
+  int64_t inputBytes, outputBytes;
 };
 
 template <typename T> GemmTypes plainTypes() {
   constexpr bool isDouble = std::is_same_v<T, double>;
   cudaDataType_t type = isDouble ? CUDA_R_64F : CUDA_R_32F;
   return {type, type, isDouble ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-          static_cast<int64_t>(sizeof(T))};
+          static_cast<int64_t>(sizeof(T)), static_cast<int64_t>(sizeof(T))};
+}
+
+/// bf16 or f16 inputs, f32 accumulation, an f32 or (`roundedOutput`) a
+/// result of the inputs' type.
+GemmTypes sixteenBitTypes(CastTarget inputs, bool roundedOutput) {
+  cudaDataType_t input = inputs == CastTarget::F16 ? CUDA_R_16F : CUDA_R_16BF;
+  return {input, roundedOutput ? input : CUDA_R_32F, CUBLAS_COMPUTE_32F, 2,
+          roundedOutput ? 2 : 4};
 }
 
 /// An operand at an element offset.
@@ -65,18 +75,23 @@ const void *at(const void *base, int64_t elements, const GemmTypes &types) {
 }
 
 /// One (strided batched) row-major GEMM: C[b] = op(A[b]) op(B[b]), C [m, n].
-template <typename T>
 void gemm(cublasHandle_t handle, const GemmTypes &types, bool transA,
           bool transB, int64_t m, int64_t n, int64_t k, const void *a,
           int64_t lda, int64_t strideA, const void *b, int64_t ldb,
-          int64_t strideB, T *c, int64_t strideC, int64_t batches) {
-  T alpha = 1, beta = 0;
+          int64_t strideB, void *c, int64_t strideC, int64_t batches) {
+  double alphaDouble = 1, betaDouble = 0;
+  float alphaFloat = 1, betaFloat = 0;
+  bool doubleScalars = types.compute == CUBLAS_COMPUTE_64F;
+  const void *alpha =
+      doubleScalars ? static_cast<const void *>(&alphaDouble) : &alphaFloat;
+  const void *beta =
+      doubleScalars ? static_cast<const void *>(&betaDouble) : &betaFloat;
   LOOM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
       transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-      static_cast<int>(m), static_cast<int>(k), &alpha, b, types.input,
+      static_cast<int>(m), static_cast<int>(k), alpha, b, types.input,
       static_cast<int>(ldb), strideB, a, types.input, static_cast<int>(lda),
-      strideA, &beta, c, types.output, static_cast<int>(n), strideC,
+      strideA, beta, c, types.output, static_cast<int>(n), strideC,
       static_cast<int>(batches), types.compute, CUBLAS_GEMM_DEFAULT));
 }
 
@@ -89,11 +104,10 @@ bool affine(const std::vector<int64_t> &offsets, int64_t &stride) {
   return true;
 }
 
-/// matmul() over operands stored as `types` says.
-template <typename T>
+/// matmul() over operands and a result stored as `types` says.
 void product(cublasHandle_t handle, const GemmTypes &types, const void *lhs,
              const Shape &lhsShape, const void *rhs, const Shape &rhsShape,
-             bool transposeLhs, bool transposeRhs, T *out) {
+             bool transposeLhs, bool transposeRhs, void *out) {
   // Batch dims the right operand is shared along fold into M (one taller
   // product per remaining batch instead of one per batch).
   Shape lhsRows = lhsShape, rhsRows = rhsShape;
@@ -111,8 +125,8 @@ void product(cublasHandle_t handle, const GemmTypes &types, const void *lhs,
   if (k == 0) {
     cudaStream_t stream = nullptr;
     LOOM_CUBLAS_CHECK(cublasGetStream(handle, &stream));
-    LOOM_CUDA_CHECK(
-        cudaMemsetAsync(out, 0, numBatches * m * n * sizeof(T), stream));
+    LOOM_CUDA_CHECK(cudaMemsetAsync(
+        out, 0, numBatches * m * n * types.outputBytes, stream));
     return;
   }
   if (numElements(r.batch) == 1 && !transposeLhs && l.batch == batch) {
@@ -150,7 +164,8 @@ void product(cublasHandle_t handle, const GemmTypes &types, const void *lhs,
   for (int64_t b = 0; b < numBatches; ++b)
     gemm(handle, types, transposeLhs, transposeRhs, m, n, k,
          at(lhs, lhsOffsets[b], types), l.cols, 0,
-         at(rhs, rhsOffsets[b], types), r.cols, 0, out + b * m * n, 0, 1);
+         at(rhs, rhsOffsets[b], types), r.cols, 0,
+         static_cast<char *>(out) + b * m * n * types.outputBytes, 0, 1);
 }
 
 } // namespace
@@ -176,6 +191,44 @@ void *GemmScratch::reserve(cudaStream_t stream, int64_t bytes) {
   return data;
 }
 
+namespace {
+
+/// product() with 16-bit inputs in cuBLAS's default math mode for the call.
+void tensorCoreProduct(cublasHandle_t handle, const GemmTypes &types,
+                       const uint16_t *lhs, const Shape &lhsShape,
+                       const uint16_t *rhs, const Shape &rhsShape,
+                       bool transposeLhs, bool transposeRhs, void *out) {
+  // The session's handle is in pedantic mode (no TF32 for the f32 GEMMs),
+  // which may keep 16-bit products off the tensor cores; the default mode
+  // runs them there and still reduces in f32 (CUBLAS_COMPUTE_32F).
+  cublasMath_t mode;
+  LOOM_CUBLAS_CHECK(cublasGetMathMode(handle, &mode));
+  LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+  product(handle, types, lhs, lhsShape, rhs, rhsShape, transposeLhs,
+          transposeRhs, out);
+  LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, mode));
+}
+
+} // namespace
+
+void matmulOf16BitBuffers(cublasHandle_t handle, CastTarget inputs,
+                          const uint16_t *lhs, const Shape &lhsShape,
+                          const uint16_t *rhs, const Shape &rhsShape,
+                          bool transposeLhs, bool transposeRhs, float *out) {
+  tensorCoreProduct(handle, sixteenBitTypes(inputs, /*roundedOutput=*/false),
+                    lhs, lhsShape, rhs, rhsShape, transposeLhs, transposeRhs,
+                    out);
+}
+
+void matmulOf16BitBuffers(cublasHandle_t handle, CastTarget inputs,
+                          const uint16_t *lhs, const Shape &lhsShape,
+                          const uint16_t *rhs, const Shape &rhsShape,
+                          bool transposeLhs, bool transposeRhs, uint16_t *out) {
+  tensorCoreProduct(handle, sixteenBitTypes(inputs, /*roundedOutput=*/true),
+                    lhs, lhsShape, rhs, rhsShape, transposeLhs, transposeRhs,
+                    out);
+}
+
 template <typename T>
 void matmulLowPrecision(cublasHandle_t handle, GemmScratch &scratch,
                         CastTarget inputs, const T *lhs, const Shape &lhsShape,
@@ -196,18 +249,8 @@ void matmulLowPrecision(cublasHandle_t handle, GemmScratch &scratch,
     uint16_t *packedRhs = packed + rhsOffset / 2;
     packLowPrecision(stream, lhs, lhsCount, inputs, packed);
     packLowPrecision(stream, rhs, rhsCount, inputs, packedRhs);
-    GemmTypes types = {inputs == CastTarget::F16 ? CUDA_R_16F : CUDA_R_16BF,
-                       CUDA_R_32F, CUBLAS_COMPUTE_32F, 2};
-    // The session's handle is in pedantic mode (no TF32 for the f32
-    // GEMMs), which may keep 16-bit products off the tensor cores; the
-    // default mode runs them there and, with an f32 output, still reduces
-    // in f32.
-    cublasMath_t mode;
-    LOOM_CUBLAS_CHECK(cublasGetMathMode(handle, &mode));
-    LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-    product(handle, types, packed, lhsShape, packedRhs, rhsShape, transposeLhs,
-            transposeRhs, out);
-    LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, mode));
+    matmulOf16BitBuffers(handle, inputs, packed, lhsShape, packedRhs, rhsShape,
+                         transposeLhs, transposeRhs, out);
   }
 }
 

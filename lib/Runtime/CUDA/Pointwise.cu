@@ -153,6 +153,31 @@ __global__ void packLowPrecisionKernel(const float *in, int64_t count,
   }
 }
 
+/// The value of a bf16 (`isBF16`) or binary16 bit pattern, exact in float:
+/// f16Bits' inverse (NaN stays NaN).
+__device__ float widenSixteenBits(uint16_t bits, bool isBF16) {
+  if (isBF16)
+    return __uint_as_float(static_cast<unsigned>(bits) << 16);
+  unsigned sign = (static_cast<unsigned>(bits) & 0x8000u) << 16;
+  unsigned exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+  if (exponent == 0x1fu) // Infinity or NaN.
+    return __uint_as_float(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0) { // Zero or a subnormal: mantissa 2^-24.
+    float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return sign ? -magnitude : magnitude;
+  }
+  // Rebias the exponent from 15 to 127; the fraction gains 13 zero bits.
+  return __uint_as_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+template <typename T>
+__global__ void widenLowPrecisionKernel(const uint16_t *in, int64_t count,
+                                        bool fromBF16, T *out) {
+  LOOM_GRID_LOOP(i, count) {
+    out[i] = static_cast<T>(widenSixteenBits(in[i], fromBF16));
+  }
+}
+
 template <typename To> __device__ To fromInteger(int64_t v, CastTarget target) {
   switch (target) {
   case CastTarget::I1:
@@ -403,6 +428,18 @@ void packLowPrecision(cudaStream_t stream, const float *in, int64_t count,
 }
 
 template <typename T>
+void widenLowPrecision(cudaStream_t stream, const uint16_t *in, int64_t count,
+                       CastTarget source, T *out) {
+  if (source != CastTarget::BF16 && source != CastTarget::F16) {
+    std::fprintf(stderr, "loom: rank %d: widenLowPrecision: the source is not "
+                         "bf16 or f16\n", reportedRank());
+    std::abort();
+  }
+  LOOM_LAUNCH(widenLowPrecisionKernel<T>, count ? blocksFor(count) : 0,
+              kThreads, stream, in, count, source == CastTarget::BF16, out);
+}
+
+template <typename T>
 void gelu(cudaStream_t stream, const T *input, const Shape &shape,
           GeluApproximation approximate, T *result) {
   launchActivation(stream, geluKind(approximate), input, shape, result);
@@ -483,6 +520,11 @@ void adamwUpdate(cudaStream_t stream, const T *param, const T *grad,
 LOOM_INSTANTIATE_FLOAT(float)
 LOOM_INSTANTIATE_FLOAT(double)
 #undef LOOM_INSTANTIATE_FLOAT
+
+template void widenLowPrecision<float>(cudaStream_t, const uint16_t *, int64_t,
+                                       CastTarget, float *);
+template void widenLowPrecision<double>(cudaStream_t, const uint16_t *,
+                                        int64_t, CastTarget, double *);
 
 #define LOOM_INSTANTIATE_BINARY(T)                                             \
   template void binary<T>(cudaStream_t, BinaryKind, const T *, const Shape &,  \

@@ -10,13 +10,18 @@
 // host memory (the default pointer mode). The arguments are checked as
 // cuBLAS documents (CUBLAS_STATUS_INVALID_VALUE), f32 and f64 with their
 // own compute types are supported, and bf16 or f16 inputs (CUDA_R_16BF,
-// CUDA_R_16F) with an f32 output and CUBLAS_COMPUTE_32F, as the tensor
-// cores run them (others: CUBLAS_STATUS_NOT_SUPPORTED); every operand must
-// lie in emulated device memory, where a GPU would fault on a host pointer
+// CUDA_R_16F) with CUBLAS_COMPUTE_32F and an output that is f32 or the
+// inputs' 16-bit type, as the tensor cores run them (others:
+// CUBLAS_STATUS_NOT_SUPPORTED); every operand must lie in emulated device
+// memory, where a GPU would fault on a host pointer
 // (CUBLAS_STATUS_EXECUTION_FAILED, explained on stderr). Each batch is one
 // OpenBLAS GEMM; 16-bit inputs are widened (exactly) to f32 first, in the
 // same layout, so a 16-bit GEMM gives the bits the f32 GEMM of the same
-// values gives: the host kernel's (loom::runtime::host::matmul).
+// values gives: the host kernel's (loom::runtime::host::matmul). A 16-bit
+// output is computed as cuBLAS computes it, alpha * sum + beta * C in the
+// f32 compute type (C widened), and rounded once to the output type, to
+// nearest, ties to even: the rounding rule of the host's bf16/f16 results
+// (host::roundToBF16, host::roundToF16; docs/MixedPrecision.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +102,35 @@ std::vector<float> widenSpan(const void *data, long long elements,
   for (long long i = 0; i < elements; ++i)
     values[i] = widen(bits[i], isBF16);
   return values;
+}
+
+/// The bf16 (`isBF16`) or IEEE binary16 bit pattern nearest `value`, ties
+/// to even; NaN stays NaN and f16 overflows to infinity from 65520 on.
+uint16_t narrow(float value, bool isBF16) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  uint32_t sign = bits & 0x80000000u, magnitude = bits & 0x7fffffffu;
+  if (isBF16) {
+    if (magnitude > 0x7f800000u) // NaN: keep it quiet, whatever its payload.
+      return static_cast<uint16_t>((bits >> 16) | 0x40u);
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return static_cast<uint16_t>(bits >> 16);
+  }
+  uint16_t halfSign = static_cast<uint16_t>(sign >> 16);
+  if (magnitude > 0x7f800000u)
+    return static_cast<uint16_t>(halfSign | 0x7e00u);
+  if (magnitude >= 0x477ff000u) // 65520 and up, infinity included.
+    return static_cast<uint16_t>(halfSign | 0x7c00u);
+  if (magnitude >= 0x38800000u) { // A normal half (from 2^-14).
+    magnitude += 0xfffu + ((magnitude >> 13) & 1u);
+    return static_cast<uint16_t>(
+        halfSign | (((magnitude >> 13) - (112u << 10)) & 0x7fffu));
+  }
+  // A subnormal half: a multiple of 2^-24 (both scalings are exact).
+  float scaled;
+  std::memcpy(&scaled, &magnitude, sizeof scaled);
+  return static_cast<uint16_t>(
+      halfSign | static_cast<uint16_t>(std::nearbyint(scaled * 16777216.0f)));
 }
 
 } // namespace
@@ -233,16 +267,20 @@ cublasStatus_t cublasGemmStridedBatchedEx(
   bool isFloat = Atype == CUDA_R_32F && Ctype == CUDA_R_32F &&
                  computeType == CUBLAS_COMPUTE_32F;
   bool isHalf = (Atype == CUDA_R_16BF || Atype == CUDA_R_16F) &&
-                Ctype == CUDA_R_32F && computeType == CUBLAS_COMPUTE_32F;
+                (Ctype == CUDA_R_32F || Ctype == Atype) &&
+                computeType == CUBLAS_COMPUTE_32F;
   if (Btype != Atype || (!isDouble && !isFloat && !isHalf) ||
       algo != CUBLAS_GEMM_DEFAULT)
     return CUBLAS_STATUS_NOT_SUPPORTED;
   if (m == 0 || n == 0 || batchCount == 0)
     return CUBLAS_STATUS_SUCCESS;
+  bool halfOutput = isHalf && Ctype == Atype;
   size_t inputBytes = isDouble ? sizeof(double)
                       : isHalf ? sizeof(uint16_t)
                                : sizeof(float);
-  size_t outputBytes = isDouble ? sizeof(double) : sizeof(float);
+  size_t outputBytes = isDouble     ? sizeof(double)
+                       : halfOutput ? sizeof(uint16_t)
+                                    : sizeof(float);
   long long aSpan = span(aRows, aCols, lda), bSpan = span(bRows, bCols, ldb);
   if (!onDevice("A", A, aSpan, strideA, batchCount, inputBytes) ||
       !onDevice("B", B, bSpan, strideB, batchCount, inputBytes) ||
@@ -267,9 +305,29 @@ cublasStatus_t cublasGemmStridedBatchedEx(
             static_cast<const uint16_t *>(A) + i * strideA, aSpan, isBF16);
         std::vector<float> b = widenSpan(
             static_cast<const uint16_t *>(B) + i * strideB, bSpan, isBF16);
+        if (!halfOutput) {
+          cblas_sgemm(CblasColMajor, blasTranspose(transa),
+                      blasTranspose(transb), m, n, k, alphaF, a.data(), lda,
+                      b.data(), ldb, betaF,
+                      static_cast<float *>(C) + i * strideC, ldc);
+          continue;
+        }
+        // The f32 result of the whole update, then one rounding per
+        // element; C's padding between columns is neither read nor written.
+        auto *c = static_cast<uint16_t *>(C) + i * strideC;
+        std::vector<float> sum(static_cast<size_t>(m) * n, 0.0f);
+        if (betaF != 0.0f) // cuBLAS does not read C when beta is 0.
+          for (int col = 0; col < n; ++col)
+            for (int row = 0; row < m; ++row)
+              sum[row + col * (size_t)m] =
+                  widen(c[row + col * (long long)ldc], isBF16);
         cblas_sgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
                     m, n, k, alphaF, a.data(), lda, b.data(), ldb, betaF,
-                    static_cast<float *>(C) + i * strideC, ldc);
+                    sum.data(), m);
+        for (int col = 0; col < n; ++col)
+          for (int row = 0; row < m; ++row)
+            c[row + col * (long long)ldc] =
+                narrow(sum[row + col * (size_t)m], isBF16);
       } else if (isDouble)
         cblas_dgemm(CblasColMajor, blasTranspose(transa), blasTranspose(transb),
                     m, n, k, alphaD,

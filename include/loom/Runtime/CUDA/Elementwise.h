@@ -66,6 +66,13 @@ void cast(cudaStream_t stream, const From *in, int64_t count, CastTarget target,
 void packLowPrecision(cudaStream_t stream, const float *in, int64_t count,
                       CastTarget target, uint16_t *out);
 
+/// The inverse: widens `count` bf16 (`source` BF16) or binary16 (F16) bit
+/// patterns to T (float or double), exactly. With packLowPrecision it is
+/// loom.cast between a 16-bit buffer and a widened one.
+template <typename T>
+void widenLowPrecision(cudaStream_t stream, const uint16_t *in, int64_t count,
+                       CastTarget source, T *out);
+
 } // namespace loom::runtime::cuda
 
 #endif // LOOM_RUNTIME_CUDA_ELEMENTWISE_H

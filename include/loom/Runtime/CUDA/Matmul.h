@@ -25,6 +25,15 @@
 // sums the products (the CUDA emulator's GEMM sums in OpenBLAS's order, so
 // there it equals the host kernel bit for bit).
 //
+// matmulOf16BitBuffers is the same product over operands already held in
+// 16-bit buffers (bf16 or f16 bit patterns), with nothing packed: its f32
+// result, or its result rounded once to the inputs' type (cuBLAS computes
+// the whole update in f32 and rounds on store, to nearest, ties to even:
+// the host's rule for bf16/f16 results, so on the emulator it equals the
+// host kernel's rounded product bit for bit). It is what a program that
+// stores bf16/f16 values in 16-bit buffers calls; the emitted programs
+// still hold them widened (docs/MixedPrecision.md, "Not built yet").
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LOOM_RUNTIME_CUDA_MATMUL_H
@@ -60,6 +69,18 @@ private:
   void *data = nullptr;
   int64_t capacity = 0;
 };
+
+/// matmul() of `inputs` (CastTarget::BF16 or F16) bit patterns, on the
+/// tensor cores with f32 accumulation: `out` gets the f32 result...
+void matmulOf16BitBuffers(cublasHandle_t handle, CastTarget inputs,
+                          const uint16_t *lhs, const Shape &lhsShape,
+                          const uint16_t *rhs, const Shape &rhsShape,
+                          bool transposeLhs, bool transposeRhs, float *out);
+/// ... or each result element rounded once to the inputs' type.
+void matmulOf16BitBuffers(cublasHandle_t handle, CastTarget inputs,
+                          const uint16_t *lhs, const Shape &lhsShape,
+                          const uint16_t *rhs, const Shape &rhsShape,
+                          bool transposeLhs, bool transposeRhs, uint16_t *out);
 
 /// matmul() of operands that hold `inputs` (CastTarget::BF16 or F16) values
 /// widened in T. For T = float the product runs on the tensor cores with

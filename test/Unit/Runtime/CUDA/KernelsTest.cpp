@@ -47,6 +47,7 @@
 #include "loom/Runtime/Support/Transfers.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace loom::runtime;
@@ -516,6 +517,135 @@ TYPED_TEST(CudaKernelsTest, MatmulOfLowPrecisionValuesOnTensorCores) {
     expectClose(actual, expected, "matmul of low-precision values");
 #ifdef LOOM_CUDA_EMULATOR
     EXPECT_EQ(actual, expected) << "the emulator sums as the host does";
+#endif
+  }
+  cublasMath_t mode;
+  LOOM_CUBLAS_CHECK(cublasGetMathMode(handle, &mode));
+  EXPECT_EQ(mode, CUBLAS_PEDANTIC_MATH) << "the handle's mode is restored";
+  LOOM_CUBLAS_CHECK(cublasDestroy(handle));
+}
+
+/// The value of a bf16 or IEEE binary16 bit pattern (finite ones).
+float widenSixteenBits(uint16_t bits, host::CastTarget type) {
+  if (type == host::CastTarget::BF16) {
+    uint32_t word = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &word, sizeof value);
+    return value;
+  }
+  float sign = bits & 0x8000u ? -1.0f : 1.0f;
+  int exponent = (bits >> 10) & 0x1f, fraction = bits & 0x3ff;
+  return exponent == 0 ? sign * std::ldexp(static_cast<float>(fraction), -24)
+                       : sign * std::ldexp(static_cast<float>(fraction + 1024),
+                                           exponent - 25);
+}
+
+TEST(CudaKernels16BitTest, WideningIsExactAndPackingsInverse) {
+  // Every one of the 2^16 patterns of each type. The finite non-negative
+  // ones (0x0000 up to the first infinity pattern) must widen to values
+  // that are bf16 (f16) values (fixed points of the host's rounding), in
+  // strictly increasing order: as many patterns as such values exist, so
+  // the map is the only order-preserving one, the right one. Negative
+  // patterns mirror them, infinities and NaNs stay what they are, f64 gets
+  // the same values, and packing gives back every non-NaN pattern.
+  LOOM_REQUIRE_CUDA_DEVICE();
+  std::vector<uint16_t> patterns(1 << 16);
+  for (size_t i = 0; i < patterns.size(); ++i)
+    patterns[i] = static_cast<uint16_t>(i);
+  for (host::CastTarget type :
+       {host::CastTarget::BF16, host::CastTarget::F16}) {
+    SCOPED_TRACE(type == host::CastTarget::BF16 ? "bf16" : "f16");
+    uint16_t infinity = type == host::CastTarget::BF16 ? 0x7f80u : 0x7c00u;
+    Buf<uint16_t> bits(patterns), repacked(patterns.size());
+    Buf<float> wideFloat(patterns.size());
+    Buf<double> wideDouble(patterns.size());
+    cuda::widenLowPrecision(nullptr, bits.get(), patterns.size(), type,
+                            wideFloat.get());
+    cuda::widenLowPrecision(nullptr, bits.get(), patterns.size(), type,
+                            wideDouble.get());
+    cuda::packLowPrecision(nullptr, wideFloat.get(), patterns.size(), type,
+                           repacked.get());
+    std::vector<float> values = wideFloat.download();
+    std::vector<double> doubles = wideDouble.download();
+    std::vector<uint16_t> packed = repacked.download();
+    for (uint32_t p = 0; p < patterns.size(); ++p) {
+      float v = values[p];
+      uint32_t magnitude = p & 0x7fffu;
+      if (magnitude > infinity) {
+        ASSERT_TRUE(std::isnan(v)) << "pattern " << p;
+        ASSERT_TRUE(std::isnan(doubles[p])) << "pattern " << p;
+        continue;
+      }
+      ASSERT_EQ(doubles[p], static_cast<double>(v)) << "pattern " << p;
+      ASSERT_EQ(packed[p], p) << "pattern " << p << " widened to " << v;
+      ASSERT_EQ(std::signbit(v), (p & 0x8000u) != 0) << "pattern " << p;
+      ASSERT_EQ(v, -values[p ^ 0x8000u]) << "pattern " << p;
+      if (magnitude == infinity) {
+        ASSERT_TRUE(std::isinf(v)) << "pattern " << p;
+        continue;
+      }
+      float rounded = v;
+      host::roundToPrecision(&rounded, 1, type);
+      ASSERT_EQ(rounded, v) << "pattern " << p << " is not a value of its type";
+      if (p > 0 && p < 0x8000u) // Increasing over the non-negative ones.
+        ASSERT_LT(values[p - 1], v) << "pattern " << p << " out of order";
+    }
+  }
+}
+
+TEST(CudaKernels16BitTest, MatmulOf16BitBuffersReadsThemWithoutPacking) {
+  LOOM_REQUIRE_CUDA_DEVICE();
+  cublasHandle_t handle;
+  LOOM_CUBLAS_CHECK(cublasCreate(&handle));
+  LOOM_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
+  struct Case {
+    Shape lhs, rhs;
+    bool tl, tr;
+    host::CastTarget type;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{2, 3}, {3, 4}, false, false, host::CastTarget::BF16},
+           {{2, 3, 4, 5}, {6, 5}, false, true, host::CastTarget::BF16},
+           {{2, 3, 5, 4}, {2, 3, 5, 6}, true, false, host::CastTarget::BF16},
+           {{2, 1, 4, 5}, {3, 5, 6}, false, false, host::CastTarget::BF16},
+           {{2, 3, 4, 5}, {6, 5}, false, true, host::CastTarget::F16},
+           {{2, 1, 5, 4}, {3, 5, 6}, true, false, host::CastTarget::F16},
+       }) {
+    Shape outShape = *host::matmulResultShape(c.lhs, c.rhs, c.tl, c.tr);
+    int64_t lhsCount = numElements(c.lhs), rhsCount = numElements(c.rhs),
+            outCount = numElements(outShape);
+    auto lhs = randomVector<float>(lhsCount, 43, -3.0, 3.0);
+    auto rhs = randomVector<float>(rhsCount, 44, -3.0, 3.0);
+    host::roundToPrecision(lhs.data(), lhsCount, c.type);
+    host::roundToPrecision(rhs.data(), rhsCount, c.type);
+    std::vector<float> expected(outCount);
+    host::matmul<float>(lhs.data(), c.lhs, rhs.data(), c.rhs, c.tl, c.tr,
+                        expected.data());
+    std::vector<float> expectedRounded = expected;
+    host::roundToPrecision(expectedRounded.data(), outCount, c.type);
+    // The 16-bit buffers a program would hold (the packing kernel is exact
+    // on values that already are bf16/f16 ones).
+    Buf<float> wideLhs(lhs), wideRhs(rhs);
+    Buf<uint16_t> dl(lhsCount), dr(rhsCount), narrowOut(outCount);
+    cuda::packLowPrecision(nullptr, wideLhs.get(), lhsCount, c.type, dl.get());
+    cuda::packLowPrecision(nullptr, wideRhs.get(), rhsCount, c.type, dr.get());
+    Buf<float> wideOut(outCount);
+    cuda::matmulOf16BitBuffers(handle, c.type, dl.get(), c.lhs, dr.get(), c.rhs,
+                               c.tl, c.tr, wideOut.get());
+    cuda::matmulOf16BitBuffers(handle, c.type, dl.get(), c.lhs, dr.get(), c.rhs,
+                               c.tl, c.tr, narrowOut.get());
+    std::vector<float> wide = wideOut.download(), narrow;
+    for (uint16_t bits : narrowOut.download())
+      narrow.push_back(widenSixteenBits(bits, c.type));
+    expectClose(wide, expected, "f32 result of 16-bit buffers");
+    // On a GPU cuBLAS may sum in another order: one rounding apart at most.
+    expectClose(narrow, expectedRounded, "16-bit result of 16-bit buffers",
+                c.type == host::CastTarget::BF16 ? 0x1p-7 : 0x1p-10);
+#ifdef LOOM_CUDA_EMULATOR
+    EXPECT_EQ(wide, expected) << "the emulator sums as the host does";
+    EXPECT_EQ(narrow, expectedRounded)
+        << "and rounds once to nearest even, as the host rounds";
+    EXPECT_NE(narrow, wide) << "no result needed rounding: a weak case";
 #endif
   }
   cublasMath_t mode;

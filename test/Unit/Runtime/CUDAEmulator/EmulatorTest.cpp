@@ -17,7 +17,8 @@
 //     tests);
 //   - device memory: alignment, the 0xFF fill, copies in every direction and
 //     their checks, 2-D copies, memset, frees; streams, events, devices;
-//   - cublasGemmStridedBatchedEx against a naive column-major reference, and
+//   - cublasGemmStridedBatchedEx against a naive column-major reference, its
+//     16-bit outputs against the f32 result rounded by exhaustive search, and
 //     its argument checks;
 //   - NCCL on one MPI rank (a singleton MPI job in a child process): the
 //     collectives move the bytes and check their buffers; a send nobody
@@ -1198,6 +1199,145 @@ TYPED_TEST(EmulatorBlasTest, EmptyInnerDimensionScalesC) {
   expectGemmMatchesReference<TypeParam>(s, TypeParam(3), TypeParam(-2));
 }
 
+/// A bf16 or f16 GEMM output type and its values, written here without the
+/// emulator's bit manipulations so the two cannot share a mistake.
+struct SixteenBitType {
+  cudaDataType_t type;
+  bool isBF16() const { return type == CUDA_R_16BF; }
+
+  /// The value of a finite or infinite pattern (no NaN is used here).
+  double value(uint16_t bits) const {
+    double sign = bits & 0x8000u ? -1.0 : 1.0;
+    int fractionBits = isBF16() ? 7 : 10, bias = isBF16() ? 127 : 15;
+    int exponent = (bits & 0x7fffu) >> fractionBits;
+    int fraction = bits & ((1 << fractionBits) - 1);
+    if (exponent == (isBF16() ? 0xff : 0x1f))
+      return sign * std::numeric_limits<double>::infinity();
+    if (exponent == 0)
+      return sign * std::ldexp(fraction, 1 - bias - fractionBits);
+    return sign * std::ldexp(fraction + (1 << fractionBits),
+                             exponent - bias - fractionBits);
+  }
+
+  /// The nearest finite pattern to `x` by exhaustive search, ties to the
+  /// even pattern: IEEE round to nearest even for values in range.
+  uint16_t nearest(double x) const {
+    uint16_t best = 0;
+    double bestDistance = std::numeric_limits<double>::infinity();
+    for (uint32_t bits = 0; bits <= 0xffffu; ++bits) {
+      double v = value(static_cast<uint16_t>(bits));
+      if (std::isinf(v))
+        continue;
+      double distance = std::abs(v - x);
+      if (distance < bestDistance ||
+          (distance == bestDistance && (bits & 1u) == 0 && (best & 1u))) {
+        best = static_cast<uint16_t>(bits);
+        bestDistance = distance;
+      }
+    }
+    return best;
+  }
+
+  /// Patterns of small multiples of 1/8 (exact in both types) plus, per
+  /// element, a fraction bf16 and f16 hold at 1..2 (k / 128).
+  std::vector<uint16_t> patterned(size_t size, int seed) const {
+    std::vector<uint16_t> bits(size);
+    for (size_t i = 0; i < size; ++i) {
+      double x = (int((i * 37 + seed * 11) % 17) - 8) / 8.0 +
+                 int((i * 13 + seed) % 128) / 128.0;
+      bits[i] = nearest(x);
+      EXPECT_EQ(value(bits[i]), x) << "input values must be exact";
+    }
+    return bits;
+  }
+};
+
+/// One 16-bit-output GEMM on the emulator against the same GEMM with an f32
+/// output (the reference sum, which the emulator's 16-bit-input path has
+/// always computed as the host does) rounded once by `nearest`, bit for bit;
+/// C's padding keeps its bits.
+void expectSixteenBitGemmIsTheRoundedF32Gemm(SixteenBitType t,
+                                             const GemmShape &s, float alpha,
+                                             float beta) {
+  std::vector<uint16_t> a =
+      t.patterned(GemmShape::extent(s.lda, s.aCols(), s.strideA, s.batches), 1);
+  std::vector<uint16_t> b =
+      t.patterned(GemmShape::extent(s.ldb, s.bCols(), s.strideB, s.batches), 2);
+  std::vector<uint16_t> c =
+      t.patterned(GemmShape::extent(s.ldc, s.n, s.strideC, s.batches), 3);
+  std::vector<float> cWide(c.size());
+  for (size_t i = 0; i < c.size(); ++i)
+    cWide[i] = static_cast<float>(t.value(c[i]));
+  DeviceArray<uint16_t> dA(a), dB(b), dC(c);
+  DeviceArray<float> dCWide(cWide);
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  for (auto [output, target] :
+       {std::pair<cudaDataType_t, void *>{t.type, dC.get()},
+        {CUDA_R_32F, dCWide.get()}})
+    ASSERT_EQ(cublasGemmStridedBatchedEx(
+                  handle, s.transa, s.transb, s.m, s.n, s.k, &alpha, dA.get(),
+                  t.type, s.lda, s.strideA, dB.get(), t.type, s.ldb, s.strideB,
+                  &beta, target, output, s.ldc, s.strideC, s.batches,
+                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
+  std::vector<uint16_t> actual = dC.download();
+  std::vector<float> sums = dCWide.download();
+  size_t rounded = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    uint16_t expected = sums[i] == cWide[i] ? c[i] : t.nearest(sums[i]);
+    rounded += t.value(expected) != sums[i];
+    ASSERT_EQ(actual[i], expected)
+        << "C element " << i << ": f32 sum " << sums[i] << " (transa "
+        << s.transa << ", transb " << s.transb << ")";
+  }
+  EXPECT_GT(rounded, 0u) << "no result needed rounding: a weak test";
+}
+
+class EmulatorSixteenBitOutputTest
+    : public ::testing::TestWithParam<cudaDataType_t> {};
+INSTANTIATE_TEST_SUITE_P(BF16AndF16, EmulatorSixteenBitOutputTest,
+                         ::testing::Values(CUDA_R_16BF, CUDA_R_16F));
+
+TEST_P(EmulatorSixteenBitOutputTest, ResultIsTheF32UpdateRoundedOnce) {
+  for (cublasOperation_t transa : {CUBLAS_OP_N, CUBLAS_OP_T})
+    for (cublasOperation_t transb : {CUBLAS_OP_N, CUBLAS_OP_T})
+      expectSixteenBitGemmIsTheRoundedF32Gemm(
+          {GetParam()}, paddedShape(transa, transb, /*broadcastB=*/false), 1.5f,
+          -0.5f);
+  expectSixteenBitGemmIsTheRoundedF32Gemm(
+      {GetParam()}, paddedShape(CUBLAS_OP_N, CUBLAS_OP_T, /*broadcastB=*/true),
+      1.0f, 0.0f);
+}
+
+TEST_P(EmulatorSixteenBitOutputTest, TiesRoundToTheEvenNeighbour) {
+  // [1, 1] . [1, t] = 1 + t. With t half the output's spacing at 1 (2^-8 in
+  // bf16, 2^-11 in f16) the sum lies halfway between 1 (even) and the next
+  // value (odd): 1. With t three halves of it, halfway between that odd
+  // value and the even one above: the even one. Truncation or rounding
+  // half up gets one of the two wrong.
+  SixteenBitType t{GetParam()};
+  double half = t.isBF16() ? 0x1p-8 : 0x1p-11;
+  DeviceArray<uint16_t> a(std::vector<uint16_t>{t.nearest(1), t.nearest(1)});
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  for (auto [tail, expected] :
+       {std::pair<double, double>{half, 1.0}, {3 * half, 1.0 + 4 * half}}) {
+    DeviceArray<uint16_t> b(
+        std::vector<uint16_t>{t.nearest(1), t.nearest(tail)});
+    DeviceArray<uint16_t> c(1);
+    float alpha = 1, beta = 0; // beta 0: C's initial NaN fill is not read.
+    ASSERT_EQ(cublasGemmStridedBatchedEx(
+                  handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 2, &alpha, a.get(),
+                  t.type, 1, 0, b.get(), t.type, 2, 0, &beta, c.get(), t.type,
+                  1, 0, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(t.value(c.download()[0]), expected) << "1 + " << tail;
+  }
+  EXPECT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
+}
+
 /// Fixed operands for the argument checks: 4 x 4 f32 matrices.
 class EmulatorBlasArgumentsTest : public ::testing::Test {
 protected:
@@ -1266,8 +1406,12 @@ TEST_F(EmulatorBlasArgumentsTest, MismatchedOrUnsupportedTypesAreNotSupported) {
   EXPECT_EQ(gemm(4, 4, 4, 4, 4, 4, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
                  CUBLAS_COMPUTE_16F),
             CUBLAS_STATUS_NOT_SUPPORTED);
-  EXPECT_EQ(gemm(4, 4, 4, 4, 4, 4, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F,
+  // A 16-bit output is the inputs' type, summed in f32.
+  EXPECT_EQ(gemm(4, 4, 4, 4, 4, 4, CUDA_R_16F, CUDA_R_16F, CUDA_R_16BF,
                  CUBLAS_COMPUTE_32F),
+            CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(gemm(4, 4, 4, 4, 4, 4, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF,
+                 CUBLAS_COMPUTE_16F),
             CUBLAS_STATUS_NOT_SUPPORTED);
 }
 
