@@ -441,7 +441,13 @@ void StepEmitter::emitBucketWaits(Operation *op) {
   for (int64_t bucket : dist::getWaitedBuckets(op)) {
     os << "  // Gradient bucket " << bucket
        << " is read from here on: the compute stream waits for it.\n";
-    for (dist::AllReduceOp reduce : buckets[bucket].reductions) {
+    for (Operation *member : buckets[bucket].reductions) {
+      // A bucketed reduce-scatter (ZeRO) ran in stream order where it
+      // stands: only the all-reduces were started on the communication
+      // stream.
+      auto reduce = dyn_cast<dist::AllReduceOp>(member);
+      if (!reduce)
+        continue;
       Value result = reduce.getResult();
       checked(reduce, "nccl.wait(" + name(result) + "_request)");
       emitRounding(result);
