@@ -68,8 +68,8 @@
 // a backward, `loom.backward`.
 // MICRO-LABEL: func.func @train_step
 // MICRO-SAME: {loom.name = "w.momentum_buffer"}
-// MICRO: loom.slice %{{.*}} {limits = array<i64: 2, 4>, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, loom.micro_batch_glue, starts = array<i64: 0, 0>
-// MICRO: loom.slice %{{.*}} {limits = array<i64: 4, 4>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, loom.micro_batch_glue, starts = array<i64: 2, 0>
+// MICRO: loom.slice %{{.*}} {limits = array<i64: 2, 4>, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, starts = array<i64: 0, 0>
+// MICRO: loom.slice %{{.*}} {limits = array<i64: 4, 4>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, starts = array<i64: 2, 0>
 // MICRO: loom.matmul {{.*}}loom.micro_batch = 0 : i64} {{.*}} -> tensor<2x3xf64>
 // MICRO: %[[G1:.*]] = loom.matmul {{.*}}{loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, transpose_lhs}
 // MICRO: %[[G2:.*]] = loom.matmul {{.*}}{loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, transpose_lhs}

@@ -11,12 +11,8 @@
 // the step from @forward again.
 // CHECK: dist.pipeline = #dist.pipeline<stages = 2, micro_batches = 2,
 // CHECK-LABEL: func.func @train_step
-// The batch slices follow the embedding that reads them (they are
-// micro-batch glue); the embedding is the forward op of its id and takes a
-// strategy.
-// CHECK: loom.slice %{{.*}} {limits = array<i64: 8>, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, loom.micro_batch_glue, starts = array<i64: 0>
-// CHECK: loom.slice %{{.*}} {limits = array<i64: 16>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, loom.micro_batch_glue, starts = array<i64: 8>
-// CHECK: loom.embedding %{{.*}} {dist.strategy = #dist.strategy<@mesh, {{.*}}loom.micro_batch = 0 : i64}
+// CHECK: loom.slice %{{.*}} {dist.strategy = {{.*}}loom.micro_batch = 0 : i64, starts = array<i64: 0>
+// CHECK: loom.slice %{{.*}} {limits = array<i64: 16>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, starts = array<i64: 8>
 // CHECK: loom.matmul {{.*}}dist.strategy = #dist.strategy<@mesh, {{.*}}loom.micro_batch = 0 : i64} : (tensor<8x64xf32>
 // CHECK: loom.matmul %{{.*}}, %{{.*}} {loom.fwd = 1 : i64, loom.micro_batch = 1 : i64} : (tensor<8x64xf32>
 // REMARK: remark: built @train_step from @forward

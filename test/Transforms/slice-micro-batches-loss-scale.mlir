@@ -10,14 +10,14 @@
 // CHECK-SAME: %[[S:[^:]*]]: tensor<f32> {loom.initial_value = 6.553600e+04 : f64, loom.name = "loss_scale"}
 // CHECK-SAME: %[[TR:[^:]*]]: tensor<i64> {loom.name = "loss_scale.growth_tracker"}
 // CHECK-SAME: %[[INJ:[^:]*]]: tensor<f32> {loom.name = "inject_nonfinite"}
-// CHECK: %[[INVC:.*]] = loom.div %{{.*}}, %{{.*}} {loom.fwd = 4 : i64, loom.micro_batch_glue}
-// CHECK: %[[SEED:.*]] = loom.mul %[[S]], %[[INVC]] {loom.fwd = 4 : i64, loom.micro_batch_glue}
+// CHECK: %[[INVC:.*]] = loom.div %{{.*}}, %{{.*}} {loom.fwd = 4 : i64}
+// CHECK: %[[SEED:.*]] = loom.mul %[[S]], %[[INVC]] {loom.fwd = 4 : i64}
 // CHECK: loom.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED]] {{{.*}}loom.micro_batch = 0 : i64, sum}
 // CHECK: %[[P0:.*]] = loom.cast %{{.*}} {loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64} : tensor<16x8xf16> to tensor<16x8xf32>
 // CHECK: loom.cross_entropy_grad %{{.*}}, %{{.*}}, %[[SEED]] {{{.*}}loom.micro_batch = 1 : i64, sum}
 // CHECK: %[[P1:.*]] = loom.cast %{{.*}} {loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64} : tensor<16x8xf16> to tensor<16x8xf32>
 // CHECK: %[[ACC:.*]] = loom.add %[[P0]], %[[P1]] {{.*}}loom.micro_batch = 1 : i64}
-// CHECK-NOT: loom.micro_batch =
+// CHECK-NOT: loom.micro_batch
 // CHECK: %[[INV:.*]] = loom.div %{{.*}}, %[[S]]
 // CHECK: %[[INV2:.*]] = loom.add %[[INV]], %[[INJ]]
 // CHECK: %[[G:.*]] = loom.mul %[[ACC]], %[[INV2]]

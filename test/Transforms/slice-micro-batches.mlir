@@ -24,8 +24,8 @@
 // CHECK-SAME: %[[WTE:[^:]*]]: tensor<8x4xf64> {loom.param = #loom.param<"wte"
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x4xf64> {loom.param = #loom.param<"w"
 // CHECK-SAME: %[[STEP:[^:]*]]: tensor<i64> {loom.name = "step"}, %[[IDS:[^:]*]]: tensor<4xi64>
-// CHECK: %[[S0:.*]] = loom.slice %[[IDS]] {limits = array<i64: 2>, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, loom.micro_batch_glue, starts = array<i64: 0>
-// CHECK: %[[S1:.*]] = loom.slice %[[IDS]] {limits = array<i64: 4>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, loom.micro_batch_glue, starts = array<i64: 2>
+// CHECK: %[[S0:.*]] = loom.slice %[[IDS]] {limits = array<i64: 2>, loom.fwd = 0 : i64, loom.micro_batch = 0 : i64, starts = array<i64: 0>
+// CHECK: %[[S1:.*]] = loom.slice %[[IDS]] {limits = array<i64: 4>, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64, starts = array<i64: 2>
 // CHECK: %[[E0:.*]] = loom.embedding %[[WTE]], %[[S0]] {loom.fwd = 0 : i64, loom.micro_batch = 0 : i64} : (tensor<8x4xf64>, tensor<2xi64>) -> tensor<2x4xf64>
 // CHECK: %[[L0:.*]] = loom.reduce_mean {{.*}}loom.micro_batch = 0 : i64} : (tensor<2x8xf64>) -> tensor<f64>
 // CHECK-NEXT: %[[SEED0:.*]] = arith.constant dense<5.000000e-01> : tensor<f64>
@@ -42,8 +42,8 @@
 // CHECK-NEXT: %[[GW:.*]] = loom.add %[[GW0]], %[[GW1]] {loom.backward, loom.fwd = 1 : i64, loom.micro_batch = 1 : i64}
 // CHECK-NEXT: %[[EMB1:.*]] = loom.embedding_grad {{.*}}loom.micro_batch = 1 : i64
 // CHECK-NEXT: %[[EMB:.*]] = loom.add %[[EMB0]], %[[EMB1]] {loom.backward, loom.fwd = 0 : i64, loom.micro_batch = 1 : i64}
-// CHECK-NEXT: %[[LSUM:.*]] = loom.add %[[L0]], %[[L1]] {loom.fwd = 4 : i64, loom.micro_batch_glue}
-// CHECK-NEXT: %[[LOSS:.*]] = loom.scale %[[LSUM]] {factor = 5.000000e-01 : f64, loom.fwd = 4 : i64, loom.micro_batch_glue}
+// CHECK-NEXT: %[[LSUM:.*]] = loom.add %[[L0]], %[[L1]] {loom.fwd = 4 : i64}
+// CHECK-NEXT: %[[LOSS:.*]] = loom.scale %[[LSUM]] {factor = 5.000000e-01 : f64, loom.fwd = 4 : i64}
 // CHECK-NEXT: %[[GWTE:.*]] = loom.add %[[EMB]], %[[HEAD]] {loom.fwd = 0 : i64}
 // CHECK-NEXT: loom.mul %[[GWTE]], %[[GWTE]] {loom.fwd = 0 : i64}
 // CHECK: loom.mul %[[GW]], %[[GW]] {loom.fwd = 1 : i64}

@@ -2,22 +2,19 @@
 (docs/Partitioning.md, "Micro-batch copies").
 
 loom-slice-micro-batches copies the forward once per micro-batch, and the
-search prices every copy as micro-batch 0's op. Three things keep the
+search prices every copy as micro-batch 0's op. Two things keep the
 partitioned program the one that was priced; each check below fails when
 one of them is undone:
 
-(i)   the slices and label counts the split adds (`loom.micro_batch_glue`)
-      are not the forward op of the id they serve, so the embedding and the
-      loss are searched (they have a strategy) and own their parameters;
-(ii)  every later micro-batch's copy of a forward op takes micro-batch 0's
-      strategy (`dist-insert-reshards` used to choose the copies afresh, and
-      on a tied GPT-2 head it chose the contraction over every axis: the
-      logits of each micro-batch all-reduced whole);
-(iii) the ops a partition rewrite creates keep the micro-batch they belong
-      to, so dist-partition-stages runs a micro-batch's loss in its forward
-      instead of at the end of the step, where it held every micro-batch's
-      logits live at once: the last stage's liveness peak then grew with
-      the micro-batch count.
+(i)  every later micro-batch's copy of a forward op takes micro-batch 0's
+     strategy (`dist-insert-reshards` used to choose the copies afresh, and
+     on a tied GPT-2 head it chose the contraction over every axis: the
+     logits of each micro-batch all-reduced whole);
+(ii) the ops a partition rewrite creates keep the micro-batch they belong
+     to, so dist-partition-stages runs a micro-batch's loss in its forward
+     instead of at the end of the step, where it held every micro-batch's
+     logits live at once: the last stage's liveness peak then grew with
+     the micro-batch count.
 """
 
 import re
@@ -58,20 +55,6 @@ def reshard(model, tmp_path, micro):
          "dist-insert-reshards{devices=4 entry=train_step mesh=dp=1,tp=2})",
          "-o", out)
     return out.read_text()
-
-
-def test_glue_is_not_the_forward_op(model, tmp_path):
-    staged = tmp_path / "staged.mlir"
-    tool("loomc", model, *PLAN, "--micro-batches", "4",
-         "--compile-to=pipeline", "-o", staged)
-    text = staged.read_text()
-    searched = [line for line in text.splitlines()
-                if "dist.strategy" in line and "loom.micro_batch = 0" in line]
-    assert any("loom.embedding " in line for line in searched)
-    assert any("loom.cross_entropy " in line for line in searched)
-    glue = [line for line in text.splitlines()
-            if "loom.micro_batch_glue" in line]
-    assert glue and not any("dist.strategy" in line for line in glue)
 
 
 def test_copies_take_micro_batch_zero_strategy(model, tmp_path):

@@ -39,6 +39,14 @@ import test_loom_run_torch as ref  # noqa: E402
 
 RTOL = 1e-9
 LR = 0.25
+# AdamW's first update is lr * g / (|g| + eps) per element: where a gradient
+# element is within a few eps of zero, an absolute difference e between two
+# correct gradients (summed in another order: OpenBLAS picks its GEMM kernels
+# by CPU, torch its own) moves the parameter by up to lr * e / eps. On the
+# GPT-2 of these tests that reaches 1.4e-9 of the largest parameter on an AMD
+# EPYC (1e-9 held on the machines before it); the gradients themselves agree
+# to 1e-9 (test_autodiff_torch.py).
+ADAMW_RTOL = 1e-8
 
 
 def torch_defaults(optimizer):
@@ -149,12 +157,12 @@ def test_explicit_weight_decay_applies_to_both(tmp_path):
             assert float(attrs["weight_decay"]) == (0.125 if decay else 0.0)
 
 
-def expect_one_step(out, loss, params):
+def expect_one_step(out, loss, params, rtol=RTOL):
     """Loom's step gave PyTorch's loss, one step, and PyTorch's parameters."""
     ref.close(out["loss"], loss, RTOL)
     assert int(out["step"]) == 1
     for name, p in params.items():
-        ref.close(out[name], p.detach(), RTOL)
+        ref.close(out[name], p.detach(), rtol)
 
 
 @pytest.mark.parametrize("model", sorted(steps.MODELS))
@@ -180,4 +188,4 @@ def test_default_adamw_step(tmp_path, model):
           "weight_decay": 0.0}], lr=LR).step()
     out = steps.train_step(tmp_path, ir, f"optimizer=adamw lr={LR}",
                            {**w, "input_ids": ids, "labels": labels})
-    expect_one_step(out, loss, params)
+    expect_one_step(out, loss, params, ADAMW_RTOL)

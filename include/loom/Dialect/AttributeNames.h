@@ -41,13 +41,6 @@ inline constexpr llvm::StringLiteral kFileShapeAttrName = "loom.file_shape";
 inline constexpr llvm::StringLiteral kFwdAttrName = "loom.fwd";
 /// The micro-batch an op belongs to (autodiff, with several).
 inline constexpr llvm::StringLiteral kMicroBatchAttrName = "loom.micro_batch";
-/// Marks an op `loom-slice-micro-batches` added around the forward ops: a
-/// batch slice, a label count, the sum of the micro-batches' losses. Its
-/// `loom.fwd` is the op it serves, but it is never that id's forward op
-/// (the first op of the id that is not so marked), although a slice stands
-/// before it.
-inline constexpr llvm::StringLiteral kMicroBatchGlueAttrName =
-    "loom.micro_batch_glue";
 /// Marks an op of the backward (autodiff; recomputed clones count).
 inline constexpr llvm::StringLiteral kBackwardAttrName = "loom.backward";
 /// Marks a clone made by `loom-recompute`.

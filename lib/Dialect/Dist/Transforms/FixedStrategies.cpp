@@ -116,8 +116,7 @@ llvm::DenseMap<int64_t, Operation *>
 mlir::loom::dist::findForwardOps(Block &body) {
   llvm::DenseMap<int64_t, Operation *> forwardOps;
   for (Operation &op : body)
-    if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName);
-        id && !op.hasAttr(kMicroBatchGlueAttrName))
+    if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
       forwardOps.try_emplace(id.getInt(), &op);
   return forwardOps;
 }
@@ -348,10 +347,6 @@ LogicalResult FixedStrategyResolver::run() {
   std::vector<bool> used(spec.ops.size(), false);
 
   for (Operation &op : body) {
-    // The micro-batch split's slices and label counts follow the op they
-    // serve, as its backward ops do: they take no constraints.
-    if (op.hasAttr(kMicroBatchGlueAttrName))
-      continue;
     if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName)) {
       auto [it, inserted] = result.forwardOps.try_emplace(id.getInt(), &op);
       if (!inserted) {

@@ -82,8 +82,7 @@ struct VerifyShardingPass
     llvm::DenseSet<int64_t> seenForward;
     for (Operation &op : func.getBody().front()) {
       auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op);
-      // The micro-batch split's slices follow the op they serve.
-      if (!ruleOp || op.hasAttr(kMicroBatchGlueAttrName))
+      if (!ruleOp)
         continue;
       if (auto id = op.getAttrOfType<IntegerAttr>(kFwdAttrName))
         if (!seenForward.insert(id.getInt()).second)

@@ -242,12 +242,8 @@ LogicalResult SliceMicroBatchesPass::slice(func::FuncOp step, int64_t count) {
   int64_t lossId = fwdId(lossOp);
   Type lossType = oldLoss.getType();
   Type lossElement = cast<RankedTensorType>(lossType).getElementType();
-  // The ops added here are attributed to the op they serve, but marked, so
-  // that the first op of an id stays the forward op (a slice stands before
-  // the embedding that reads it, the label counts before the loss).
   auto tagged = [&](Operation *op, int64_t id) {
     op->setAttr(kFwdAttrName, b.getI64IntegerAttr(id));
-    op->setAttr(kMicroBatchGlueAttrName, b.getUnitAttr());
     return op->getResult(0);
   };
 
