@@ -315,10 +315,15 @@ LogicalResult mlir::loom::dist::writePlanReport(ModuleOp module,
                         group.count, formatBytes(group.bytes),
                         formatTime(group.seconds),
                         llvm::join(group.algorithms, ", "));
+  // The step's precision is the type its GEMMs compute in (they are nearly
+  // all of its FLOPs): the first op of the step may be a batch slice of a
+  // split step, or an f32 master weight's cast in a mixed-precision one.
   std::string dtype = "f32";
   for (Operation &op : body)
-    if (op.getAttr(kFwdAttrName)) {
-      dtype = getComputeTypeName(&op);
+    if (op.getAttr(kFwdAttrName) && isa<MatmulOp>(op)) {
+      std::string type = getComputeTypeName(&op);
+      if (!type.empty())
+        dtype = type;
       break;
     }
   bool anyMeasuredCollective = llvm::any_of(groups, [](const auto &entry) {
